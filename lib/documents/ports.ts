@@ -1,0 +1,64 @@
+/**
+ * Storage ports. `scope` is `${tenant}#${project}`; the tenant layer is project `_tenant`.
+ * Every adapter (memory, DynamoDB + S3) passes test/contract/document-store.contract.ts.
+ */
+export interface DocumentKey {
+  scope: string
+  path: string
+}
+
+export interface StoredDocument {
+  key: DocumentKey
+  body: string
+  version: number
+  sha256: string
+  createdAt: string
+  createdBy: string
+  updatedAt: string
+  updatedBy: string
+}
+
+export interface NewDocument {
+  key: DocumentKey
+  body: string
+  actor: string // the token's `sub`, stamped into createdBy/updatedBy
+}
+
+export interface PutOptions {
+  /** Write only if the stored version equals this (optimistic lock). */
+  expectedVersion?: number
+  /** Write only if no document exists yet (`If-None-Match: *`). */
+  createOnly?: boolean
+}
+
+export interface DeleteOptions {
+  expectedVersion?: number
+}
+
+export interface DocumentStore {
+  get(key: DocumentKey): Promise<StoredDocument | undefined>
+  /** Reads several keys in one round trip (one BatchGetItem); the map is keyed by `docId(key)`. */
+  getMany(keys: DocumentKey[]): Promise<Map<string, StoredDocument>>
+  /** ConflictError (code CONFLICT) on a stale version or when createOnly meets an existing document. */
+  put(doc: NewDocument, opts?: PutOptions): Promise<StoredDocument>
+  /** NOT_FOUND when absent, CONFLICT on a stale version. */
+  delete(key: DocumentKey, opts?: DeleteOptions): Promise<void>
+  /** Every document of a scope whose path starts with prefix, sorted by path (one Query). */
+  list(scope: string, prefix: string): Promise<StoredDocument[]>
+}
+
+/** Large bodies live here; keys include the document version so bytes are never overwritten. */
+export interface BlobStore {
+  put(key: string, body: string): Promise<void>
+  get(key: string): Promise<string | undefined>
+  delete(key: string): Promise<void>
+}
+
+export const docId = (key: DocumentKey) => `${key.scope}\u0000${key.path}`
+export const scopeOf = (tenant: string, project: string) => `${tenant}#${project}`
+export const TENANT_LAYER = '_tenant'
+
+/** Bodies up to this size are stored inline in the item; larger ones go to the BlobStore. */
+export const INLINE_BODY_LIMIT = 64 * 1024
+/** Largest document accepted at all (413 above). */
+export const MAX_DOCUMENT_BYTES = 1024 * 1024

@@ -1,0 +1,73 @@
+import type { DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
+import { docId } from '../../documents/ports'
+import { conflict, notFound } from '../../errors'
+import type { Clock } from '../../runtime/clock'
+import { iso, systemClock } from '../../runtime/clock'
+import { sha256 } from '../../runtime/hash'
+
+/** In-process DocumentStore with the same promises as the DynamoDB adapter. */
+export class MemoryDocumentStore implements DocumentStore {
+  private readonly docs = new Map<string, StoredDocument>()
+  /** Round trips served, so tests and benches can prove "one read per cascade lookup". */
+  roundTrips = 0
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async get(key: DocumentKey) {
+    this.roundTrips++
+    return clone(this.docs.get(docId(key)))
+  }
+
+  async getMany(keys: DocumentKey[]) {
+    this.roundTrips++
+    const out = new Map<string, StoredDocument>()
+    for (const key of keys) {
+      const doc = this.docs.get(docId(key))
+      if (doc) out.set(docId(key), clone(doc)!)
+    }
+    return out
+  }
+
+  async put(doc: NewDocument, opts: PutOptions = {}) {
+    this.roundTrips++
+    const id = docId(doc.key)
+    const current = this.docs.get(id)
+    if (opts.createOnly && current) throw conflict(`${doc.key.path} already exists (version ${current.version})`)
+    if (opts.expectedVersion !== undefined && current?.version !== opts.expectedVersion) {
+      throw conflict(`${doc.key.path} is at version ${current?.version ?? 'none'}, not ${opts.expectedVersion}`)
+    }
+    const now = iso(this.clock.now())
+    const stored: StoredDocument = {
+      key: { ...doc.key },
+      body: doc.body,
+      version: (current?.version ?? 0) + 1,
+      sha256: sha256(doc.body),
+      createdAt: current?.createdAt ?? now,
+      createdBy: current?.createdBy ?? doc.actor,
+      updatedAt: now,
+      updatedBy: doc.actor,
+    }
+    this.docs.set(id, stored)
+    return clone(stored)!
+  }
+
+  async delete(key: DocumentKey, opts: DeleteOptions = {}) {
+    this.roundTrips++
+    const current = this.docs.get(docId(key))
+    if (!current) throw notFound(`${key.path} does not exist`)
+    if (opts.expectedVersion !== undefined && current.version !== opts.expectedVersion) {
+      throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`)
+    }
+    this.docs.delete(docId(key))
+  }
+
+  async list(scope: string, prefix: string) {
+    this.roundTrips++
+    return [...this.docs.values()]
+      .filter((d) => d.key.scope === scope && d.key.path.startsWith(prefix))
+      .sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+      .map((d) => clone(d)!)
+  }
+}
+
+const clone = (d: StoredDocument | undefined) => (d ? { ...d, key: { ...d.key } } : undefined)

@@ -1,0 +1,134 @@
+/**
+ * The tool contracts every tool type, built-in and the dispatcher share.
+ * A failing call is a result (`isError: true`), never an exception that reaches HTTP.
+ */
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+
+export type JsonSchema = Record<string, unknown>
+export type ToolSource = 'project' | 'tenant' | 'bundled' | 'builtin'
+
+export interface ToolOutcome {
+  isError: boolean
+  content: unknown
+}
+
+export const success = (content: unknown): ToolOutcome => ({ isError: false, content })
+/** A failure a model can act on: a sentence first, structured fields after. */
+export const toolError = (message: string, extra: Record<string, unknown> = {}): ToolOutcome => ({
+  isError: true,
+  content: { message, ...extra },
+})
+
+/** What a running tool may do with its siblings: the same gates as a model's own call. */
+export interface SiblingTools {
+  call(name: string, params: unknown): Promise<ToolOutcome>
+  list(): Promise<string[]>
+  has(name: string): Promise<boolean>
+}
+
+export interface InvocationContext {
+  tenant: string
+  project: string
+  /** The caller's subject (token `sub`). */
+  subject: string
+  processId?: string
+  /** Role for usage accounting: recipe name, else engine name, else `_unknown`. */
+  role?: string
+  tools: SiblingTools
+  /** Nesting depth of sibling calls: 0 for a direct call. */
+  depth: number
+  signal?: AbortSignal
+}
+
+/** A callable, fully resolved tool (a configured singleton, a pack sub-tool, or a built-in). */
+export interface Tool {
+  name: string
+  description: string
+  inputSchema: JsonSchema
+  labels: string[]
+  /** In the manifest by default (spec §5); false = reachable through discovery. */
+  primary: boolean
+  /** Sub-tools of a pack start deferred when the pack says `defaultDeferred`. */
+  deferred: boolean
+  promptHint?: string
+  searchHint?: string
+  source: ToolSource
+  /** `builtin` for built-ins, else the ToolFactory's typeId. */
+  typeId: string
+  /** Set for `<pack>__<local>` sub-tools. */
+  pack?: string
+  /** Other names that resolve to this tool (e.g. a shortened alias of a name over 64 characters). */
+  aliases?: string[]
+  invoke(params: Record<string, unknown>, ctx: InvocationContext): Promise<ToolOutcome>
+}
+
+/** What a factory returns: one spec for a singleton, one per sub-tool (with localName) for a pack. */
+export interface ToolSpec {
+  localName?: string
+  description?: string // defaults to the config's description
+  inputSchema: JsonSchema
+  /** Added to the config's labels (e.g. `rest`, `read-only`). */
+  extraLabels?: string[]
+  searchHint?: string
+  /** Sub-tool default; falls back to the config's defaultDeferred. */
+  deferred?: boolean
+  aliases?: string[]
+  invoke(params: Record<string, unknown>, ctx: InvocationContext): Promise<ToolOutcome>
+}
+
+/** A document read through the cascade (project → _tenant → bundled). */
+export interface CascadeDocument {
+  path: string
+  body: string
+  version: number
+  source: Exclude<ToolSource, 'builtin'>
+}
+
+export interface CascadeReader {
+  read(path: string): Promise<CascadeDocument | undefined>
+}
+
+/** Per-scope environment a factory gets when it expands a config into tools. */
+export interface FactoryEnv {
+  tenant: string
+  project: string
+  /** Reads documents through the cascade of this tenant/project (live: call it at invocation time). */
+  documents: CascadeReader
+  log: Logger
+  clock: Clock
+  /** Reports a non-fatal problem (e.g. an unreachable MCP server) into the listing's `problems`. */
+  problem(message: string): void
+}
+
+export interface ServerToolConfig<P = Record<string, unknown>> {
+  name: string
+  type: string
+  description: string
+  enabled: boolean
+  primary: boolean
+  labels: string[]
+  disabledSubTools: string[]
+  defaultDeferred: boolean
+  promptHint?: string
+  searchHint?: string
+  parameters: P
+}
+
+export interface ToolFactory<P = any> {
+  typeId: string
+  /** JSON Schema of `parameters`, validated on write (422) and again on lookup. */
+  parametersSchema: JsonSchema
+  /** `pack` factories return specs with localName; `single` exactly one spec without. */
+  kind: 'single' | 'pack'
+  /**
+   * true when the expansion depends on more than the config document (a spec document, a remote
+   * catalog): the service then calls create on every resolution and the factory keeps its own cache.
+   */
+  dynamic?: boolean
+  create(config: ServerToolConfig<P>, env: FactoryEnv): Promise<ToolSpec[]>
+}
+
+export const PACK_SEPARATOR = '__'
+/** The capability floor (spec §13.1) and invoke_tool: never configurable. */
+export const RESERVED_TOOL_NAMES = ['tool_list', 'tool_description', 'invoke_tool'] as const
