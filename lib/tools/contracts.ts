@@ -126,6 +126,8 @@ export interface ToolFactory<P = any> {
    * catalog): the service then calls create on every resolution and the factory keeps its own cache.
    */
   dynamic?: boolean
+  /** Rules the JSON Schema can't say (unique names, exactly-one-of); pointers relative to `parameters`. */
+  check?(parameters: P): { pointer: string; message: string }[]
   create(config: ServerToolConfig<P>, env: FactoryEnv): Promise<ToolSpec[]>
 }
 
