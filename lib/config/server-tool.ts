@@ -1,0 +1,133 @@
+/**
+ * The server-tool document (spec §2): schema, name rules, parsing with positions, defaults.
+ * Strict on write (unknown fields are errors), lenient on read (unknown fields are warnings),
+ * because documents also arrive through the raw documents API and older tenant layers.
+ */
+import type { Issue } from '../errors'
+import type { ServerToolConfig, ToolFactory } from '../tools/contracts'
+import { PACK_SEPARATOR, RESERVED_TOOL_NAMES } from '../tools/contracts'
+import { validateAgainst } from './json-schema'
+import { closest, keyPosition, locate, parseYaml } from './yaml'
+
+export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]*$/
+export const MAX_TOOL_NAME_LENGTH = 48
+export const SERVER_TOOLS_PREFIX = 'server-tools/'
+
+export const serverToolPath = (name: string) => `${SERVER_TOOLS_PREFIX}${name}.yaml`
+export const nameFromPath = (path: string) => path.slice(SERVER_TOOLS_PREFIX.length).replace(/\.ya?ml$/, '')
+
+export const normalizeToolName = (raw: string) => raw.trim().toLowerCase()
+
+/** Why a (normalized) name can't name a server tool, or undefined when it can. */
+export function toolNameProblem(name: string): string | undefined {
+  if (!name) return 'a tool name must not be empty'
+  if (name.length > MAX_TOOL_NAME_LENGTH) return `tool name '${name}' is longer than ${MAX_TOOL_NAME_LENGTH} characters`
+  if (name.includes('@')) return `tool name '${name}' must not contain '@' (it marks label selectors)`
+  if (name.includes(PACK_SEPARATOR)) return `tool name '${name}' must not contain '${PACK_SEPARATOR}' (it separates a pack from its sub-tools)`
+  if (!TOOL_NAME_PATTERN.test(name)) return `tool name '${name}' must start with a letter and contain only a-z, 0-9, '_' and '-'`
+  return undefined
+}
+
+export const isReservedToolName = (name: string) => (RESERVED_TOOL_NAMES as readonly string[]).includes(name)
+
+const stringList = { type: 'array', items: { type: 'string', minLength: 1 } }
+
+export const serverToolSchema = {
+  type: 'object',
+  required: ['type', 'description'],
+  properties: {
+    name: { type: 'string' },
+    type: { type: 'string', minLength: 1 },
+    description: { type: 'string', minLength: 1 },
+    enabled: { type: 'boolean' },
+    primary: { type: 'boolean' },
+    labels: stringList,
+    disabledSubTools: stringList,
+    defaultDeferred: { type: 'boolean' },
+    promptHint: { type: 'string' },
+    searchHint: { type: 'string' },
+    parameters: { type: 'object' },
+  },
+}
+
+export const SERVER_TOOL_FIELDS = Object.keys(serverToolSchema.properties)
+
+export interface TypeLookup {
+  find(typeId: string): ToolFactory | undefined
+  typeIds(): string[]
+}
+
+export type ConfigResult =
+  | { ok: true; config: ServerToolConfig; warnings: string[] }
+  | { ok: false; issues: Issue[] }
+
+/**
+ * Parses and validates one server-tool document. Every problem is reported at once, each with
+ * its JSON pointer and, where the text has one, its line and column.
+ */
+export function parseServerTool(text: string, name: string, opts: { mode: 'write' | 'read'; types: TypeLookup; path?: string }): ConfigResult {
+  const path = opts.path ?? serverToolPath(name)
+  const parsed = parseYaml(text, path)
+  if (!parsed.ok) return parsed
+  const data = parsed.value.data
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'a server tool must be a YAML mapping (key: value lines)' }] }
+  }
+  const raw = { ...(data as Record<string, unknown>) }
+  const issues: Issue[] = []
+  const warnings: string[] = []
+
+  for (const key of Object.keys(raw)) {
+    if (SERVER_TOOL_FIELDS.includes(key)) continue
+    const hint = closest(key, SERVER_TOOL_FIELDS)
+    const message = `unknown field '${key}'${hint ? ` — did you mean '${hint}'?` : ''}`
+    if (opts.mode === 'write') {
+      const pos = keyPosition(parsed.value, key)
+      issues.push({ path, pointer: `/${key}`, ...pos, message: pos ? `${message} (line ${pos.line})` : message })
+    } else warnings.push(message)
+    delete raw[key]
+  }
+
+  issues.push(...locate(parsed.value, validateAgainst(serverToolSchema, raw), path))
+
+  if (typeof raw.name === 'string' && normalizeToolName(raw.name) !== name) {
+    issues.push(...locate(parsed.value, [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }], path))
+  }
+
+  const factory = typeof raw.type === 'string' ? opts.types.find(raw.type) : undefined
+  if (typeof raw.type === 'string' && raw.type && !factory) {
+    const known = opts.types.typeIds()
+    const hint = closest(raw.type, known)
+    issues.push(
+      ...locate(parsed.value, [{ pointer: '/type', message: `unknown type '${raw.type}'${hint ? ` — did you mean '${hint}'?` : ''}; known types: ${known.join(', ')}` }], path),
+    )
+  }
+
+  const parameters = (raw.parameters ?? {}) as Record<string, unknown>
+  if (factory && parameters && typeof parameters === 'object' && !Array.isArray(parameters)) {
+    const paramIssues = validateAgainst(factory.parametersSchema, parameters, '/parameters')
+    if (!paramIssues.length && factory.check) {
+      paramIssues.push(...factory.check(parameters).map((p) => ({ pointer: `/parameters${p.pointer}`, message: p.message })))
+    }
+    issues.push(...locate(parsed.value, paramIssues, path))
+  }
+
+  if (issues.length) return { ok: false, issues }
+  return { ok: true, warnings, config: withDefaults(name, raw) }
+}
+
+function withDefaults(name: string, raw: Record<string, unknown>): ServerToolConfig {
+  return {
+    name,
+    type: raw.type as string,
+    description: raw.description as string,
+    enabled: (raw.enabled as boolean | undefined) ?? true,
+    primary: (raw.primary as boolean | undefined) ?? false,
+    labels: (raw.labels as string[] | undefined) ?? [],
+    disabledSubTools: (raw.disabledSubTools as string[] | undefined) ?? [],
+    defaultDeferred: (raw.defaultDeferred as boolean | undefined) ?? false,
+    ...(raw.promptHint !== undefined ? { promptHint: raw.promptHint as string } : {}),
+    ...(raw.searchHint !== undefined ? { searchHint: raw.searchHint as string } : {}),
+    parameters: (raw.parameters as Record<string, unknown> | undefined) ?? {},
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * YAML (and JSON, which is YAML) parsing that keeps positions, so every issue can name its line.
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml'
+import type { Issue } from '../errors'
+
+export interface ParsedYaml {
+  data: unknown
+  doc: Document
+  lines: LineCounter
+}
+
+export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
+
+export function parseYaml(text: string, path?: string): YamlResult {
+  const lines = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true })
+  if (doc.errors.length) {
+    return {
+      ok: false,
+      issues: doc.errors.map((e) => ({
+        path,
+        line: e.linePos?.[0].line,
+        column: e.linePos?.[0].col,
+        message: firstLine(e.message),
+      })),
+    }
+  }
+  try {
+    return { ok: true, value: { data: doc.toJS({ maxAliasCount: 100 }), doc, lines } }
+  } catch (e) {
+    // alias bombs and similar: a document error, not a crash
+    return { ok: false, issues: [{ path, message: `document cannot be read: ${(e as Error).message}` }] }
+  }
+}
+
+const firstLine = (m: string) => m.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
+
+const unescape = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
+
+/** Line/column of the node a JSON pointer names; the nearest existing ancestor when it is missing. */
+export function positionOf(parsed: ParsedYaml, pointer: string): { line: number; column: number } | undefined {
+  const parts = pointer.split('/').slice(1).map(unescape)
+  let node: unknown = parsed.doc.contents
+  let best: [number, number, number] | undefined = rangeOf(node)
+  for (const part of parts) {
+    if (isMap(node)) {
+      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === part)
+      if (!pair) break
+      // point at the key for a whole entry; its value becomes the next node
+      best = rangeOf(pair.key) ?? best
+      node = pair.value
+      const r = rangeOf(node)
+      if (r) best = r
+    } else if (isSeq(node)) {
+      const item = node.items[Number(part)]
+      if (item === undefined) break
+      node = item
+      best = rangeOf(node) ?? best
+    } else break
+  }
+  if (!best) return undefined
+  const pos = parsed.lines.linePos(best[0])
+  return { line: pos.line, column: pos.col }
+}
+
+/** Position of a top-level key (for unknown-field errors). */
+export function keyPosition(parsed: ParsedYaml, key: string): { line: number; column: number } | undefined {
+  const root = parsed.doc.contents
+  if (!isMap(root)) return undefined
+  const pair = root.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === key)
+  const r = pair ? rangeOf(pair.key) : undefined
+  if (!r) return undefined
+  const pos = parsed.lines.linePos(r[0])
+  return { line: pos.line, column: pos.col }
+}
+
+function rangeOf(node: unknown): [number, number, number] | undefined {
+  const r = (node as { range?: [number, number, number] } | null)?.range
+  return r ?? undefined
+}
+
+/** Adds line/column to each issue that has a pointer, and "(line N)" to its message. */
+export function locate(parsed: ParsedYaml, issues: Issue[], path?: string): Issue[] {
+  return issues.map((issue) => {
+    if (issue.pointer === undefined || issue.line !== undefined) return { path, ...issue }
+    const pos = positionOf(parsed, issue.pointer)
+    return pos ? { path, ...issue, line: pos.line, column: pos.column, message: `${issue.message} (line ${pos.line})` } : { path, ...issue }
+  })
+}
+
+/** Closest candidate by edit distance, for "did you mean" hints. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestD = Infinity
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase())
+    if (d < bestD) [best, bestD] = [c, d]
+  }
+  return bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]
+    prev[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diag = tmp
+    }
+  }
+  return prev[b.length]
+}

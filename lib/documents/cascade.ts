@@ -1,0 +1,68 @@
+/**
+ * The document cascade: project → _tenant → bundled. One storage round trip per lookup
+ * (a BatchGetItem of both layers), one Query per layer for listings, run in parallel.
+ */
+import type { CascadeDocument, CascadeReader } from '../tools/contracts'
+import type { BundledLayer } from './bundled'
+import type { DocumentStore, StoredDocument } from './ports'
+import { docId, scopeOf, TENANT_LAYER } from './ports'
+
+export type Layer = 'project' | 'tenant' | 'bundled'
+
+export interface LayeredDocument {
+  path: string
+  body: string
+  version: number
+  source: Layer
+  stored?: StoredDocument
+}
+
+export class DocumentCascade {
+  constructor(
+    private readonly store: DocumentStore,
+    private readonly bundled: BundledLayer,
+  ) {}
+
+  /** The innermost document at `path`, or undefined. */
+  async read(tenant: string, project: string, path: string): Promise<LayeredDocument | undefined> {
+    const tenantKey = { scope: scopeOf(tenant, TENANT_LAYER), path }
+    if (project === TENANT_LAYER) {
+      const doc = await this.store.get(tenantKey)
+      if (doc) return fromStored(doc, 'tenant')
+    } else {
+      const projectKey = { scope: scopeOf(tenant, project), path }
+      const found = await this.store.getMany([projectKey, tenantKey])
+      const p = found.get(docId(projectKey))
+      if (p) return fromStored(p, 'project')
+      const t = found.get(docId(tenantKey))
+      if (t) return fromStored(t, 'tenant')
+    }
+    const body = this.bundled.get(path)
+    return body === undefined ? undefined : { path, body, version: 0, source: 'bundled' }
+  }
+
+  /** Every layer's documents under `prefix`, outermost first (bundled, tenant, project). */
+  async listLayers(tenant: string, project: string, prefix: string): Promise<{ bundled: LayeredDocument[]; tenant: LayeredDocument[]; project: LayeredDocument[] }> {
+    const [t, p] = await Promise.all([
+      this.store.list(scopeOf(tenant, TENANT_LAYER), prefix),
+      project === TENANT_LAYER ? Promise.resolve([]) : this.store.list(scopeOf(tenant, project), prefix),
+    ])
+    return {
+      bundled: this.bundled.list(prefix).map((f) => ({ path: f.path, body: f.body, version: 0, source: 'bundled' as const })),
+      tenant: t.map((d) => fromStored(d, 'tenant')),
+      project: p.map((d) => fromStored(d, 'project')),
+    }
+  }
+
+  /** A reader bound to one tenant/project, handed to tool factories. */
+  reader(tenant: string, project: string): CascadeReader {
+    return {
+      read: async (path: string): Promise<CascadeDocument | undefined> => {
+        const doc = await this.read(tenant, project, path)
+        return doc && { path: doc.path, body: doc.body, version: doc.version, source: doc.source }
+      },
+    }
+  }
+}
+
+const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({ path: d.key.path, body: d.body, version: d.version, source, stored: d })

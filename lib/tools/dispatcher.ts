@@ -1,0 +1,105 @@
+/**
+ * The one path every tool call takes — a model's, an `invoke_tool` indirection's, a script's
+ * sibling call: resolve through a gate, validate arguments, invoke, and turn every failure
+ * the call caused into a result a model can act on.
+ */
+import { validateAgainst } from '../config/json-schema'
+import { isServerToolsError } from '../errors'
+import type { Logger } from '../runtime/logger'
+import type { InvocationContext, SiblingTools, Tool, ToolOutcome } from './contracts'
+import { toolError } from './contracts'
+
+/** What a caller may see and call: the project's callable tools, or a process's surface. */
+export interface ToolGate {
+  /** The tool behind a name if this caller may call it; undefined otherwise. */
+  resolve(name: string): Promise<Tool | undefined>
+  /** Names this caller may call (for `vance.tools.list`). */
+  names(): Promise<string[]>
+}
+
+export interface CallerIdentity {
+  tenant: string
+  project: string
+  subject: string
+  processId?: string
+  role?: string
+}
+
+/** Observes calls (usage counting, progress). `delegate` marks the mechanical half of a wrapper call. */
+export interface DispatchListener {
+  afterCall?(event: { caller: CallerIdentity; tool: Tool; outcome: ToolOutcome; depth: number; delegate: boolean }): void
+}
+
+export const MAX_SIBLING_DEPTH = 4
+
+export class ToolDispatcher {
+  private readonly listeners: DispatchListener[] = []
+
+  constructor(private readonly log: Logger) {}
+
+  addListener(listener: DispatchListener) {
+    this.listeners.push(listener)
+  }
+
+  async call(gate: ToolGate, caller: CallerIdentity, name: unknown, params: unknown, opts: { depth?: number; delegate?: boolean; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    const depth = opts.depth ?? 0
+    if (typeof name !== 'string' || !name) return toolError('A tool call needs a tool name (a non-empty string).')
+    if (depth > MAX_SIBLING_DEPTH) {
+      return toolError(`Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`)
+    }
+    let tool: Tool | undefined
+    try {
+      tool = await gate.resolve(name)
+    } catch (e) {
+      if (isServerToolsError(e, 'INVALID_CONFIG')) {
+        const issues = (e.details?.errors ?? []).map((i) => i.message)
+        return toolError(`Tool '${name}' cannot be used: ${e.message}.${issues.length ? ' ' + issues.join('; ') : ''}`)
+      }
+      throw e
+    }
+    if (!tool) return toolError(`Unknown tool '${name}'. Call tool_list to see the tools you can use.`)
+
+    const args = params === undefined || params === null ? {} : params
+    if (typeof args !== 'object' || Array.isArray(args)) return toolError(`Invalid arguments for '${tool.name}': params must be a JSON object.`)
+    let problems
+    try {
+      problems = validateAgainst(tool.inputSchema, args)
+    } catch (e) {
+      return toolError(`Tool '${tool.name}' has an input schema that cannot be used: ${(e as Error).message}`)
+    }
+    if (problems.length) {
+      return toolError(`Invalid arguments for '${tool.name}': ${problems.map((p) => p.message).join('; ')}.`, { errors: problems })
+    }
+
+    const ctx: InvocationContext = {
+      ...caller,
+      depth,
+      signal: opts.signal,
+      tools: this.siblings(gate, caller, depth, opts.signal),
+    }
+    let outcome: ToolOutcome
+    try {
+      outcome = await tool.invoke(args as Record<string, unknown>, ctx)
+    } catch (e) {
+      this.log.log('warn', 'tool.failed', { tenant: caller.tenant, project: caller.project, tool: tool.name, error: (e as Error).message })
+      outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
+    }
+    for (const l of this.listeners) {
+      try {
+        l.afterCall?.({ caller, tool, outcome, depth, delegate: opts.delegate ?? false })
+      } catch (e) {
+        this.log.log('error', 'dispatch.listener_failed', { error: (e as Error).message })
+      }
+    }
+    return outcome
+  }
+
+  /** Sibling calls go back through the same gate, one level deeper. */
+  siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: AbortSignal): SiblingTools {
+    return {
+      call: (name, params) => this.call(gate, caller, name, params, { depth: depth + 1, signal }),
+      list: () => gate.names(),
+      has: async (name) => (await gate.resolve(name).catch(() => undefined)) !== undefined,
+    }
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * ServerToolService (spec §8): the only code that reads and writes server-tool documents.
+ * Resolution runs project → _tenant → bundled → built-ins (spec §4); parsed configs and
+ * expanded tools are cached by (scope, path, version), so freshness never costs a re-parse.
+ */
+import type { ConfigResult } from '../config/server-tool'
+import {
+  isReservedToolName,
+  nameFromPath,
+  normalizeToolName,
+  parseServerTool,
+  SERVER_TOOLS_PREFIX,
+  serverToolPath,
+  toolNameProblem,
+} from '../config/server-tool'
+import type { BundledLayer } from '../documents/bundled'
+import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
+import type { DocumentStore } from '../documents/ports'
+import { MAX_DOCUMENT_BYTES, scopeOf } from '../documents/ports'
+import type { Issue } from '../errors'
+import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../errors'
+import { BoundedCache } from '../runtime/bounded-cache'
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+import type { ServerToolConfig, Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
+import { PACK_SEPARATOR } from './contracts'
+import type { BuiltinRegistry, FactoryRegistry } from './registry'
+
+export interface ToolView {
+  name: string
+  type: string
+  description: string
+  enabled: boolean
+  primary: boolean
+  labels: string[]
+  disabledSubTools: string[]
+  defaultDeferred: boolean
+  promptHint?: string
+  searchHint?: string
+  parameters: Record<string, unknown>
+  source: ToolSource
+  version: number
+}
+
+export interface ListingProblem {
+  name: string
+  source: ToolSource
+  path?: string
+  message: string
+  errors?: Issue[]
+}
+
+interface ConfigHit {
+  name: string
+  path: string
+  source: Layer
+  version: number
+  result: ConfigResult
+}
+
+export interface ServerToolServiceDeps {
+  store: DocumentStore
+  cascade: DocumentCascade
+  bundled: BundledLayer
+  factories: FactoryRegistry
+  builtins: BuiltinRegistry
+  log: Logger
+  clock: Clock
+}
+
+const sourceOf = (layer: Layer): ToolSource => layer
+
+export class ServerToolService {
+  private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
+  private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
+
+  constructor(private readonly deps: ServerToolServiceDeps) {
+    this.validateBundled()
+  }
+
+  // ────────── Type registry ──────────
+  listTypes(): ToolFactory[] {
+    return this.deps.factories.list()
+  }
+  findType(typeId: string): ToolFactory | undefined {
+    return this.deps.factories.find(typeId)
+  }
+
+  // ────────── Cascade lookup ──────────
+
+  /**
+   * The tool a name resolves to, or undefined. A disabled document is a hit that stops the
+   * cascade; a broken one throws INVALID_CONFIG (the caller turns it into a tool error).
+   */
+  async lookup(tenant: string, project: string, name: string): Promise<Tool | undefined> {
+    const sep = name.indexOf(PACK_SEPARATOR)
+    const head = sep > 0 ? name.slice(0, sep) : name
+    if (!toolNameProblem(head)) {
+      const hit = await this.resolveConfig(tenant, project, head)
+      if (hit) {
+        if (!hit.result.ok) throw invalidConfig(`tool '${head}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
+        if (!hit.result.config.enabled) return undefined
+        const { tools } = await this.expand(tenant, project, hit, hit.result.config)
+        return tools.find((t) => t.name === name || t.aliases?.includes(name))
+      }
+    }
+    return this.deps.builtins.get(name)
+  }
+
+  /** Every callable tool of a project (packs expanded), sorted by name, with what was left out. */
+  async listAll(tenant: string, project: string): Promise<{ tools: Tool[]; problems: ListingProblem[] }> {
+    const { hits, builtins, problems } = await this.merged(tenant, project)
+    const tools: Tool[] = [...builtins]
+    const expanded = await Promise.all(
+      hits.map(async (hit) => {
+        if (!hit.result.ok || !hit.result.config.enabled) return undefined
+        try {
+          return { hit, ...(await this.expand(tenant, project, hit, hit.result.config)) }
+        } catch (e) {
+          problems.push({ name: hit.name, source: hit.source, path: hit.path, message: `could not be expanded: ${(e as Error).message}` })
+          return undefined
+        }
+      }),
+    )
+    for (const x of expanded) {
+      if (!x) continue
+      tools.push(...x.tools)
+      for (const message of x.problems) problems.push({ name: x.hit.name, source: x.hit.source, path: x.hit.path, message })
+    }
+    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return { tools, problems: sortProblems(problems) }
+  }
+
+  async findByLabel(tenant: string, project: string, label: string): Promise<Tool[]> {
+    const { tools } = await this.listAll(tenant, project)
+    return tools.filter((t) => t.labels.includes(label))
+  }
+
+  /** The admin listing: one view per configured tool or built-in, the innermost layer's. */
+  async listViews(tenant: string, project: string, opts: { label?: string; includeDisabled?: boolean } = {}): Promise<{ tools: ToolView[]; problems: ListingProblem[] }> {
+    const { hits, builtins, problems } = await this.merged(tenant, project)
+    const views: ToolView[] = builtins.map(builtinView)
+    for (const hit of hits) {
+      if (!hit.result.ok) continue
+      if (!hit.result.config.enabled && !opts.includeDisabled) continue
+      views.push(configView(hit, hit.result.config))
+    }
+    const filtered = opts.label === undefined ? views : views.filter((v) => v.labels.includes(opts.label!))
+    filtered.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return { tools: filtered, problems: sortProblems(problems) }
+  }
+
+  /** One tool's view through the cascade (disabled ones included); NOT_FOUND when no layer has it. */
+  async getView(tenant: string, project: string, rawName: string): Promise<ToolView> {
+    const name = this.checkedName(rawName)
+    const hit = await this.resolveConfig(tenant, project, name)
+    if (hit) {
+      if (!hit.result.ok) throw invalidConfig(`tool '${name}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
+      return configView(hit, hit.result.config)
+    }
+    const builtin = this.deps.builtins.get(name)
+    if (builtin) return builtinView(builtin)
+    throw notFound(`no tool '${name}' in project '${project}' or any outer layer`)
+  }
+
+  // ────────── CRUD in one layer ──────────
+
+  /** Validates strictly and writes; `created` is true when this layer had no document yet. */
+  async put(
+    tenant: string,
+    project: string,
+    rawName: string,
+    text: string,
+    opts: { actor: string; expectedVersion?: number; createOnly?: boolean },
+  ): Promise<{ view: ToolView; created: boolean }> {
+    const name = this.checkedName(rawName)
+    if (isReservedToolName(name)) {
+      throw invalidConfig(`'${name}' is reserved: the capability floor (tool_list, tool_description) and invoke_tool are not configurable`, [
+        { pointer: '/name', message: `'${name}' is a reserved tool name` },
+      ])
+    }
+    if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+    const path = serverToolPath(name)
+    const result = parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
+    if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
+    const stored = await this.deps.store.put({ key: { scope: scopeOf(tenant, project), path }, body: text, actor: opts.actor }, opts)
+    this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
+    const source: Layer = project === '_tenant' ? 'tenant' : 'project'
+    return { view: configView({ source, version: stored.version }, result.config), created: stored.version === 1 }
+  }
+
+  async delete(tenant: string, project: string, rawName: string, opts: { expectedVersion?: number } = {}): Promise<void> {
+    const name = this.checkedName(rawName)
+    await this.deps.store.delete({ scope: scopeOf(tenant, project), path: serverToolPath(name) }, opts)
+  }
+
+  // ────────── internals ──────────
+
+  private checkedName(raw: string): string {
+    const name = normalizeToolName(raw)
+    const problem = toolNameProblem(name)
+    if (problem) throw invalidInput(problem, [{ pointer: '/name', message: problem }])
+    return name
+  }
+
+  private async resolveConfig(tenant: string, project: string, name: string): Promise<ConfigHit | undefined> {
+    const doc = await this.deps.cascade.read(tenant, project, serverToolPath(name))
+    return doc && this.hitOf(tenant, project, name, doc)
+  }
+
+  private hitOf(tenant: string, project: string, name: string, doc: LayeredDocument): ConfigHit {
+    const scope = doc.source === 'bundled' ? 'bundled' : doc.stored!.key.scope
+    const key = cacheKey(scope, doc.path, doc.version)
+    let result = this.configs.get(key)
+    if (!result) {
+      result = parseServerTool(doc.body, name, { mode: 'read', types: this.deps.factories, path: doc.path })
+      if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
+      this.configs.set(key, result)
+    }
+    return { name, path: doc.path, source: doc.source, version: doc.version, result }
+  }
+
+  /** Merges the layers outer → inner; a document (even a disabled one) shadows a built-in and its sub-tools. */
+  private async merged(tenant: string, project: string) {
+    const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
+    const byName = new Map<string, ConfigHit>()
+    for (const doc of [...layers.bundled, ...layers.tenant, ...layers.project]) {
+      const name = nameFromPath(doc.path)
+      if (doc.path !== serverToolPath(name) || toolNameProblem(name)) continue // not a tool document (e.g. notes beside them)
+      byName.set(name, this.hitOf(tenant, project, name, doc))
+    }
+    const problems: ListingProblem[] = []
+    for (const hit of byName.values()) {
+      if (!hit.result.ok) problems.push({ name: hit.name, source: hit.source, path: hit.path, message: 'invalid configuration; left out', errors: hit.result.issues })
+    }
+    const builtins = this.deps.builtins.list().filter((b) => {
+      const sep = b.name.indexOf(PACK_SEPARATOR)
+      return !byName.has(b.name) && !(sep > 0 && byName.has(b.name.slice(0, sep)))
+    })
+    const hits = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1))
+    return { hits, builtins, problems }
+  }
+
+  private expand(tenant: string, project: string, hit: ConfigHit, config: ServerToolConfig): Promise<{ tools: Tool[]; problems: string[] }> {
+    const factory = this.deps.factories.find(config.type)!
+    const key = `${tenant}|${project}|${hit.source}|${cacheKey(hit.source, hit.path, hit.version)}`
+    const cached = factory.dynamic ? undefined : this.expansions.get(key)
+    if (cached) return cached
+    const problems: string[] = []
+    const run = factory
+      .create(config, {
+        tenant,
+        project,
+        documents: this.deps.cascade.reader(tenant, project),
+        log: this.deps.log,
+        clock: this.deps.clock,
+        problem: (m) => problems.push(m),
+      })
+      .then((specs) => ({ tools: buildTools(config, specs, sourceOf(hit.source), factory), problems }))
+    if (!factory.dynamic) {
+      this.expansions.set(key, run)
+      run.catch(() => this.expansions.delete(key)) // a failed expansion is retried next time
+    }
+    return run
+  }
+
+  private validateBundled() {
+    for (const f of this.deps.bundled.list(SERVER_TOOLS_PREFIX)) {
+      const name = nameFromPath(f.path)
+      const result = parseServerTool(f.body, name, { mode: 'write', types: this.deps.factories, path: f.path })
+      if (!result.ok) throw invalidConfig(`bundled default ${f.path} is invalid`, result.issues)
+      this.configs.set(cacheKey('bundled', f.path, 0), result)
+    }
+  }
+}
+
+const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
+
+function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSource, factory: ToolFactory): Tool[] {
+  const tools: Tool[] = []
+  for (const spec of specs) {
+    if (factory.kind === 'pack' && !spec.localName) throw new Error(`pack type '${factory.typeId}' returned a sub-tool without a local name`)
+    if (spec.localName && config.disabledSubTools.includes(spec.localName)) continue
+    const name = spec.localName ? `${config.name}${PACK_SEPARATOR}${spec.localName}` : config.name
+    tools.push({
+      name,
+      description: spec.description ?? config.description,
+      inputSchema: spec.inputSchema,
+      labels: [...new Set([...config.labels, ...(spec.extraLabels ?? [])])],
+      primary: config.primary,
+      deferred: spec.localName ? (spec.deferred ?? config.defaultDeferred) : false,
+      ...(config.promptHint !== undefined ? { promptHint: config.promptHint } : {}),
+      ...((spec.searchHint ?? config.searchHint) !== undefined ? { searchHint: spec.searchHint ?? config.searchHint } : {}),
+      source,
+      typeId: config.type,
+      ...(spec.localName ? { pack: config.name } : {}),
+      ...(spec.aliases?.length ? { aliases: spec.aliases.map((a) => `${config.name}${PACK_SEPARATOR}${a}`) } : {}),
+      invoke: spec.invoke,
+    })
+  }
+  return tools
+}
+
+function configView(hit: Pick<ConfigHit, 'source' | 'version'>, c: ServerToolConfig): ToolView {
+  return {
+    name: c.name,
+    type: c.type,
+    description: c.description,
+    enabled: c.enabled,
+    primary: c.primary,
+    labels: c.labels,
+    disabledSubTools: c.disabledSubTools,
+    defaultDeferred: c.defaultDeferred,
+    ...(c.promptHint !== undefined ? { promptHint: c.promptHint } : {}),
+    ...(c.searchHint !== undefined ? { searchHint: c.searchHint } : {}),
+    parameters: c.parameters,
+    source: sourceOf(hit.source as Layer),
+    version: hit.version,
+  }
+}
+
+function builtinView(t: Tool): ToolView {
+  return {
+    name: t.name,
+    type: 'builtin',
+    description: t.description,
+    enabled: true,
+    primary: t.primary,
+    labels: t.labels,
+    disabledSubTools: [],
+    defaultDeferred: t.deferred,
+    ...(t.promptHint !== undefined ? { promptHint: t.promptHint } : {}),
+    ...(t.searchHint !== undefined ? { searchHint: t.searchHint } : {}),
+    parameters: {},
+    source: 'builtin',
+    version: 0,
+  }
+}
+
+const sortProblems = (p: ListingProblem[]) => p.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
