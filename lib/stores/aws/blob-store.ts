@@ -1,0 +1,67 @@
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import type { BlobStore } from '../../documents/ports'
+import { ServerToolsError } from '../../errors'
+
+export interface S3BlobStoreOptions {
+  s3: S3Client
+  bucket: string
+}
+
+/** BlobStore on one S3 bucket. Bodies are UTF-8 text; a missing key reads as undefined. */
+export class S3BlobStore implements BlobStore {
+  private readonly s3: S3Client
+  private readonly bucket: string
+  /** S3 requests sent (diagnostics, benches). */
+  requests = 0
+
+  constructor(opts: S3BlobStoreOptions) {
+    this.s3 = opts.s3
+    this.bucket = opts.bucket
+  }
+
+  async put(key: string, body: string) {
+    const bytes = Buffer.from(body, 'utf8')
+    await this.guard(() =>
+      this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: bytes,
+          ContentLength: bytes.byteLength,
+          ContentType: 'text/plain; charset=utf-8',
+        }),
+      ),
+    )
+  }
+
+  async get(key: string) {
+    try {
+      const out = await this.guard(() => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })))
+      if (!out.Body) return ''
+      const bytes = await out.Body.transformToByteArray()
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+    } catch (e) {
+      if (errorName(e) === 'NoSuchKey') return undefined
+      throw e
+    }
+  }
+
+  async delete(key: string) {
+    await this.guard(() => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })))
+  }
+
+  /** Counts the request and maps S3 throttling to THROTTLED; everything else is rethrown as is. */
+  private async guard<T>(request: () => Promise<T>): Promise<T> {
+    this.requests++
+    try {
+      return await request()
+    } catch (e) {
+      if (errorName(e) === 'SlowDown' || errorName(e) === 'ThrottlingException') {
+        throw new ServerToolsError('THROTTLED', 'the blob store is throttling requests; retry shortly', undefined, { cause: e })
+      }
+      throw e
+    }
+  }
+}
+
+const errorName = (e: unknown) => (e as { name?: string } | null)?.name

@@ -1,0 +1,400 @@
+/**
+ * DocumentStore on DynamoDB (items) + a BlobStore (S3, bodies over INLINE_BODY_LIMIT).
+ *
+ * Item: `scope` (hash) + `path` (range), `version` (N, optimistic lock), `sha256`, `bytes`, the audit
+ * fields, and either `body` (inline) or `bodyKey` (blob). Promises kept here:
+ * - A lost update is impossible: every write is one UpdateItem whose ConditionExpression pins the
+ *   version it replaces (or `attribute_not_exists` for create-only); an unconditional write lets
+ *   DynamoDB increment the version atomically. `createdAt`/`createdBy` survive via `if_not_exists`.
+ * - A large body is written to the blob store BEFORE the item, under a key holding the new version,
+ *   the body hash and a random nonce, so an item never points at missing or foreign bytes; a write
+ *   that loses its condition deletes its orphan blob (best-effort), and a successful write or a
+ *   delete removes the blob it replaced after the item changed.
+ * - Reads are strongly consistent; a cascade lookup is one BatchGetItem, a listing one Query
+ *   (plus pages), and `roundTrips` counts every DynamoDB request so tests and benches can prove it.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb'
+import { randomBytes } from 'node:crypto'
+import type {
+  BlobStore,
+  DeleteOptions,
+  DocumentKey,
+  DocumentStore,
+  NewDocument,
+  PutOptions,
+  StoredDocument,
+} from '../../documents/ports'
+import { docId, INLINE_BODY_LIMIT, MAX_DOCUMENT_BYTES } from '../../documents/ports'
+import { conflict, notFound, ServerToolsError } from '../../errors'
+import type { Clock } from '../../runtime/clock'
+import { iso, systemClock } from '../../runtime/clock'
+import { sha256 } from '../../runtime/hash'
+
+export interface DynamoDocumentStoreOptions {
+  /** A DynamoDBDocumentClient, or a DynamoDBClient that will be wrapped in one. */
+  ddb: DynamoDBDocumentClient | DynamoDBClient
+  tableName: string
+  blobs: BlobStore
+  clock?: Clock
+}
+
+/** The item as stored (attribute names are the table's contract with sst.config.ts and tools). */
+export interface DocumentItem {
+  scope: string
+  path: string
+  body?: string
+  bodyKey?: string
+  bytes?: number
+  version: number
+  sha256: string
+  createdAt: string
+  createdBy: string
+  updatedAt: string
+  updatedBy: string
+}
+
+/** BatchGetItem accepts at most 100 keys per request. */
+const BATCH_GET_LIMIT = 100
+/** Retries for UnprocessedKeys before giving up with THROTTLED. */
+const UNPROCESSED_RETRIES = 8
+/** Attempts for an unconditional write of a large body (it must learn the version it replaces). */
+const LARGE_UPSERT_ATTEMPTS = 5
+
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
+
+export class DynamoDocumentStore implements DocumentStore {
+  private readonly doc: DynamoDBDocumentClient
+  private readonly table: string
+  private readonly blobs: BlobStore
+  private readonly clock: Clock
+  /** DynamoDB requests sent (blob reads are not counted). */
+  roundTrips = 0
+
+  constructor(opts: DynamoDocumentStoreOptions) {
+    this.doc =
+      opts.ddb instanceof DynamoDBDocumentClient
+        ? opts.ddb
+        : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.table = opts.tableName
+    this.blobs = opts.blobs
+    this.clock = opts.clock ?? systemClock
+  }
+
+  async get(key: DocumentKey) {
+    const item = await this.readItem(key)
+    return item ? this.hydrate(item) : undefined
+  }
+
+  async getMany(keys: DocumentKey[]) {
+    const unique = new Map<string, DocumentKey>()
+    for (const k of keys) unique.set(docId(k), { scope: k.scope, path: k.path })
+    const chunks: DocumentKey[][] = []
+    const all = [...unique.values()]
+    for (let i = 0; i < all.length; i += BATCH_GET_LIMIT) chunks.push(all.slice(i, i + BATCH_GET_LIMIT))
+
+    const items = (await Promise.all(chunks.map((c) => this.batchGet(c)))).flat()
+    const docs = await Promise.all(items.map((item) => this.hydrate(item)))
+    const out = new Map<string, StoredDocument>()
+    for (const d of docs) if (d) out.set(docId(d.key), d)
+    return out
+  }
+
+  async list(scope: string, prefix: string) {
+    const items: DocumentItem[] = []
+    let startKey: Record<string, unknown> | undefined
+    do {
+      const input: QueryCommandInput = {
+        TableName: this.table,
+        ConsistentRead: true,
+        KeyConditionExpression: prefix ? '#s = :scope AND begins_with(#p, :prefix)' : '#s = :scope',
+        ExpressionAttributeNames: { '#s': 'scope', ...(prefix ? { '#p': 'path' } : {}) },
+        ExpressionAttributeValues: { ':scope': scope, ...(prefix ? { ':prefix': prefix } : {}) },
+        ExclusiveStartKey: startKey,
+      }
+      const page = await this.send(() => this.doc.send(new QueryCommand(input)))
+      items.push(...((page.Items ?? []) as DocumentItem[]))
+      startKey = page.LastEvaluatedKey
+    } while (startKey)
+
+    const docs = (await Promise.all(items.map((item) => this.hydrate(item)))).filter((d): d is StoredDocument => !!d)
+    // DynamoDB orders range keys by UTF-8 bytes; sort by JS string order like every other adapter.
+    return docs.sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+  }
+
+  async put(doc: NewDocument, opts: PutOptions = {}) {
+    const bytes = Buffer.byteLength(doc.body, 'utf8')
+    if (bytes > MAX_DOCUMENT_BYTES) {
+      throw new ServerToolsError(
+        'TOO_LARGE',
+        `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`,
+        { bytes, limit: MAX_DOCUMENT_BYTES },
+      )
+    }
+    const hash = sha256(doc.body)
+    const inline = bytes <= INLINE_BODY_LIMIT
+    if (inline || opts.createOnly || opts.expectedVersion !== undefined) return this.write(doc, bytes, hash, opts)
+
+    // An unconditional large write must know its version before the item changes (the blob key holds
+    // it), so it reads the current version and writes conditionally on it, retrying if it moved.
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.readItem(doc.key, true)
+      const pinned: PutOptions = current ? { expectedVersion: current.version } : { createOnly: true }
+      try {
+        return await this.write(doc, bytes, hash, pinned)
+      } catch (e) {
+        if (!(e instanceof ServerToolsError && e.code === 'CONFLICT') || attempt >= LARGE_UPSERT_ATTEMPTS) throw e
+      }
+    }
+  }
+
+  async delete(key: DocumentKey, opts: DeleteOptions = {}) {
+    const versioned = opts.expectedVersion !== undefined
+    let old: DocumentItem | undefined
+    try {
+      const out = await this.send(() =>
+        this.doc.send(
+          new DeleteCommand({
+            TableName: this.table,
+            Key: { scope: key.scope, path: key.path },
+            ConditionExpression: versioned ? 'attribute_exists(#s) AND #v = :expected' : 'attribute_exists(#s)',
+            ExpressionAttributeNames: { '#s': 'scope', ...(versioned ? { '#v': 'version' } : {}) },
+            ...(versioned ? { ExpressionAttributeValues: { ':expected': opts.expectedVersion } } : {}),
+            ReturnValues: 'ALL_OLD',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      )
+      old = out.Attributes as DocumentItem | undefined
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e
+      // DynamoDB returns the current item with the failure; emulators may not, so read it then.
+      const current = conditionItem(e) ?? (await this.readItem(key, true))
+      if (!current) throw notFound(`${key.path} does not exist`)
+      throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`, e)
+    }
+    if (old?.bodyKey) await this.deleteBlobQuietly(old.bodyKey)
+  }
+
+  /**
+   * The raw item (diagnostics and integration tests: e.g. proving a large body lives in the blob
+   * store). Not part of the DocumentStore port.
+   */
+  async rawItem(key: DocumentKey): Promise<DocumentItem | undefined> {
+    return this.readItem(key)
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** One conditional UpdateItem. Mode: createOnly, expectedVersion, or unconditional (inline only). */
+  private async write(doc: NewDocument, bytes: number, hash: string, opts: PutOptions): Promise<StoredDocument> {
+    const { key, body, actor } = doc
+    const now = iso(this.clock.now())
+    const inline = bytes <= INLINE_BODY_LIMIT
+    const nextVersion = opts.createOnly ? 1 : opts.expectedVersion !== undefined ? opts.expectedVersion + 1 : undefined
+    if (!inline && nextVersion === undefined) throw new Error('internal: a large body needs a pinned version')
+
+    const bodyKey = inline ? undefined : blobKey(key, nextVersion!, hash)
+    if (bodyKey) await this.blobs.put(bodyKey, body)
+
+    const names: Record<string, string> = {
+      '#s': 'scope',
+      '#v': 'version',
+      '#sha': 'sha256',
+      '#bytes': 'bytes',
+      '#body': 'body',
+      '#bodyKey': 'bodyKey',
+      '#ca': 'createdAt',
+      '#cb': 'createdBy',
+      '#ua': 'updatedAt',
+      '#ub': 'updatedBy',
+    }
+    const values: Record<string, unknown> = { ':sha': hash, ':bytes': bytes, ':now': now, ':actor': actor }
+    const set = ['#sha = :sha', '#bytes = :bytes', '#ua = :now', '#ub = :actor', '#ca = if_not_exists(#ca, :now)', '#cb = if_not_exists(#cb, :actor)']
+    if (nextVersion === undefined) {
+      set.push('#v = if_not_exists(#v, :zero) + :one')
+      values[':zero'] = 0
+      values[':one'] = 1
+    } else {
+      set.push('#v = :next')
+      values[':next'] = nextVersion
+    }
+    let remove: string
+    if (inline) {
+      set.push('#body = :body')
+      values[':body'] = body
+      remove = '#bodyKey'
+    } else {
+      set.push('#bodyKey = :bodyKey')
+      values[':bodyKey'] = bodyKey
+      remove = '#body'
+    }
+    let condition: string | undefined
+    if (opts.createOnly) {
+      condition = 'attribute_not_exists(#s)'
+    } else if (opts.expectedVersion !== undefined) {
+      condition = '#v = :expected'
+      values[':expected'] = opts.expectedVersion
+    } else {
+      delete names['#s']
+    }
+
+    let old: DocumentItem | undefined
+    try {
+      const out = await this.send(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { scope: key.scope, path: key.path },
+            UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove}`,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_OLD',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      )
+      old = out.Attributes as DocumentItem | undefined
+    } catch (e) {
+      if (bodyKey) await this.deleteBlobQuietly(bodyKey)
+      if (!isConditionFailure(e)) throw e
+      const current = conditionItem(e)
+      if (opts.createOnly) {
+        throw conflict(`${key.path} already exists${current ? ` (version ${current.version})` : ''}`, e)
+      }
+      throw conflict(
+        current
+          ? `${key.path} is at version ${current.version}, not ${opts.expectedVersion}`
+          : `${key.path} is not at version ${opts.expectedVersion}`,
+        e,
+      )
+    }
+    // The replaced blob is unreachable now; readers that still hold the old item re-read it.
+    if (old?.bodyKey && old.bodyKey !== bodyKey) await this.deleteBlobQuietly(old.bodyKey)
+
+    return {
+      key: { scope: key.scope, path: key.path },
+      body,
+      version: nextVersion ?? (old?.version ?? 0) + 1,
+      sha256: hash,
+      createdAt: old?.createdAt ?? now,
+      createdBy: old?.createdBy ?? actor,
+      updatedAt: now,
+      updatedBy: actor,
+    }
+  }
+
+  private async readItem(key: DocumentKey, versionOnly = false): Promise<DocumentItem | undefined> {
+    const out = await this.send(() =>
+      this.doc.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { scope: key.scope, path: key.path },
+          ConsistentRead: true,
+          ...(versionOnly
+            ? { ProjectionExpression: '#s, #p, #v', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version' } }
+            : {}),
+        }),
+      ),
+    )
+    return out.Item as DocumentItem | undefined
+  }
+
+  private async batchGet(keys: DocumentKey[]): Promise<DocumentItem[]> {
+    const items: DocumentItem[] = []
+    let pending: Record<string, unknown>[] | undefined = keys.map((k) => ({ scope: k.scope, path: k.path }))
+    for (let retry = 0; pending && pending.length > 0; retry++) {
+      if (retry > UNPROCESSED_RETRIES) {
+        throw new ServerToolsError('THROTTLED', `the documents table left ${pending.length} keys unprocessed; retry shortly`)
+      }
+      if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000) * (0.5 + Math.random() / 2))
+      const keysNow: Record<string, unknown>[] = pending
+      const out = await this.send(() =>
+        this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keysNow, ConsistentRead: true } } })),
+      )
+      items.push(...((out.Responses?.[this.table] ?? []) as DocumentItem[]))
+      pending = out.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
+    }
+    return items
+  }
+
+  /**
+   * Item → document, fetching a large body. If the blob is gone, a writer replaced or deleted the
+   * document after we read the item: read the item again (the newest version, or nothing).
+   */
+  private async hydrate(item: DocumentItem, rereads = 3): Promise<StoredDocument | undefined> {
+    let body = item.body
+    if (item.bodyKey !== undefined) {
+      body = await this.blobs.get(item.bodyKey)
+      if (body === undefined) {
+        const fresh = await this.readItem({ scope: item.scope, path: item.path })
+        if (!fresh) return undefined
+        if (fresh.bodyKey === item.bodyKey || rereads <= 0) {
+          throw new Error(`document ${item.scope} ${item.path} v${item.version} points at missing blob ${item.bodyKey}`)
+        }
+        return this.hydrate(fresh, rereads - 1)
+      }
+    }
+    return {
+      key: { scope: item.scope, path: item.path },
+      body: body ?? '',
+      version: Number(item.version),
+      sha256: item.sha256,
+      createdAt: item.createdAt,
+      createdBy: item.createdBy,
+      updatedAt: item.updatedAt,
+      updatedBy: item.updatedBy,
+    }
+  }
+
+  private async deleteBlobQuietly(key: string) {
+    try {
+      await this.blobs.delete(key)
+    } catch {
+      // Best-effort: an orphan blob costs storage, never correctness (nothing points at it).
+    }
+  }
+
+  /** Counts the request and maps throttling to THROTTLED; everything else is rethrown unchanged. */
+  private async send<T>(request: () => Promise<T>): Promise<T> {
+    this.roundTrips++
+    try {
+      return await request()
+    } catch (e) {
+      if (THROTTLING.has(errorName(e) ?? '')) {
+        throw new ServerToolsError('THROTTLED', 'the documents table is throttling requests; retry shortly', undefined, { cause: e })
+      }
+      throw e
+    }
+  }
+}
+
+/** `docs/<scope>/<path>@v<version>-<sha prefix>-<nonce>`: unique per write attempt, never reused. */
+export function blobKey(key: DocumentKey, version: number, hash: string) {
+  const path = key.path.split('/').map(encodeURIComponent).join('/')
+  return `docs/${encodeURIComponent(key.scope)}/${path}@v${version}-${hash.slice(0, 16)}-${randomBytes(6).toString('hex')}`
+}
+
+const errorName = (e: unknown) => (e as { name?: string } | null)?.name
+const isConditionFailure = (e: unknown) => errorName(e) === 'ConditionalCheckFailedException'
+/**
+ * The current version from the item DynamoDB returns with ReturnValuesOnConditionCheckFailure.
+ * lib-dynamodb does not unmarshall exceptions, so `Item` holds raw AttributeValues. Undefined when
+ * the item is absent or the service (an emulator) did not return it.
+ */
+function conditionItem(e: unknown): { version: number } | undefined {
+  const item = (e as { Item?: Record<string, unknown> }).Item
+  const v = item?.version as { N?: string } | number | undefined
+  if (v === undefined) return undefined
+  return { version: typeof v === 'number' ? v : Number(v.N) }
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
