@@ -1,5 +1,5 @@
 /**
- * AWS SDK clients for the stores. Everything arrives as arguments (no process.env here): the edge
+ * AWS SDK clients for the stores. Everything arrives as arguments (this module reads no environment): the edge
  * (functions/, test/support/) decides endpoints and credentials. With no region or credentials the
  * SDK's own default chain applies (which is what a Lambda wants).
  */

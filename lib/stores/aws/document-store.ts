@@ -206,7 +206,6 @@ export class DynamoDocumentStore implements DocumentStore {
     if (bodyKey) await this.blobs.put(bodyKey, body)
 
     const names: Record<string, string> = {
-      '#s': 'scope',
       '#v': 'version',
       '#sha': 'sha256',
       '#bytes': 'bytes',
@@ -240,11 +239,10 @@ export class DynamoDocumentStore implements DocumentStore {
     let condition: string | undefined
     if (opts.createOnly) {
       condition = 'attribute_not_exists(#s)'
+      names['#s'] = 'scope'
     } else if (opts.expectedVersion !== undefined) {
       condition = '#v = :expected'
       values[':expected'] = opts.expectedVersion
-    } else {
-      delete names['#s']
     }
 
     let old: DocumentItem | undefined
