@@ -181,6 +181,18 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
   })
 })
 
+describe('AWS clients', () => {
+  it('address S3 by path and checksum only when required, so s3rver never stores chunk framing', async () => {
+    // With the default (WHEN_SUPPORTED) a streamed PutObject reaches s3rver as aws-chunked framing
+    // ("9\r\nhello ✓\r\n0\r\nx-amz-checksum-crc32:…") and is stored verbatim. S3BlobStore sends
+    // Buffers today; this pins the client settings for anything that streams later.
+    const { s3 } = awsTestClients()
+    expect(s3.config.forcePathStyle).toBe(true)
+    expect(await s3.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED')
+    expect(await s3.config.responseChecksumValidation()).toBe('WHEN_REQUIRED')
+  })
+})
+
 describe('provisioning', () => {
   it('creates a table and a bucket once and is idempotent when called again, even concurrently', async () => {
     const { ddb, s3 } = awsTestClients()
