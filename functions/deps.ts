@@ -1,0 +1,56 @@
+/**
+ * Composition: builds the domain once per cold start from a store and settings. The only place
+ * that decides which adapters, factories and built-ins make up the service.
+ */
+import { BundledLayer, type BundledFile } from '../lib/documents/bundled'
+import { DocumentCascade } from '../lib/documents/cascade'
+import type { DocumentStore } from '../lib/documents/ports'
+import { DocumentService } from '../lib/documents/service'
+import type { Clock } from '../lib/runtime/clock'
+import { systemClock } from '../lib/runtime/clock'
+import type { Logger } from '../lib/runtime/logger'
+import { silentLogger } from '../lib/runtime/logger'
+import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
+import { whoamiTool } from '../lib/tools/builtins/whoami'
+import type { Tool, ToolFactory } from '../lib/tools/contracts'
+import { ToolDispatcher } from '../lib/tools/dispatcher'
+import { BuiltinRegistry, FactoryRegistry } from '../lib/tools/registry'
+import { ServerToolService } from '../lib/tools/service'
+import { docLookupFactory } from '../lib/tools/types/doc_lookup'
+import type { AppDeps } from './http/app'
+import { loadBundledFiles } from './defaults'
+
+export interface CoreOptions {
+  store: DocumentStore
+  jwtSecret: string
+  bundledFiles?: BundledFile[]
+  log?: Logger
+  clock?: Clock
+  /** Extra types and built-ins (tests prove packs with a factory of their own). */
+  extraFactories?: ToolFactory[]
+  extraBuiltins?: Tool[]
+}
+
+export function buildDeps(opts: CoreOptions): AppDeps {
+  const log = opts.log ?? silentLogger
+  const clock = opts.clock ?? systemClock
+  const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
+  const cascade = new DocumentCascade(opts.store, bundled)
+  const factories = new FactoryRegistry([docLookupFactory, ...(opts.extraFactories ?? [])])
+  const builtins = new BuiltinRegistry([whoamiTool, ...(opts.extraBuiltins ?? [])])
+  const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
+  return {
+    tools,
+    documents: new DocumentService(opts.store, cascade),
+    dispatcher: new ToolDispatcher(log),
+    auth: { jwtSecret: opts.jwtSecret },
+    log,
+    clock,
+  }
+}
+
+/** Everything in memory: unit and HTTP tests, and benches. */
+export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { store: MemoryDocumentStore } {
+  const store = (opts.store as MemoryDocumentStore | undefined) ?? new MemoryDocumentStore(opts.clock)
+  return { ...buildDeps({ jwtSecret: 'test-secret-please-change', ...opts, store }), store }
+}

@@ -1,0 +1,48 @@
+/** The HTTP app, built from its dependencies: no AWS, no env, no globals. */
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import type { DocumentService } from '../../lib/documents/service'
+import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
+import { ServerToolsError } from '../../lib/errors'
+import type { Clock } from '../../lib/runtime/clock'
+import type { Logger } from '../../lib/runtime/logger'
+import type { ToolDispatcher } from '../../lib/tools/dispatcher'
+import type { ServerToolService } from '../../lib/tools/service'
+import type { AuthEnv } from './auth'
+import { authenticate } from './auth'
+import { problem, toProblem } from './errors'
+import { openApiDocument } from './openapi'
+import { documentRoutes } from './routes/documents'
+import { invokeRoutes } from './routes/invoke'
+import { serverToolRoutes } from './routes/server-tools'
+
+export interface AppDeps {
+  tools: ServerToolService
+  documents: DocumentService
+  dispatcher: ToolDispatcher
+  auth: { jwtSecret: string }
+  log: Logger
+  clock: Clock
+}
+
+export function createApp(deps: AppDeps) {
+  const app = new Hono<AuthEnv>()
+    .use(
+      '*',
+      bodyLimit({
+        maxSize: MAX_DOCUMENT_BYTES + 64 * 1024,
+        onError: () => {
+          throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+        },
+      }),
+    )
+    .get('/openapi.json', (c) => c.json(openApiDocument()))
+    .get('/health', (c) => c.json({ ok: true }))
+    .use('/brain/:tenant/*', authenticate(deps.auth))
+    .route('/brain/:tenant', serverToolRoutes(deps))
+    .route('/brain/:tenant', documentRoutes(deps))
+    .route('/brain/:tenant', invokeRoutes(deps))
+  app.onError(toProblem(deps.log))
+  app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`))
+  return app
+}

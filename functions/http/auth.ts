@@ -1,0 +1,62 @@
+/**
+ * Bearer JWT (HS256). Claims: `tenant` must equal the path's tenant, `sub` is the actor,
+ * `scope` is space-separated. Runs before any route touches a store.
+ */
+import type { Context, MiddlewareHandler } from 'hono'
+import { sign, verify } from 'hono/jwt'
+import { ServerToolsError } from '../../lib/errors'
+
+export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write'
+export const ALL_SCOPES: Scope[] = ['tools:read', 'tools:write', 'tools:invoke', 'insights:read', 'secrets:write']
+
+export interface Principal {
+  tenant: string
+  subject: string
+  scopes: Set<string>
+}
+
+export type AuthEnv = { Variables: { principal: Principal } }
+
+export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
+export const TENANT_LAYER_ID = '_tenant'
+
+export const isValidTenantId = (id: string) => ID_PATTERN.test(id)
+export const isValidProjectId = (id: string) => id === TENANT_LAYER_ID || ID_PATTERN.test(id)
+
+export function authenticate(auth: { jwtSecret: string }): MiddlewareHandler<AuthEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization') ?? ''
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+    if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
+    let payload: Record<string, unknown>
+    try {
+      payload = (await verify(match[1], auth.jwtSecret, 'HS256')) as Record<string, unknown>
+    } catch (e) {
+      throw new ServerToolsError('UNAUTHENTICATED', `the bearer token is not valid: ${(e as Error).name === 'JwtTokenExpired' ? 'it has expired' : 'bad signature or format'}`)
+    }
+    const tenant = c.req.param('tenant')
+    if (typeof payload.tenant !== 'string' || typeof payload.sub !== 'string') {
+      throw new ServerToolsError('UNAUTHENTICATED', "the bearer token must carry 'tenant' and 'sub' claims")
+    }
+    if (payload.tenant !== tenant) throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${payload.tenant}', not '${tenant}'`)
+    if (!tenant || !isValidTenantId(tenant)) throw new ServerToolsError('INVALID_INPUT', `tenant id must match ${ID_PATTERN}`)
+    const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(/\s+/).filter(Boolean) : [])
+    c.set('principal', { tenant, subject: payload.sub, scopes })
+    await next()
+  }
+}
+
+export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
+  return async (c, next) => {
+    const principal = c.get('principal')
+    if (!principal?.scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `this call needs the '${scope}' scope`)
+    await next()
+  }
+}
+
+export const principalOf = (c: Context<AuthEnv>) => c.get('principal')
+
+export function issueToken(secret: string, claims: { tenant: string; sub: string; scope: string; expiresInSeconds?: number }, nowSeconds: number) {
+  const { expiresInSeconds, ...rest } = claims
+  return sign({ ...rest, iat: nowSeconds, ...(expiresInSeconds ? { exp: nowSeconds + expiresInSeconds } : {}) }, secret, 'HS256')
+}

@@ -1,0 +1,89 @@
+/** GET /openapi.json: the routes as OpenAPI 3.1, written by hand next to the routes it describes. */
+const problem = { $ref: '#/components/responses/Problem' }
+const p = (name: string, description: string, inPath = true) => ({ name, in: inPath ? 'path' : 'query', required: inPath, schema: { type: 'string' }, description })
+const tenant = p('tenant', 'Tenant id, equal to the token\'s tenant claim')
+const project = p('project', "Project id, or '_tenant' for the tenant layer")
+const name = p('name', 'Tool name (lower-case; trimmed and lower-cased on write)')
+const yamlOrJson = { content: { 'application/yaml': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/ServerTool' } } } }
+const outcome = { 200: { description: 'The call ran; `isError` tells whether the tool failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolOutcome' } } } } }
+
+export function openApiDocument() {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Server Tools', version: '0.1.0', description: 'Multi-tenant tool registry and runtime for LLM agent backends.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      responses: { Problem: { description: 'RFC 9457 problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } },
+      schemas: {
+        Problem: {
+          type: 'object',
+          properties: {
+            type: { type: 'string' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            detail: { type: 'string' },
+            code: { type: 'string' },
+            errors: { type: 'array', items: { type: 'object', properties: { pointer: { type: 'string' }, line: { type: 'integer' }, column: { type: 'integer' }, message: { type: 'string' } } } },
+          },
+        },
+        ServerTool: {
+          type: 'object',
+          required: ['type', 'description'],
+          properties: {
+            name: { type: 'string' },
+            type: { type: 'string' },
+            description: { type: 'string' },
+            enabled: { type: 'boolean', default: true },
+            primary: { type: 'boolean', default: false },
+            labels: { type: 'array', items: { type: 'string' } },
+            disabledSubTools: { type: 'array', items: { type: 'string' } },
+            defaultDeferred: { type: 'boolean', default: false },
+            promptHint: { type: 'string' },
+            searchHint: { type: 'string' },
+            parameters: { type: 'object' },
+          },
+        },
+        ToolView: {
+          allOf: [{ $ref: '#/components/schemas/ServerTool' }],
+          properties: { source: { enum: ['project', 'tenant', 'bundled', 'builtin'] }, version: { type: 'integer' } },
+        },
+        ToolOutcome: { type: 'object', required: ['isError', 'content'], properties: { isError: { type: 'boolean' }, content: {} } },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/brain/{tenant}/tool-types': { get: { summary: 'Tool types with their parametersSchema', parameters: [tenant], responses: { 200: { description: 'Types sorted by typeId' }, default: problem } } },
+      '/brain/{tenant}/projects/{project}/server-tools': {
+        get: {
+          summary: 'Cascade-merged listing with each entry\'s source layer, and problems',
+          parameters: [tenant, project, p('label', 'Only tools carrying this label', false), p('includeDisabled', 'true to include disabled documents', false)],
+          responses: { 200: { description: '{ tools, problems }' }, default: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/server-tools/{name}': {
+        get: { summary: 'Resolve one tool through the cascade (ETag = version)', parameters: [tenant, project, name], responses: { 200: { description: 'ToolView' }, 404: problem, 422: problem } },
+        put: {
+          summary: 'Create or replace this layer\'s document (If-Match / If-None-Match: *)',
+          parameters: [tenant, project, name],
+          requestBody: yamlOrJson,
+          responses: { 200: { description: 'Updated' }, 201: { description: 'Created' }, 412: problem, 413: problem, 415: problem, 422: problem },
+        },
+        delete: { summary: 'Delete this layer\'s document (outer layers show again)', parameters: [tenant, project, name], responses: { 204: { description: 'Deleted' }, 404: problem, 412: problem } },
+      },
+      '/brain/{tenant}/projects/{project}/documents': { get: { summary: 'This layer\'s raw documents (metadata)', parameters: [tenant, project, p('prefix', 'Path prefix', false)], responses: { 200: { description: '{ documents }' } } } },
+      '/brain/{tenant}/projects/{project}/documents/{path}': {
+        get: { summary: 'A raw document through the cascade (X-Document-Source)', parameters: [tenant, project, p('path', 'Document path, may contain /')], responses: { 200: { description: 'The body' }, 404: problem } },
+        put: { summary: 'Write a raw document (versioned like tools)', parameters: [tenant, project, p('path', 'Document path')], responses: { 200: { description: 'Updated' }, 201: { description: 'Created' }, 412: problem, 413: problem } },
+        delete: { summary: 'Delete a raw document', parameters: [tenant, project, p('path', 'Document path')], responses: { 204: { description: 'Deleted' } } },
+      },
+      '/brain/{tenant}/projects/{project}/tools/{name}/invoke': {
+        post: {
+          summary: 'Call a tool outside any process',
+          parameters: [tenant, project, name],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { params: { type: 'object' } } } } } },
+          responses: { ...outcome, 400: problem, 401: problem, 403: problem },
+        },
+      },
+    } as Record<string, unknown>,
+  }
+}

@@ -1,0 +1,65 @@
+/** Reading requests the same way in every route: ids, bodies, versions. */
+import type { Context } from 'hono'
+import { parseYaml } from '../../lib/config/yaml'
+import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
+import { invalidInput, ServerToolsError } from '../../lib/errors'
+import { ID_PATTERN, isValidProjectId, TENANT_LAYER_ID } from './auth'
+
+export function projectParam(c: Context): string {
+  const project = c.req.param('project') ?? ''
+  if (!isValidProjectId(project)) {
+    throw invalidInput(`project id '${project.slice(0, 80)}' must match ${ID_PATTERN} or be '${TENANT_LAYER_ID}'`, [{ pointer: '/project', message: 'invalid project id' }])
+  }
+  return project
+}
+
+export const tenantParam = (c: Context) => c.req.param('tenant') as string
+
+const TEXT_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'application/json', 'text/plain', 'text/markdown', 'text/javascript', 'application/javascript', 'application/octet-stream']
+
+/** The body as UTF-8 text, refusing what is too large or not text. */
+export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}): Promise<string> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase()
+  if (type && !TEXT_TYPES.includes(type) && !(opts.allowAnyText && type.startsWith('text/'))) {
+    throw new ServerToolsError('UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted; send application/yaml or application/json`)
+  }
+  const declared = Number(c.req.header('content-length') ?? 0)
+  if (declared > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+  const buf = await c.req.arrayBuffer()
+  if (buf.byteLength > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf)
+  } catch {
+    throw invalidInput('the body is not valid UTF-8 text')
+  }
+}
+
+/** A JSON (or YAML) object body; 400 with the position when it does not parse. */
+export async function objectBody(c: Context): Promise<Record<string, unknown>> {
+  const text = await bodyText(c)
+  if (!text.trim()) return {}
+  const parsed = parseYaml(text)
+  if (!parsed.ok) throw invalidInput('the body is not valid JSON', parsed.issues)
+  const data = parsed.value.data
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalidInput('the body must be a JSON object', [{ pointer: '', message: 'expected an object' }])
+  return data as Record<string, unknown>
+}
+
+export const etag = (version: number) => `"${version}"`
+
+/** `If-Match: "3"` → 3; `If-None-Match: *` → createOnly. Anything else malformed is a 400. */
+export function versionPreconditions(c: Context): { expectedVersion?: number; createOnly?: boolean } {
+  const ifMatch = c.req.header('if-match')
+  const ifNoneMatch = c.req.header('if-none-match')
+  const out: { expectedVersion?: number; createOnly?: boolean } = {}
+  if (ifMatch !== undefined) {
+    const m = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(ifMatch)
+    if (!m) throw invalidInput(`If-Match must be an ETag like "3", got '${ifMatch.slice(0, 40)}'`)
+    out.expectedVersion = Number(m[1])
+  }
+  if (ifNoneMatch !== undefined) {
+    if (ifNoneMatch.trim() !== '*') throw invalidInput("If-None-Match supports only '*' (create only)")
+    out.createOnly = true
+  }
+  return out
+}

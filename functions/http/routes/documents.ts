@@ -1,0 +1,55 @@
+/** Raw documents of one layer, read through the cascade. */
+import { Hono } from 'hono'
+import { notFound } from '../../../lib/errors'
+import type { AppDeps } from '../app'
+import type { AuthEnv } from '../auth'
+import { principalOf, requireScope } from '../auth'
+import { bodyText, etag, projectParam, tenantParam, versionPreconditions } from '../request'
+
+const CONTENT_TYPES: Record<string, string> = {
+  md: 'text/markdown; charset=utf-8',
+  yaml: 'application/yaml; charset=utf-8',
+  yml: 'application/yaml; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+}
+const contentTypeOf = (path: string) => CONTENT_TYPES[path.split('.').pop() ?? ''] ?? 'text/plain; charset=utf-8'
+
+export function documentRoutes(deps: AppDeps) {
+  const pathOf = (c: { req: { path: string } }) => {
+    const marker = '/documents/'
+    const raw = c.req.path.slice(c.req.path.indexOf(marker) + marker.length)
+    try {
+      return decodeURIComponent(raw)
+    } catch {
+      return raw // left for normalizeDocumentPath to judge
+    }
+  }
+  return new Hono<AuthEnv>()
+    .get('/projects/:project/documents', requireScope('tools:read'), async (c) => {
+      const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
+      return c.json({ documents: docs.map((d) => ({ path: d.key.path, version: d.version, bytes: Buffer.byteLength(d.body), updatedAt: d.updatedAt, updatedBy: d.updatedBy })) })
+    })
+    .get('/projects/:project/documents/*', requireScope('tools:read'), async (c) => {
+      const project = projectParam(c)
+      const doc = await deps.documents.read(tenantParam(c), project, pathOf(c))
+      if (!doc) throw notFound(`no document '${pathOf(c)}' in project '${project}' or any outer layer`)
+      const ownLayer = (project === '_tenant' ? 'tenant' : 'project') === doc.source
+      return c.body(doc.body, 200, {
+        'content-type': contentTypeOf(doc.path),
+        'x-document-source': doc.source,
+        ...(ownLayer ? { etag: etag(doc.version) } : {}),
+      })
+    })
+    .put('/projects/:project/documents/*', requireScope('tools:write'), async (c) => {
+      const project = projectParam(c)
+      const body = await bodyText(c, { allowAnyText: true })
+      const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, ...versionPreconditions(c) })
+      c.header('etag', etag(stored.version))
+      return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.version === 1 ? 201 : 200)
+    })
+    .delete('/projects/:project/documents/*', requireScope('tools:write'), async (c) => {
+      await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), versionPreconditions(c))
+      return c.body(null, 204)
+    })
+}

@@ -1,0 +1,38 @@
+/** Server-tool documents: cascade listing, lookup, write, delete; and the type registry. */
+import { Hono } from 'hono'
+import type { AppDeps } from '../app'
+import type { AuthEnv } from '../auth'
+import { principalOf, requireScope } from '../auth'
+import { bodyText, etag, projectParam, tenantParam, versionPreconditions } from '../request'
+
+export function serverToolRoutes(deps: AppDeps) {
+  return new Hono<AuthEnv>()
+    .get('/tool-types', requireScope('tools:read'), (c) =>
+      c.json(deps.tools.listTypes().map((f) => ({ typeId: f.typeId, kind: f.kind, parametersSchema: f.parametersSchema }))),
+    )
+    .get('/projects/:project/server-tools', requireScope('tools:read'), async (c) => {
+      const label = c.req.query('label')
+      const includeDisabled = c.req.query('includeDisabled') === 'true'
+      return c.json(await deps.tools.listViews(tenantParam(c), projectParam(c), { label, includeDisabled }))
+    })
+    .get('/projects/:project/server-tools/:name', requireScope('tools:read'), async (c) => {
+      const view = await deps.tools.getView(tenantParam(c), projectParam(c), c.req.param('name'))
+      c.header('etag', etag(view.version))
+      return c.json(view)
+    })
+    .put('/projects/:project/server-tools/:name', requireScope('tools:write'), async (c) => {
+      const project = projectParam(c)
+      const text = await bodyText(c)
+      const { view, created } = await deps.tools.put(tenantParam(c), project, c.req.param('name'), text, {
+        actor: principalOf(c).subject,
+        ...versionPreconditions(c),
+      })
+      c.header('etag', etag(view.version))
+      if (created) c.header('location', `/brain/${tenantParam(c)}/projects/${project}/server-tools/${view.name}`)
+      return c.json(view, created ? 201 : 200)
+    })
+    .delete('/projects/:project/server-tools/:name', requireScope('tools:write'), async (c) => {
+      await deps.tools.delete(tenantParam(c), projectParam(c), c.req.param('name'), versionPreconditions(c))
+      return c.body(null, 204)
+    })
+}

@@ -1,0 +1,54 @@
+/**
+ * Raw documents (scripts, Markdown, recipes, engines, model catalog, MCP servers): the same
+ * versioned store as tool documents, with safe paths and size limits.
+ */
+import { invalidInput, ServerToolsError } from '../errors'
+import type { DocumentCascade, LayeredDocument } from './cascade'
+import type { DocumentStore, StoredDocument } from './ports'
+import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
+
+export const MAX_PATH_LENGTH = 512
+
+/** `a//b/./c` → `a/b/c`; absolute paths, `..`, control characters and empty paths are refused. */
+export function normalizeDocumentPath(raw: string): string {
+  const problem = (why: string) => invalidInput(`document path '${raw.slice(0, 100)}' ${why}`, [{ pointer: '/path', message: why }])
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw)) throw problem('must be relative (no leading / or drive letter)')
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) throw problem('must not contain control characters or backslashes')
+  const parts: string[] = []
+  for (const seg of raw.split('/')) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..') throw problem("must not contain '..'")
+    parts.push(seg)
+  }
+  const path = parts.join('/')
+  if (!path) throw problem('must not be empty')
+  if (path.length > MAX_PATH_LENGTH) throw problem(`must be at most ${MAX_PATH_LENGTH} characters`)
+  return path
+}
+
+export class DocumentService {
+  constructor(
+    private readonly store: DocumentStore,
+    private readonly cascade: DocumentCascade,
+  ) {}
+
+  /** The innermost document at the path (project → _tenant → bundled). */
+  read(tenant: string, project: string, rawPath: string): Promise<LayeredDocument | undefined> {
+    return this.cascade.read(tenant, project, normalizeDocumentPath(rawPath))
+  }
+
+  put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; expectedVersion?: number; createOnly?: boolean }): Promise<StoredDocument> {
+    const path = normalizeDocumentPath(rawPath)
+    if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+    return this.store.put({ key: { scope: scopeOf(tenant, project), path }, body, actor: opts.actor }, opts)
+  }
+
+  delete(tenant: string, project: string, rawPath: string, opts: { expectedVersion?: number } = {}): Promise<void> {
+    return this.store.delete({ scope: scopeOf(tenant, project), path: normalizeDocumentPath(rawPath) }, opts)
+  }
+
+  /** This layer's documents under a prefix (metadata only is what callers usually want). */
+  list(tenant: string, project: string, prefix = ''): Promise<StoredDocument[]> {
+    return this.store.list(scopeOf(tenant, project), prefix)
+  }
+}
