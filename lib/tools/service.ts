@@ -268,7 +268,7 @@ export class ServerToolService {
     for (const f of this.deps.bundled.list(SERVER_TOOLS_PREFIX)) {
       const name = nameFromPath(f.path)
       const result = parseServerTool(f.body, name, { mode: 'write', types: this.deps.factories, path: f.path })
-      if (!result.ok) throw invalidConfig(`bundled default ${f.path} is invalid`, result.issues)
+      if (!result.ok) throw invalidConfig(`bundled default ${f.path} is invalid: ${result.issues.map((i) => i.message).join("; ")}`, result.issues)
       this.configs.set(cacheKey('bundled', f.path, 0), result)
     }
   }
