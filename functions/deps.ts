@@ -10,6 +10,9 @@ import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
 import { silentLogger } from '../lib/runtime/logger'
+import { S3BlobStore } from '../lib/stores/aws/blob-store'
+import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
+import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
@@ -53,4 +56,27 @@ export function buildDeps(opts: CoreOptions): AppDeps {
 export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { store: MemoryDocumentStore } {
   const store = (opts.store as MemoryDocumentStore | undefined) ?? new MemoryDocumentStore(opts.clock)
   return { ...buildDeps({ jwtSecret: 'test-secret-please-change', ...opts, store }), store }
+}
+
+export interface AwsDepsConfig {
+  documentsTable: string
+  bucket: string
+  jwtSecret: string
+  region?: string
+  /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
+  dynamoEndpoint?: string
+  s3Endpoint?: string
+  credentials?: { accessKeyId: string; secretAccessKey: string }
+  log?: Logger
+  clock?: Clock
+  bundledFiles?: BundledFile[]
+}
+
+/** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */
+export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsClients } {
+  const clients = makeAwsClients({ region: config.region, dynamoEndpoint: config.dynamoEndpoint, s3Endpoint: config.s3Endpoint, credentials: config.credentials })
+  const clock = config.clock ?? systemClock
+  const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
+  const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: config.documentsTable, blobs, clock })
+  return { ...buildDeps({ store, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }

@@ -144,7 +144,7 @@ describe('server-tool routes', () => {
   })
 
   it('describes its routes in /openapi.json', async () => {
-    const doc = await (await app.request('/openapi.json')).json()
+    const doc: any = await (await app.request('/openapi.json')).json()
     expect(doc.openapi).toBe('3.1.0')
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/brain/{tenant}/projects/{project}/server-tools/{name}', '/brain/{tenant}/projects/{project}/tools/{name}/invoke']))
   })

@@ -8,13 +8,11 @@
  * ReturnValuesOnConditionCheckFailure; neither emulator ever throttles.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type {} from 'vitest'
 import type { TestProject } from 'vitest/node'
+import { startEmulators } from '../../functions/emulators'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,55 +21,13 @@ declare module 'vitest' {
   }
 }
 
-// Neither package ships type declarations; these are the slices we use.
-type DynaliteFactory = (opts: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number; path?: string }) => Server
-interface S3rverInstance {
-  httpServer?: Server
-  run(): Promise<AddressInfo>
-  close(): Promise<void>
-}
-type S3rverCtor = new (opts: {
-  address: string
-  port: number
-  silent: boolean
-  directory: string
-  configureBuckets: unknown[]
-}) => S3rverInstance
-
-const require = createRequire(import.meta.url)
-const dynalite = require('dynalite') as DynaliteFactory
-const S3rver = require('s3rver') as S3rverCtor
-
-const HOST = '127.0.0.1'
-
 export default async function setup(project: TestProject) {
-  const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })
-  await new Promise<void>((resolve, reject) => {
-    dynamo.once('error', reject)
-    dynamo.listen(0, HOST, () => resolve())
-  })
-  const dynamoPort = (dynamo.address() as AddressInfo).port
-
   const directory = await mkdtemp(join(tmpdir(), 'server-tools-s3rver-'))
-  const s3 = new S3rver({ address: HOST, port: 0, silent: true, directory, configureBuckets: [] })
-  const s3Address = await s3.run()
-
-  project.provide('dynamoEndpoint', `http://${HOST}:${dynamoPort}`)
-  project.provide('s3Endpoint', `http://${HOST}:${s3Address.port}`)
-
+  const emulators = await startEmulators({ s3Directory: directory })
+  project.provide('dynamoEndpoint', emulators.dynamoEndpoint)
+  project.provide('s3Endpoint', emulators.s3Endpoint)
   return async () => {
-    await Promise.allSettled([
-      new Promise<void>((resolve) => {
-        dynamo.close(() => resolve())
-        // Keep-alive sockets from SDK clients would otherwise hold close() open.
-        dynamo.closeAllConnections()
-      }),
-      (async () => {
-        const closing = s3.close()
-        s3.httpServer?.closeAllConnections()
-        await closing
-      })(),
-    ])
+    await emulators.close()
     await rm(directory, { recursive: true, force: true })
   }
 }

@@ -8,6 +8,9 @@ export async function tokenFor(tenant: string, scope = ALL, sub = 'alice@example
   return issueToken(secret, { tenant, sub, scope, expiresInSeconds }, Math.floor(Date.now() / 1000))
 }
 
+/** A Response whose json() is typed loosely, as test assertions want it. */
+export type TestResponse = Omit<Response, 'json'> & { json(): Promise<any> }
+
 export function client(app: { request: (path: string, init?: RequestInit) => Response | Promise<Response> }, token?: string) {
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers }
@@ -20,7 +23,7 @@ export function client(app: { request: (path: string, init?: RequestInit) => Res
       payload = JSON.stringify(body)
       h['content-type'] ??= 'application/json'
     }
-    return app.request(path, { method, headers: h, body: payload })
+    return Promise.resolve(app.request(path, { method, headers: h, body: payload })) as Promise<TestResponse>
   }
   return {
     get: (path: string, headers?: Record<string, string>) => send('GET', path, undefined, headers),

@@ -1,0 +1,88 @@
+/**
+ * `npm start`: the service on a laptop. Embedded dynalite (data on disk) and s3rver under
+ * DATA_DIR, the same AWS adapters as production, tables and bucket created when missing.
+ */
+import { serve } from '@hono/node-server'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { destroyAwsClients } from '../lib/stores/aws/clients'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { createAwsDeps } from './deps'
+import { startEmulators } from './emulators'
+import { ALL_SCOPES, issueToken } from './http/auth'
+import { createApp } from './http/app'
+import { envLogger } from './settings'
+
+const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
+const DOCUMENTS_TABLE = 'server-tools-documents'
+const BUCKET = 'server-tools-blobs'
+
+async function main() {
+  const dataDir = resolve(process.env.DATA_DIR ?? '.data')
+  const port = Number(process.env.PORT ?? 8787)
+  const host = process.env.HOST ?? '127.0.0.1'
+  mkdirSync(join(dataDir, 's3'), { recursive: true })
+  mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
+
+  const jwtSecret = process.env.AUTH_JWT_SECRET ?? localSecret(join(dataDir, 'jwt-secret'))
+  const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
+  const deps = createAwsDeps({
+    documentsTable: DOCUMENTS_TABLE,
+    bucket: BUCKET,
+    jwtSecret,
+    region: 'us-east-1',
+    dynamoEndpoint: emulators.dynamoEndpoint,
+    s3Endpoint: emulators.s3Endpoint,
+    credentials: LOCAL_CREDENTIALS,
+    log: envLogger(),
+  })
+  await Promise.all([ensureTable(deps.clients.ddb, documentsTableSpec(DOCUMENTS_TABLE)), ensureBucket(deps.clients.s3, BUCKET)])
+
+  const app = createApp(deps)
+  const server = serve({ fetch: app.fetch, port, hostname: host })
+  await new Promise<void>((res) => server.once('listening', () => res()))
+  const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: 30 * 24 * 3600 }, Math.floor(Date.now() / 1000))
+  const url = `http://${host}:${port}`
+  process.stdout.write(
+    [
+      '',
+      `Server Tools is listening on ${url}  (data in ${dataDir})`,
+      '',
+      `  export ST_URL=${url}/brain/demo`,
+      `  export ST_TOKEN=${token}`,
+      '',
+      '  curl -s -H "Authorization: Bearer $ST_TOKEN" $ST_URL/projects/p1/server-tools',
+      '',
+      'Ctrl-C stops it; the data stays for the next start.',
+      '',
+    ].join('\n'),
+  )
+
+  let stopping = false
+  const stop = async () => {
+    if (stopping) return
+    stopping = true
+    process.stdout.write('\nstopping…\n')
+    server.close()
+    ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+    destroyAwsClients(deps.clients)
+    await emulators.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+}
+
+/** A random secret kept in DATA_DIR, so tokens stay valid across restarts. */
+function localSecret(file: string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  const secret = randomBytes(32).toString('base64url')
+  writeFileSync(file, secret + '\n', { mode: 0o600 })
+  return secret
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})

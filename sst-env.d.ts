@@ -1,0 +1,9 @@
+/* Resource types for the links declared in sst.config.ts (what `sst` would generate). */
+import 'sst'
+declare module 'sst' {
+  export interface Resource {
+    Documents: { name: string; type: 'sst.aws.Dynamo' }
+    Blobs: { name: string; type: 'sst.aws.Bucket' }
+  }
+}
+export {}
