@@ -25,7 +25,7 @@ async function main() {
   mkdirSync(join(dataDir, 's3'), { recursive: true })
   mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
 
-  const jwtSecret = process.env.AUTH_JWT_SECRET ?? localSecret(join(dataDir, 'jwt-secret'))
+  const jwtSecret = process.env.AUTH_JWT_SECRET || localSecret(join(dataDir, 'jwt-secret'))
   const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
@@ -43,7 +43,8 @@ async function main() {
   const server = serve({ fetch: app.fetch, port, hostname: host })
   await new Promise<void>((res) => server.once('listening', () => res()))
   const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: 30 * 24 * 3600 }, Math.floor(Date.now() / 1000))
-  const url = `http://${host}:${port}`
+  const bound = server.address()
+  const url = `http://${host}:${typeof bound === 'object' && bound ? bound.port : port}`
   process.stdout.write(
     [
       '',

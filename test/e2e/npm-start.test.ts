@@ -1,0 +1,73 @@
+/**
+ * `npm start` as a person uses it: start the local service on a fresh DATA_DIR, follow the
+ * printed instructions with real HTTP, stop it with SIGINT, start it again, find the data.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { issueToken } from '../../functions/http/auth'
+
+const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-local-'))
+const children: ChildProcess[] = []
+
+async function start(): Promise<{ url: string; token: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/local.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AUTH_JWT_SECRET: '', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
+  const deadline = Date.now() + 20_000
+  while (!/ST_TOKEN=\S+/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { url: /export ST_URL=(\S+)/.exec(out)![1], token: /export ST_TOKEN=(\S+)/.exec(out)![1], child }
+}
+
+async function stop(child: ChildProcess) {
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  child.kill('SIGINT')
+  return exited
+}
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('npm start', () => {
+  it('serves the printed URL with the printed token and keeps the data across a restart', async () => {
+    const first = await start()
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/brain\/demo$/)
+    const auth = { authorization: `Bearer ${first.token}` }
+    const yaml = 'type: doc_lookup\ndescription: Hello\nparameters:\n  path: documents/getting-started.md\n'
+
+    const created = await fetch(`${first.url}/projects/p1/server-tools/hello`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: yaml })
+    expect([created.status, created.headers.get('etag')]).toEqual([201, '"1"'])
+    const got = await (await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: auth })).json()
+    expect(got).toMatchObject({ name: 'hello', source: 'project', version: 1 })
+    const stale = await fetch(`${first.url}/projects/p1/server-tools/hello`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml', 'if-match': '"9"' }, body: yaml })
+    expect(stale.status).toBe(412)
+    const invalid = await fetch(`${first.url}/projects/p1/server-tools/bad`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: yaml + 'enabled: "yes"\n' })
+    expect(invalid.status).toBe(422)
+    expect((await invalid.json()).errors[0].line).toBe(5)
+    expect((await fetch(`${first.url}/projects/p1/server-tools/hello`)).status).toBe(401)
+    const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim()
+    const otherTenant = await issueToken(secret, { tenant: 'other', sub: 'x', scope: 'tools:read' }, Math.floor(Date.now() / 1000))
+    expect((await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${otherTenant}` } })).status).toBe(403)
+
+    expect(await stop(first.child)).toBe(0)
+
+    const second = await start()
+    expect(second.token).toBeTruthy()
+    const again = await fetch(`${second.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${first.token}` } })
+    expect(again.status).toBe(200)
+    expect((await again.json()).description).toBe('Hello')
+    expect(await stop(second.child)).toBe(0)
+  }, 60_000)
+})
