@@ -73,6 +73,8 @@ const sourceOf = (layer: Layer): ToolSource => layer
 export class ServerToolService {
   private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
+  /** Documents parsed since start (diagnostics; proves the cache holds across reads). */
+  parses = 0
 
   constructor(private readonly deps: ServerToolServiceDeps) {
     this.validateBundled()
@@ -213,6 +215,7 @@ export class ServerToolService {
     const key = cacheKey(scope, doc.path, doc.version)
     let result = this.configs.get(key)
     if (!result) {
+      this.parses++
       result = parseServerTool(doc.body, name, { mode: 'read', types: this.deps.factories, path: doc.path })
       if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
       this.configs.set(key, result)

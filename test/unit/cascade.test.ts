@@ -190,6 +190,14 @@ describe('packs', () => {
 })
 
 describe('caching and freshness', () => {
+  it('costs one round trip and no re-parse for a fresh read of an unchanged document', async () => {
+    await deps.documents.put(T, 'p1', 'server-tools/raw.yaml', doc('raw'), { actor: 'raw' })
+    await deps.tools.lookup(T, 'p1', 'raw')
+    const [trips, parses] = [deps.store.roundTrips, deps.tools.parses]
+    for (let i = 0; i < 5; i++) await deps.tools.lookup(T, 'p1', 'raw')
+    expect([deps.store.roundTrips - trips, deps.tools.parses - parses]).toEqual([5, 0])
+  })
+
   it('serves the next request the newly written version', async () => {
     await put('p1', 'live', doc('v1'))
     expect((await deps.tools.lookup(T, 'p1', 'live'))?.description).toBe('v1')
