@@ -1,0 +1,149 @@
+/**
+ * ToolUsageStore on DynamoDB. Item: `scope` (hash, `<tenant>#<project>`) + `roleTool` (range,
+ * `<role>#<tool>`), with `role`, `tool` and `family` as plain attributes, the counters `calls`,
+ * `discoveryHits`, `listedHits` (N) and the instants `lastCallAt`, `lastDiscoveryAt`,
+ * `lastListedAt` (ISO-8601 S).
+ *
+ * One increment is one UpdateItem: `ADD` for the counters (atomic; concurrent writers of the same
+ * key never lose a count, and the item is created on first use) and `SET` for the family, names and
+ * timestamps. No TTL attribute: usage has no retention (spec §14.4).
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import { ServerToolsError } from '../../errors'
+import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
+import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
+import type { TableSpec } from './provision'
+
+/** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`), no TTL. */
+export const toolUsageTableSpec = (name: string): TableSpec => ({
+  name,
+  hashKey: { name: 'scope', type: 'S' },
+  rangeKey: { name: 'roleTool', type: 'S' },
+})
+
+export interface DynamoToolUsageStoreOptions {
+  ddb: DynamoDBDocumentClient | DynamoDBClient
+  tableName: string
+}
+
+/** The item as stored (the table's contract with sst.config.ts and anyone reading it directly). */
+export interface ToolUsageItem {
+  scope: string
+  roleTool: string
+  role: string
+  tool: string
+  family: string
+  calls?: number
+  discoveryHits?: number
+  listedHits?: number
+  lastCallAt?: string
+  lastDiscoveryAt?: string
+  lastListedAt?: string
+}
+
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
+
+export class DynamoToolUsageStore implements ToolUsageStore {
+  private readonly doc: DynamoDBDocumentClient
+  private readonly table: string
+  /** DynamoDB requests sent. */
+  roundTrips = 0
+
+  constructor(opts: DynamoToolUsageStoreOptions) {
+    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.table = opts.tableName
+  }
+
+  async increment(inc: UsageIncrement): Promise<void> {
+    const names: Record<string, string> = { '#role': 'role', '#tool': 'tool', '#family': 'family', '#calls': 'calls', '#disc': 'discoveryHits', '#listed': 'listedHits' }
+    const values: Record<string, unknown> = {
+      ':role': inc.role,
+      ':tool': inc.tool,
+      ':family': inc.family,
+      ':calls': inc.calls,
+      ':disc': inc.discoveryHits,
+      ':listed': inc.listedHits,
+    }
+    const sets = ['#role = :role', '#tool = :tool', '#family = :family']
+    const stamp = (attr: keyof UsageIncrement, alias: string) => {
+      const value = inc[attr]
+      if (value === undefined) return
+      names[`#${alias}`] = attr
+      values[`:${alias}`] = value
+      sets.push(`#${alias} = :${alias}`)
+    }
+    stamp('lastCallAt', 'lca')
+    stamp('lastDiscoveryAt', 'lda')
+    stamp('lastListedAt', 'lla')
+    await this.send(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
+          // ADD of 0 still creates the attribute, so every row reads back with all three counters.
+          UpdateExpression: `SET ${sets.join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    )
+  }
+
+  async list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]> {
+    const rows: ToolUsageRecord[] = []
+    let startKey: Record<string, unknown> | undefined
+    do {
+      const input: QueryCommandInput = {
+        TableName: this.table,
+        ConsistentRead: true,
+        KeyConditionExpression: role === undefined ? '#s = :scope' : '#s = :scope AND begins_with(#k, :prefix)',
+        ExpressionAttributeNames: { '#s': 'scope', ...(role === undefined ? {} : { '#k': 'roleTool' }) },
+        ExpressionAttributeValues: { ':scope': usageScope(tenant, project), ...(role === undefined ? {} : { ':prefix': `${role}#` }) },
+        ExclusiveStartKey: startKey,
+      }
+      const page = await this.send(() => this.doc.send(new QueryCommand(input)))
+      for (const item of (page.Items ?? []) as ToolUsageItem[]) {
+        // begins_with('<role>#') also matches a role that itself starts with '<role>#'; the plain attribute decides.
+        if (role !== undefined && item.role !== role) continue
+        rows.push(recordOf(item))
+      }
+      startKey = page.LastEvaluatedKey
+    } while (startKey)
+    return rows.sort(compareRecords)
+  }
+
+  /** The stored item as it is (tests prove the layout other readers rely on). */
+  async rawItem(key: { tenant: string; project: string; role: string; tool: string }): Promise<ToolUsageItem | undefined> {
+    const out = await this.send(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } })),
+    )
+    return out.Item as ToolUsageItem | undefined
+  }
+
+  private async send<T>(request: () => Promise<T>): Promise<T> {
+    this.roundTrips++
+    try {
+      return await request()
+    } catch (e) {
+      if (THROTTLING.has((e as { name?: string } | null)?.name ?? '')) {
+        throw new ServerToolsError('THROTTLED', 'the tool usage table is throttling requests; retry shortly', undefined, { cause: e })
+      }
+      throw e
+    }
+  }
+}
+
+function recordOf(item: ToolUsageItem): ToolUsageRecord {
+  return {
+    role: item.role,
+    tool: item.tool,
+    family: item.family,
+    calls: Number(item.calls ?? 0),
+    discoveryHits: Number(item.discoveryHits ?? 0),
+    listedHits: Number(item.listedHits ?? 0),
+    ...(item.lastCallAt !== undefined ? { lastCallAt: item.lastCallAt } : {}),
+    ...(item.lastDiscoveryAt !== undefined ? { lastDiscoveryAt: item.lastDiscoveryAt } : {}),
+    ...(item.lastListedAt !== undefined ? { lastListedAt: item.lastListedAt } : {}),
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The usage port (spec §14.4): cross-session demand per (tenant, project, role, tool).
+ *
+ * Counters only ever grow (atomic adds); there is no retention (spec §14.4 waives it: the table
+ * is small — roles × tools per project — and the numbers are the project's history). Instants are
+ * ISO-8601 strings so they sort as text and read the same in DynamoDB and in the API.
+ */
+
+/** The role a process counts under: its recipe name, else its engine name, else this. */
+export const UNKNOWN_ROLE = '_unknown'
+
+export interface UsageKey {
+  tenant: string
+  project: string
+  role: string
+  tool: string
+}
+
+/** What one flush adds to one key. Zero deltas are allowed (a timestamp-only touch). */
+export interface UsageIncrement extends UsageKey {
+  /** The tool's family (stored beside the counters so insights need no tool lookup). */
+  family: string
+  calls: number
+  discoveryHits: number
+  listedHits: number
+  /** ISO-8601; set when `calls` > 0. */
+  lastCallAt?: string
+  /** ISO-8601; set when `discoveryHits` > 0. */
+  lastDiscoveryAt?: string
+  /** ISO-8601; set when `listedHits` > 0. */
+  lastListedAt?: string
+}
+
+/** One stored row. */
+export interface ToolUsageRecord {
+  role: string
+  tool: string
+  family: string
+  calls: number
+  discoveryHits: number
+  listedHits: number
+  lastCallAt?: string
+  lastDiscoveryAt?: string
+  lastListedAt?: string
+}
+
+export interface ToolUsageStore {
+  /**
+   * Adds the deltas atomically (concurrent increments of the same key never lose a count) and
+   * sets the given timestamps and `family` (last writer wins: writers flush within about a second
+   * of the event, so a timestamp is at most that stale). Rejects on a backend failure.
+   */
+  increment(inc: UsageIncrement): Promise<void>
+  /** Every row of a project (optionally one role), sorted by role then tool. */
+  list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]>
+}
+
+/** `<tenant>#<project>`, the partition of one project's usage. */
+export const usageScope = (tenant: string, project: string) => `${tenant}#${project}`
+/** `<role>#<tool>`, the sort key inside a project's partition. */
+export const usageSortKey = (role: string, tool: string) => `${role}#${tool}`
+
+/** The later of two optional ISO-8601 instants. */
+export const laterOf = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : a >= b ? a : b)
+
+export const compareRecords = (a: ToolUsageRecord, b: ToolUsageRecord) =>
+  a.role < b.role ? -1 : a.role > b.role ? 1 : a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0

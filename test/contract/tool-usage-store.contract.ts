@@ -1,0 +1,115 @@
+/**
+ * The ToolUsageStore contract (spec §14.4). Every adapter runs it: test/unit/usage-stores.test.ts
+ * (memory) and test/integration/aws-usage-store.test.ts (dynalite).
+ */
+import { beforeEach, describe, expect, it } from 'vitest'
+import type { ToolUsageStore, UsageIncrement } from '../../lib/usage/ports'
+
+const inc = (over: Partial<UsageIncrement> & Pick<UsageIncrement, 'role' | 'tool'>): UsageIncrement => ({
+  tenant: 'acme',
+  project: 'shop',
+  family: over.tool.split('_')[0],
+  calls: 0,
+  discoveryHits: 0,
+  listedHits: 0,
+  ...over,
+})
+
+export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsageStore>) {
+  describe(`ToolUsageStore contract (${name})`, () => {
+    let store: ToolUsageStore
+
+    beforeEach(async () => {
+      store = await make()
+    })
+
+    it('lists nothing for a project that has recorded nothing', async () => {
+      expect(await store.list('acme', 'shop')).toEqual([])
+      expect(await store.list('acme', 'shop', 'coder')).toEqual([])
+    })
+
+    it('creates a row on the first increment with all three counters, the family and the given instants', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, lastCallAt: '2026-01-01T00:00:00.000Z' }))
+      expect(await store.list('acme', 'shop')).toEqual([
+        { role: 'coder', tool: 'file_read', family: 'file', calls: 2, discoveryHits: 0, listedHits: 0, lastCallAt: '2026-01-01T00:00:00.000Z' },
+      ])
+    })
+
+    it('adds to the counters and moves the instants that an increment carries, keeping the others', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, lastCallAt: '2026-01-01T00:00:00.000Z' }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', discoveryHits: 3, lastDiscoveryAt: '2026-01-02T00:00:00.000Z' }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 4, listedHits: 5, lastCallAt: '2026-01-03T00:00:00.000Z', lastListedAt: '2026-01-03T00:00:00.000Z' }))
+      expect(await store.list('acme', 'shop', 'coder')).toEqual([
+        {
+          role: 'coder',
+          tool: 'file_read',
+          family: 'file',
+          calls: 5,
+          discoveryHits: 3,
+          listedHits: 5,
+          lastCallAt: '2026-01-03T00:00:00.000Z',
+          lastDiscoveryAt: '2026-01-02T00:00:00.000Z',
+          lastListedAt: '2026-01-03T00:00:00.000Z',
+        },
+      ])
+    })
+
+    it('overwrites the family with the latest increment', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'gmail__send', family: 'gmail', calls: 1 }))
+      await store.increment(inc({ role: 'coder', tool: 'gmail__send', family: 'mail', calls: 1 }))
+      expect((await store.list('acme', 'shop'))[0]).toMatchObject({ family: 'mail', calls: 2 })
+    })
+
+    it('loses no count when 100 increments of the same key run concurrently', async () => {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, discoveryHits: i % 2, listedHits: 2 }))),
+      )
+      expect((await store.list('acme', 'shop'))[0]).toMatchObject({ calls: 100, discoveryHits: 50, listedHits: 200 })
+    })
+
+    it('keeps roles, projects and tenants apart', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1 }))
+      await store.increment(inc({ role: 'chat', tool: 'file_read', calls: 2 }))
+      await store.increment(inc({ project: 'other', role: 'coder', tool: 'file_read', calls: 4 }))
+      await store.increment(inc({ tenant: 'globex', role: 'coder', tool: 'file_read', calls: 8 }))
+      expect((await store.list('acme', 'shop')).map((r) => [r.role, r.calls])).toEqual([
+        ['chat', 2],
+        ['coder', 1],
+      ])
+      expect((await store.list('acme', 'shop', 'coder')).map((r) => r.calls)).toEqual([1])
+      expect((await store.list('acme', 'other')).map((r) => r.calls)).toEqual([4])
+      expect((await store.list('globex', 'shop')).map((r) => r.calls)).toEqual([8])
+    })
+
+    it('reads one role without the rows of a role whose name extends it', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1 }))
+      await store.increment(inc({ role: 'coder#2', tool: 'file_read', calls: 2 }))
+      await store.increment(inc({ role: 'coder2', tool: 'file_read', calls: 3 }))
+      expect((await store.list('acme', 'shop', 'coder')).map((r) => [r.role, r.calls])).toEqual([['coder', 1]])
+    })
+
+    it('sorts rows by role, then tool', async () => {
+      for (const [role, tool] of [
+        ['zeta', 'a_tool'],
+        ['alpha', 'z_tool'],
+        ['alpha', 'b_tool'],
+        ['_unknown', 'whoami'],
+      ]) {
+        await store.increment(inc({ role, tool, calls: 1 }))
+      }
+      expect((await store.list('acme', 'shop')).map((r) => `${r.role}/${r.tool}`)).toEqual(['_unknown/whoami', 'alpha/b_tool', 'alpha/z_tool', 'zeta/a_tool'])
+    })
+
+    it('reads every row of a project larger than one result page', async () => {
+      // ~3 KB per item: 600 items are more than DynamoDB's 1 MB result page.
+      const family = 'f'.repeat(3000)
+      const tools = Array.from({ length: 600 }, (_, i) => `tool_${String(i).padStart(4, '0')}`)
+      for (let i = 0; i < tools.length; i += 50) {
+        await Promise.all(tools.slice(i, i + 50).map((tool) => store.increment(inc({ role: 'coder', tool, family, calls: 1 }))))
+      }
+      const rows = await store.list('acme', 'shop', 'coder')
+      expect(rows).toHaveLength(600)
+      expect(rows.every((r) => r.calls === 1)).toBe(true)
+    })
+  })
+}

@@ -1,0 +1,39 @@
+/** The ToolUsageStore contract on DynamoDB (dynalite), plus the item layout sst.config.ts and readers rely on. */
+import { describe, expect, it } from 'vitest'
+import { ensureTable } from '../../lib/stores/aws/provision'
+import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { toolUsageStoreContract } from '../contract/tool-usage-store.contract'
+import { awsTestClients, uniqueSuffix } from '../support/aws'
+
+async function freshUsageStore() {
+  const clients = awsTestClients()
+  const tableName = `usage-${uniqueSuffix()}`
+  await ensureTable(clients.ddb, toolUsageTableSpec(tableName))
+  return { store: new DynamoToolUsageStore({ ddb: clients.doc, tableName }), tableName, clients }
+}
+
+toolUsageStoreContract('dynamodb', async () => (await freshUsageStore()).store)
+
+describe('DynamoToolUsageStore on dynalite', () => {
+  it('keys an item by <tenant>#<project> and <role>#<tool> and keeps numbers as numbers', async () => {
+    const { store } = await freshUsageStore()
+    await store.increment({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read', family: 'file', calls: 3, discoveryHits: 0, listedHits: 1, lastCallAt: '2026-01-01T00:00:00.000Z' })
+    expect(await store.rawItem({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' })).toEqual({
+      scope: 'acme#shop',
+      roleTool: 'coder#file_read',
+      role: 'coder',
+      tool: 'file_read',
+      family: 'file',
+      calls: 3,
+      discoveryHits: 0,
+      listedHits: 1,
+      lastCallAt: '2026-01-01T00:00:00.000Z',
+    })
+  })
+
+  it('sends one UpdateItem per increment', async () => {
+    const { store } = await freshUsageStore()
+    await store.increment({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read', family: 'file', calls: 1, discoveryHits: 1, listedHits: 1 })
+    expect(store.roundTrips).toBe(1)
+  })
+})
