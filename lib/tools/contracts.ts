@@ -23,6 +23,12 @@ export const toolError = (message: string, extra: Record<string, unknown> = {}):
 /** What a running tool may do with its siblings: the same gates as a model's own call. */
 export interface SiblingTools {
   call(name: string, params: unknown): Promise<ToolOutcome>
+  /**
+   * The wrapper path: call the tool this one wraps as its mechanical half (spec §14.4,
+   * `file_read → client_file_read`). Same gates as `call`; progress listeners hear it, the usage
+   * counter does not (one intent is one count).
+   */
+  delegate(name: string, params: unknown): Promise<ToolOutcome>
   list(): Promise<string[]>
   has(name: string): Promise<boolean>
 }

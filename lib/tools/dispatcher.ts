@@ -25,9 +25,40 @@ export interface CallerIdentity {
   role?: string
 }
 
-/** Observes calls (usage counting, progress). `delegate` marks the mechanical half of a wrapper call. */
+/** What a listener hears before a tool runs (after it resolved and its arguments validated). */
+export interface BeforeCallEvent {
+  caller: CallerIdentity
+  tool: Tool
+  params: Record<string, unknown>
+  depth: number
+  delegate: boolean
+}
+
+/** What a listener hears after a tool ran, whatever the outcome. */
+export interface AfterCallEvent {
+  caller: CallerIdentity
+  tool: Tool
+  outcome: ToolOutcome
+  depth: number
+  delegate: boolean
+}
+
+/**
+ * Observes calls (usage counting, progress). Listeners are synchronous and must not throw (a
+ * throwing listener is logged and ignored; it never changes the call's outcome).
+ *
+ * The delegate path (spec §14.4): when a wrapper tool calls the tool it wraps as its mechanical
+ * half (`file_read → client_file_read`, through `ctx.tools.delegate`), the dispatcher calls
+ * `beforeDelegate` / `afterDelegate` instead of `beforeCall` / `afterCall`. A listener that does
+ * not define them hears the delegated call through its normal hooks (progress pings stay); the
+ * usage counter defines them as no-ops, so one intent counts once. `delegate: true` on the event
+ * says the same thing to a listener that only has the normal hooks.
+ */
 export interface DispatchListener {
-  afterCall?(event: { caller: CallerIdentity; tool: Tool; outcome: ToolOutcome; depth: number; delegate: boolean }): void
+  beforeCall?(event: BeforeCallEvent): void
+  afterCall?(event: AfterCallEvent): void
+  beforeDelegate?(event: BeforeCallEvent): void
+  afterDelegate?(event: AfterCallEvent): void
 }
 
 export const MAX_SIBLING_DEPTH = 4
@@ -77,6 +108,8 @@ export class ToolDispatcher {
       signal: opts.signal,
       tools: this.siblings(gate, caller, depth, opts.signal),
     }
+    const delegate = opts.delegate ?? false
+    this.notify((l) => (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, { caller, tool: tool!, params: args as Record<string, unknown>, depth, delegate }))
     let outcome: ToolOutcome
     try {
       outcome = await tool.invoke(args as Record<string, unknown>, ctx)
@@ -84,20 +117,34 @@ export class ToolDispatcher {
       this.log.log('warn', 'tool.failed', { tenant: caller.tenant, project: caller.project, tool: tool.name, error: (e as Error).message })
       outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
     }
+    const event: AfterCallEvent = { caller, tool, outcome, depth, delegate }
+    this.notify((l) => (delegate ? (l.afterDelegate ?? l.afterCall) : l.afterCall)?.call(l, event))
+    return outcome
+  }
+
+  /**
+   * The delegate path: a wrapper tool calling the tool it wraps, through the same gate, one level
+   * deeper. Listeners hear it through beforeDelegate/afterDelegate (see DispatchListener).
+   */
+  delegate(gate: ToolGate, caller: CallerIdentity, name: unknown, params: unknown, opts: { depth?: number; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    return this.call(gate, caller, name, params, { ...opts, delegate: true })
+  }
+
+  private notify(hook: (l: DispatchListener) => void) {
     for (const l of this.listeners) {
       try {
-        l.afterCall?.({ caller, tool, outcome, depth, delegate: opts.delegate ?? false })
+        hook(l)
       } catch (e) {
         this.log.log('error', 'dispatch.listener_failed', { error: (e as Error).message })
       }
     }
-    return outcome
   }
 
   /** Sibling calls go back through the same gate, one level deeper. */
   siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: AbortSignal): SiblingTools {
     return {
       call: (name, params) => this.call(gate, caller, name, params, { depth: depth + 1, signal }),
+      delegate: (name, params) => this.delegate(gate, caller, name, params, { depth: depth + 1, signal }),
       list: () => gate.names(),
       has: async (name) => (await gate.resolve(name).catch(() => undefined)) !== undefined,
     }
