@@ -45,6 +45,34 @@ export interface InvocationContext {
   /** Nesting depth of sibling calls: 0 for a direct call. */
   depth: number
   signal?: AbortSignal
+  /** The calling process's tool surface (the meta-tools work on it); absent outside a process. */
+  surface?: DiscoverySurface
+}
+
+/** One tool as `tool_description` reports it. */
+export interface DescribedTool {
+  name: string
+  description: string
+  paramsSchema: JsonSchema
+  /** In this turn's manifest by class (primary, promoted, the floor). */
+  primary: boolean
+  /** Not in this turn's manifest before this call (deferred, or demoted by the budget). */
+  deferred: boolean
+  /** Activated (its schema is in the manifest from the next turn on). */
+  activated: boolean
+  searchHint: string
+  source: ToolSource
+}
+
+/** What the discovery meta-tools (tool_list, tool_description) see: a process's surface. */
+export interface DiscoverySurface {
+  /** Visible names whose lower-cased form starts with the lower-cased prefix, split by manifest membership. */
+  list(prefix?: string): Promise<{ inContext: string[]; available: string[]; packHints: Record<string, string> }>
+  /**
+   * Describes at most `max` visible tools (in the given order) and activates the deferred ones
+   * among them; invisible names land in `unknown`, visible ones over `max` in `skipped`.
+   */
+  describe(names: readonly string[], max: number): Promise<{ described: DescribedTool[]; unknown: string[]; skipped: string[] }>
 }
 
 /** A callable, fully resolved tool (a configured singleton, a pack sub-tool, or a built-in). */

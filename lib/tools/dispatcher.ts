@@ -6,7 +6,7 @@
 import { validateAgainst } from '../config/json-schema'
 import { isServerToolsError } from '../errors'
 import type { Logger } from '../runtime/logger'
-import type { InvocationContext, SiblingTools, Tool, ToolOutcome } from './contracts'
+import type { DiscoverySurface, InvocationContext, SiblingTools, Tool, ToolOutcome } from './contracts'
 import { toolError } from './contracts'
 
 /** What a caller may see and call: the project's callable tools, or a process's surface. */
@@ -15,6 +15,8 @@ export interface ToolGate {
   resolve(name: string): Promise<Tool | undefined>
   /** Names this caller may call (for `vance.tools.list`). */
   names(): Promise<string[]>
+  /** A process's discovery surface, handed to the tools it calls (the meta-tools need it). */
+  surface?: DiscoverySurface
 }
 
 export interface CallerIdentity {
@@ -107,6 +109,7 @@ export class ToolDispatcher {
       depth,
       signal: opts.signal,
       tools: this.siblings(gate, caller, depth, opts.signal),
+      ...(gate.surface ? { surface: gate.surface } : {}),
     }
     const delegate = opts.delegate ?? false
     this.notify((l) => (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, { caller, tool: tool!, params: args as Record<string, unknown>, depth, delegate }))
