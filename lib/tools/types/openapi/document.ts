@@ -1,0 +1,185 @@
+/**
+ * Reading an OpenAPI 3.0/3.1 document (JSON or YAML text, or an already parsed value) and
+ * resolving its local `$ref`s into self-contained JSON Schemas a model can read.
+ */
+import { parse as parseYaml } from 'yaml'
+import type { JsonSchema } from '../../contracts'
+
+export type OpenApiDocument = Record<string, any>
+
+export type ReadResult = { ok: true; doc: OpenApiDocument } | { ok: false; message: string }
+
+/** Parses and sanity-checks a document: `openapi: 3.0.x | 3.1.x` and a `paths` object. */
+export function readOpenApi(input: unknown): ReadResult {
+  let doc: unknown = input
+  if (typeof input === 'string') {
+    try {
+      doc = parseYaml(input, { maxAliasCount: 100 }) // JSON is YAML
+    } catch (e) {
+      return { ok: false, message: `the OpenAPI document does not parse: ${(e as Error).message.split('\n')[0]}` }
+    }
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, message: 'the OpenAPI document must be an object' }
+  const d = doc as OpenApiDocument
+  if (typeof d.swagger === 'string') return { ok: false, message: `Swagger ${d.swagger} documents are not supported; convert to OpenAPI 3 first` }
+  if (typeof d.openapi !== 'string' || !/^3\.[01]\.\d+/.test(d.openapi)) {
+    return { ok: false, message: `the document must declare openapi 3.0.x or 3.1.x (found ${JSON.stringify(d.openapi ?? null)})` }
+  }
+  if (d.paths !== undefined && (typeof d.paths !== 'object' || d.paths === null || Array.isArray(d.paths))) return { ok: false, message: 'paths must be an object' }
+  return { ok: true, doc: d }
+}
+
+/** The value a local reference (`#/components/schemas/Pet`) points at; undefined when dangling or external. */
+export function resolvePointer(doc: OpenApiDocument, ref: string): unknown {
+  if (!ref.startsWith('#')) return undefined
+  let cur: any = doc
+  const path = ref.slice(1)
+  if (path === '') return doc
+  if (!path.startsWith('/')) return undefined
+  for (const raw of path.split('/').slice(1)) {
+    const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined
+    cur = cur[part]
+  }
+  return cur
+}
+
+/** Follows `$ref` chains on a non-schema object (a parameter, request body, response). */
+export function deref<T = any>(doc: OpenApiDocument, value: any, problems?: string[]): T | undefined {
+  const seen = new Set<string>()
+  let cur = value
+  while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
+    if (seen.has(cur.$ref)) {
+      problems?.push(`circular reference ${cur.$ref}`)
+      return undefined
+    }
+    seen.add(cur.$ref)
+    const next = resolvePointer(doc, cur.$ref)
+    if (next === undefined) {
+      problems?.push(`unresolved reference ${cur.$ref}${cur.$ref.startsWith('#') ? '' : ' (only local references are supported)'}`)
+      return undefined
+    }
+    cur = next
+  }
+  return cur as T
+}
+
+/** Formats the service's Ajv knows (ajv-formats, plus OpenAPI's numeric ones); others are dropped. */
+const KNOWN_FORMATS = new Set([
+  'date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email',
+  'hostname', 'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer',
+  'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary',
+])
+
+/** Keywords that say nothing to a model or a validator and only cost tokens. */
+const DROPPED = new Set(['$id', '$schema', '$comment', 'xml', 'externalDocs', 'discriminator', 'example', 'examples', 'nullable', 'deprecated', '$anchor', '$dynamicAnchor', 'definitions', '$defs'])
+
+export interface InlineOptions {
+  /** Nesting of inlined references before a branch is cut (default 8). */
+  maxDepth?: number
+  /** Drop `readOnly` properties (request bodies) or `writeOnly` ones (responses). */
+  drop?: 'readOnly' | 'writeOnly'
+}
+
+/**
+ * A self-contained JSON Schema: local `$ref`s inlined, recursion cut into an open object with a
+ * description, OpenAPI 3.0 `nullable` turned into a type union, unknown formats and doc-only
+ * keywords dropped.
+ */
+export function inlineSchema(doc: OpenApiDocument, schema: unknown, problems: string[], opts: InlineOptions = {}): JsonSchema {
+  const out = walk(doc, schema, problems, opts, [], 0)
+  return out && typeof out === 'object' && !Array.isArray(out) ? (out as JsonSchema) : {}
+}
+
+function walk(doc: OpenApiDocument, s: unknown, problems: string[], opts: InlineOptions, stack: string[], depth: number): unknown {
+  if (s === true || s === false) return s
+  if (!s || typeof s !== 'object' || Array.isArray(s)) return {}
+  const src = s as Record<string, any>
+  if (typeof src.$ref === 'string') {
+    const ref = src.$ref
+    const name = ref.split('/').pop()
+    if (stack.includes(ref) || depth >= (opts.maxDepth ?? 8)) {
+      return { type: 'object', description: `${name} (nested further; see the API documentation)` }
+    }
+    const target = resolvePointer(doc, ref)
+    if (target === undefined) {
+      problems.push(`unresolved reference ${ref}${ref.startsWith('#') ? '' : ' (only local references are supported)'}`)
+      return {}
+    }
+    const inlined = walk(doc, target, problems, opts, [...stack, ref], depth + 1) as Record<string, unknown>
+    // 3.1 allows siblings next to $ref (description, …): they refine the target
+    const siblings = Object.fromEntries(Object.entries(src).filter(([k]) => k !== '$ref' && !DROPPED.has(k)))
+    return Object.keys(siblings).length ? { ...inlined, ...walkObject(doc, siblings, problems, opts, stack, depth) } : inlined
+  }
+  const out = walkObject(doc, src, problems, opts, stack, depth)
+  if (src.nullable === true && out.type !== undefined) {
+    const types = Array.isArray(out.type) ? out.type : [out.type]
+    out.type = types.includes('null') ? types : [...types, 'null']
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null]
+  }
+  return out
+}
+
+function walkObject(doc: OpenApiDocument, src: Record<string, any>, problems: string[], opts: InlineOptions, stack: string[], depth: number): Record<string, any> {
+  const out: Record<string, any> = {}
+  const sub = (v: unknown) => walk(doc, v, problems, opts, stack, depth)
+  for (const [k, v] of Object.entries(src)) {
+    if (DROPPED.has(k) || k.startsWith('x-')) continue
+    switch (k) {
+      case 'format':
+        if (typeof v === 'string' && KNOWN_FORMATS.has(v)) out.format = v
+        break
+      case 'properties':
+      case 'patternProperties':
+        if (v && typeof v === 'object') {
+          const props: Record<string, unknown> = {}
+          for (const [name, ps] of Object.entries(v)) {
+            if (opts.drop && ps && typeof ps === 'object' && (ps as Record<string, unknown>)[opts.drop] === true) continue
+            props[name] = sub(ps)
+          }
+          out[k] = props
+        }
+        break
+      case 'items':
+        out.items = Array.isArray(v) ? v.map(sub) : sub(v)
+        break
+      case 'prefixItems':
+      case 'allOf':
+      case 'anyOf':
+      case 'oneOf':
+        if (Array.isArray(v)) out[k] = v.map(sub)
+        break
+      case 'additionalProperties':
+      case 'not':
+      case 'contains':
+      case 'propertyNames':
+      case 'if':
+      case 'then':
+      case 'else':
+      case 'unevaluatedProperties':
+      case 'unevaluatedItems':
+        out[k] = typeof v === 'boolean' ? v : sub(v)
+        break
+      case 'required':
+        if (Array.isArray(v)) out.required = v
+        break
+      default:
+        out[k] = v
+    }
+  }
+  if (opts.drop && Array.isArray(out.required) && out.properties) {
+    out.required = out.required.filter((r: string) => Object.hasOwn(out.properties, r))
+    if (!out.required.length) delete out.required
+  }
+  return out
+}
+
+/** The server URL of a document: `servers[0].url` with its variables' defaults. */
+export function serverUrl(doc: OpenApiDocument): string | undefined {
+  const server = Array.isArray(doc.servers) ? doc.servers[0] : undefined
+  if (!server || typeof server.url !== 'string') return undefined
+  return server.url.replace(/\{([^}]+)\}/g, (whole: string, name: string) => {
+    const def = server.variables?.[name]?.default
+    return typeof def === 'string' ? def : whole
+  })
+}
