@@ -6,10 +6,15 @@ import { BundledLayer, type BundledFile } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService } from '../lib/documents/service'
+import { EgressClient } from '../lib/egress/client'
+import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { createMcpRuntime } from '../lib/mcp'
 import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
 import { silentLogger } from '../lib/runtime/logger'
+import { MemorySecretStore } from '../lib/secrets/memory'
+import type { SecretStore } from '../lib/secrets/ports'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
@@ -20,6 +25,8 @@ import { ToolDispatcher } from '../lib/tools/dispatcher'
 import { BuiltinRegistry, FactoryRegistry } from '../lib/tools/registry'
 import { ServerToolService } from '../lib/tools/service'
 import { docLookupFactory } from '../lib/tools/types/doc_lookup'
+import { McpToolFactory } from '../lib/tools/types/mcp'
+import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import type { AppDeps } from './http/app'
 import { loadBundledFiles } from './defaults'
 
@@ -32,6 +39,10 @@ export interface CoreOptions {
   /** Extra types and built-ins (tests prove packs with a factory of their own). */
   extraFactories?: ToolFactory[]
   extraBuiltins?: Tool[]
+  /** The one outbound HTTP client (default: nothing but public addresses, plus each tenant's egress/allow.yaml). */
+  egress?: EgressClient
+  /** Tenant secrets for `${secret:NAME}` (default: in memory). */
+  secrets?: SecretStore
 }
 
 export function buildDeps(opts: CoreOptions): AppDeps {
@@ -39,7 +50,10 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
   const cascade = new DocumentCascade(opts.store, bundled)
-  const factories = new FactoryRegistry([docLookupFactory, ...(opts.extraFactories ?? [])])
+  const egress = opts.egress ?? new EgressClient({ tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
+  const secrets = opts.secrets ?? new MemorySecretStore()
+  const mcp = createMcpRuntime({ egress, secrets, log, clock })
+  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   return {

@@ -1,0 +1,344 @@
+/**
+ * Per-container MCP client connections and tool catalogs.
+ *
+ * - A connection is keyed by (tenant, server document scope, path, version, resolved headers):
+ *   it is reused by every project of a tenant that resolves to the same stored document, never
+ *   shared across tenants, replaced when the document changes (a new version) or a referenced
+ *   secret is rotated (other headers), and the replaced one is closed.
+ * - The remote catalog (`tools/list`, every page) is cached on the connection for the server's
+ *   `catalogTtlMs`, dropped and reloaded when the server sends `notifications/tools/list_changed`.
+ * - Loading a catalog (connect + list) is bounded by the server's `timeoutMs` as a whole, so a
+ *   listing never waits on an unreachable server longer than that; a server that just failed is
+ *   not retried for `retryAfterMs` (the failure is answered at once) unless its document changes.
+ * - Secret values that went into headers are scrubbed from every result and error.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js'
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import type { EgressClient } from '../egress/client'
+import { ServerToolsError } from '../errors'
+import type { Clock } from '../runtime/clock'
+import { systemClock } from '../runtime/clock'
+import { sha256 } from '../runtime/hash'
+import type { Logger } from '../runtime/logger'
+import { silentLogger } from '../runtime/logger'
+import type { SecretStore } from '../secrets/ports'
+import { loadSecrets, SecretScrubber, secretNamesIn, substituteSecrets } from '../secrets/references'
+import { egressFetch } from './fetch'
+import type { McpServerRef } from './server-doc'
+
+export type RemoteTool = McpTool
+
+export interface McpConnectionsOptions {
+  egress: EgressClient
+  secrets: SecretStore
+  log?: Logger
+  clock?: Clock
+  /** Open connections kept per container; the least recently used is closed beyond it. */
+  maxConnections?: number
+  /** After a failed connect, answer the same failure for this long before trying again. */
+  retryAfterMs?: number
+  clientInfo?: { name: string; version: string }
+}
+
+/** Why a server could not be used; the message names the server and never a secret value. */
+export class McpUnavailableError extends ServerToolsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('UPSTREAM_FAILURE', message, undefined, options)
+    this.name = 'McpUnavailableError'
+  }
+}
+
+interface Connection {
+  key: string
+  line: string
+  ref: McpServerRef
+  client: Client
+  ready: Promise<void>
+  closed: boolean
+  scrubber: SecretScrubber
+  catalog?: { tools: RemoteTool[]; at: number; generation: number }
+  loading?: Promise<RemoteTool[]>
+  /** Bumped by every list_changed notification; a load started before one is not trusted. */
+  generation: number
+  lastUsed: number
+}
+
+interface ResolvedHeaders {
+  headers: Record<string, string>
+  scrubber: SecretScrubber
+  digest: string
+}
+
+export class McpConnections {
+  private readonly connections = new Map<string, Connection>()
+  /** (tenant, scope, path) → the key of its live connection, so a new version replaces the old. */
+  private readonly lines = new Map<string, string>()
+  private readonly failures = new Map<string, { at: number; error: Error }>()
+  private readonly log: Logger
+  private readonly clock: Clock
+
+  constructor(private readonly opts: McpConnectionsOptions) {
+    this.log = opts.log ?? silentLogger
+    this.clock = opts.clock ?? systemClock
+  }
+
+  /** Open connections (for tests and metrics). */
+  get size() {
+    return this.connections.size
+  }
+
+  /** The server's tools, from the cache when fresh; rejects with McpUnavailableError. */
+  async tools(ref: McpServerRef, signal?: AbortSignal): Promise<RemoteTool[]> {
+    const headers = await this.headers(ref)
+    const attempt = async (retry: boolean): Promise<RemoteTool[]> => {
+      const conn = this.connection(ref, headers)
+      const c = conn.catalog
+      if (c && c.generation === conn.generation && this.clock.now() - c.at < ref.config.catalogTtlMs) return c.tools
+      try {
+        return await this.bounded(conn, () => this.load(conn), signal)
+      } catch (e) {
+        if (retry && isSessionGone(e)) return attempt(false)
+        throw this.asError(ref, e, headers.scrubber)
+      }
+    }
+    return attempt(true)
+  }
+
+  /**
+   * Calls a remote tool. Throws McpUnavailableError when the server cannot be reached and McpError
+   * when it answers the request with a JSON-RPC error; a tool that failed is a result with isError.
+   */
+  async call(ref: McpServerRef, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ result: CallToolResult; scrubber: SecretScrubber }> {
+    const headers = await this.headers(ref)
+    const attempt = async (retry: boolean): Promise<CallToolResult> => {
+      const conn = this.connection(ref, headers)
+      await this.bounded(conn, () => conn.ready, signal)
+      try {
+        return (await conn.client.callTool({ name, arguments: args }, undefined, { timeout: ref.config.timeoutMs, signal })) as CallToolResult
+      } catch (e) {
+        // the server forgot the session (restart, expiry): the request was not executed, so one retry on a fresh session is safe
+        if (retry && isSessionGone(e)) {
+          this.drop(conn, 'session expired')
+          return attempt(false)
+        }
+        if (!(e instanceof McpError) || e.code === ErrorCode.ConnectionClosed) this.drop(conn, 'transport failed')
+        throw this.asError(ref, e, headers.scrubber)
+      }
+    }
+    return { result: await attempt(true), scrubber: headers.scrubber }
+  }
+
+  /** Closes every connection (tests, shutdown). */
+  async closeAll(): Promise<void> {
+    const all = [...this.connections.values()]
+    this.connections.clear()
+    this.lines.clear()
+    await Promise.all(all.map((c) => this.close(c)))
+  }
+
+  // ────────── internals ──────────
+
+  private async headers(ref: McpServerRef): Promise<ResolvedHeaders> {
+    const names = secretNamesIn(ref.config.headers)
+    const { values, missing } = await loadSecrets(this.opts.secrets, ref.tenant, names)
+    if (missing.length) {
+      throw new McpUnavailableError(`MCP server '${ref.name}' needs the secret${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not set for this tenant`)
+    }
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(ref.config.headers)) headers[k] = substituteSecrets(v, values)
+    const digest = sha256(JSON.stringify(Object.entries(headers).sort()))
+    return { headers, scrubber: new SecretScrubber(values), digest }
+  }
+
+  private connection(ref: McpServerRef, resolved: ResolvedHeaders): Connection {
+    const line = `${ref.tenant}\u0000${ref.scope}\u0000${ref.path}`
+    const key = `${line}\u0000${ref.version}\u0000${resolved.digest}`
+    const existing = this.connections.get(key)
+    if (existing && !existing.closed) {
+      existing.lastUsed = this.clock.now()
+      return existing
+    }
+    const failed = this.failures.get(key)
+    if (failed && this.clock.now() - failed.at < (this.opts.retryAfterMs ?? 5_000)) throw failed.error
+    this.failures.delete(key)
+
+    const previous = this.lines.get(line)
+    if (previous && previous !== key) {
+      const old = this.connections.get(previous)
+      if (old) this.drop(old, 'server document or its secrets changed', true)
+    }
+    this.evictBeyondLimit()
+
+    const client = new Client(this.opts.clientInfo ?? { name: 'server-tools', version: '1.0.0' }, { capabilities: {} })
+    const conn: Connection = {
+      key,
+      line,
+      ref,
+      client,
+      ready: Promise.resolve(),
+      closed: false,
+      scrubber: resolved.scrubber,
+      generation: 0,
+      lastUsed: this.clock.now(),
+    }
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      conn.generation++
+      conn.catalog = undefined
+      this.log.log('debug', 'mcp.tools_list_changed', { tenant: ref.tenant, server: ref.name })
+      this.load(conn).catch(() => {}) // refresh now, so the next listing finds it warm
+    })
+    client.onclose = () => {
+      if (!conn.closed) this.drop(conn, 'connection closed by the transport')
+    }
+    client.onerror = (e) => {
+      this.log.log('debug', 'mcp.transport_error', { tenant: ref.tenant, server: ref.name, error: resolved.scrubber.scrubText(e.message) })
+    }
+    const fetch = egressFetch(this.opts.egress, { tenant: ref.tenant, timeoutMs: ref.config.timeoutMs })
+    const url = new URL(ref.config.url)
+    const transport: Transport =
+      ref.config.transport === 'sse'
+        ? new SSEClientTransport(url, { fetch, requestInit: { headers: resolved.headers } })
+        : new StreamableHTTPClientTransport(url, {
+            fetch,
+            requestInit: { headers: resolved.headers },
+            reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2, maxRetries: 3 },
+          })
+    conn.ready = client.connect(transport, { timeout: ref.config.timeoutMs }).catch((e) => {
+      const error = this.asError(ref, e, resolved.scrubber)
+      this.failures.set(key, { at: this.clock.now(), error })
+      this.drop(conn, 'connect failed')
+      throw error
+    })
+    conn.ready.catch(() => {}) // observed by whoever awaits it
+    this.connections.set(key, conn)
+    this.lines.set(line, key)
+    this.log.log('info', 'mcp.connect', { tenant: ref.tenant, server: ref.name, scope: ref.scope, version: ref.version })
+    return conn
+  }
+
+  private load(conn: Connection): Promise<RemoteTool[]> {
+    if (conn.loading) return conn.loading
+    const generation = conn.generation
+    const run = (async () => {
+      await conn.ready
+      const tools: RemoteTool[] = []
+      let cursor: string | undefined
+      for (let page = 0; page < 100; page++) {
+        const res = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: conn.ref.config.timeoutMs })
+        tools.push(...res.tools)
+        cursor = res.nextCursor
+        if (!cursor) break
+      }
+      if (conn.generation === generation) conn.catalog = { tools, at: this.clock.now(), generation }
+      return tools
+    })()
+    conn.loading = run
+    run.then(
+      () => {
+        if (conn.loading === run) conn.loading = undefined
+        // a list_changed arrived while this load ran: load again so the cache ends up current
+        if (conn.generation !== generation && !conn.closed) this.load(conn).catch(() => {})
+      },
+      (e) => {
+        if (conn.loading === run) conn.loading = undefined
+        // a transport failure leaves the session in doubt: the next use starts a fresh one
+        if (!(e instanceof McpError) || e.code === ErrorCode.ConnectionClosed) this.drop(conn, 'listing failed')
+      },
+    )
+    return run
+  }
+
+  /** Runs `work` within the server's timeout; a timeout drops the connection and answers the failure for a while. */
+  private async bounded<T>(conn: Connection, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const { ref, scrubber } = conn
+    const ms = ref.config.timeoutMs
+    let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
+    let timedOut = false
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true
+        reject(new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ms} ms`))
+      }, ms)
+      if (signal) {
+        onAbort = () => reject(new McpUnavailableError(`the call to MCP server '${ref.name}' was cancelled`))
+        if (signal.aborted) onAbort()
+        else signal.addEventListener('abort', onAbort, { once: true })
+      }
+    })
+    try {
+      return await Promise.race([work(), limit])
+    } catch (e) {
+      if (isSessionGone(e)) throw e // the caller retries once on a fresh session
+      const error = this.asError(ref, e, scrubber)
+      if (timedOut) {
+        this.failures.set(conn.key, { at: this.clock.now(), error })
+        this.drop(conn, 'timed out')
+      }
+      throw error
+    } finally {
+      clearTimeout(timer)
+      if (onAbort) signal?.removeEventListener('abort', onAbort)
+    }
+  }
+
+  private asError(ref: McpServerRef, e: unknown, scrubber: SecretScrubber): Error {
+    if (e instanceof McpUnavailableError) return e
+    if (e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed) {
+      return new McpError(e.code, scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, '')), e.data)
+    }
+    if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+      return new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ref.config.timeoutMs} ms`)
+    }
+    return new McpUnavailableError(`MCP server '${ref.name}' could not be reached: ${scrubber.scrubText(describe(e))}`)
+  }
+
+  private drop(conn: Connection, why: string, terminate = false) {
+    if (conn.closed) return
+    conn.closed = true
+    if (this.connections.get(conn.key) === conn) this.connections.delete(conn.key)
+    if (this.lines.get(conn.line) === conn.key) this.lines.delete(conn.line)
+    this.log.log('info', 'mcp.disconnect', { tenant: conn.ref.tenant, server: conn.ref.name, version: conn.ref.version, why })
+    void this.close(conn, terminate)
+  }
+
+  private async close(conn: Connection, terminate = false) {
+    conn.closed = true
+    try {
+      const transport = conn.client.transport
+      if (terminate && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+        await Promise.race([transport.terminateSession(), new Promise((r) => setTimeout(r, 1_000).unref())]).catch(() => {})
+      }
+      await conn.client.close()
+    } catch {
+      // closing is best effort
+    }
+  }
+
+  private evictBeyondLimit() {
+    const max = this.opts.maxConnections ?? 200
+    while (this.connections.size >= max) {
+      let oldest: Connection | undefined
+      for (const c of this.connections.values()) if (!oldest || c.lastUsed < oldest.lastUsed) oldest = c
+      if (!oldest) return
+      this.drop(oldest, 'evicted (least recently used)', true)
+    }
+  }
+}
+
+/** The server no longer knows the session (HTTP 404 on a session request): nothing was executed. */
+const isSessionGone = (e: unknown) => e instanceof StreamableHTTPError && e.code === 404
+
+/** A transport failure in a sentence: HTTP status and a trimmed body where the server sent one. */
+function describe(e: unknown): string {
+  if (e instanceof StreamableHTTPError || e instanceof SseError) {
+    const body = e.message.replace(/^(Streamable HTTP|SSE) error: /, '').replace(/^(Error POSTing to endpoint|Failed to open SSE stream|Non-200 status code \(\d+\)): ?/, '').trim()
+    const status = typeof e.code === 'number' && e.code > 0 ? `the server answered HTTP ${e.code}` : 'the transport failed'
+    return body ? `${status}: ${body.slice(0, 300)}` : status
+  }
+  return (e as Error)?.message ?? String(e)
+}
