@@ -4,6 +4,7 @@ declare module 'sst' {
   export interface Resource {
     Documents: { name: string; type: 'sst.aws.Dynamo' }
     Blobs: { name: string; type: 'sst.aws.Bucket' }
+    ToolUsage: { name: string; type: 'sst.aws.Dynamo' }
   }
 }
 export {}

@@ -7,6 +7,7 @@ import { envLogger, optionalEnv, requiredEnv } from './settings'
 
 const deps = createAwsDeps({
   documentsTable: Resource.Documents.name,
+  toolUsageTable: Resource.ToolUsage.name,
   bucket: Resource.Blobs.name,
   jwtSecret: requiredEnv('AUTH_JWT_SECRET'),
   // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.
@@ -15,4 +16,17 @@ const deps = createAwsDeps({
   log: envLogger(),
 })
 
-export const handler = handle(createApp(deps))
+const serve = handle(createApp(deps))
+
+/**
+ * Usage counts are buffered per container; they are written before the invocation returns, so
+ * nothing is left in memory when Lambda freezes (or discards) the container. The flush never
+ * throws: a failed counter write is retried, then logged, and the response stands.
+ */
+export const handler: typeof serve = async (event, context) => {
+  try {
+    return await serve(event, context)
+  } finally {
+    await deps.usage.flush()
+  }
+}

@@ -19,6 +19,10 @@ import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
+import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
+import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
+import type { ToolUsageStore } from '../lib/usage/ports'
+import { UsageService } from '../lib/usage/service'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
 import { ToolDispatcher } from '../lib/tools/dispatcher'
@@ -39,6 +43,10 @@ export interface CoreOptions {
   /** Extra types and built-ins (tests prove packs with a factory of their own). */
   extraFactories?: ToolFactory[]
   extraBuiltins?: Tool[]
+  /** Where usage counts go (default: in memory). */
+  usageStore?: ToolUsageStore
+  /** false: the usage counter does not listen (benches measure its cost). Default true. */
+  countUsage?: boolean
   /** The one outbound HTTP client (default: nothing but public addresses, plus each tenant's egress/allow.yaml). */
   egress?: EgressClient
   /** Tenant secrets for `${secret:NAME}` (default: in memory). */
@@ -56,10 +64,14 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
+  const dispatcher = new ToolDispatcher(log)
+  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log })
+  if (opts.countUsage !== false) dispatcher.addListener(usage.counter)
   return {
     tools,
     documents: new DocumentService(opts.store, cascade),
-    dispatcher: new ToolDispatcher(log),
+    dispatcher,
+    usage,
     auth: { jwtSecret: opts.jwtSecret },
     log,
     clock,
@@ -74,6 +86,7 @@ export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { s
 
 export interface AwsDepsConfig {
   documentsTable: string
+  toolUsageTable: string
   bucket: string
   jwtSecret: string
   region?: string
@@ -92,5 +105,6 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const clock = config.clock ?? systemClock
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
   const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: config.documentsTable, blobs, clock })
-  return { ...buildDeps({ store, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
+  return { ...buildDeps({ store, usageStore, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { destroyAwsClients } from '../lib/stores/aws/clients'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { createAwsDeps } from './deps'
 import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
@@ -16,6 +17,7 @@ import { envLogger } from './settings'
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
 const DOCUMENTS_TABLE = 'server-tools-documents'
+const TOOL_USAGE_TABLE = 'server-tools-tool-usage'
 const BUCKET = 'server-tools-blobs'
 
 async function main() {
@@ -29,6 +31,7 @@ async function main() {
   const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
+    toolUsageTable: TOOL_USAGE_TABLE,
     bucket: BUCKET,
     jwtSecret,
     region: 'us-east-1',
@@ -37,7 +40,11 @@ async function main() {
     credentials: LOCAL_CREDENTIALS,
     log: envLogger(),
   })
-  await Promise.all([ensureTable(deps.clients.ddb, documentsTableSpec(DOCUMENTS_TABLE)), ensureBucket(deps.clients.s3, BUCKET)])
+  await Promise.all([
+    ensureTable(deps.clients.ddb, documentsTableSpec(DOCUMENTS_TABLE)),
+    ensureTable(deps.clients.ddb, toolUsageTableSpec(TOOL_USAGE_TABLE)),
+    ensureBucket(deps.clients.s3, BUCKET),
+  ])
 
   const app = createApp(deps)
   const server = serve({ fetch: app.fetch, port, hostname: host })
@@ -67,6 +74,7 @@ async function main() {
     process.stdout.write('\nstopping…\n')
     server.close()
     ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+    await deps.usage.flush() // the last second of usage counts
     destroyAwsClients(deps.clients)
     await emulators.close()
     process.exit(0)

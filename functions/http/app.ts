@@ -8,11 +8,13 @@ import type { Clock } from '../../lib/runtime/clock'
 import type { Logger } from '../../lib/runtime/logger'
 import type { ToolDispatcher } from '../../lib/tools/dispatcher'
 import type { ServerToolService } from '../../lib/tools/service'
+import type { UsageService } from '../../lib/usage/service'
 import type { AuthEnv } from './auth'
 import { authenticate } from './auth'
 import { problem, toProblem } from './errors'
 import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
+import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
 import { serverToolRoutes } from './routes/server-tools'
 
@@ -20,6 +22,8 @@ export interface AppDeps {
   tools: ServerToolService
   documents: DocumentService
   dispatcher: ToolDispatcher
+  /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
+  usage: UsageService
   auth: { jwtSecret: string }
   log: Logger
   clock: Clock
@@ -42,6 +46,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
+    .route('/brain/:tenant', insightRoutes(deps))
   app.onError(toProblem(deps.log))
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`))
   return app

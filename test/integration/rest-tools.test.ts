@@ -310,8 +310,8 @@ describe('rest tool responses', () => {
     expect(out.content.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/email', '/id', '/tags/1'])
   })
 
-  it('passes a response that matches responseSchema', async () => {
-    const out = await call({ url: `${base}/user`, responseSchema: { type: 'object', required: ['name'] } })
+  it('passes a response that matches responseSchema, whatever dialect the schema declares', async () => {
+    const out = await call({ url: `${base}/user`, responseSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'https://example.test/user', type: 'object', required: ['name'] } })
     expect(out).toEqual({ isError: false, content: { status: 200, body: { id: 'not-a-number', name: 'Ada', tags: ['x', 7] } } })
   })
 

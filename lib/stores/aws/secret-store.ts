@@ -17,7 +17,7 @@ import {
   GetParametersByPathCommand,
   GetParametersCommand,
   PutParameterCommand,
-  type SSMClient,
+  SSMClient,
 } from '@aws-sdk/client-ssm'
 import { ServerToolsError } from '../../errors'
 import { assertSecretName, assertSecretValue, assertTenant, secretNotFound, type SecretStore } from '../../secrets/ports'
@@ -132,3 +132,24 @@ export class SsmSecretStore implements SecretStore {
 }
 
 const isNamed = (e: unknown, name: string) => (e as { name?: string } | null)?.name === name
+
+/**
+ * For composition roots (which may not import the SDK): an SSM client and the store over it.
+ * IAM: ssm:PutParameter, ssm:DeleteParameter, ssm:GetParameters, ssm:GetParametersByPath on
+ * `arn:aws:ssm:<region>:<account>:parameter/server-tools/*` (plus kms:Encrypt/Decrypt when
+ * `kmsKeyId` names a customer-managed key).
+ */
+export function createSsmSecretStore(opts: {
+  region?: string
+  endpoint?: string
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+  prefix?: string
+  kmsKeyId?: string
+} = {}): { store: SsmSecretStore; destroy(): void } {
+  const ssm = new SSMClient({
+    ...(opts.region ? { region: opts.region } : {}),
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+  })
+  return { store: new SsmSecretStore({ ssm, prefix: opts.prefix, kmsKeyId: opts.kmsKeyId }), destroy: () => ssm.destroy() }
+}

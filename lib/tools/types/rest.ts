@@ -151,24 +151,31 @@ const escapePointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
 // ───────────────────────── response schemas ─────────────────────────
 
 const schemaCache = new Map<string, ValidateFunction | Error>()
+const schemaByObject = new WeakMap<object, ValidateFunction | Error>()
 
 /**
  * Compiles a user-supplied JSON Schema in an Ajv instance of its own (so its `$id`s cannot collide
- * with the service's schemas or another tool's), cached by its text.
+ * with the service's schemas or another tool's), cached by object and by text. A top-level
+ * `$schema` is ignored (Ajv's default dialect, draft-07, is used).
  */
 export function compileUserSchema(schema: JsonSchema): ValidateFunction {
-  const key = JSON.stringify(schema)
-  let hit = schemaCache.get(key)
+  let hit = schemaByObject.get(schema)
   if (!hit) {
-    try {
-      const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true })
-      addFormats(ajv)
-      hit = ajv.compile(schema)
-    } catch (e) {
-      hit = e as Error
+    const { $schema: _dialect, ...rest } = schema
+    const key = JSON.stringify(rest)
+    hit = schemaCache.get(key)
+    if (!hit) {
+      try {
+        const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true })
+        addFormats(ajv)
+        hit = ajv.compile(rest)
+      } catch (e) {
+        hit = e as Error
+      }
+      if (schemaCache.size >= 500) schemaCache.delete(schemaCache.keys().next().value as string)
+      schemaCache.set(key, hit)
     }
-    if (schemaCache.size >= 500) schemaCache.delete(schemaCache.keys().next().value as string)
-    schemaCache.set(key, hit)
+    schemaByObject.set(schema, hit)
   }
   if (hit instanceof Error) throw hit
   return hit

@@ -8,7 +8,7 @@ import { ManualClock } from '../../../lib/runtime/clock'
 import { CachedSecretStore } from '../../../lib/secrets/cached'
 import { LocalSecretStore } from '../../../lib/secrets/local'
 import { MemorySecretStore } from '../../../lib/secrets/memory'
-import { SsmSecretStore } from '../../../lib/stores/aws/secret-store'
+import { createSsmSecretStore, SsmSecretStore } from '../../../lib/stores/aws/secret-store'
 import { FakeSsm } from './fake-ssm'
 import { secretStoreContract } from './secret-store.contract'
 
@@ -139,5 +139,13 @@ describe('CachedSecretStore', () => {
     expect(await store.get('acme', 'K')).toBe('v2')
     await store.delete('acme', 'K')
     expect(await store.get('acme', 'K')).toBeUndefined()
+  })
+})
+
+describe('createSsmSecretStore', () => {
+  it('builds an SSM-backed store under the default prefix without contacting AWS', () => {
+    const { store, destroy } = createSsmSecretStore({ region: 'eu-central-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } })
+    expect(store.parameterName('acme', 'API_TOKEN')).toBe('/server-tools/acme/API_TOKEN')
+    destroy()
   })
 })

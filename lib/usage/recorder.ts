@@ -1,0 +1,159 @@
+/**
+ * The usage buffer: counts arrive synchronously from the dispatcher and are coalesced per key in
+ * memory, then written as one atomic increment per key. Nothing on the tool-call path waits for
+ * the table, and a failing write never fails a tool call: it is retried with backoff and, when it
+ * still fails, logged with the exact numbers that were lost (error `usage.write_failed`).
+ *
+ * When flushes happen:
+ * - `flush()` — the Lambda edge calls it before an invocation returns, so nothing is left in
+ *   memory when the container freezes; it also waits for flushes already under way.
+ * - `flushDelayMs` after the first count enters an empty buffer (long-running servers);
+ * - at once when `maxPendingKeys` keys are pending.
+ */
+import type { Clock } from '../runtime/clock'
+import { iso } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+import type { ToolUsageStore, UsageIncrement, UsageKey } from './ports'
+import { laterOf } from './ports'
+
+export interface UsageDelta {
+  calls?: number
+  discoveryHits?: number
+  listedHits?: number
+}
+
+export interface UsageRecorderOptions {
+  store: ToolUsageStore
+  clock: Clock
+  log: Logger
+  /** Delay between the first pending count and the automatic flush (default 1000 ms; 0 = explicit flushes only). */
+  flushDelayMs?: number
+  /** Flush at once when this many keys are pending (default 500). */
+  maxPendingKeys?: number
+  /** Pauses between attempts of a failing write; their count + 1 is the number of attempts (default 50, 200, 800 ms). */
+  retryDelaysMs?: number[]
+  /** Increments written at the same time during one flush (default 16). */
+  writeConcurrency?: number
+  sleep?: (ms: number) => Promise<void>
+}
+
+export interface FlushReport {
+  /** Keys written. */
+  written: number
+  /** Keys given up on after every attempt failed (their counts are in the error log). */
+  failed: number
+}
+
+const keyOf = (k: UsageKey) => `${k.tenant}\u0000${k.project}\u0000${k.role}\u0000${k.tool}`
+
+export class UsageRecorder {
+  private pending = new Map<string, UsageIncrement>()
+  private readonly inFlight = new Set<Promise<FlushReport>>()
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly flushDelayMs: number
+  private readonly maxPendingKeys: number
+  private readonly retryDelaysMs: number[]
+  private readonly writeConcurrency: number
+  private readonly sleep: (ms: number) => Promise<void>
+
+  constructor(private readonly opts: UsageRecorderOptions) {
+    this.flushDelayMs = opts.flushDelayMs ?? 1000
+    this.maxPendingKeys = opts.maxPendingKeys ?? 500
+    this.retryDelaysMs = opts.retryDelaysMs ?? [50, 200, 800]
+    this.writeConcurrency = Math.max(1, opts.writeConcurrency ?? 16)
+    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
+  }
+
+  /** Adds to a key's pending counts; stamps the matching last-…-at instants with the clock. Never throws. */
+  record(key: UsageKey, family: string, delta: UsageDelta): void {
+    const calls = delta.calls ?? 0
+    const discoveryHits = delta.discoveryHits ?? 0
+    const listedHits = delta.listedHits ?? 0
+    if (calls <= 0 && discoveryHits <= 0 && listedHits <= 0) return
+    const at = iso(this.opts.clock.now())
+    const id = keyOf(key)
+    let entry = this.pending.get(id)
+    if (!entry) {
+      entry = { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool, family, calls: 0, discoveryHits: 0, listedHits: 0 }
+      this.pending.set(id, entry)
+    }
+    entry.family = family
+    if (calls > 0) {
+      entry.calls += calls
+      entry.lastCallAt = laterOf(entry.lastCallAt, at)
+    }
+    if (discoveryHits > 0) {
+      entry.discoveryHits += discoveryHits
+      entry.lastDiscoveryAt = laterOf(entry.lastDiscoveryAt, at)
+    }
+    if (listedHits > 0) {
+      entry.listedHits += listedHits
+      entry.lastListedAt = laterOf(entry.lastListedAt, at)
+    }
+    if (this.pending.size >= this.maxPendingKeys) void this.flush()
+    else if (this.timer === undefined && this.flushDelayMs > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined
+        void this.flush()
+      }, this.flushDelayMs)
+      this.timer.unref?.()
+    }
+  }
+
+  /** Keys waiting to be written. */
+  get pendingKeys(): number {
+    return this.pending.size
+  }
+
+  /**
+   * Writes everything pending and waits for every flush under way. Resolves (never rejects) once
+   * nothing recorded before the call is still in memory.
+   */
+  async flush(): Promise<FlushReport> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    if (this.pending.size > 0) {
+      const batch = [...this.pending.values()]
+      this.pending = new Map()
+      const run = this.writeAll(batch)
+      this.inFlight.add(run)
+      void run.finally(() => this.inFlight.delete(run))
+    }
+    const reports = await Promise.all([...this.inFlight])
+    return reports.reduce((a, r) => ({ written: a.written + r.written, failed: a.failed + r.failed }), { written: 0, failed: 0 })
+  }
+
+  private async writeAll(batch: UsageIncrement[]): Promise<FlushReport> {
+    let next = 0
+    let written = 0
+    let failed = 0
+    const worker = async () => {
+      while (next < batch.length) {
+        const inc = batch[next++]
+        if (await this.writeOne(inc)) written++
+        else failed++
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(this.writeConcurrency, batch.length) }, worker))
+    return { written, failed }
+  }
+
+  private async writeOne(inc: UsageIncrement): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.opts.store.increment(inc)
+        if (attempt > 0) this.opts.log.log('info', 'usage.write_recovered', { tenant: inc.tenant, project: inc.project, role: inc.role, tool: inc.tool, attempts: attempt + 1 })
+        return true
+      } catch (e) {
+        if (attempt >= this.retryDelaysMs.length) {
+          this.opts.log.log('error', 'usage.write_failed', { ...inc, attempts: attempt + 1, error: (e as Error).message })
+          return false
+        }
+        const base = this.retryDelaysMs[attempt]
+        await this.sleep(base + Math.floor(Math.random() * (base / 2)))
+      }
+    }
+  }
+}
