@@ -5,6 +5,8 @@ declare module 'sst' {
     Documents: { name: string; type: 'sst.aws.Dynamo' }
     Blobs: { name: string; type: 'sst.aws.Bucket' }
     ToolUsage: { name: string; type: 'sst.aws.Dynamo' }
+    Processes: { name: string; type: 'sst.aws.Dynamo' }
+    ObservedLimits: { name: string; type: 'sst.aws.Dynamo' }
   }
 }
 export {}

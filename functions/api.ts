@@ -2,12 +2,16 @@
 import { handle } from 'hono/aws-lambda'
 import { Resource } from 'sst'
 import { createAwsDeps } from './deps'
+import { surfaceSettingsFromEnv } from './surface-deps'
 import { createApp } from './http/app'
 import { envLogger, optionalEnv, requiredEnv } from './settings'
 
 const deps = createAwsDeps({
   documentsTable: Resource.Documents.name,
   toolUsageTable: Resource.ToolUsage.name,
+  processesTable: Resource.Processes.name,
+  observedLimitsTable: Resource.ObservedLimits.name,
+  surface: surfaceSettingsFromEnv(),
   bucket: Resource.Blobs.name,
   jwtSecret: requiredEnv('AUTH_JWT_SECRET'),
   // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.

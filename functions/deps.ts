@@ -32,6 +32,13 @@ import { docLookupFactory } from '../lib/tools/types/doc_lookup'
 import { McpToolFactory } from '../lib/tools/types/mcp'
 import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import type { AppDeps } from './http/app'
+import { buildAgentSurface, META_BUILTINS } from './surface-deps'
+import type { ProcessStore } from '../lib/recipes/ports'
+import { checkSurfaceDocument } from '../lib/recipes/documents'
+import type { ObservedLimitStore } from '../lib/surface/limits'
+import type { SurfaceSettings } from '../lib/surface/surface'
+import { DynamoProcessStore } from '../lib/stores/aws/process-store'
+import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { loadBundledFiles } from './defaults'
 
 export interface CoreOptions {
@@ -43,6 +50,11 @@ export interface CoreOptions {
   /** Extra types and built-ins (tests prove packs with a factory of their own). */
   extraFactories?: ToolFactory[]
   extraBuiltins?: Tool[]
+  /** Processes and learned tool limits (default: in memory; share them to model several containers). */
+  processStore?: ProcessStore
+  observedLimitStore?: ObservedLimitStore
+  /** Agent-surface settings: budget reserve (TOOL_BUDGET_RESERVE, default 1), activation cap, process lifetime. */
+  surface?: Partial<SurfaceSettings>
   /** Where usage counts go (default: in memory). */
   usageStore?: ToolUsageStore
   /** false: the usage counter does not listen (benches measure its cost). Default true. */
@@ -62,14 +74,29 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
   const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), ...(opts.extraFactories ?? [])])
-  const builtins = new BuiltinRegistry([whoamiTool, ...(opts.extraBuiltins ?? [])])
+  const builtins = new BuiltinRegistry([whoamiTool, ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
   const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log })
   if (opts.countUsage !== false) dispatcher.addListener(usage.counter)
+  const agent = buildAgentSurface({
+    store: opts.store,
+    cascade,
+    bundled,
+    tools,
+    log,
+    clock,
+    processStore: opts.processStore,
+    observedLimitStore: opts.observedLimitStore,
+    settings: opts.surface,
+    demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
+  })
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade),
+    documents: new DocumentService(opts.store, cascade, checkSurfaceDocument),
+    processes: agent.processes,
+    surface: agent.surface,
+    observedLimits: agent.observedLimits,
     dispatcher,
     usage,
     auth: { jwtSecret: opts.jwtSecret },
@@ -87,6 +114,9 @@ export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { s
 export interface AwsDepsConfig {
   documentsTable: string
   toolUsageTable: string
+  processesTable: string
+  observedLimitsTable: string
+  surface?: Partial<SurfaceSettings>
   bucket: string
   jwtSecret: string
   region?: string
@@ -106,5 +136,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
   const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: config.documentsTable, blobs, clock })
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
-  return { ...buildDeps({ store, usageStore, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
+  const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }

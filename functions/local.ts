@@ -10,6 +10,9 @@ import { destroyAwsClients } from '../lib/stores/aws/clients'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { createAwsDeps } from './deps'
+import { surfaceSettingsFromEnv } from './surface-deps'
+import { processesTableSpec } from '../lib/stores/aws/process-store'
+import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
@@ -18,6 +21,8 @@ import { envLogger } from './settings'
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
 const DOCUMENTS_TABLE = 'server-tools-documents'
 const TOOL_USAGE_TABLE = 'server-tools-tool-usage'
+const PROCESSES_TABLE = 'server-tools-processes'
+const OBSERVED_LIMITS_TABLE = 'server-tools-observed-limits'
 const BUCKET = 'server-tools-blobs'
 
 async function main() {
@@ -32,6 +37,9 @@ async function main() {
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
     toolUsageTable: TOOL_USAGE_TABLE,
+    processesTable: PROCESSES_TABLE,
+    observedLimitsTable: OBSERVED_LIMITS_TABLE,
+    surface: surfaceSettingsFromEnv(),
     bucket: BUCKET,
     jwtSecret,
     region: 'us-east-1',
@@ -43,6 +51,8 @@ async function main() {
   await Promise.all([
     ensureTable(deps.clients.ddb, documentsTableSpec(DOCUMENTS_TABLE)),
     ensureTable(deps.clients.ddb, toolUsageTableSpec(TOOL_USAGE_TABLE)),
+    ensureTable(deps.clients.ddb, processesTableSpec(PROCESSES_TABLE)),
+    ensureTable(deps.clients.ddb, observedLimitsTableSpec(OBSERVED_LIMITS_TABLE)),
     ensureBucket(deps.clients.s3, BUCKET),
   ])
 

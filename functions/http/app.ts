@@ -8,6 +8,9 @@ import type { Clock } from '../../lib/runtime/clock'
 import type { Logger } from '../../lib/runtime/logger'
 import type { ToolDispatcher } from '../../lib/tools/dispatcher'
 import type { ServerToolService } from '../../lib/tools/service'
+import type { ProcessService } from '../../lib/recipes/spawn'
+import type { ObservedLimits } from '../../lib/surface/limits'
+import type { SurfaceService } from '../../lib/surface/surface'
 import type { UsageService } from '../../lib/usage/service'
 import type { AuthEnv } from './auth'
 import { authenticate } from './auth'
@@ -16,6 +19,8 @@ import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
+import { modelRoutes } from './routes/models'
+import { processRoutes } from './routes/processes'
 import { serverToolRoutes } from './routes/server-tools'
 
 export interface AppDeps {
@@ -24,6 +29,12 @@ export interface AppDeps {
   dispatcher: ToolDispatcher
   /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
   usage: UsageService
+  /** Spawn and look up processes (recipes, engines, frozen allowed lists). */
+  processes: ProcessService
+  /** Per-turn manifests and tool calls through a process's surface. */
+  surface: SurfaceService
+  /** Endpoint tool limits learned from rejections. */
+  observedLimits: ObservedLimits
   auth: { jwtSecret: string }
   log: Logger
   clock: Clock
@@ -46,6 +57,8 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
+    .route('/brain/:tenant', processRoutes(deps))
+    .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))
   app.onError(toProblem(deps.log))
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`))

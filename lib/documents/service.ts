@@ -2,7 +2,7 @@
  * Raw documents (scripts, Markdown, recipes, engines, model catalog, MCP servers): the same
  * versioned store as tool documents, with safe paths and size limits.
  */
-import { invalidInput, ServerToolsError } from '../errors'
+import { invalidConfig, invalidInput, ServerToolsError, type Issue } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
 import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
@@ -26,10 +26,15 @@ export function normalizeDocumentPath(raw: string): string {
   return path
 }
 
+/** Problems of a document a feature owns (e.g. recipes/*.yaml); empty for valid or foreign paths. */
+export type DocumentCheck = (path: string, body: string) => Issue[]
+
 export class DocumentService {
   constructor(
     private readonly store: DocumentStore,
     private readonly cascade: DocumentCascade,
+    /** Validates bodies on write: a 422 with positions instead of a document that fails later. */
+    private readonly check?: DocumentCheck,
   ) {}
 
   /** The innermost document at the path (project → _tenant → bundled). */
@@ -40,6 +45,8 @@ export class DocumentService {
   put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; expectedVersion?: number; createOnly?: boolean }): Promise<StoredDocument> {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+    const issues = this.check?.(path, body) ?? []
+    if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)
     return this.store.put({ key: { scope: scopeOf(tenant, project), path }, body, actor: opts.actor }, opts)
   }
 

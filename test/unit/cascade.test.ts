@@ -84,7 +84,10 @@ describe('cascade precedence (spec §4)', () => {
     expect(tools.map((v) => [v.name, v.source])).toEqual([
       ['alpha', 'project'],
       ['doc_bundled', 'bundled'],
+      ['invoke_tool', 'builtin'],
       ['legacy__ping', 'builtin'],
+      ['tool_description', 'builtin'],
+      ['tool_list', 'builtin'],
       ['web_search', 'builtin'],
       ['whoami', 'builtin'],
     ])

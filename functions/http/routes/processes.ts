@@ -1,0 +1,90 @@
+/** Processes: spawn, the per-turn manifest, tool calls through the surface, empty-response diagnosis. */
+import { type Context, Hono } from 'hono'
+import { invalidInput, type Issue } from '../../../lib/errors'
+import { MANIFEST_FORMATS, type ManifestFormat } from '../../../lib/surface/formats'
+import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
+import type { ProcessRecord } from '../../../lib/recipes/ports'
+import { iso } from '../../../lib/runtime/clock'
+import type { AppDeps } from '../app'
+import type { AuthEnv } from '../auth'
+import { principalOf, requireScope } from '../auth'
+import { objectBody, projectParam, tenantParam } from '../request'
+
+export function processRoutes(deps: AppDeps) {
+  const key = (c: Context) => ({ tenant: tenantParam(c), project: projectParam(c), id: c.req.param('id') ?? '' })
+  return new Hono<AuthEnv>()
+    .post('/projects/:project/processes', requireScope('tools:invoke'), async (c) => {
+      const tenant = tenantParam(c)
+      const project = projectParam(c)
+      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, await objectBody(c))
+      c.header('location', `/brain/${tenant}/projects/${project}/processes/${process.id}`)
+      return c.json({ ...view(process), warnings }, 201)
+    })
+    .get('/projects/:project/processes/:id', requireScope('tools:read'), async (c) => c.json(view(await deps.processes.get(key(c)))))
+    .get('/projects/:project/processes/:id/manifest', requireScope('tools:read'), async (c) => {
+      const format = (c.req.query('format') ?? 'native') as ManifestFormat
+      if (!MANIFEST_FORMATS.includes(format)) throw invalidInput(`format must be one of ${MANIFEST_FORMATS.join(', ')}`, [{ pointer: '/format', message: `unknown format '${format.slice(0, 40)}'` }])
+      const extraTools = (c.req.queries('extraTools') ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean)
+      const deferLoading = c.req.query('deferLoading')
+      if (deferLoading !== undefined && !['true', 'false'].includes(deferLoading)) throw invalidInput('deferLoading must be true or false')
+      if (deferLoading === 'true' && format !== 'anthropic') throw invalidInput('deferLoading applies to format=anthropic only')
+      const body = await deps.surface.manifest(key(c), { format, extraTools, deferLoading: deferLoading === 'true' })
+      return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+    })
+    .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
+      const body = await objectBody(c)
+      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {})
+      return c.json(outcome)
+    })
+    .post('/projects/:project/processes/:id/diagnostics/empty-response', requireScope('tools:invoke'), async (c) => {
+      const input = diagnosisInput(await objectBody(c))
+      const surface = await deps.surface.open(key(c))
+      return c.json(await surface.diagnoseEmptyResponse(input))
+    })
+}
+
+function view(p: ProcessRecord) {
+  return {
+    id: p.id,
+    project: p.project,
+    recipe: p.recipe,
+    engine: p.engine,
+    role: p.role,
+    roles: p.roles,
+    models: p.models,
+    allowed: p.allowed,
+    promoted: p.promoted,
+    deferred: p.deferred,
+    keep: p.keep,
+    dropFirst: p.dropFirst,
+    activationTtlSeconds: p.activationTtlMs / 1000,
+    activations: Object.fromEntries(Object.entries(p.activations).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, at]) => [n, iso(at)])),
+    createdAt: iso(p.createdAt),
+    createdBy: p.createdBy,
+    expiresAt: iso(p.expiresAt),
+  }
+}
+
+/** `{ messages: [{ role, content }], offeredTools, finishReason }`; offeredTools may be names or tool objects of any format. */
+function diagnosisInput(body: Record<string, unknown>): { messages: DiagnosisMessage[]; offeredTools: string[]; finishReason?: string } {
+  const issues: Issue[] = []
+  const messages: DiagnosisMessage[] = []
+  if (!Array.isArray(body.messages)) issues.push({ pointer: '/messages', message: 'messages must be a list of { role, content }' })
+  else
+    body.messages.forEach((m, i) => {
+      if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string') issues.push({ pointer: `/messages/${i}`, message: `messages[${i}] must be an object with a string role` })
+      else messages.push({ role: (m as { role: string }).role, content: (m as { content?: unknown }).content })
+    })
+  const offeredTools: string[] = []
+  const offered = body.offeredTools ?? []
+  if (!Array.isArray(offered)) issues.push({ pointer: '/offeredTools', message: 'offeredTools must be a list of tool names or tool objects' })
+  else
+    offered.forEach((t, i) => {
+      const name = typeof t === 'string' ? t : (t as { name?: unknown; function?: { name?: unknown } } | null)?.name ?? (t as { function?: { name?: unknown } } | null)?.function?.name
+      if (typeof name !== 'string') issues.push({ pointer: `/offeredTools/${i}`, message: `offeredTools[${i}] has no tool name` })
+      else offeredTools.push(name)
+    })
+  if (body.finishReason !== undefined && body.finishReason !== null && typeof body.finishReason !== 'string') issues.push({ pointer: '/finishReason', message: 'finishReason must be a string' })
+  if (issues.length) throw invalidInput(`the diagnosis request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
+  return { messages, offeredTools, ...(typeof body.finishReason === 'string' ? { finishReason: body.finishReason } : {}) }
+}

@@ -1,0 +1,68 @@
+/**
+ * The process record (DESIGN.md "Processes table"): what a spawn froze, and what the process
+ * learned since (activations, reported phantoms). Adapters: lib/stores/memory/process-store.ts,
+ * lib/stores/aws/process-store.ts; both pass test/contract/process-store.contract.ts.
+ */
+
+/** A keep / dropFirst rule resolved at spawn: exact names split a tool off its family. */
+export interface RankRule {
+  /** Named exactly in the recipe: each is its own demotion unit. */
+  names: string[]
+  /** Selected through an `@label` at spawn (frozen): rank the tool, keep its family whole. */
+  selected: string[]
+  /** `prefix*` patterns, matched per turn. */
+  prefixes: string[]
+}
+
+export interface ProcessRecord {
+  tenant: string
+  project: string
+  id: string
+  recipe: string
+  engine: string
+  /** Usage role: the recipe name (spec §14.4). */
+  role: string
+  /** The engine's declared roles (descriptive). */
+  roles: string[]
+  /** Model chain, primary first (`instance/model`). */
+  models: string[]
+  /** The frozen allowed list `(engineDefault ∪ add) ∖ remove`, sorted; the floor is added per turn. */
+  allowed: string[]
+  /** Add entries that promote a tool the engine already allows to primary. */
+  promoted: string[]
+  /** Every tool the recipe's add list selected (triage tier "add"). */
+  added: string[]
+  /** Forced deferred by allowedToolsDefer (add beats defer). */
+  deferred: string[]
+  keep: RankRule
+  dropFirst: RankRule
+  activationTtlMs: number
+  /** Tool name → epoch ms of its last activation or use. */
+  activations: Record<string, number>
+  /** Phantom tool names already reported for this process (spec §13.2 dedup). */
+  phantomsReported: string[]
+  createdAt: number
+  createdBy: string
+  /** Epoch ms after which the process is gone (invisible on read). */
+  expiresAt: number
+}
+
+export interface ProcessKey {
+  tenant: string
+  project: string
+  id: string
+}
+
+export interface ProcessStore {
+  /** Writes a new process; CONFLICT when the id exists. */
+  create(record: ProcessRecord): Promise<void>
+  /** The process, or undefined when absent or expired at `now`. */
+  get(key: ProcessKey, now: number): Promise<ProcessRecord | undefined>
+  /**
+   * Stamps `at` on each name's activation (one atomic update: concurrent stamps of other names are
+   * never lost) and sets the expiry to `expiresAt`. NOT_FOUND when absent or expired at `now`.
+   */
+  stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number): Promise<void>
+  /** Adds names to the reported phantoms; returns those that were not reported before. NOT_FOUND when absent or expired. */
+  markPhantoms(key: ProcessKey, names: string[], now: number): Promise<string[]>
+}

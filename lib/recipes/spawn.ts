@@ -1,0 +1,208 @@
+/**
+ * Spawn (spec §6): resolve the recipe and engine through the cascade, resolve `@label` selectors
+ * through ServerToolService.findByLabel semantics NOW, and persist the frozen allowed list
+ * `(engineDefault ∪ add) ∖ remove` — a tool labelled later never reaches a running process.
+ */
+import { randomUUID } from 'node:crypto'
+import { invalidConfig, invalidInput, notFound, type Issue } from '../errors'
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+import { CAPABILITY_FLOOR } from '../surface/families'
+import type { Tool } from '../tools/contracts'
+import type { ServerToolService } from '../tools/service'
+import { SurfaceDocuments } from './catalog'
+import { DOC_NAME_PATTERN, enginePath, parseEntry, parseModelRef, recipePath } from './documents'
+import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
+
+export const DEFAULT_RECIPE = 'default'
+export const PROCESS_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+
+export interface ProcessServiceDeps {
+  tools: ServerToolService
+  documents: SurfaceDocuments
+  processes: ProcessStore
+  clock: Clock
+  log: Logger
+  /** How long a process lives after its last write (spawn, activation). */
+  processTtlMs: number
+  newId?: () => string
+}
+
+export interface SpawnResult {
+  process: ProcessRecord
+  /** Things the caller should know: names that resolve to nothing yet, labels selecting nothing, floor entries ignored. */
+  warnings: string[]
+}
+
+const SPAWN_FIELDS = ['recipe', 'engine', 'models']
+
+export class ProcessService {
+  constructor(private readonly deps: ProcessServiceDeps) {}
+
+  async get(key: ProcessKey): Promise<ProcessRecord> {
+    if (!PROCESS_ID_PATTERN.test(key.id)) throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
+    const rec = await this.deps.processes.get(key, this.deps.clock.now())
+    if (!rec) throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+    return rec
+  }
+
+  async spawn(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
+    const req = checkSpawnBody(body)
+    const docs = this.deps.documents
+    const recipeName = req.recipe ?? DEFAULT_RECIPE
+    const recipe = await docs.recipe(tenant, project, recipeName)
+    if (!recipe) {
+      const hint = SurfaceDocuments.hint(recipeName, await docs.names(tenant, project, 'recipe'))
+      throw invalidConfig(`unknown recipe '${recipeName}': no ${recipePath(recipeName)} in any layer${hint}`, [{ pointer: '/recipe', message: `unknown recipe '${recipeName}'` }])
+    }
+    const engineName = req.engine ?? recipe.config.engine
+    const engine = await docs.engine(tenant, project, engineName)
+    if (!engine) {
+      const hint = SurfaceDocuments.hint(engineName, await docs.names(tenant, project, 'engine'))
+      const where: Issue = req.engine !== undefined ? { pointer: '/engine', message: `unknown engine '${engineName}'` } : { path: recipePath(recipeName), pointer: '/engine', message: `recipe '${recipeName}' names unknown engine '${engineName}'` }
+      throw invalidConfig(`unknown engine '${engineName}': no ${enginePath(engineName)} in any layer${hint}`, [where])
+    }
+    const models = req.models ?? recipe.config.models
+    const { missingProviders } = await docs.chainLimits(tenant, project, models)
+    if (missingProviders.length) {
+      const known = await docs.instances(tenant, project)
+      throw invalidConfig(
+        `unknown model instance${missingProviders.length > 1 ? 's' : ''} ${missingProviders.map((i) => `'${i}'`).join(', ')}: each needs models/<instance>/_provider.yaml in some layer${SurfaceDocuments.hint(missingProviders[0], known)}`,
+        models.map((m, i) => ({ m, i })).filter(({ m }) => missingProviders.includes(m.slice(0, m.indexOf('/')))).map(({ m, i }) => ({ pointer: `/models/${i}`, message: `unknown model instance in '${m}'` })),
+      )
+    }
+
+    const { tools: inventory } = await this.deps.tools.listAll(tenant, project)
+    const sel = new Selector(inventory)
+    const warnings: string[] = []
+    const floorNote = (field: string, names: Iterable<string>) => {
+      for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.push(`${field}: '${n}' is part of the capability floor and stays primary and callable`)
+    }
+    const engineExplicit = engine.config.allowedTools.length > 0
+    const engineSet = engineExplicit ? sel.resolve(engine.config.allowedTools, `engine ${engineName} allowedTools`, warnings).all : new Set(inventory.map((t) => t.name))
+    const add = sel.resolve(recipe.config.allowedToolsAdd, 'allowedToolsAdd', warnings)
+    const remove = sel.resolve(recipe.config.allowedToolsRemove, 'allowedToolsRemove', warnings)
+    const defer = sel.resolve(recipe.config.allowedToolsDefer, 'allowedToolsDefer', warnings)
+    floorNote('allowedToolsRemove', remove.all)
+    floorNote('allowedToolsDefer', defer.all)
+
+    const allowed = new Set<string>([...engineSet, ...add.all])
+    for (const n of remove.all) if (!CAPABILITY_FLOOR.includes(n)) allowed.delete(n)
+    const sorted = (s: Iterable<string>) => [...s].sort()
+    const promoted = [...add.all].filter((n) => allowed.has(n) && (engineExplicit ? engineSet.has(n) : add.byName.has(n)))
+
+    const now = this.deps.clock.now()
+    const record: ProcessRecord = {
+      tenant,
+      project,
+      id: this.deps.newId?.() ?? randomUUID(),
+      recipe: recipeName,
+      engine: engineName,
+      role: recipeName,
+      roles: engine.config.roles,
+      models: [...models],
+      allowed: sorted(allowed),
+      promoted: sorted(promoted),
+      added: sorted([...add.all].filter((n) => allowed.has(n))),
+      deferred: sorted([...defer.all].filter((n) => allowed.has(n) && !CAPABILITY_FLOOR.includes(n))),
+      keep: sel.rank(recipe.config.allowedToolsKeep, 'allowedToolsKeep', warnings),
+      dropFirst: sel.rank(recipe.config.allowedToolsDropFirst, 'allowedToolsDropFirst', warnings),
+      activationTtlMs: recipe.config.activationTtlMs,
+      activations: {},
+      phantomsReported: [],
+      createdAt: now,
+      createdBy: actor,
+      expiresAt: now + this.deps.processTtlMs,
+    }
+    await this.deps.processes.create(record)
+    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: recipeName, engine: engineName, allowed: record.allowed.length, models: record.models })
+    return { process: record, warnings }
+  }
+}
+
+function checkSpawnBody(body: Record<string, unknown>): { recipe?: string; engine?: string; models?: string[] } {
+  const issues: Issue[] = []
+  for (const k of Object.keys(body)) if (!SPAWN_FIELDS.includes(k)) issues.push({ pointer: `/${k}`, message: `unknown field '${k}' (a spawn takes recipe, engine and models)` })
+  const name = (k: 'recipe' | 'engine') => {
+    const v = body[k]
+    if (v === undefined || v === null) return undefined
+    if (typeof v !== 'string' || !DOC_NAME_PATTERN.test(v)) {
+      issues.push({ pointer: `/${k}`, message: `${k} must be a ${k} name (lower-case letters, digits, '_' or '-')` })
+      return undefined
+    }
+    return v
+  }
+  const recipe = name('recipe')
+  const engine = name('engine')
+  let models: string[] | undefined
+  if (body.models !== undefined && body.models !== null) {
+    if (!Array.isArray(body.models)) issues.push({ pointer: '/models', message: "models must be a list of 'instance/model' strings, primary first" })
+    else {
+      models = []
+      body.models.forEach((m, i) => {
+        const r = typeof m === 'string' ? parseModelRef(m) : `models[${i}] must be a string`
+        if (typeof r === 'string') issues.push({ pointer: `/models/${i}`, message: r })
+        else models!.push(m as string)
+      })
+    }
+  }
+  if (issues.length) throw invalidInput(`the spawn request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
+  return { ...(recipe ? { recipe } : {}), ...(engine ? { engine } : {}), ...(models ? { models } : {}) }
+}
+
+/** Resolves names (and aliases) and `@label` selectors against the inventory at spawn time. */
+class Selector {
+  private readonly names = new Map<string, string>()
+  private readonly labels = new Map<string, string[]>()
+  constructor(inventory: readonly Tool[]) {
+    for (const t of inventory) {
+      this.names.set(t.name, t.name)
+      for (const a of t.aliases ?? []) if (!this.names.has(a)) this.names.set(a, t.name)
+      for (const l of t.labels) {
+        let list = this.labels.get(l)
+        if (!list) this.labels.set(l, (list = []))
+        list.push(t.name)
+      }
+    }
+  }
+
+  resolve(entries: readonly string[], field: string, warnings: string[]): { all: Set<string>; byName: Set<string> } {
+    const all = new Set<string>()
+    const byName = new Set<string>()
+    for (const raw of entries) {
+      const e = parseEntry(raw, false)
+      if (typeof e === 'string') continue // documents are validated before they get here
+      if (e.kind === 'label') {
+        const selected = this.labels.get(e.label) ?? []
+        if (!selected.length) warnings.push(`${field}: '@${e.label}' selects no tool now (label selectors are resolved once, at spawn)`)
+        for (const n of selected) all.add(n)
+      } else if (e.kind === 'name') {
+        const canonical = this.names.get(e.name)
+        if (!canonical && !CAPABILITY_FLOOR.includes(e.name)) warnings.push(`${field}: no tool '${e.name}' exists now; the name stays in the process and takes effect if such a tool appears`)
+        all.add(canonical ?? e.name)
+        byName.add(canonical ?? e.name)
+      }
+    }
+    return { all, byName }
+  }
+
+  rank(entries: readonly string[], field: string, warnings: string[]): RankRule {
+    const rule: RankRule = { names: [], selected: [], prefixes: [] }
+    for (const raw of entries) {
+      const e = parseEntry(raw, true)
+      if (typeof e === 'string' || e.kind === 'nothing') continue
+      if (e.kind === 'prefix') rule.prefixes.push(e.prefix)
+      else if (e.kind === 'name') rule.names.push(this.names.get(e.name) ?? e.name)
+      else {
+        const selected = this.labels.get(e.label) ?? []
+        if (!selected.length) warnings.push(`${field}: '@${e.label}' selects no tool now (label selectors are resolved once, at spawn)`)
+        rule.selected.push(...selected)
+      }
+    }
+    rule.names = [...new Set(rule.names)].sort()
+    rule.selected = [...new Set(rule.selected)].sort()
+    rule.prefixes = [...new Set(rule.prefixes)].sort()
+    return rule
+  }
+}
+

@@ -1,0 +1,87 @@
+/**
+ * ObservedLimitStore on DynamoDB. Table: `tenant` (hash) + `endpoint` (`instance/model`, range).
+ * `lower` is one conditional UpdateItem (`attribute_not_exists(maxTools) OR maxTools > :n`), so a
+ * larger observation never overwrites a smaller one, whatever the interleaving.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import { ServerToolsError } from '../../errors'
+import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
+import type { TableSpec } from './provision'
+
+export const observedLimitsTableSpec = (name: string): TableSpec => ({
+  name,
+  hashKey: { name: 'tenant', type: 'S' },
+  rangeKey: { name: 'endpoint', type: 'S' },
+})
+
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
+const errorName = (e: unknown) => (e as { name?: string } | null)?.name
+const UNPROCESSED_RETRIES = 8
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export class DynamoObservedLimitStore implements ObservedLimitStore {
+  private readonly doc: DynamoDBDocumentClient
+  private readonly table: string
+  /** DynamoDB requests sent. */
+  roundTrips = 0
+
+  constructor(opts: { ddb: DynamoDBDocumentClient | DynamoDBClient; tableName: string }) {
+    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.table = opts.tableName
+  }
+
+  async lower(r: ObservedLimitRecord) {
+    try {
+      await this.send(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { tenant: r.tenant, endpoint: r.endpoint },
+            UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
+            ConditionExpression: 'attribute_not_exists(#max) OR #max > :n',
+            ExpressionAttributeNames: { '#max': 'maxTools' },
+            ExpressionAttributeValues: {
+              ':n': r.maxTools,
+              ':at': r.observedAt,
+              ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
+              ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
+            },
+          }),
+        ),
+      )
+      return { maxTools: r.maxTools, lowered: true }
+    } catch (e) {
+      if (errorName(e) !== 'ConditionalCheckFailedException') throw e
+      const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { tenant: r.tenant, endpoint: r.endpoint }, ConsistentRead: true })))
+      return { maxTools: (out.Item?.maxTools as number | undefined) ?? r.maxTools, lowered: false }
+    }
+  }
+
+  async getMany(tenant: string, endpoints: readonly string[]) {
+    const out = new Map<string, number>()
+    const unique = [...new Set(endpoints)]
+    for (let i = 0; i < unique.length; i += 100) {
+      let pending: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((endpoint) => ({ tenant, endpoint }))
+      for (let retry = 0; pending && pending.length; retry++) {
+        if (retry > UNPROCESSED_RETRIES) throw new ServerToolsError('THROTTLED', 'the observed-limits table left keys unprocessed; retry shortly')
+        if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
+        const keys: Record<string, unknown>[] = pending
+        const res = await this.send(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })))
+        for (const item of res.Responses?.[this.table] ?? []) out.set(item.endpoint as string, item.maxTools as number)
+        pending = res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
+      }
+    }
+    return out
+  }
+
+  private async send<T>(request: () => Promise<T>): Promise<T> {
+    this.roundTrips++
+    try {
+      return await request()
+    } catch (e) {
+      if (THROTTLING.has(errorName(e) ?? '')) throw new ServerToolsError('THROTTLED', 'the observed-limits table is throttling requests; retry shortly', undefined, { cause: e })
+      throw e
+    }
+  }
+}

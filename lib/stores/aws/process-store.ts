@@ -1,0 +1,168 @@
+/**
+ * ProcessStore on DynamoDB. Table: `scope` (`<tenant>#<project>`, hash) + `id` (range). Expiry:
+ * `expiresAt` (epoch seconds, the table's TTL attribute — deletion is DynamoDB's, eventually) and
+ * `expiresAtMs`, which every read and update checks, so an expired process is invisible at once
+ * (and on emulators without TTL). Activations are a map attribute updated per name in one
+ * UpdateItem, so concurrent stamps of different tools never lose each other.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import { conflict, notFound, ServerToolsError } from '../../errors'
+import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
+import type { TableSpec } from './provision'
+
+/** Table spec for provisioning (`npm start`, tests); sst.config.ts declares the same keys and TTL. */
+export const processesTableSpec = (name: string): TableSpec => ({
+  name,
+  hashKey: { name: 'scope', type: 'S' },
+  rangeKey: { name: 'id', type: 'S' },
+  ttlAttribute: 'expiresAt',
+})
+
+interface ProcessItem {
+  scope: string
+  id: string
+  tenant: string
+  project: string
+  recipe: string
+  engine: string
+  role: string
+  roles: string[]
+  models: string[]
+  allowed: string[]
+  promoted: string[]
+  added: string[]
+  deferred: string[]
+  keep: RankRule
+  dropFirst: RankRule
+  activationTtlMs: number
+  activations: Record<string, number>
+  phantoms?: Set<string>
+  createdAt: number
+  createdBy: string
+  expiresAtMs: number
+  expiresAt: number
+}
+
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
+const errorName = (e: unknown) => (e as { name?: string } | null)?.name
+const scopeOf = (k: { tenant: string; project: string }) => `${k.tenant}#${k.project}`
+const LIVE = 'attribute_exists(#id) AND #exp > :now'
+
+export class DynamoProcessStore implements ProcessStore {
+  private readonly doc: DynamoDBDocumentClient
+  private readonly table: string
+
+  constructor(opts: { ddb: DynamoDBDocumentClient | DynamoDBClient; tableName: string }) {
+    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.table = opts.tableName
+  }
+
+  async create(r: ProcessRecord) {
+    const item: ProcessItem = {
+      scope: scopeOf(r),
+      id: r.id,
+      tenant: r.tenant,
+      project: r.project,
+      recipe: r.recipe,
+      engine: r.engine,
+      role: r.role,
+      roles: r.roles,
+      models: r.models,
+      allowed: r.allowed,
+      promoted: r.promoted,
+      added: r.added,
+      deferred: r.deferred,
+      keep: r.keep,
+      dropFirst: r.dropFirst,
+      activationTtlMs: r.activationTtlMs,
+      activations: r.activations,
+      ...(r.phantomsReported.length ? { phantoms: new Set(r.phantomsReported) } : {}),
+      createdAt: r.createdAt,
+      createdBy: r.createdBy,
+      expiresAtMs: r.expiresAt,
+      expiresAt: Math.ceil(r.expiresAt / 1000),
+    }
+    try {
+      await this.send(() => this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(#id)', ExpressionAttributeNames: { '#id': 'id' } })))
+    } catch (e) {
+      if (errorName(e) === 'ConditionalCheckFailedException') throw conflict(`process '${r.id}' already exists`, e)
+      throw e
+    }
+  }
+
+  async get(key: ProcessKey, now: number) {
+    const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true })))
+    const item = out.Item as ProcessItem | undefined
+    if (!item || !(item.expiresAtMs > now)) return undefined
+    return {
+      tenant: item.tenant,
+      project: item.project,
+      id: item.id,
+      recipe: item.recipe,
+      engine: item.engine,
+      role: item.role,
+      roles: item.roles ?? [],
+      models: item.models ?? [],
+      allowed: item.allowed ?? [],
+      promoted: item.promoted ?? [],
+      added: item.added ?? [],
+      deferred: item.deferred ?? [],
+      keep: rule(item.keep),
+      dropFirst: rule(item.dropFirst),
+      activationTtlMs: item.activationTtlMs,
+      activations: item.activations ?? {},
+      phantomsReported: item.phantoms ? [...item.phantoms].sort() : [],
+      createdAt: item.createdAt,
+      createdBy: item.createdBy,
+      expiresAt: item.expiresAtMs,
+    }
+  }
+
+  async stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number) {
+    const unique = [...new Set(names)]
+    const attrNames: Record<string, string> = { '#id': 'id', '#exp': 'expiresAtMs', '#ttl': 'expiresAt', '#act': 'activations' }
+    const sets = unique.map((n, i) => {
+      attrNames[`#n${i}`] = n
+      return `#act.#n${i} = :at`
+    })
+    await this.update(key, {
+      UpdateExpression: `SET ${[...sets, '#exp = :exp', '#ttl = :ttl'].join(', ')}`,
+      ExpressionAttributeNames: attrNames,
+      ExpressionAttributeValues: { ':at': at, ':exp': expiresAt, ':ttl': Math.ceil(expiresAt / 1000), ':now': now },
+    })
+  }
+
+  async markPhantoms(key: ProcessKey, names: string[], now: number) {
+    const unique = [...new Set(names)]
+    if (!unique.length) return []
+    const out = await this.update(key, {
+      UpdateExpression: 'ADD #ph :names',
+      ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ph': 'phantoms' },
+      ExpressionAttributeValues: { ':names': new Set(unique), ':now': now },
+      ReturnValues: 'UPDATED_OLD',
+    })
+    const before = (out.Attributes?.phantoms as Set<string> | undefined) ?? new Set<string>()
+    return unique.filter((n) => !before.has(n))
+  }
+
+  private async update(key: ProcessKey, input: { UpdateExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown>; ReturnValues?: 'UPDATED_OLD' }) {
+    try {
+      return await this.send(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ...input })))
+    } catch (e) {
+      if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+      throw e
+    }
+  }
+
+  private async send<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request()
+    } catch (e) {
+      if (THROTTLING.has(errorName(e) ?? '')) throw new ServerToolsError('THROTTLED', 'the processes table is throttling requests; retry shortly', undefined, { cause: e })
+      throw e
+    }
+  }
+}
+
+const rule = (r: Partial<RankRule> | undefined): RankRule => ({ names: r?.names ?? [], selected: r?.selected ?? [], prefixes: r?.prefixes ?? [] })

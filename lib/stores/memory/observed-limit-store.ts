@@ -1,0 +1,27 @@
+/** In-process ObservedLimitStore: keeps the minimum per (tenant, endpoint), like the DynamoDB adapter. */
+import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
+
+export class MemoryObservedLimitStore implements ObservedLimitStore {
+  private readonly items = new Map<string, ObservedLimitRecord>()
+  /** Round trips served (getMany must be one per chain). */
+  roundTrips = 0
+
+  async lower(record: ObservedLimitRecord) {
+    this.roundTrips++
+    const key = `${record.tenant}\u0000${record.endpoint}`
+    const current = this.items.get(key)
+    if (current && current.maxTools <= record.maxTools) return { maxTools: current.maxTools, lowered: false }
+    this.items.set(key, { ...record })
+    return { maxTools: record.maxTools, lowered: true }
+  }
+
+  async getMany(tenant: string, endpoints: readonly string[]) {
+    this.roundTrips++
+    const out = new Map<string, number>()
+    for (const e of endpoints) {
+      const r = this.items.get(`${tenant}\u0000${e}`)
+      if (r) out.set(e, r.maxTools)
+    }
+    return out
+  }
+}

@@ -1,0 +1,38 @@
+/** In-process ProcessStore with the same promises as the DynamoDB adapter. */
+import { conflict, notFound } from '../../errors'
+import type { ProcessKey, ProcessRecord, ProcessStore } from '../../recipes/ports'
+
+const id = (k: ProcessKey) => `${k.tenant}#${k.project}\u0000${k.id}`
+
+export class MemoryProcessStore implements ProcessStore {
+  private readonly items = new Map<string, ProcessRecord>()
+
+  async create(record: ProcessRecord) {
+    if (this.items.has(id(record))) throw conflict(`process '${record.id}' already exists`)
+    this.items.set(id(record), structuredClone(record))
+  }
+
+  async get(key: ProcessKey, now: number) {
+    const rec = this.items.get(id(key))
+    return rec && rec.expiresAt > now ? structuredClone(rec) : undefined
+  }
+
+  async stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number) {
+    const rec = this.live(key, now)
+    for (const n of names) rec.activations[n] = at
+    rec.expiresAt = expiresAt
+  }
+
+  async markPhantoms(key: ProcessKey, names: string[], now: number) {
+    const rec = this.live(key, now)
+    const fresh = [...new Set(names)].filter((n) => !rec.phantomsReported.includes(n))
+    rec.phantomsReported.push(...fresh)
+    return fresh
+  }
+
+  private live(key: ProcessKey, now: number): ProcessRecord {
+    const rec = this.items.get(id(key))
+    if (!rec || rec.expiresAt <= now) throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+    return rec
+  }
+}

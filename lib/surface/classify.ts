@@ -1,0 +1,185 @@
+/**
+ * Classification per turn (spec §13, §14.2): buckets primary / deferred / activated, then the
+ * budget triage over primary ∪ activated by whole families in tiers. Pure and deterministic:
+ * identical input → identical output (every order is total).
+ */
+import { ServerToolsError } from '../errors'
+import type { ProcessRecord } from '../recipes/ports'
+import type { Tool } from '../tools/contracts'
+import { familyOf, isFloor, RuleMatcher } from './families'
+
+export type Bucket = 'primary' | 'deferred' | 'activated'
+
+/** Triage tiers, most important first (spec §14.2; 0 = the floor, never demoted). */
+export const TIER = { floor: 0, activated: 1, keep: 2, add: 3, builtin: 4, pack: 5, dropFirst: 6 } as const
+
+export interface ClassifyInput {
+  /** Visible tools (allowed ∩ resolvable, the floor included), any order. */
+  tools: readonly Tool[]
+  process: Pick<ProcessRecord, 'promoted' | 'added' | 'deferred' | 'keep' | 'dropFirst' | 'activations' | 'activationTtlMs'>
+  now: number
+  /** At most this many activations keep their class (the most recent ones). */
+  maxActivated: number
+  /** The endpoint limit (min over the chain); undefined = no known limit. */
+  limit?: number
+  /** Slots held back for the engine's own action tool. */
+  reserve: number
+  /** Measured demand per tool name (0 when absent). */
+  demand?: ReadonlyMap<string, number>
+  /** Skill tools for this turn (spec §14.2 withAdditional): primary, ranked as keep, split off their family. */
+  extraKeep?: ReadonlySet<string>
+}
+
+export interface BudgetFacts {
+  limit: number | null
+  reserved: number
+  effective: number | null
+  demoted: number
+  demotedFamilies: string[]
+}
+
+export interface DemotedGroup {
+  family: string
+  tier: number
+  names: string[]
+}
+
+export interface Turn {
+  /** The tools array: alphabetical whatever the ranking. */
+  manifest: Tool[]
+  /** Deferred tools minus this turn's demoted ones, alphabetical (the static discovery block). */
+  deferred: Tool[]
+  /** Exactly this turn's demoted tools, alphabetical (the dynamic block). */
+  demoted: Tool[]
+  /** Demoted groups in demotion order (for the logs). */
+  demotedGroups: DemotedGroup[]
+  bucket: ReadonlyMap<string, Bucket>
+  /** Activations that count this turn (fresh and within the cap), name → timestamp. */
+  activeActivations: ReadonlyMap<string, number>
+  inManifest: ReadonlySet<string>
+  budget: BudgetFacts
+}
+
+const byName = (a: Tool, b: Tool) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+interface Group {
+  key: string
+  family: string
+  members: Tool[]
+  tier: number
+  recency: number
+  demand: number
+}
+
+export function classify(input: ClassifyInput): Turn {
+  const p = input.process
+  const promoted = new Set(p.promoted)
+  const added = new Set(p.added)
+  const deferForced = new Set(p.deferred)
+  const keep = new RuleMatcher(p.keep)
+  const dropFirst = new RuleMatcher(p.dropFirst)
+  const extra = input.extraKeep ?? new Set<string>()
+  const tools = [...input.tools].sort(byName)
+
+  // Fresh activations, most recent first; only the newest maxActivated keep their class.
+  const fresh: [string, number][] = []
+  for (const t of tools) {
+    const at = p.activations[t.name]
+    if (at !== undefined && input.now - at < p.activationTtlMs && !isFloor(t.name)) fresh.push([t.name, at])
+  }
+  fresh.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+  const freshAt = new Map(fresh)
+  const active = new Map(fresh.slice(0, Math.max(0, input.maxActivated)))
+
+  const bucket = new Map<string, Bucket>()
+  const floor: Tool[] = []
+  const candidates: Tool[] = []
+  const deferred: Tool[] = []
+  for (const t of tools) {
+    if (isFloor(t.name)) {
+      bucket.set(t.name, 'primary')
+      floor.push(t)
+      continue
+    }
+    let b: Bucket
+    if (promoted.has(t.name) || extra.has(t.name)) b = 'primary'
+    else if (deferForced.has(t.name)) b = 'deferred'
+    else b = t.primary && !t.deferred ? 'primary' : 'deferred'
+    if (b === 'deferred' && freshAt.has(t.name)) b = 'activated'
+    bucket.set(t.name, b)
+    if (b === 'deferred') deferred.push(t)
+    else candidates.push(t)
+  }
+
+  const tierOf = (t: Tool): number => {
+    if (active.has(t.name)) return TIER.activated
+    if (keep.matches(t.name) || extra.has(t.name)) return TIER.keep
+    if (dropFirst.matches(t.name)) return TIER.dropFirst
+    if (bucket.get(t.name) === 'activated') return TIER.dropFirst // a stale activation: lost its class
+    if (added.has(t.name)) return TIER.add
+    return t.pack || t.name.includes('__') ? TIER.pack : TIER.builtin
+  }
+
+  const budget: BudgetFacts = { limit: input.limit ?? null, reserved: 0, effective: null, demoted: 0, demotedFamilies: [] }
+  if (input.limit === undefined) {
+    const manifest = [...floor, ...candidates].sort(byName)
+    return { manifest, deferred, demoted: [], demotedGroups: [], bucket, activeActivations: active, inManifest: new Set(manifest.map((t) => t.name)), budget }
+  }
+
+  const limit = input.limit
+  if (floor.length > limit) {
+    throw new ServerToolsError(
+      'BUDGET_TOO_SMALL',
+      `the model chain allows ${limit} tool${limit === 1 ? '' : 's'}, but the capability floor alone needs ${floor.length} (${floor.map((t) => t.name).join(', ')}); raise maxTools in the model catalog`,
+      { limit, floor: floor.length, floorTools: floor.map((t) => t.name) },
+    )
+  }
+  const effective = Math.max(limit - Math.max(0, input.reserve), floor.length)
+  budget.effective = effective
+  budget.reserved = limit - effective
+
+  // Groups: whole families, except tools a keep/dropFirst entry (or a skill) names exactly.
+  const groups = new Map<string, Group>()
+  for (const t of candidates) {
+    const split = keep.isNamed(t.name) || dropFirst.isNamed(t.name) || extra.has(t.name)
+    const family = split ? t.name : familyOf(t.name)
+    const key = split ? `=${t.name}` : family
+    let g = groups.get(key)
+    if (!g) groups.set(key, (g = { key, family, members: [], tier: Infinity, recency: -Infinity, demand: 0 }))
+    g.members.push(t)
+    g.tier = Math.min(g.tier, tierOf(t))
+    const at = freshAt.get(t.name)
+    if (at !== undefined) g.recency = Math.max(g.recency, at)
+    g.demand += input.demand?.get(t.name) ?? 0
+  }
+  const ranked = [...groups.values()].sort(
+    (a, b) => a.tier - b.tier || b.recency - a.recency || b.demand - a.demand || (a.family < b.family ? -1 : a.family > b.family ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  )
+
+  let room = effective - floor.length
+  const kept: Tool[] = [...floor]
+  const demoted: Tool[] = []
+  const demotedGroups: DemotedGroup[] = []
+  for (const g of ranked) {
+    if (g.members.length <= room) {
+      room -= g.members.length
+      kept.push(...g.members)
+    } else {
+      demoted.push(...g.members)
+      demotedGroups.push({ family: g.family, tier: g.tier, names: g.members.map((t) => t.name) })
+    }
+  }
+  budget.demoted = demoted.length
+  budget.demotedFamilies = demotedGroups.map((g) => g.family)
+  const manifest = kept.sort(byName)
+  return {
+    manifest,
+    deferred,
+    demoted: demoted.sort(byName),
+    demotedGroups,
+    bucket,
+    activeActivations: active,
+    inManifest: new Set(manifest.map((t) => t.name)),
+    budget,
+  }
+}

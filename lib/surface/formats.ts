@@ -1,0 +1,58 @@
+/**
+ * The tools array in each provider's wire shape: native/MCP `{ name, description, inputSchema }`,
+ * OpenAI chat-completions `{ type: 'function', function: { name, description, parameters } }`,
+ * Anthropic Messages `{ name, description, input_schema[, defer_loading] }`. Each tool's JSON is
+ * rendered once per tool object and format (tool objects are cached by document version).
+ */
+import type { JsonSchema, Tool } from '../tools/contracts'
+
+export const MANIFEST_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const
+export type ManifestFormat = (typeof MANIFEST_FORMATS)[number]
+
+/** OpenAI and Anthropic accept tool names matching this. */
+export const PROVIDER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+const cache: Record<string, WeakMap<Tool, string>> = {}
+
+/** The name a provider accepts: the tool's own, else its first alias that fits. */
+export function wireName(tool: Tool): string {
+  if (PROVIDER_NAME.test(tool.name)) return tool.name
+  return tool.aliases?.find((a) => PROVIDER_NAME.test(a)) ?? tool.name
+}
+
+function objectSchema(schema: JsonSchema): JsonSchema {
+  return schema && typeof schema === 'object' && schema.type === 'object' ? schema : { ...(schema ?? {}), type: 'object' }
+}
+
+function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unknown {
+  switch (format) {
+    case 'openai':
+      return { type: 'function', function: { name: wireName(tool), description: tool.description, parameters: objectSchema(tool.inputSchema) } }
+    case 'anthropic':
+      return { name: wireName(tool), description: tool.description, input_schema: objectSchema(tool.inputSchema), ...(deferLoading ? { defer_loading: true } : {}) }
+    case 'mcp':
+    case 'native':
+      return { name: tool.name, description: tool.description, inputSchema: objectSchema(tool.inputSchema) }
+  }
+}
+
+export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false): string {
+  const key = deferLoading ? `${format}+defer` : format
+  const map = (cache[key] ??= new WeakMap())
+  let json = map.get(tool)
+  if (json === undefined) {
+    json = JSON.stringify(render(tool, format, deferLoading))
+    map.set(tool, json)
+  }
+  return json
+}
+
+/**
+ * The tools array as JSON text. With `deferred` (Anthropic only), those tools are appended with
+ * `defer_loading: true` and the whole array stays alphabetical.
+ */
+export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, deferred: readonly Tool[] = []): string {
+  if (!deferred.length) return `[${tools.map((t) => toolJson(t, format)).join(',')}]`
+  const all = [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) => (a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0))
+  return `[${all.map(({ t, d }) => toolJson(t, format, d)).join(',')}]`
+}

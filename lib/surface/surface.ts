@@ -1,0 +1,342 @@
+/**
+ * The process surface: what one process may see and call this turn. It is the ToolGate for
+ * every call made inside a process (a model's, `invoke_tool`'s, a script's `vance.tools.call`),
+ * the DiscoverySurface the meta-tools work on, and the source of the per-turn manifest.
+ */
+import { invalidInput } from '../errors'
+import type { SurfaceDocuments } from '../recipes/catalog'
+import type { ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
+import type { ProcessService } from '../recipes/spawn'
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+import type { DescribedTool, DiscoverySurface, Tool, ToolOutcome } from '../tools/contracts'
+import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
+import type { ServerToolService } from '../tools/service'
+import { classify, type Bucket, type Turn } from './classify'
+import { diagnoseEmptyResponse, type DiagnosisMessage, type PhantomOrigin } from './diagnosis'
+import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
+import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
+import { toolsArrayJson, type ManifestFormat } from './formats'
+import type { ObservedLimits } from './limits'
+
+export interface SurfaceSettings {
+  /** Slots kept free for the engine's own action tool (deployment setting, default 1). */
+  reserve: number
+  /** Activations that keep their class (spec §14.2 max-activated-tools, default 40). */
+  maxActivated: number
+  /** A process lives this long after its last write (default 24 h). */
+  processTtlMs: number
+}
+
+export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = { reserve: 1, maxActivated: 40, processTtlMs: 24 * 3600_000 }
+
+/** Measured demand per tool for a role (spec §14.4); the Usage feature plugs in here. */
+export interface DemandSource {
+  demand(tenant: string, project: string, role: string): Promise<ReadonlyMap<string, number>>
+}
+
+export interface SurfaceDeps {
+  tools: ServerToolService
+  documents: SurfaceDocuments
+  processes: ProcessService
+  store: ProcessStore
+  limits: ObservedLimits
+  /** tool_list, tool_description, invoke_tool: resolved by the surface itself, never through the cascade. */
+  metaTools: readonly Tool[]
+  log: Logger
+  clock: Clock
+  settings: SurfaceSettings
+  demand?: DemandSource
+}
+
+export interface ManifestRequest {
+  format?: ManifestFormat
+  /** Skill tools (spec §14.2 withAdditional): added as keep, triaged again. */
+  extraTools?: readonly string[]
+  /** Anthropic only: append deferred and demoted tools with `defer_loading: true`. */
+  deferLoading?: boolean
+}
+
+export interface LimitFacts {
+  limit?: number
+  chain: { model: string; catalog?: number; catalogSource: string; learned?: number }[]
+}
+
+export class SurfaceService {
+  private readonly meta: Map<string, Tool>
+
+  constructor(private readonly deps: SurfaceDeps) {
+    this.meta = new Map(deps.metaTools.map((t) => [t.name, t]))
+    for (const n of META_TOOLS) if (!this.meta.has(n)) throw new Error(`the surface needs the meta-tool '${n}'`)
+  }
+
+  get settings() {
+    return this.deps.settings
+  }
+
+  async open(key: ProcessKey): Promise<ProcessSurface> {
+    const record = await this.deps.processes.get(key)
+    return new ProcessSurface(this.deps, this.meta, record)
+  }
+
+  /** The manifest body (JSON text): tools, discovery blocks, prompt hints, budget facts. */
+  async manifest(key: ProcessKey, req: ManifestRequest = {}): Promise<string> {
+    return (await this.open(key)).manifest(req)
+  }
+
+  /** A tool call through the process's gates. */
+  async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
+    const surface = await this.open(key)
+    return dispatcher.call(surface.gate, surface.caller(subject), name, params)
+  }
+}
+
+export class ProcessSurface implements DiscoverySurface {
+  private visibleP?: Promise<Visible>
+  private limitP?: Promise<LimitFacts>
+  private demandP?: Promise<ReadonlyMap<string, number>>
+  private turnP?: Promise<Turn>
+  private readonly promoted: Set<string>
+  private readonly deferForced: Set<string>
+  readonly gate: ToolGate
+
+  constructor(
+    private readonly deps: SurfaceDeps,
+    private readonly meta: ReadonlyMap<string, Tool>,
+    readonly record: ProcessRecord,
+  ) {
+    this.promoted = new Set(record.promoted)
+    this.deferForced = new Set(record.deferred)
+    this.gate = {
+      resolve: (name) => this.resolveForCall(name),
+      names: async () => (await this.visible()).tools.map((t) => t.name),
+      surface: this,
+    }
+  }
+
+  get key(): ProcessKey {
+    return { tenant: this.record.tenant, project: this.record.project, id: this.record.id }
+  }
+
+  caller(subject: string): CallerIdentity {
+    return { tenant: this.record.tenant, project: this.record.project, subject, processId: this.record.id, role: this.record.role }
+  }
+
+  /** allowed ∩ resolvable, plus the floor (always) and invoke_tool (when allowed). */
+  visible(): Promise<Visible> {
+    return (this.visibleP ??= this.loadVisible())
+  }
+
+  /** min over the chain of (catalog maxTools, learned limit). */
+  limit(): Promise<LimitFacts> {
+    return (this.limitP ??= this.loadLimit())
+  }
+
+  turn(): Promise<Turn> {
+    return (this.turnP ??= this.computeTurn())
+  }
+
+  async manifest(req: ManifestRequest = {}): Promise<string> {
+    const format = req.format ?? 'native'
+    let turn: Turn
+    if (req.extraTools?.length) {
+      const v = await this.visible()
+      const outside = req.extraTools.filter((n) => !v.byName.has(n))
+      if (outside.length) {
+        throw invalidInput(`extraTools names tools outside this process's allowed list: ${outside.join(', ')}`, outside.map((n) => ({ pointer: '/extraTools', message: `'${n}' is not visible to this process` })))
+      }
+      turn = await this.computeTurn(new Set(req.extraTools.map((n) => v.byName.get(n)!.name)))
+    } else turn = await this.turn()
+    this.logBudget(turn)
+    const deferLoading = format === 'anthropic' && req.deferLoading === true
+    const tools = toolsArrayJson(turn.manifest, format, deferLoading ? [...turn.deferred, ...turn.demoted] : [])
+    return (
+      `{"tools":${tools}` +
+      `,"discoveryBlock":${JSON.stringify(discoveryBlock(turn.deferred))}` +
+      `,"demotedDiscoveryBlock":${JSON.stringify(demotedDiscoveryBlock(turn.demoted))}` +
+      `,"promptHints":${JSON.stringify(distinctHints(turn.manifest))}` +
+      `,"budget":${JSON.stringify(turn.budget)}}`
+    )
+  }
+
+  // ────────── DiscoverySurface (tool_list, tool_description) ──────────
+
+  async list(prefix?: string): Promise<{ inContext: string[]; available: string[]; packHints: Record<string, string> }> {
+    const [v, turn] = await Promise.all([this.visible(), this.turn()])
+    const p = (prefix ?? '').trim().toLowerCase()
+    const inContext: string[] = []
+    const available: string[] = []
+    const packHints: Record<string, string> = {}
+    for (const t of v.tools) {
+      if (p && !t.name.toLowerCase().startsWith(p)) continue
+      ;(turn.inManifest.has(t.name) ? inContext : available).push(t.name)
+      const hint = t.promptHint?.trim()
+      if (t.pack && hint && !(t.pack in packHints)) packHints[t.pack] = hint
+    }
+    return { inContext, available, packHints }
+  }
+
+  async describe(names: readonly string[], max: number): Promise<{ described: DescribedTool[]; unknown: string[]; skipped: string[] }> {
+    const [v, turn] = await Promise.all([this.visible(), this.turn()])
+    const unknown: string[] = []
+    const known: Tool[] = []
+    const seen = new Set<string>()
+    for (const n of names) {
+      const t = v.byName.get(n)
+      if (!t) unknown.push(n)
+      else if (!seen.has(t.name)) {
+        seen.add(t.name)
+        known.push(t)
+      }
+    }
+    const chosen = known.slice(0, max)
+    const skipped = known.slice(max).map((t) => t.name)
+    const now = this.deps.clock.now()
+    const toStamp = chosen.filter((t) => !isFloor(t.name) && (!turn.inManifest.has(t.name) || this.isFresh(t.name, now)))
+    if (toStamp.length) await this.stamp(toStamp.map((t) => t.name))
+    const described = chosen.map(
+      (t): DescribedTool => ({
+        name: t.name,
+        description: t.description,
+        paramsSchema: t.inputSchema,
+        primary: turn.bucket.get(t.name) === 'primary',
+        deferred: !turn.inManifest.has(t.name),
+        activated: this.isFresh(t.name, this.deps.clock.now()),
+        searchHint: searchHintOf(t),
+        source: t.source,
+      }),
+    )
+    return { described, unknown, skipped }
+  }
+
+  // ────────── internals ──────────
+
+  private async resolveForCall(name: string): Promise<Tool | undefined> {
+    const v = await this.visible()
+    const tool = v.byName.get(name)
+    if (!tool) {
+      // Allowed but not listed: a broken configuration says so (INVALID_CONFIG → a tool error with the reason).
+      if (!META_TOOLS.includes(name) && this.record.allowed.includes(name)) await this.deps.tools.lookup(this.record.tenant, this.record.project, name)
+      return undefined
+    }
+    if (isFloor(tool.name)) return tool
+    return { ...tool, invoke: async (params, ctx) => (await this.noteUse(tool), tool.invoke(params, ctx)) }
+  }
+
+  /** A call to a tool outside this turn's manifest activates it; a call to an activated tool re-stamps it. */
+  private async noteUse(tool: Tool) {
+    const now = this.deps.clock.now()
+    if (this.baseBucket(tool) === 'deferred' || this.isFresh(tool.name, now)) return this.stamp([tool.name])
+    if (this.record.models.length && !(await this.turn()).inManifest.has(tool.name)) return this.stamp([tool.name])
+  }
+
+  private baseBucket(t: Tool): Exclude<Bucket, 'activated'> {
+    if (isFloor(t.name) || this.promoted.has(t.name)) return 'primary'
+    if (this.deferForced.has(t.name)) return 'deferred'
+    return t.primary && !t.deferred ? 'primary' : 'deferred'
+  }
+
+  private isFresh(name: string, now: number) {
+    const at = this.record.activations[name]
+    return at !== undefined && now - at < this.record.activationTtlMs
+  }
+
+  private async stamp(names: string[]) {
+    const now = this.deps.clock.now()
+    await this.deps.store.stampActivations(this.key, names, now, now + this.deps.settings.processTtlMs, now)
+    for (const n of names) this.record.activations[n] = now
+  }
+
+  private async loadVisible(): Promise<Visible> {
+    const { tools: inventory } = await this.deps.tools.listAll(this.record.tenant, this.record.project)
+    const allowed = new Set(this.record.allowed)
+    const tools: Tool[] = []
+    for (const t of inventory) if (!META_TOOLS.includes(t.name) && allowed.has(t.name)) tools.push(t)
+    for (const n of CAPABILITY_FLOOR) tools.push(this.meta.get(n)!)
+    if (allowed.has(INVOKE_TOOL)) tools.push(this.meta.get(INVOKE_TOOL)!)
+    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const byName = new Map<string, Tool>()
+    for (const t of tools) byName.set(t.name, t)
+    for (const t of tools) for (const a of t.aliases ?? []) if (!byName.has(a)) byName.set(a, t)
+    return { tools, byName }
+  }
+
+  private async loadLimit(): Promise<LimitFacts> {
+    const chain = this.record.models
+    if (!chain.length) return { chain: [] }
+    const [catalog, learned] = await Promise.all([
+      this.deps.documents.chainLimits(this.record.tenant, this.record.project, chain),
+      this.deps.limits.forChain(this.record.tenant, chain),
+    ])
+    let limit: number | undefined
+    const facts: LimitFacts['chain'] = []
+    for (const e of catalog.entries) {
+      const l = learned.get(e.model)
+      facts.push({ ...e, ...(l !== undefined ? { learned: l } : {}) })
+      for (const v of [e.catalog, l]) if (v !== undefined) limit = limit === undefined ? v : Math.min(limit, v)
+    }
+    return { limit, chain: facts }
+  }
+
+  private async computeTurn(extraKeep?: ReadonlySet<string>): Promise<Turn> {
+    this.demandP ??= this.deps.demand ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role) : Promise.resolve(new Map())
+    const [v, limit, demand] = await Promise.all([this.visible(), this.limit(), this.demandP])
+    return classify({
+      tools: v.tools,
+      process: this.record,
+      now: this.deps.clock.now(),
+      maxActivated: this.deps.settings.maxActivated,
+      limit: limit.limit,
+      reserve: this.deps.settings.reserve,
+      demand,
+      ...(extraKeep ? { extraKeep } : {}),
+    })
+  }
+
+  private logBudget(turn: Turn) {
+    if (!turn.budget.demoted) return
+    const ids = { tenant: this.record.tenant, project: this.record.project, processId: this.record.id }
+    this.deps.log.log('info', 'surface.budget_demoted', {
+      ...ids,
+      limit: turn.budget.limit,
+      reserved: turn.budget.reserved,
+      effective: turn.budget.effective,
+      demoted: turn.budget.demoted,
+      families: turn.demotedGroups.map((g) => ({ family: g.family, count: g.names.length })),
+    })
+    this.deps.log.log('debug', 'surface.budget_demoted_names', { ...ids, names: turn.demotedGroups.flatMap((g) => g.names) })
+  }
+
+  /** Spec §13.2: phantom candidates of an empty response; each new phantom is reported (WARN) once per process. */
+  async diagnoseEmptyResponse(input: { messages: DiagnosisMessage[]; offeredTools: string[]; finishReason?: string }) {
+    const { tools: inventory } = await this.deps.tools.listAll(this.record.tenant, this.record.project)
+    const known = new Set<string>(META_TOOLS)
+    for (const t of inventory) {
+      known.add(t.name)
+      for (const a of t.aliases ?? []) known.add(a)
+    }
+    const diagnosis = diagnoseEmptyResponse({ messages: input.messages, offered: new Set(input.offeredTools), known, finishReason: input.finishReason })
+    const ids = { tenant: this.record.tenant, project: this.record.project, processId: this.record.id }
+    let fresh = new Set<string>()
+    if (diagnosis.kind === 'phantom') {
+      fresh = new Set(await this.deps.store.markPhantoms(this.key, diagnosis.phantoms.map((p) => p.name), this.deps.clock.now()))
+      for (const p of diagnosis.phantoms) {
+        if (fresh.has(p.name)) this.deps.log.log('warn', 'llm.diagnostic', { ...ids, kind: 'phantom', tool: p.name, origin: p.origin, finishReason: input.finishReason ?? null })
+      }
+    } else if (diagnosis.kind === 'blank') {
+      this.deps.log.log('warn', 'llm.diagnostic', { ...ids, kind: 'blank', finishReason: input.finishReason ?? null, offeredTools: input.offeredTools.length })
+    }
+    return {
+      kind: diagnosis.kind,
+      phantoms: diagnosis.phantoms.map((p): { name: string; origin: PhantomOrigin; firstReport: boolean } => ({ ...p, firstReport: fresh.has(p.name) })),
+      ...(diagnosis.reason ? { reason: diagnosis.reason } : {}),
+    }
+  }
+}
+
+interface Visible {
+  /** Sorted by name. */
+  tools: Tool[]
+  /** Names and aliases → tool. */
+  byName: Map<string, Tool>
+}

@@ -1,0 +1,33 @@
+/** Built-in `tool_list` (spec §13): the names a process can use, split by whether their schema is in context. */
+import type { Tool } from '../contracts'
+import { success, toolError } from '../contracts'
+
+export const NO_SURFACE = 'works inside a process: spawn one (POST /projects/{project}/processes) and call it through /processes/{id}/tool-calls'
+
+export const toolListTool: Tool = {
+  name: 'tool_list',
+  description:
+    'List the names of every tool you can use. `inContext` tools are in your tool list now; `available` tools can be loaded with tool_description. Optional `prefix` keeps names starting with it (case-insensitive).',
+  inputSchema: {
+    type: 'object',
+    properties: { prefix: { type: 'string', description: 'Only names starting with this (case-insensitive), e.g. "gmail__"' } },
+    additionalProperties: false,
+  },
+  labels: ['meta'],
+  primary: true,
+  deferred: false,
+  source: 'builtin',
+  typeId: 'builtin',
+  searchHint: 'names of all tools you can use',
+  async invoke(params, ctx) {
+    if (!ctx.surface) return toolError(`tool_list ${NO_SURFACE}.`)
+    const prefix = typeof params.prefix === 'string' ? params.prefix : undefined
+    const { inContext, available, packHints } = await ctx.surface.list(prefix)
+    return success({
+      count: inContext.length + available.length,
+      inContext,
+      available,
+      ...(Object.keys(packHints).length ? { packHints } : {}),
+    })
+  },
+}
