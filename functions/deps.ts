@@ -31,6 +31,7 @@ import { ServerToolService } from '../lib/tools/service'
 import { docLookupFactory } from '../lib/tools/types/doc_lookup'
 import { McpToolFactory } from '../lib/tools/types/mcp'
 import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
+import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
 import type { AppDeps } from './http/app'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
@@ -73,7 +74,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const egress = opts.egress ?? new EgressClient({ tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
-  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), ...(opts.extraFactories ?? [])])
+  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
