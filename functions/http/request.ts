@@ -38,9 +38,16 @@ export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}
 export async function objectBody(c: Context): Promise<Record<string, unknown>> {
   const text = await bodyText(c)
   if (!text.trim()) return {}
-  const parsed = parseYaml(text)
-  if (!parsed.ok) throw invalidInput('the body is not valid JSON', parsed.issues)
-  const data = parsed.value.data
+  let data: unknown
+  try {
+    // The hot path (tool calls) sends JSON: parse it natively, ~20× cheaper than the YAML parser.
+    data = JSON.parse(text)
+  } catch {
+    // YAML (a JSON superset) for YAML bodies, and for the line/column of a JSON syntax error.
+    const parsed = parseYaml(text)
+    if (!parsed.ok) throw invalidInput('the body is not valid JSON', parsed.issues)
+    data = parsed.value.data
+  }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalidInput('the body must be a JSON object', [{ pointer: '', message: 'expected an object' }])
   return data as Record<string, unknown>
 }

@@ -14,7 +14,6 @@ import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import type { ToolUsageStore, UsageIncrement, UsageKey } from './ports'
-import { laterOf } from './ports'
 
 export interface UsageDelta {
   calls?: number
@@ -46,8 +45,35 @@ export interface FlushReport {
 
 const keyOf = (k: UsageKey) => `${k.tenant}\u0000${k.project}\u0000${k.role}\u0000${k.tool}`
 
+/** A pending key: counts, and the instants as epoch ms (formatted once, when written). */
+interface Pending {
+  key: UsageKey
+  family: string
+  calls: number
+  discoveryHits: number
+  listedHits: number
+  lastCallMs: number
+  lastDiscoveryMs: number
+  lastListedMs: number
+}
+
+const NEVER = -Infinity
+
+function incrementOf(p: Pending): UsageIncrement {
+  return {
+    ...p.key,
+    family: p.family,
+    calls: p.calls,
+    discoveryHits: p.discoveryHits,
+    listedHits: p.listedHits,
+    ...(p.lastCallMs !== NEVER ? { lastCallAt: iso(p.lastCallMs) } : {}),
+    ...(p.lastDiscoveryMs !== NEVER ? { lastDiscoveryAt: iso(p.lastDiscoveryMs) } : {}),
+    ...(p.lastListedMs !== NEVER ? { lastListedAt: iso(p.lastListedMs) } : {}),
+  }
+}
+
 export class UsageRecorder {
-  private pending = new Map<string, UsageIncrement>()
+  private pending = new Map<string, Pending>()
   private readonly inFlight = new Set<Promise<FlushReport>>()
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly flushDelayMs: number
@@ -70,25 +96,25 @@ export class UsageRecorder {
     const discoveryHits = delta.discoveryHits ?? 0
     const listedHits = delta.listedHits ?? 0
     if (calls <= 0 && discoveryHits <= 0 && listedHits <= 0) return
-    const at = iso(this.opts.clock.now())
+    const at = this.opts.clock.now()
     const id = keyOf(key)
     let entry = this.pending.get(id)
     if (!entry) {
-      entry = { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool, family, calls: 0, discoveryHits: 0, listedHits: 0 }
+      entry = { key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool }, family, calls: 0, discoveryHits: 0, listedHits: 0, lastCallMs: NEVER, lastDiscoveryMs: NEVER, lastListedMs: NEVER }
       this.pending.set(id, entry)
     }
     entry.family = family
     if (calls > 0) {
       entry.calls += calls
-      entry.lastCallAt = laterOf(entry.lastCallAt, at)
+      if (at > entry.lastCallMs) entry.lastCallMs = at
     }
     if (discoveryHits > 0) {
       entry.discoveryHits += discoveryHits
-      entry.lastDiscoveryAt = laterOf(entry.lastDiscoveryAt, at)
+      if (at > entry.lastDiscoveryMs) entry.lastDiscoveryMs = at
     }
     if (listedHits > 0) {
       entry.listedHits += listedHits
-      entry.lastListedAt = laterOf(entry.lastListedAt, at)
+      if (at > entry.lastListedMs) entry.lastListedMs = at
     }
     if (this.pending.size >= this.maxPendingKeys) void this.flush()
     else if (this.timer === undefined && this.flushDelayMs > 0) {
@@ -115,7 +141,7 @@ export class UsageRecorder {
       this.timer = undefined
     }
     if (this.pending.size > 0) {
-      const batch = [...this.pending.values()]
+      const batch = [...this.pending.values()].map(incrementOf)
       this.pending = new Map()
       const run = this.writeAll(batch)
       this.inFlight.add(run)
