@@ -343,13 +343,16 @@ const tooDeep = (limits: SandboxLimits): SandboxFailure => ({
 })
 
 function checkedText(text: string, limits: SandboxLimits): Read {
-  // UTF-16 length is a lower bound of the UTF-8 size: huge texts are refused before measuring them.
-  const bytes = text.length > limits.maxResultBytes ? text.length : utf8Bytes(text)
+  // UTF-16 length is a lower bound of the UTF-8 size: huge texts are refused without measuring them.
+  const huge = text.length > 8 * limits.maxResultBytes
+  const bytes = huge ? text.length : utf8Bytes(text)
   if (bytes > limits.maxResultBytes)
     return {
       result: {
         error: 'RESOURCE_EXHAUSTED',
-        message: `the result is ${text.length > limits.maxResultBytes ? 'at least ' : ''}${formatBytes(bytes)} of JSON; the limit is ${formatBytes(limits.maxResultBytes)}`,
+        message: huge
+          ? `the result is more than ${formatBytes(bytes)} of JSON; the limit is ${formatBytes(limits.maxResultBytes)}`
+          : `the result is ${bytes.toLocaleString('en-US')} bytes of JSON; the limit is ${limits.maxResultBytes.toLocaleString('en-US')} (${formatBytes(limits.maxResultBytes)})`,
       },
     }
   if (jsonDepth(text) > limits.maxResultDepth) return { result: tooDeep(limits) }
