@@ -39,7 +39,7 @@ export interface ProcessRecord {
   activationTtlMs: number
   /** Tool name → epoch ms of its last activation or use. */
   activations: Record<string, number>
-  /** Phantom tool names already reported for this process (spec §13.2 dedup). */
+  /** Phantom tool names already reported for this process (spec §13.2 dedup), sorted. */
   phantomsReported: string[]
   createdAt: number
   createdBy: string

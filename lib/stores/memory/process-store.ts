@@ -26,7 +26,7 @@ export class MemoryProcessStore implements ProcessStore {
   async markPhantoms(key: ProcessKey, names: string[], now: number) {
     const rec = this.live(key, now)
     const fresh = [...new Set(names)].filter((n) => !rec.phantomsReported.includes(n))
-    rec.phantomsReported.push(...fresh)
+    rec.phantomsReported = [...rec.phantomsReported, ...fresh].sort()
     return fresh
   }
 

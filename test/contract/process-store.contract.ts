@@ -1,0 +1,103 @@
+/**
+ * The ProcessStore contract. Runs on memory (test/unit/surface/stores.test.ts) and DynamoDB
+ * (test/integration/aws-surface-stores.test.ts, on dynalite — which has no TTL, so expiry must be
+ * enforced on read by the adapter itself).
+ */
+import { beforeEach, describe, expect, it } from 'vitest'
+import type { ProcessRecord, ProcessStore } from '../../lib/recipes/ports'
+import { expectCode } from './document-store.contract'
+
+const NOW = Date.UTC(2026, 0, 1)
+const HOUR = 3600_000
+
+export function sampleProcess(over: Partial<ProcessRecord> = {}): ProcessRecord {
+  return {
+    tenant: 'acme',
+    project: 'shop',
+    id: 'proc-1',
+    recipe: 'chat',
+    engine: 'default',
+    role: 'chat',
+    roles: ['chat'],
+    models: ['openai/gpt-4o', 'anthropic/claude'],
+    allowed: ['doc_read', 'gmail__send', 'tool_list', 'weather-now'],
+    promoted: ['weather-now'],
+    added: ['weather-now'],
+    deferred: ['gmail__send'],
+    keep: { names: ['doc_read'], selected: [], prefixes: ['doc_'] },
+    dropFirst: { names: [], selected: ['gmail__send'], prefixes: [] },
+    activationTtlMs: 15 * 60_000,
+    activations: {},
+    phantomsReported: [],
+    createdAt: NOW,
+    createdBy: 'alice',
+    expiresAt: NOW + HOUR,
+    ...over,
+  }
+}
+
+export function processStoreContract(name: string, make: () => Promise<ProcessStore>) {
+  describe(`ProcessStore contract (${name})`, () => {
+    let store: ProcessStore
+    const key = { tenant: 'acme', project: 'shop', id: 'proc-1' }
+    beforeEach(async () => {
+      store = await make()
+    })
+
+    it('round-trips every field of a process', async () => {
+      const rec = sampleProcess()
+      await store.create(rec)
+      expect(await store.get(key, NOW)).toEqual(rec)
+    })
+
+    it('refuses a second process with the same id', async () => {
+      await store.create(sampleProcess())
+      await expectCode(store.create(sampleProcess({ recipe: 'other' })), 'CONFLICT')
+      expect((await store.get(key, NOW))?.recipe).toBe('chat')
+    })
+
+    it('keeps processes of other projects and tenants apart', async () => {
+      await store.create(sampleProcess())
+      expect(await store.get({ ...key, project: 'other' }, NOW)).toBeUndefined()
+      expect(await store.get({ ...key, tenant: 'globex' }, NOW)).toBeUndefined()
+    })
+
+    it('hides a process once it expired, and refuses updates to it', async () => {
+      await store.create(sampleProcess())
+      expect(await store.get(key, NOW + HOUR - 1)).toBeDefined()
+      expect(await store.get(key, NOW + HOUR)).toBeUndefined()
+      await expectCode(store.stampActivations(key, ['doc_read'], NOW + HOUR, NOW + 2 * HOUR, NOW + HOUR), 'NOT_FOUND')
+      await expectCode(store.markPhantoms(key, ['x'], NOW + HOUR), 'NOT_FOUND')
+    })
+
+    it('stamps activations per name (names with dashes and dots too) and moves the expiry', async () => {
+      await store.create(sampleProcess())
+      await store.stampActivations(key, ['gmail__send', 'weather-now'], NOW + 1000, NOW + 3 * HOUR, NOW + 1000)
+      await store.stampActivations(key, ['doc.read'], NOW + 2000, NOW + 3 * HOUR, NOW + 2000)
+      await store.stampActivations(key, ['gmail__send'], NOW + 3000, NOW + 3 * HOUR, NOW + 3000)
+      const rec = await store.get(key, NOW + 2 * HOUR)
+      expect(rec?.activations).toEqual({ 'gmail__send': NOW + 3000, 'weather-now': NOW + 1000, 'doc.read': NOW + 2000 })
+      expect(rec?.expiresAt).toBe(NOW + 3 * HOUR)
+    })
+
+    it('loses no activation when stamps of different tools run concurrently', async () => {
+      await store.create(sampleProcess())
+      const names = Array.from({ length: 12 }, (_, i) => `tool_${i}`)
+      await Promise.all(names.map((n, i) => store.stampActivations(key, [n], NOW + i, NOW + HOUR, NOW)))
+      expect(Object.keys((await store.get(key, NOW))!.activations).sort()).toEqual([...names].sort())
+    })
+
+    it('reports each phantom as new exactly once', async () => {
+      await store.create(sampleProcess())
+      expect(await store.markPhantoms(key, ['web_search', 'jira'], NOW)).toEqual(['web_search', 'jira'])
+      expect(await store.markPhantoms(key, ['jira', 'slack', 'slack'], NOW)).toEqual(['slack'])
+      expect(await store.markPhantoms(key, [], NOW)).toEqual([])
+      expect((await store.get(key, NOW))?.phantomsReported).toEqual(['jira', 'slack', 'web_search'])
+    })
+
+    it('answers NOT_FOUND for updates to a process that never existed', async () => {
+      await expectCode(store.stampActivations(key, ['a'], NOW, NOW + HOUR, NOW), 'NOT_FOUND')
+      await expectCode(store.markPhantoms(key, ['a'], NOW), 'NOT_FOUND')
+    })
+  })
+}

@@ -1,0 +1,43 @@
+/** The process and observed-limit contracts on DynamoDB (dynalite), plus what only the AWS adapters promise. */
+import { describe, expect, it } from 'vitest'
+import { DynamoObservedLimitStore, observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
+import { DynamoProcessStore, processesTableSpec } from '../../lib/stores/aws/process-store'
+import { ensureTable } from '../../lib/stores/aws/provision'
+import { observedLimitStoreContract } from '../contract/observed-limit-store.contract'
+import { processStoreContract, sampleProcess } from '../contract/process-store.contract'
+import { awsTestClients, uniqueSuffix } from '../support/aws'
+
+async function freshProcessStore() {
+  const tableName = `processes-${uniqueSuffix()}`
+  await ensureTable(awsTestClients().ddb, processesTableSpec(tableName))
+  return { store: new DynamoProcessStore({ ddb: awsTestClients().doc, tableName }), tableName }
+}
+
+async function freshLimitStore() {
+  const tableName = `observed-limits-${uniqueSuffix()}`
+  await ensureTable(awsTestClients().ddb, observedLimitsTableSpec(tableName))
+  return new DynamoObservedLimitStore({ ddb: awsTestClients().doc, tableName })
+}
+
+processStoreContract('dynamodb', async () => (await freshProcessStore()).store)
+observedLimitStoreContract('dynamodb', freshLimitStore)
+
+describe('DynamoProcessStore on dynalite', () => {
+  it('writes the expiry as epoch seconds in the TTL attribute the table spec names', async () => {
+    const { store, tableName } = await freshProcessStore()
+    const rec = sampleProcess({ expiresAt: Date.UTC(2026, 0, 1, 1, 0, 0, 500) })
+    await store.create(rec)
+    expect(processesTableSpec(tableName)).toMatchObject({ hashKey: { name: 'scope' }, rangeKey: { name: 'id' }, ttlAttribute: 'expiresAt' })
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb')
+    const out = await awsTestClients().doc.send(new GetCommand({ TableName: tableName, Key: { scope: 'acme#shop', id: 'proc-1' } }))
+    expect(out.Item).toMatchObject({ expiresAt: Math.ceil(rec.expiresAt / 1000), expiresAtMs: rec.expiresAt })
+  })
+
+  it('answers with one BatchGetItem for a whole chain of learned limits', async () => {
+    const store = await freshLimitStore()
+    await store.lower({ tenant: 'acme', endpoint: 'a/x', maxTools: 5, observedAt: 'now' })
+    const before = store.roundTrips
+    const got = await store.getMany('acme', ['a/x', 'b/y', 'c/z'])
+    expect([got.get('a/x'), store.roundTrips - before]).toEqual([5, 1])
+  })
+})
