@@ -22,7 +22,7 @@ import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
-import { UsageService } from '../lib/usage/service'
+import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
 import { ToolDispatcher } from '../lib/tools/dispatcher'
@@ -34,6 +34,7 @@ import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
 import type { AppDeps } from './http/app'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
+import { roleSurfaceLookup } from './usage-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
 import type { ObservedLimitStore } from '../lib/surface/limits'
@@ -78,7 +79,8 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const builtins = new BuiltinRegistry([whoamiTool, ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
-  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log })
+  let roleSurfaces: RoleSurfaceLookup = async () => new Map()
+  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log, surfaces: (t, p, r) => roleSurfaces(t, p, r) })
   if (opts.countUsage !== false) dispatcher.addListener(usage.counter)
   const agent = buildAgentSurface({
     store: opts.store,
@@ -92,6 +94,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     settings: opts.surface,
     demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
   })
+  roleSurfaces = roleSurfaceLookup({ tools, documents: agent.surfaceDocuments, limits: agent.observedLimits, metaTools: META_BUILTINS, settings: agent.surface.settings, clock, log })
   return {
     tools,
     documents: new DocumentService(opts.store, cascade, checkSurfaceDocument),

@@ -10,6 +10,7 @@ import type { Logger } from '../runtime/logger'
 import { CAPABILITY_FLOOR } from '../surface/families'
 import type { Tool } from '../tools/contracts'
 import type { ServerToolService } from '../tools/service'
+import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
 import { DOC_NAME_PATTERN, enginePath, parseEntry, parseModelRef, recipePath } from './documents'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
@@ -98,7 +99,7 @@ export class ProcessService {
       id: this.deps.newId?.() ?? randomUUID(),
       recipe: recipeName,
       engine: engineName,
-      role: recipeName,
+      role: usageRole({ recipe: recipeName, engine: engineName }),
       roles: engine.config.roles,
       models: [...models],
       allowed: sorted(allowed),

@@ -12,6 +12,7 @@ import type { Logger } from '../runtime/logger'
 import type { DescribedTool, DiscoverySurface, Tool, ToolOutcome } from '../tools/contracts'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
+import { usageRole } from '../usage/role'
 import { classify, type Bucket, type Turn } from './classify'
 import { diagnoseEmptyResponse, type DiagnosisMessage, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
@@ -119,7 +120,7 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   caller(subject: string): CallerIdentity {
-    return { tenant: this.record.tenant, project: this.record.project, subject, processId: this.record.id, role: this.record.role }
+    return { tenant: this.record.tenant, project: this.record.project, subject, processId: this.record.id, role: this.record.role || usageRole(this.record) }
   }
 
   /** allowed ∩ resolvable, plus the floor (always) and invoke_tool (when allowed). */
