@@ -1,0 +1,107 @@
+/// <reference path="./.sst/platform/config.d.ts" />
+/**
+ * Deployment: SST v3+ config, written for and pinned to sst@4.17.1 (package.json devDependencies,
+ * exact pin; `npm run deploy` = `sst deploy`). Evaluated by test/deploy/sst-config.test.ts against
+ * stand-ins for SST's globals, which asserts that the keys, handler, links and files below match
+ * what lib/stores/aws and functions/ expect.
+ *
+ * Runtime code reads what is declared here only in functions/: linked names via `Resource.<Name>`
+ * (functions/api.ts) and settings via environment variables.
+ */
+
+/**
+ * ESM bundles of the AWS SDK call `require('node:https')` etc.; esbuild's ESM output has no
+ * `require`, so without this banner the function fails at cold start with
+ * "Dynamic require of node:https is not supported".
+ */
+const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
+
+export default $config({
+  app(input) {
+    return {
+      name: 'server-tools',
+      home: 'aws',
+      removal: input?.stage === 'production' ? 'retain' : 'remove',
+      protect: input?.stage === 'production',
+    }
+  },
+
+  async run() {
+    // ── Tables ──────────────────────────────────────────────────────────────────────────────
+    // One block per table. The key names must equal the TableSpec in lib/stores/aws (the test
+    // compares them). Every table here is linked to the API and readable as Resource.<Name>.name.
+    const tables = {
+      // documentsTableSpec: `scope` (`<tenant>#<project>`) + `path`
+      Documents: new sst.aws.Dynamo('Documents', {
+        fields: { scope: 'string', path: 'string' },
+        primaryIndex: { hashKey: 'scope', rangeKey: 'path' },
+      }),
+      // toolUsageTableSpec: `scope` + `roleTool` (`<role>#<tool>`); no TTL (usage has no retention)
+      ToolUsage: new sst.aws.Dynamo('ToolUsage', {
+        fields: { scope: 'string', roleTool: 'string' },
+        primaryIndex: { hashKey: 'scope', rangeKey: 'roleTool' },
+      }),
+      // processesTableSpec: `scope` + `id`; spawned processes expire through `expiresAt`
+      Processes: new sst.aws.Dynamo('Processes', {
+        fields: { scope: 'string', id: 'string' },
+        primaryIndex: { hashKey: 'scope', rangeKey: 'id' },
+        ttl: 'expiresAt',
+      }),
+      // observedLimitsTableSpec: `tenant` + `endpoint`; tool limits learned from rejections
+      ObservedLimits: new sst.aws.Dynamo('ObservedLimits', {
+        fields: { tenant: 'string', endpoint: 'string' },
+        primaryIndex: { hashKey: 'tenant', rangeKey: 'endpoint' },
+      }),
+      // Next table: one more entry like these (its keys from its TableSpec); it is linked below.
+    }
+
+    // ── Bucket: document bodies over the inline limit (lib/stores/aws/blob-store.ts) ──────────
+    const blobs = new sst.aws.Bucket('Blobs')
+
+    // ── Secrets: `sst secret set AuthJwtSecret <value> --stage <stage>` ──────────────────────
+    const authJwtSecret = new sst.Secret('AuthJwtSecret')
+
+    // ── The API ──────────────────────────────────────────────────────────────────────────────
+    // A Function URL rather than ApiGatewayV2: the app does its own routing and JWT auth (Hono),
+    // so a gateway would add a hop, a cost per request and a hard 29 s integration timeout
+    // (tool invocations call upstreams) and give nothing we use. Both deliver the same payload
+    // format 2.0 event to hono/aws-lambda, so switching later (custom domain, throttling,
+    // WAF) only changes this block.
+    const api = new sst.aws.Function('Api', {
+      handler: 'functions/api.handler',
+      runtime: 'nodejs22.x',
+      architecture: 'arm64', // pure JS + WASM dependencies, no native modules
+      memory: '1024 MB', // CPU scales with memory; YAML/ajv at cold start and the sandbox want it
+      timeout: '30 seconds',
+      url: true,
+      link: [...Object.values(tables), blobs],
+      // Tenant secrets (lib/stores/aws/secret-store.ts): SecureString parameters under /server-tools/.
+      // The default aws/ssm key decrypts for any principal allowed to read the parameter via SSM.
+      permissions: [
+        {
+          actions: ['ssm:GetParameter', 'ssm:GetParameters', 'ssm:GetParametersByPath', 'ssm:PutParameter', 'ssm:DeleteParameter'],
+          resources: ['arn:aws:ssm:*:*:parameter/server-tools/*'],
+        },
+      ],
+      environment: {
+        AUTH_JWT_SECRET: authJwtSecret.value,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+        // Deployment egress allow-list (functions/api.ts → deploymentAllowList); from the deploying
+        // shell or .env, omitted when unset.
+        ...(process.env.EGRESS_ALLOW_HOSTS ? { EGRESS_ALLOW_HOSTS: process.env.EGRESS_ALLOW_HOSTS } : {}),
+        ...(process.env.EGRESS_ALLOW_CIDRS ? { EGRESS_ALLOW_CIDRS: process.env.EGRESS_ALLOW_CIDRS } : {}),
+      },
+      // The bundled layer is read from disk at cold start: $LAMBDA_TASK_ROOT/defaults.
+      copyFiles: [{ from: 'defaults', to: 'defaults' }],
+      nodejs: {
+        format: 'esm',
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+      },
+    })
+
+    return {
+      api: api.url,
+    }
+  },
+})

@@ -1,0 +1,345 @@
+/**
+ * sst.config.ts, evaluated against stand-ins for SST's globals (`$config`, `sst.*`, `$app`, …):
+ * the `sst` CLI cannot run here, so this test is what keeps the deployment in step with the code.
+ * It checks the declared table keys against the TableSpecs in lib/stores/aws, the handler against
+ * functions/, the links against every `Resource.X` the functions read, the environment against every
+ * `requiredEnv('X')`, copyFiles against defaults/, and builds the function the way SST would
+ * (esbuild, ESM, the config's banner) and loads that bundle in a fresh node process.
+ */
+import { execFile } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import vm from 'node:vm'
+import { build, transform } from 'esbuild'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { TableSpec } from '../../lib/stores/aws/provision'
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const CONFIG_PATH = join(ROOT, 'sst.config.ts')
+const PINNED_SST = '4.17.1'
+/** Node runtimes AWS Lambda runs and DESIGN.md allows. */
+const LAMBDA_NODE_RUNTIMES = ['nodejs20.x', 'nodejs22.x']
+
+// ────────── stand-ins for SST's globals ──────────
+
+/** A recorded `new sst.<ns>.<Kind>(name, args)`. */
+class Component {
+  constructor(
+    readonly kind: string,
+    readonly name: string,
+    readonly args: Record<string, any>,
+  ) {}
+  /** Outputs are plain strings here, tagged with the component they came from. */
+  get url() {
+    return `output:${this.name}.url`
+  }
+  get arn() {
+    return `output:${this.name}.arn`
+  }
+  get value() {
+    return `output:${this.name}.value`
+  }
+  get nodes() {
+    return {}
+  }
+  /** ApiGatewayV2-style routes, should the config switch to a gateway. */
+  readonly routes: { route: string; handler: unknown; args?: unknown }[] = []
+  route(route: string, handler: unknown, args?: unknown) {
+    this.routes.push({ route, handler, args })
+    return this
+  }
+}
+
+interface Evaluated {
+  app: (input: { stage: string }) => Record<string, any>
+  outputs: Record<string, unknown>
+  components: Component[]
+  byKind: (kind: string) => Component[]
+  one: (kind: string, name: string) => Component
+}
+
+/** Transpiles sst.config.ts with esbuild and runs it in a VM context holding the stand-ins. */
+async function evaluateConfig(): Promise<Evaluated> {
+  const source = readFileSync(CONFIG_PATH, 'utf8')
+  const { code } = await transform(source, { loader: 'ts', format: 'cjs', target: 'node20', sourcefile: 'sst.config.ts' })
+  const components: Component[] = []
+  const namespace = (ns: string): unknown =>
+    new Proxy(
+      {},
+      {
+        get(_t, prop) {
+          if (typeof prop !== 'string') return undefined
+          const kind: string = prop
+          if (kind === 'aws' || kind === 'cloudflare') return namespace(`${ns}.${kind}`)
+          // Any component kind: `new sst.aws.Whatever(name, args)` is recorded.
+          return class extends Component {
+            constructor(name: string, args: Record<string, any> = {}) {
+              super(`${ns}.${kind}`, name, kind === 'Secret' ? { placeholder: args } : args)
+              components.push(this)
+            }
+          }
+        },
+      },
+    )
+  const module = { exports: {} as Record<string, any> }
+  const interpolate = (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '')
+  const context = vm.createContext({
+    module,
+    exports: module.exports,
+    $config: (config: unknown) => config,
+    sst: namespace('sst'),
+    $app: { name: 'server-tools', stage: 'test', removal: 'remove', protect: false, providers: {} },
+    $dev: false,
+    $interpolate: interpolate,
+    $concat: (...parts: unknown[]) => parts.join(''),
+    $jsonStringify: JSON.stringify,
+    $resolve: (v: unknown) => v,
+    $output: (v: unknown) => v,
+    process: { env: {} },
+    console,
+  })
+  vm.runInContext(code, context, { filename: CONFIG_PATH })
+  const config = module.exports.default as { app: Evaluated['app']; run: () => Promise<Record<string, unknown> | undefined> }
+  const outputs = (await config.run()) ?? {}
+  const byKind = (kind: string) => components.filter((c) => c.kind === kind)
+  const one = (kind: string, name: string) => {
+    const found = components.filter((c) => c.kind === kind && c.name === name)
+    expect(found, `exactly one ${kind} named ${name}`).toHaveLength(1)
+    return found[0]
+  }
+  return { app: config.app, outputs, components, byKind, one }
+}
+
+// ────────── what the code expects ──────────
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(dir)) {
+    const full = join(dir, entry)
+    if (statSync(full).isDirectory()) out.push(...tsFiles(full))
+    else if (entry.endsWith('.ts') && !entry.endsWith('.d.ts')) out.push(full)
+  }
+  return out
+}
+
+const stripComments = (src: string) => src.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1')
+
+/** Every `Resource.X` read in functions/**, with where it is read. */
+function resourcesReadByFunctions(): Map<string, string[]> {
+  const reads = new Map<string, string[]>()
+  for (const file of tsFiles(join(ROOT, 'functions'))) {
+    const lines = stripComments(readFileSync(file, 'utf8')).split('\n')
+    lines.forEach((line, i) => {
+      for (const m of line.matchAll(/\bResource\.(\w+)/g)) {
+        const at = `${relative(ROOT, file)}:${i + 1}`
+        reads.set(m[1], [...(reads.get(m[1]) ?? []), at])
+      }
+    })
+  }
+  return reads
+}
+
+/** Every `requiredEnv('X')` in a file: the variables it cannot start without. */
+function requiredEnvOf(file: string): string[] {
+  return [...stripComments(readFileSync(file, 'utf8')).matchAll(/requiredEnv\(\s*['"](\w+)['"]\s*\)/g)].map((m) => m[1])
+}
+
+/** Every exported `<name>TableSpec` in lib/stores/aws/**, keyed by the SST component name it implies. */
+async function tableSpecs(): Promise<Map<string, TableSpec>> {
+  const specs = new Map<string, TableSpec>()
+  for (const file of tsFiles(join(ROOT, 'lib/stores/aws'))) {
+    const src = readFileSync(file, 'utf8')
+    const names = [...src.matchAll(/export\s+(?:const|function)\s+(\w+)TableSpec\b/g)].map((m) => m[1])
+    if (!names.length) continue
+    const mod = (await import(pathToFileURL(file).href)) as Record<string, (name: string) => TableSpec>
+    for (const n of names) specs.set(n[0].toUpperCase() + n.slice(1), mod[`${n}TableSpec`](`${n}-table`))
+  }
+  return specs
+}
+
+const SST_FIELD_TYPE: Record<string, 'S' | 'N' | 'B'> = { string: 'S', number: 'N', binary: 'B' }
+
+// ────────── the tests ──────────
+
+let cfg: Evaluated
+let api: Component
+
+beforeAll(async () => {
+  cfg = await evaluateConfig()
+  const functions = cfg.byKind('sst.aws.Function')
+  expect(functions.map((f) => f.name)).toContain('Api')
+  api = cfg.one('sst.aws.Function', 'Api')
+})
+
+describe('sst.config.ts', () => {
+  it('names the pinned sst version in a comment, and package.json pins exactly that version, which is the one installed', () => {
+    const source = readFileSync(CONFIG_PATH, 'utf8')
+    expect(source).toContain(`sst@${PINNED_SST}`)
+    expect(source.startsWith('/// <reference path="./.sst/platform/config.d.ts" />')).toBe(true)
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+    expect(pkg.devDependencies.sst).toBe(PINNED_SST)
+    expect(JSON.parse(readFileSync(join(ROOT, 'node_modules/sst/package.json'), 'utf8')).version).toBe(PINNED_SST)
+  })
+
+  it('declares an AWS app that keeps its data when the production stage is removed', () => {
+    expect(cfg.app({ stage: 'production' })).toMatchObject({ name: 'server-tools', home: 'aws', removal: 'retain' })
+    expect(cfg.app({ stage: 'alice' })).toMatchObject({ name: 'server-tools', home: 'aws', removal: 'remove' })
+  })
+
+  it('declares the Documents table with the hash and range keys of documentsTableSpec', async () => {
+    const { documentsTableSpec } = await import('../../lib/stores/aws/provision')
+    const spec = documentsTableSpec('x')
+    const table = cfg.one('sst.aws.Dynamo', 'Documents')
+    expect(table.args.primaryIndex).toEqual({ hashKey: spec.hashKey.name, rangeKey: spec.rangeKey?.name })
+    expect(SST_FIELD_TYPE[table.args.fields[spec.hashKey.name]]).toBe(spec.hashKey.type)
+    expect(SST_FIELD_TYPE[table.args.fields[spec.rangeKey!.name]]).toBe(spec.rangeKey!.type)
+  })
+
+  it('declares one table per TableSpec in lib/stores/aws, with the same keys and TTL attribute, and no table without a spec', async () => {
+    const specs = await tableSpecs()
+    expect([...specs.keys()]).toContain('Documents')
+    const declared = cfg.byKind('sst.aws.Dynamo')
+    expect(declared.map((t) => t.name).sort()).toEqual([...specs.keys()].sort())
+    for (const [name, spec] of specs) {
+      const table = cfg.one('sst.aws.Dynamo', name)
+      const keys = [spec.hashKey, ...(spec.rangeKey ? [spec.rangeKey] : [])]
+      expect(table.args.primaryIndex, `${name} primaryIndex`).toEqual({ hashKey: spec.hashKey.name, ...(spec.rangeKey ? { rangeKey: spec.rangeKey.name } : {}) })
+      for (const k of keys) expect(SST_FIELD_TYPE[table.args.fields?.[k.name]], `${name}.${k.name} type`).toBe(k.type)
+      expect(table.args.ttl, `${name} ttl`).toBe(spec.ttlAttribute)
+    }
+  })
+
+  it('declares the Blobs bucket', () => {
+    cfg.one('sst.aws.Bucket', 'Blobs')
+  })
+
+  it('points the API at a handler file in functions/ that exports `handler`', async () => {
+    const [file, exported] = splitHandler(api.args.handler)
+    expect(exported).toBe('handler')
+    expect(existsSync(join(ROOT, `${file}.ts`)), `${file}.ts exists`).toBe(true)
+    const result = await build({ entryPoints: [join(ROOT, `${file}.ts`)], bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
+    const out = Object.values(result.metafile!.outputs)[0]
+    expect(out.exports).toContain('handler')
+  })
+
+  it('links every resource that functions/ reads through Resource.X', () => {
+    const reads = resourcesReadByFunctions()
+    expect([...reads.keys()]).toEqual(expect.arrayContaining(['Documents', 'Blobs']))
+    const linked = (api.args.link as unknown[]).map((l) => (l instanceof Component ? l.name : String(l)))
+    const missing = [...reads].filter(([name]) => !linked.includes(name)).map(([name, at]) => `Resource.${name} (read at ${at.join(', ')})`)
+    expect(missing, 'read via Resource but not linked to the Api function').toEqual([])
+  })
+
+  it('gives the API every environment variable its entry point requires, the JWT secret from sst.Secret', () => {
+    const [file] = splitHandler(api.args.handler)
+    const required = requiredEnvOf(join(ROOT, `${file}.ts`))
+    expect(required).toContain('AUTH_JWT_SECRET')
+    expect(Object.keys(api.args.environment ?? {})).toEqual(expect.arrayContaining(required))
+    const secret = cfg.one('sst.Secret', 'AuthJwtSecret')
+    expect(api.args.environment.AUTH_JWT_SECRET).toBe(secret.value)
+  })
+
+  it('grants the API every SSM action the secret store sends, on the /server-tools/ parameters, when the entry point uses it', () => {
+    const [file] = splitHandler(api.args.handler)
+    if (!/createSsmSecretStore|SsmSecretStore/.test(stripComments(readFileSync(join(ROOT, `${file}.ts`), 'utf8')))) return
+    const storeSource = stripComments(readFileSync(join(ROOT, 'lib/stores/aws/secret-store.ts'), 'utf8'))
+    const sent = [...new Set([...storeSource.matchAll(/new\s+(\w+)Command\(/g)].map((m) => `ssm:${m[1]}`))]
+    expect(sent.length).toBeGreaterThan(0)
+    const granted = ((api.args.permissions ?? []) as { actions: string[]; resources: string[] }[]).filter((p) => p.resources.some((r) => /:parameter\/server-tools\/\*$/.test(r)))
+    expect(granted.flatMap((p) => p.actions)).toEqual(expect.arrayContaining(sent))
+  })
+
+  it('copies defaults/ into the function package where functions/defaults.ts looks for it', () => {
+    expect(api.args.copyFiles).toEqual(expect.arrayContaining([{ from: 'defaults', to: 'defaults' }]))
+    expect(statSync(join(ROOT, 'defaults')).isDirectory()).toBe(true)
+    expect(readFileSync(join(ROOT, 'functions/defaults.ts'), 'utf8')).toMatch(/LAMBDA_TASK_ROOT[\s\S]*'defaults'/)
+  })
+
+  it('runs on a Node.js runtime that AWS Lambda supports', () => {
+    expect(LAMBDA_NODE_RUNTIMES).toContain(api.args.runtime)
+  })
+
+  it('bundles as ESM with the createRequire banner', () => {
+    expect(api.args.nodejs.format ?? 'esm').toBe('esm')
+    expect(api.args.nodejs.banner).toMatch(/import\s*\{\s*createRequire\s*\}\s*from\s*['"](node:)?module['"]/)
+    expect(api.args.nodejs.banner).toMatch(/const require = createRequire\(import\.meta\.url\)/)
+  })
+
+  it('sets memory and a timeout within Lambda limits', () => {
+    const mb = Number(/^(\d+) MB$/.exec(api.args.memory)?.[1])
+    expect(mb).toBeGreaterThanOrEqual(128)
+    expect(mb).toBeLessThanOrEqual(10240)
+    const seconds = Number(/^(\d+) seconds?$/.exec(api.args.timeout)?.[1])
+    expect(seconds).toBeGreaterThanOrEqual(1)
+    expect(seconds).toBeLessThanOrEqual(900)
+  })
+
+  it('exposes the API over a Function URL or an ApiGatewayV2 route and returns its URL as an output', () => {
+    const gateways = cfg.byKind('sst.aws.ApiGatewayV2')
+    if (gateways.length) {
+      expect(gateways[0].routes.length).toBeGreaterThan(0)
+      expect(Object.values(cfg.outputs)).toContain(gateways[0].url)
+    } else {
+      expect(api.args.url).toBeTruthy()
+      expect(Object.values(cfg.outputs)).toContain(api.url)
+    }
+  })
+})
+
+describe('the API bundle built the way SST builds it', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'server-tools-bundle-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('loads in a fresh node process with its copied files and answers a request', async () => {
+    const [file, exported] = splitHandler(api.args.handler)
+    const outfile = join(dir, `${file}.mjs`)
+    await build({
+      entryPoints: [join(ROOT, `${file}.ts`)],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
+      format: api.args.nodejs.format ?? 'esm',
+      banner: { js: api.args.nodejs.banner },
+      minify: api.args.nodejs.minify ?? true,
+      mainFields: ['module', 'main'],
+      logLevel: 'silent',
+    })
+    for (const { from, to } of api.args.copyFiles as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+
+    // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
+    const env = {
+      PATH: process.env.PATH ?? '',
+      LAMBDA_TASK_ROOT: dir,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'bundle-test',
+      AWS_SECRET_ACCESS_KEY: 'bundle-test',
+      SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'test' }),
+      ...Object.fromEntries(
+        (api.args.link as Component[]).map((l) => [`SST_RESOURCE_${l.name}`, JSON.stringify({ name: `${l.name.toLowerCase()}-bundle-test`, type: l.kind })]),
+      ),
+      ...Object.fromEntries(Object.keys(api.args.environment ?? {}).map((k) => [k, k === 'LOG_LEVEL' ? 'error' : `bundle-test-${k}`])),
+    }
+    const probe = `
+      const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
+      const h = m[${JSON.stringify(exported)}];
+      const event = { version: '2.0', routeKey: '$default', rawPath: '/health', rawQueryString: '', headers: { host: 'x.lambda-url.us-east-1.on.aws' },
+        requestContext: { domainName: 'x.lambda-url.us-east-1.on.aws', http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
+        isBase64Encoded: false };
+      const res = await h(event, {});
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body }));`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }) })
+  })
+})
+
+function splitHandler(handler: string): [file: string, exported: string] {
+  const dot = handler.lastIndexOf('.')
+  return [handler.slice(0, dot).split('/').join(sep), handler.slice(dot + 1)]
+}

@@ -1,0 +1,195 @@
+/**
+ * The Lambda entry point (functions/api.ts) as Lambda runs it: linked names arrive as
+ * SST_RESOURCE_<Name> (what `Resource` reads), settings as environment variables, requests as
+ * API Gateway v2 / Function URL payload-format-2.0 events (test/fixtures/apigw/*.json). The stores
+ * are this run's dynalite + s3rver, on a table and bucket made for this file.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { inject } from 'vitest'
+import { serverToolPath } from '../../lib/config/server-tool'
+import { scopeOf } from '../../lib/documents/ports'
+import { S3BlobStore } from '../../lib/stores/aws/blob-store'
+import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
+import { ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
+import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { tokenFor } from '../support/http'
+
+const SECRET = `lambda-handler-test-${uniqueSuffix()}`
+
+/** The result shape hono/aws-lambda returns for a v2 event. */
+interface LambdaResult {
+  statusCode: number
+  headers?: Record<string, string>
+  body: string
+  isBase64Encoded: boolean
+}
+type Handler = (event: unknown, context: unknown) => Promise<LambdaResult>
+
+let handler: Handler
+let store: DynamoDocumentStore
+let tenantToken: string
+let otherTenantToken: string
+let table: string
+let bucket: string
+
+/** A fixture with `{{NAME}}` and `{{TOKEN}}` filled in. */
+function fixture(file: string, vars: { NAME?: string; TOKEN?: string } = {}): unknown {
+  const text = readFileSync(new URL(`../fixtures/apigw/${file}`, import.meta.url), 'utf8')
+  const event = JSON.parse(text) as Record<string, unknown>
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') return v.replace(/\{\{(\w+)\}\}/g, (_, k: 'NAME' | 'TOKEN') => vars[k] ?? `{{${k}}}`)
+    if (Array.isArray(v)) return v.map(fill)
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]))
+    return v
+  }
+  return fill(event)
+}
+
+const invoke = (file: string, vars: { NAME?: string; TOKEN?: string } = {}) => handler(fixture(file, vars), { awsRequestId: 'test', functionName: 'server-tools-test-Api' })
+const json = (res: LambdaResult) => JSON.parse(res.isBase64Encoded ? Buffer.from(res.body, 'base64').toString('utf8') : res.body)
+const key = (name: string) => ({ scope: scopeOf('acme', 'p1'), path: serverToolPath(name) })
+const fresh = (stem: string) => `${stem}_${uniqueSuffix().replace(/-/g, '_')}`
+
+/** Every `Resource.X` functions/api.ts reads. */
+function linkedResources(): string[] {
+  const src = readFileSync(new URL('../../functions/api.ts', import.meta.url), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+  return [...new Set([...src.matchAll(/\bResource\.(\w+)/g)].map((m) => m[1]))]
+}
+
+/** `<name>TableSpec` exports of lib/stores/aws, keyed by the resource name they imply (documentsTableSpec → Documents). */
+async function tableSpecsByResource(): Promise<Map<string, (name: string) => TableSpec>> {
+  const dir = new URL('../../lib/stores/aws/', import.meta.url)
+  const specs = new Map<string, (name: string) => TableSpec>()
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    if (!/export\s+(const|function)\s+\w+TableSpec\b/.test(readFileSync(new URL(file, dir), 'utf8'))) continue
+    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>
+    for (const [name, value] of Object.entries(mod)) {
+      const m = /^(\w+)TableSpec$/.exec(name)
+      if (m && typeof value === 'function') specs.set(m[1][0].toUpperCase() + m[1].slice(1), value as (name: string) => TableSpec)
+    }
+  }
+  return specs
+}
+
+beforeAll(async () => {
+  const clients = awsTestClients()
+  const suffix = uniqueSuffix()
+  const specs = await tableSpecsByResource()
+  // What SST puts in the function's environment for each link, with a fresh table or bucket behind it.
+  vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
+  const names: Record<string, string> = {}
+  await Promise.all(
+    linkedResources().map(async (resource) => {
+      const name = `lambda-${resource.toLowerCase()}-${suffix}`
+      names[resource] = name
+      if (resource === 'Blobs') {
+        await ensureBucket(clients.s3, name)
+        vi.stubEnv(`SST_RESOURCE_${resource}`, JSON.stringify({ name, type: 'sst.aws.Bucket' }))
+        return
+      }
+      const spec = specs.get(resource)
+      if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
+      await ensureTable(clients.ddb, spec(name))
+      vi.stubEnv(`SST_RESOURCE_${resource}`, JSON.stringify({ name, type: 'sst.aws.Dynamo' }))
+    }),
+  )
+  table = names.Documents
+  bucket = names.Blobs
+  store = new DynamoDocumentStore({ ddb: clients.doc, tableName: table, blobs: new S3BlobStore({ s3: clients.s3, bucket }) })
+
+  // The settings, pointed at the emulators.
+  vi.stubEnv('AUTH_JWT_SECRET', SECRET)
+  vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
+  vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
+  vi.stubEnv('AWS_REGION', TEST_REGION)
+  vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
+  vi.stubEnv('LOG_LEVEL', 'error')
+  // A cold start: the module graph is evaluated again, with this environment.
+  vi.resetModules()
+  handler = (await import('../../functions/api')).handler as unknown as Handler
+
+  tenantToken = await tokenFor('acme', 'tools:read tools:write', 'lambda@example.test', SECRET)
+  otherTenantToken = await tokenFor('globex', 'tools:read tools:write', 'mallory@example.test', SECRET)
+})
+
+afterAll(() => {
+  vi.unstubAllEnvs()
+})
+
+describe('functions/api.ts handler (API Gateway v2 events on dynalite + s3rver)', () => {
+  it('creates a tool from a YAML body with 201 and an ETag, and stores it in the linked Documents table', async () => {
+    const name = fresh('greeting')
+    const res = await invoke('put-tool-yaml.json', { NAME: name, TOKEN: tenantToken })
+    expect(res.statusCode).toBe(201)
+    expect(res.headers?.etag).toBe('"1"')
+    expect(json(res)).toMatchObject({ name, type: 'doc_lookup', source: 'project', version: 1, labels: ['greeting'] })
+    const stored = await store.get(key(name))
+    expect(stored).toMatchObject({ version: 1, updatedBy: 'lambda@example.test' })
+    expect(stored?.body).toContain('description: Greets with the getting-started guide')
+  })
+
+  it('reads the tool back with source project and the same ETag', async () => {
+    const name = fresh('readback')
+    expect((await invoke('put-tool-yaml.json', { NAME: name, TOKEN: tenantToken })).statusCode).toBe(201)
+    const res = await invoke('get-tool.json', { NAME: name, TOKEN: tenantToken })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers?.etag).toBe('"1"')
+    expect(json(res)).toMatchObject({ name, source: 'project', description: 'Greets with the getting-started guide', version: 1 })
+  })
+
+  it('passes the raw query string through: a label filter lists the tools written with that label', async () => {
+    const name = fresh('labelled')
+    await invoke('put-tool-yaml.json', { NAME: name, TOKEN: tenantToken })
+    const res = await invoke('list-tools-by-label.json', { TOKEN: tenantToken })
+    expect(res.statusCode).toBe(200)
+    const body = json(res)
+    expect(body.tools.map((t: { name: string }) => t.name)).toContain(name)
+    expect(body.tools.every((t: { labels: string[] }) => t.labels.includes('greeting'))).toBe(true)
+  })
+
+  it('answers 401 problem+json to a request without a token', async () => {
+    const res = await invoke('get-tool-no-token.json', { NAME: 'anything' })
+    expect(res.statusCode).toBe(401)
+    expect(res.headers?.['content-type']).toBe('application/problem+json')
+    expect(json(res)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' })
+  })
+
+  it('answers 403 to a token of another tenant and writes nothing', async () => {
+    const name = fresh('foreign')
+    const res = await invoke('put-tool-yaml.json', { NAME: name, TOKEN: otherTenantToken })
+    expect(res.statusCode).toBe(403)
+    expect(json(res)).toMatchObject({ status: 403, code: 'FORBIDDEN' })
+    expect(await store.get(key(name))).toBeUndefined()
+  })
+
+  it('answers 412 to a stale If-Match and keeps the stored version', async () => {
+    const name = fresh('stale')
+    expect((await invoke('put-tool-yaml.json', { NAME: name, TOKEN: tenantToken })).statusCode).toBe(201)
+    const res = await invoke('put-tool-stale-if-match.json', { NAME: name, TOKEN: tenantToken })
+    expect(res.statusCode).toBe(412)
+    expect(res.headers?.['content-type']).toBe('application/problem+json')
+    expect(json(res)).toMatchObject({ status: 412, code: 'CONFLICT' })
+    expect((await store.get(key(name)))?.version).toBe(1)
+  })
+
+  it('answers 422 naming the YAML line of a type error, and stores nothing', async () => {
+    const name = fresh('broken')
+    const res = await invoke('put-tool-type-error.json', { NAME: name, TOKEN: tenantToken })
+    expect(res.statusCode).toBe(422)
+    const body = json(res)
+    expect(body).toMatchObject({ status: 422, code: 'INVALID_CONFIG' })
+    expect(body.errors).toEqual([expect.objectContaining({ pointer: '/enabled', line: 6, message: 'enabled must be a boolean, got string (line 6)' })])
+    expect(await store.get(key(name))).toBeUndefined()
+  })
+
+  it('decodes a base64-encoded body (isBase64Encoded) as UTF-8 YAML', async () => {
+    const name = fresh('encoded')
+    const res = await invoke('put-tool-base64.json', { NAME: name, TOKEN: tenantToken })
+    expect(res.statusCode).toBe(201)
+    expect(json(res).description).toBe('Grüße aus dem Base64-Körper — ✓')
+    const back = await invoke('get-tool.json', { NAME: name, TOKEN: tenantToken })
+    expect(json(back).description).toBe('Grüße aus dem Base64-Körper — ✓')
+  })
+})
