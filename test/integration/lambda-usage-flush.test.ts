@@ -1,0 +1,108 @@
+/**
+ * functions/api.ts as Lambda runs it: usage counts are written to the ToolUsage table before the
+ * invocation returns (nothing left in memory when the container freezes), and a failing usage
+ * table never fails the response.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { inject } from 'vitest'
+import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
+import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
+import { processesTableSpec } from '../../lib/stores/aws/process-store'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { tokenFor } from '../support/http'
+
+interface LambdaResult {
+  statusCode: number
+  body: string
+  isBase64Encoded: boolean
+}
+type Handler = (event: unknown, context: unknown) => Promise<LambdaResult>
+
+const SECRET = `lambda-usage-${uniqueSuffix()}`
+let token: string
+
+/** A payload-format-2.0 event (Function URL / HTTP API). */
+function event(method: string, path: string, body?: unknown) {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { host: 'abc123.lambda-url.us-east-1.on.aws', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abc123',
+      domainName: 'abc123.lambda-url.us-east-1.on.aws',
+      domainPrefix: 'abc123',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      requestId: `req-${uniqueSuffix()}`,
+      routeKey: '$default',
+      stage: '$default',
+      time: '01/Jan/2026:00:00:00 +0000',
+      timeEpoch: 1767225600000,
+    },
+    isBase64Encoded: false,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  }
+}
+
+async function coldStart(tables: Record<string, string>): Promise<Handler> {
+  vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
+  for (const [name, table] of Object.entries(tables)) vi.stubEnv(`SST_RESOURCE_${name}`, JSON.stringify({ name: table, type: name === 'Blobs' ? 'sst.aws.Bucket' : 'sst.aws.Dynamo' }))
+  vi.stubEnv('AUTH_JWT_SECRET', SECRET)
+  vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
+  vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
+  vi.stubEnv('AWS_REGION', TEST_REGION)
+  vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
+  vi.stubEnv('LOG_LEVEL', 'error')
+  vi.resetModules()
+  return (await import('../../functions/api')).handler as unknown as Handler
+}
+
+const clients = makeAwsClients({ region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint') })
+const suffix = uniqueSuffix()
+const tables = { Documents: `lu-docs-${suffix}`, ToolUsage: `lu-usage-${suffix}`, Processes: `lu-procs-${suffix}`, ObservedLimits: `lu-limits-${suffix}`, Blobs: `lu-blobs-${suffix}` }
+
+beforeAll(async () => {
+  await Promise.all([
+    ensureTable(clients.ddb, documentsTableSpec(tables.Documents)),
+    ensureTable(clients.ddb, toolUsageTableSpec(tables.ToolUsage)),
+    ensureTable(clients.ddb, processesTableSpec(tables.Processes)),
+    ensureTable(clients.ddb, observedLimitsTableSpec(tables.ObservedLimits)),
+    ensureBucket(clients.s3, tables.Blobs),
+  ])
+  token = await tokenFor('acme', 'tools:invoke tools:read insights:read', 'lambda@example.test', SECRET)
+})
+
+afterAll(() => {
+  vi.unstubAllEnvs()
+  destroyAwsClients(clients)
+})
+
+describe('functions/api.ts handler and usage counts', () => {
+  it('has written the counts of an invocation to the ToolUsage table by the time it returns', async () => {
+    const handler = await coldStart(tables)
+    const spawn = await handler(event('POST', '/brain/acme/projects/p1/processes', {}), {})
+    expect(spawn.statusCode).toBe(201)
+    const id = JSON.parse(spawn.body).id
+    for (let i = 0; i < 3; i++) {
+      const res = await handler(event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }), {})
+      expect(JSON.parse(res.body)).toMatchObject({ isError: false })
+    }
+    // Read straight from the table, right after the last return: no timer could have flushed yet.
+    const rows = await new DynamoToolUsageStore({ ddb: clients.doc, tableName: tables.ToolUsage }).list('acme', 'p1')
+    expect(rows).toEqual([expect.objectContaining({ role: 'default', tool: 'whoami', family: 'whoami', calls: 3 })])
+  })
+
+  it('answers the tool call normally when the usage table does not exist', async () => {
+    const handler = await coldStart({ ...tables, ToolUsage: `lu-missing-${suffix}` })
+    const spawn = await handler(event('POST', '/brain/acme/projects/p1/processes', {}), {})
+    const id = JSON.parse(spawn.body).id
+    const res = await handler(event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }), {})
+    expect(res.statusCode).toBe(200)
+    expect(JSON.parse(res.body)).toMatchObject({ isError: false, content: { tenant: 'acme', project: 'p1', processId: id } })
+  })
+})
