@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inject } from 'vitest'
 import { createAwsDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
+import { MemorySecretStore } from '../../lib/secrets/memory'
 import { destroyAwsClients } from '../../lib/stores/aws/clients'
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
@@ -30,7 +31,9 @@ let api: ReturnType<typeof client>
 beforeAll(async () => {
   const suffix = uniqueSuffix()
   const names = { documentsTable: `load-docs-${suffix}`, toolUsageTable: `load-usage-${suffix}`, processesTable: `load-procs-${suffix}`, observedLimitsTable: `load-limits-${suffix}`, bucket: `load-blobs-${suffix}` }
-  deps = createAwsDeps({ ...names, jwtSecret: TEST_SECRET, region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint') })
+  // A variable, not a literal: the config grows fields other features add (secrets, egress).
+  const config = { ...names, jwtSecret: TEST_SECRET, region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint'), secrets: new MemorySecretStore() }
+  deps = createAwsDeps(config)
   await Promise.all([
     ensureTable(deps.clients.ddb, documentsTableSpec(names.documentsTable)),
     ensureTable(deps.clients.ddb, toolUsageTableSpec(names.toolUsageTable)),
