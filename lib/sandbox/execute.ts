@@ -107,10 +107,12 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
   const ctx = engine.runtime.newContext()
   engine.runs++
   const filename = req.filename ?? 'script.js'
+  let stringify: QuickJSHandle | undefined
   try {
     if (engine.kind === 'async') installVance(ctx as QuickJSAsyncContext, state, req.host, settings.limits)
     else installVanceTrap(ctx, state)
     bindInputs(ctx, req.inputs ?? {})
+    stringify = pristineStringify(ctx)
     engine.current = state // budgets apply from the first statement of the script on
 
     const topLevelAwait = /\bawait\b/.test(req.source)
@@ -142,7 +144,7 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
     if ('error' in settled) return failure(ctx, settled.error, state, settings, filename)
 
     state.finishing = true
-    const read = readResult(ctx, settled.value, settings.limits)
+    const read = readResult(engine, ctx, stringify, settled.value, settings.limits)
     settled.value.dispose()
     if (engine.kind === 'sync' && state.needsAsync) return RETRY_ASYNC
     if ('thrown' in read) return failure(ctx, read.thrown, state, settings, filename)
@@ -158,6 +160,7 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
     state.finished = true
     for (const d of state.deferreds) if (d.alive) d.dispose()
     for (const h of state.hostErrors) if (h.handle.alive) h.handle.dispose()
+    if (stringify?.alive) stringify.dispose()
     engine.current = undefined
     // A failed instance may hang or corrupt on dispose; it is dropped whole instead.
     if (!engine.broken) ctx.dispose()
@@ -218,6 +221,9 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     if (interrupted) return interrupted
     for (const h of state.hostErrors) if (ctx.eq(thrown, h.handle)) return { error: h.error, message: h.message }
     const { name, message, location } = describe(ctx, thrown, filename)
+    // Reading the thrown value runs its getters, which the budgets stop like any other code.
+    const interruptedWhileReading = interruption(state, settings)
+    if (interruptedWhileReading) return interruptedWhileReading
     const { limits } = settings
     if (name === 'InternalError' && message === 'out of memory')
       return { error: 'RESOURCE_EXHAUSTED', message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})` }
@@ -270,27 +276,16 @@ const clip = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE)
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
- * Serialises an object result inside the guest, refusing nesting deeper than maxDepth before the
- * engine's native recursion gets deep. Returns the JSON text, 0 when too deep, undefined when JSON
- * has no text for it. The replacer keeps the chain of holders: JSON.stringify walks depth-first.
+ * Object results are serialised by the guest's own JSON.stringify, captured before the script ran
+ * (so tampering with JSON can't change what crosses the boundary), under a lowered stack limit: at
+ * 32 KiB QuickJS stops native recursion by itself after ~1,600 levels — far past the 64 allowed,
+ * and long before the host stack could overflow. The text is then measured on the host.
  */
-const STRINGIFY_SOURCE = `(function (value, maxDepth) {
-  "use strict";
-  var chain = [], TOO_DEEP = {};
-  function replacer(key, v) {
-    while (chain.length && chain[chain.length - 1] !== this) chain.pop();
-    if (v !== null && typeof v === "object") {
-      if (chain.length >= maxDepth) throw TOO_DEEP;
-      chain.push(v);
-    }
-    return v;
-  }
-  try { return JSON.stringify(value, replacer); } catch (e) { if (e === TOO_DEEP) return 0; throw e; }
-})`
+const SERIALIZE_STACK_BYTES = 32 * 1024
 
 type Read = { result: SandboxResult } | { thrown: QuickJSHandle }
 
-function readResult(ctx: QuickJSContext, h: QuickJSHandle, limits: SandboxLimits): Read {
+function readResult(engine: Engine, ctx: QuickJSContext, stringify: QuickJSHandle, h: QuickJSHandle, limits: SandboxLimits): Read {
   const ok = (value: unknown): Read => ({ result: { value, durationMs: 0 } })
   switch (ctx.typeof(h)) {
     case 'undefined':
@@ -309,13 +304,18 @@ function readResult(ctx: QuickJSContext, h: QuickJSHandle, limits: SandboxLimits
       return checkedText(JSON.stringify(ctx.getString(h)), limits)
   }
   if (isNull(ctx, h)) return ok(null)
-  const fn = ctx.evalCode(STRINGIFY_SOURCE, '<result>')
-  if (fn.error) return { thrown: fn.error }
-  const depth = ctx.newNumber(limits.maxResultDepth)
-  const out = ctx.callFunction(fn.value, ctx.undefined, h, depth)
-  fn.value.dispose()
-  depth.dispose()
+  engine.runtime.setMaxStackSize(SERIALIZE_STACK_BYTES)
+  let out
+  try {
+    out = ctx.callFunction(stringify, ctx.undefined, h)
+  } finally {
+    engine.runtime.setMaxStackSize(limits.stackBytes)
+  }
   if (out.error) {
+    if (readStringProp(ctx, out.error, 'message') === 'stack overflow') {
+      out.error.dispose()
+      return { result: tooDeep(limits) }
+    }
     // A TypeError from JSON.stringify itself (a cycle, a BigInt) says the value is not JSON; anything
     // else (a throwing toJSON or getter, an interrupt, memory) is classified like any other throw.
     if (readStringProp(ctx, out.error, 'name') === 'TypeError') {
@@ -328,9 +328,7 @@ function readResult(ctx: QuickJSContext, h: QuickJSHandle, limits: SandboxLimits
     return { thrown: out.error }
   }
   try {
-    const type = ctx.typeof(out.value)
-    if (type === 'number') return { result: tooDeep(limits) }
-    if (type !== 'string') return ok(null)
+    if (ctx.typeof(out.value) !== 'string') return ok(null) // e.g. a toJSON returning undefined
     return checkedText(ctx.getString(out.value), limits)
   } finally {
     out.value.dispose()
@@ -350,13 +348,20 @@ function checkedText(text: string, limits: SandboxLimits): Read {
     return {
       result: {
         error: 'RESOURCE_EXHAUSTED',
-        message: huge
-          ? `the result is more than ${formatBytes(bytes)} of JSON; the limit is ${formatBytes(limits.maxResultBytes)}`
-          : `the result is ${bytes.toLocaleString('en-US')} bytes of JSON; the limit is ${limits.maxResultBytes.toLocaleString('en-US')} (${formatBytes(limits.maxResultBytes)})`,
+        message: `the result is ${huge ? `more than ${formatBytes(bytes)}` : `${bytes.toLocaleString('en-US')} bytes`} of JSON; the limit is ${limits.maxResultBytes.toLocaleString('en-US')} (${formatBytes(limits.maxResultBytes)})`,
       },
     }
   if (jsonDepth(text) > limits.maxResultDepth) return { result: tooDeep(limits) }
   return { result: { value: JSON.parse(text), durationMs: 0 } }
+}
+
+function pristineStringify(ctx: QuickJSContext): QuickJSHandle {
+  const json = ctx.getProp(ctx.global, 'JSON')
+  try {
+    return ctx.getProp(json, 'stringify')
+  } finally {
+    json.dispose()
+  }
 }
 
 /** Declared inputs as global variables. Primitives directly; objects and arrays as JSON text parsed in the guest. */
@@ -444,10 +449,15 @@ function installVance(ctx: QuickJSAsyncContext, state: RunState, host: SandboxHo
   const tools = host?.tools ?? NO_SIBLINGS
   const depth = host?.depth ?? 0
 
+  // Past the call limit every attempt is refused with the same Error object, so a script that
+  // catches refusals in a loop costs one allocation, and hostErrors stays ≤ maxSiblingCalls + 1.
+  let refusal: QuickJSHandle | undefined
   const toGuest = (reply: Reply): QuickJSHandle | { error: QuickJSHandle } => {
     if ('json' in reply) return ctx.newString(reply.json)
+    if (reply.fail === 'RESOURCE_EXHAUSTED' && refusal?.alive) return { error: refusal.dup() }
     const error = ctx.newError({ name: reply.fail === 'TypeError' ? 'TypeError' : 'Error', message: reply.message })
     if (reply.fail !== 'TypeError') state.hostErrors.push({ handle: error.dup(), error: reply.fail, message: reply.message })
+    if (reply.fail === 'RESOURCE_EXHAUSTED') refusal = state.hostErrors[state.hostErrors.length - 1].handle
     return { error }
   }
 
