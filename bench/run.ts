@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every bench in bench/, one after the other.
  *
- * A bench is any exported function named `bench<Something>` in a top-level module of bench/
+ * A bench is any exported function named `bench<Something>` (declared `export [async] function`
+ * or `export const`) in a top-level module of bench/
  * (bench/cascade.ts → benchCascade, bench/sandbox.ts → benchSandbox, …). Modules are discovered
  * and imported at run time, so a bench that is not written yet is simply absent, and one that
  * fails is reported without stopping the others (the exit code is then 1).
@@ -10,7 +11,7 @@
  * are repeated at the end. `npm run bench -- cascade sandbox` runs only the named ones (module or
  * function name, case-insensitive).
  */
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -24,6 +25,8 @@ const wanted = process.argv.slice(2).map((a) => a.toLowerCase())
 async function discover(): Promise<{ module: string; name: string; run: Bench }[]> {
   const files = readdirSync(here)
     .filter((f) => /\.(ts|mts|js|mjs)$/.test(f) && !f.endsWith('.d.ts') && join(here, f) !== self)
+    // Only modules that declare a bench export are imported, so helpers and scratch files never run.
+    .filter((f) => /export\s+(async\s+)?(function\s*\*?|const|let)\s+bench[A-Z0-9_]/.test(readFileSync(join(here, f), 'utf8')))
     .sort()
   const found: { module: string; name: string; run: Bench }[] = []
   for (const file of files) {
