@@ -12,6 +12,7 @@ import type { Logger } from '../runtime/logger'
 import type { DescribedTool, DiscoverySurface, Tool, ToolOutcome } from '../tools/contracts'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
+import { BoundedCache } from '../runtime/bounded-cache'
 import { usageRole } from '../usage/role'
 import { classify, type Bucket, type Turn } from './classify'
 import { diagnoseEmptyResponse, type DiagnosisMessage, type PhantomOrigin } from './diagnosis'
@@ -65,6 +66,8 @@ export interface LimitFacts {
 
 export class SurfaceService {
   private readonly meta: Map<string, Tool>
+  /** Per process: the last visible set and turn, reused while their inputs are unchanged. */
+  private readonly memo = new BoundedCache<string, SurfaceMemo>(5_000)
 
   constructor(private readonly deps: SurfaceDeps) {
     this.meta = new Map(deps.metaTools.map((t) => [t.name, t]))
@@ -77,7 +80,7 @@ export class SurfaceService {
 
   async open(key: ProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
-    return new ProcessSurface(this.deps, this.meta, record)
+    return new ProcessSurface(this.deps, this.meta, record, this.memo)
   }
 
   /** The manifest body (JSON text): tools, discovery blocks, prompt hints, budget facts. */
@@ -105,6 +108,7 @@ export class ProcessSurface implements DiscoverySurface {
     private readonly deps: SurfaceDeps,
     private readonly meta: ReadonlyMap<string, Tool>,
     readonly record: ProcessRecord,
+    private readonly memo: BoundedCache<string, SurfaceMemo> = new BoundedCache(1),
   ) {
     this.promoted = new Set(record.promoted)
     this.deferForced = new Set(record.deferred)
@@ -150,6 +154,16 @@ export class ProcessSurface implements DiscoverySurface {
     } else turn = await this.turn()
     this.logBudget(turn)
     const deferLoading = format === 'anthropic' && req.deferLoading === true
+    const bodies = req.extraTools?.length ? undefined : this.memo.get(this.memoKey)?.turn?.bodies
+    const bodyKey = deferLoading ? `${format}+defer` : format
+    const cached = bodies?.get(bodyKey)
+    if (cached !== undefined) return cached
+    const body = this.render(turn, format, deferLoading)
+    bodies?.set(bodyKey, body)
+    return body
+  }
+
+  private render(turn: Turn, format: ManifestFormat, deferLoading: boolean): string {
     const tools = toolsArrayJson(turn.manifest, format, deferLoading ? [...turn.deferred, ...turn.demoted] : [])
     return (
       `{"tools":${tools}` +
@@ -248,8 +262,20 @@ export class ProcessSurface implements DiscoverySurface {
     for (const n of names) this.record.activations[n] = now
   }
 
+  private get memoKey() {
+    return `${this.record.tenant}\u0000${this.record.project}\u0000${this.record.id}`
+  }
+
   private async loadVisible(): Promise<Visible> {
     const { tools: inventory } = await this.deps.tools.listAll(this.record.tenant, this.record.project)
+    const memo = this.memo.get(this.memoKey)
+    if (memo && sameTools(memo.inventory, inventory)) return memo.visible
+    const visible = this.buildVisible(inventory)
+    this.memo.set(this.memoKey, { inventory, visible })
+    return visible
+  }
+
+  private buildVisible(inventory: Tool[]): Visible {
     const allowed = new Set(this.record.allowed)
     const tools: Tool[] = []
     for (const t of inventory) if (!META_TOOLS.includes(t.name) && allowed.has(t.name)) tools.push(t)
@@ -282,7 +308,12 @@ export class ProcessSurface implements DiscoverySurface {
   private async computeTurn(extraKeep?: ReadonlySet<string>): Promise<Turn> {
     this.demandP ??= this.deps.demand ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role) : Promise.resolve(new Map())
     const [v, limit, demand] = await Promise.all([this.visible(), this.limit(), this.demandP])
-    return classify({
+    const now = this.deps.clock.now()
+    const memo = extraKeep ? undefined : this.memo.get(this.memoKey)
+    const activationKey = JSON.stringify(this.record.activations)
+    const last = memo?.visible === v ? memo.turn : undefined
+    if (last && last.activationKey === activationKey && last.limit === limit.limit && last.demand === demand && now < last.validUntil && now >= last.validFrom) return last.turn
+    const turn = classify({
       tools: v.tools,
       process: this.record,
       now: this.deps.clock.now(),
@@ -292,6 +323,10 @@ export class ProcessSurface implements DiscoverySurface {
       demand,
       ...(extraKeep ? { extraKeep } : {}),
     })
+    if (memo && memo.visible === v) {
+      memo.turn = { turn, activationKey, limit: limit.limit, demand, validFrom: now, validUntil: nextActivationExpiry(this.record, now), bodies: new Map() }
+    }
+    return turn
   }
 
   private logBudget(turn: Turn) {
@@ -332,6 +367,38 @@ export class ProcessSurface implements DiscoverySurface {
       phantoms: diagnosis.phantoms.map((p): { name: string; origin: PhantomOrigin; firstReport: boolean } => ({ ...p, firstReport: fresh.has(p.name) })),
       ...(diagnosis.reason ? { reason: diagnosis.reason } : {}),
     }
+  }
+}
+
+/** Same tools, same objects, same order: the listing memo of ServerToolService hands out the same Tool objects while no document changed. */
+function sameTools(a: readonly Tool[], b: readonly Tool[]) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** The classification changes by itself when an activation's TTL runs out: the earliest such instant after now. */
+function nextActivationExpiry(record: ProcessRecord, now: number): number {
+  let next = Infinity
+  for (const at of Object.values(record.activations)) {
+    const end = at + record.activationTtlMs
+    if (end > now && end < next) next = end
+  }
+  return next
+}
+
+interface SurfaceMemo {
+  inventory: readonly Tool[]
+  visible: Visible
+  turn?: {
+    turn: Turn
+    activationKey: string
+    limit: number | undefined
+    demand: ReadonlyMap<string, number>
+    validFrom: number
+    validUntil: number
+    /** Rendered manifest bodies by format. */
+    bodies: Map<string, string>
   }
 }
 

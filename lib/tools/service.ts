@@ -73,6 +73,7 @@ const sourceOf = (layer: Layer): ToolSource => layer
 export class ServerToolService {
   private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
+  private readonly listings = new BoundedCache<string, { fingerprint: string; tools: Tool[]; problems: ListingProblem[] }>(2_000)
   /** Documents parsed since start (diagnostics; proves the cache holds across reads). */
   parses = 0
 
@@ -109,16 +110,30 @@ export class ServerToolService {
     return this.deps.builtins.get(name)
   }
 
-  /** Every callable tool of a project (packs expanded), sorted by name, with what was left out. */
+  /**
+   * Every callable tool of a project (packs expanded), sorted by name, with what was left out.
+   * The merged result is memoised per project against the layers' (path, version) fingerprint, so
+   * a manifest re-reads the listing but re-merges nothing unless a document changed; listings that
+   * involve a dynamic factory (its expansion depends on more than the document) or a failed
+   * expansion are never memoised.
+   */
   async listAll(tenant: string, project: string): Promise<{ tools: Tool[]; problems: ListingProblem[] }> {
-    const { hits, builtins, problems } = await this.merged(tenant, project)
+    const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
+    const fingerprint = layerFingerprint(layers)
+    const memoKey = `${tenant}\u0000${project}`
+    const memo = this.listings.get(memoKey)
+    if (memo && memo.fingerprint === fingerprint) return { tools: memo.tools.slice(), problems: memo.problems.slice() }
+    const { hits, builtins, problems } = this.mergeLayers(tenant, project, layers)
     const tools: Tool[] = [...builtins]
+    let memoisable = true
     const expanded = await Promise.all(
       hits.map(async (hit) => {
         if (!hit.result.ok || !hit.result.config.enabled) return undefined
+        if (this.deps.factories.find(hit.result.config.type)?.dynamic) memoisable = false
         try {
           return { hit, ...(await this.expand(tenant, project, hit, hit.result.config)) }
         } catch (e) {
+          memoisable = false
           problems.push({ name: hit.name, source: hit.source, path: hit.path, message: `could not be expanded: ${(e as Error).message}` })
           return undefined
         }
@@ -130,7 +145,10 @@ export class ServerToolService {
       for (const message of x.problems) problems.push({ name: x.hit.name, source: x.hit.source, path: x.hit.path, message })
     }
     tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    return { tools, problems: sortProblems(problems) }
+    const result = { tools, problems: sortProblems(problems) }
+    if (memoisable) this.listings.set(memoKey, { fingerprint, tools: result.tools.slice(), problems: result.problems.slice() })
+    else this.listings.delete(memoKey)
+    return result
   }
 
   async findByLabel(tenant: string, project: string, label: string): Promise<Tool[]> {
@@ -225,7 +243,10 @@ export class ServerToolService {
 
   /** Merges the layers outer → inner; a document (even a disabled one) shadows a built-in and its sub-tools. */
   private async merged(tenant: string, project: string) {
-    const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
+    return this.mergeLayers(tenant, project, await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX))
+  }
+
+  private mergeLayers(tenant: string, project: string, layers: Awaited<ReturnType<DocumentCascade['listLayers']>>) {
     const byName = new Map<string, ConfigHit>()
     for (const doc of [...layers.bundled, ...layers.tenant, ...layers.project]) {
       const name = nameFromPath(doc.path)
@@ -278,6 +299,15 @@ export class ServerToolService {
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
+
+/** What a listing depends on in the store: every layer's (path, version). */
+function layerFingerprint(layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): string {
+  let out = ''
+  for (const d of layers.tenant) out += `${d.path}@${d.version}|`
+  out += '#'
+  for (const d of layers.project) out += `${d.path}@${d.version}|`
+  return out
+}
 
 function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSource, factory: ToolFactory): Tool[] {
   const tools: Tool[] = []

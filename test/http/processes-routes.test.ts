@@ -271,3 +271,20 @@ describe('POST /models/observed-limits', () => {
     expect((await api.post('/brain/acme/models/observed-limits', { instance: 'openai' })).status).toBe(400)
   })
 })
+
+describe('freshness of the manifest', () => {
+  it('shows an edited tool document on the very next manifest, and an activation from the next turn', async () => {
+    await api.put(`${base}/server-tools/weather`, doc('Old text.', 'primary: true\n'))
+    await api.put(`${base}/server-tools/stocks`, doc('Quotes.'))
+    const p = await spawn()
+    const first = await manifest(p.id)
+    expect(first.tools.find((t: { name: string }) => t.name === 'weather').description).toBe('Old text.')
+    await api.put(`${base}/server-tools/weather`, doc('New text.', 'primary: true\n'))
+    const second = await manifest(p.id)
+    expect(second.tools.find((t: { name: string }) => t.name === 'weather').description).toBe('New text.')
+    await callTool(p.id, 'tool_description', { names: 'stocks' })
+    expect((await manifest(p.id)).tools.map((t: { name: string }) => t.name)).toContain('stocks')
+    clock.advance(16 * 60_000)
+    expect((await manifest(p.id)).tools.map((t: { name: string }) => t.name)).not.toContain('stocks')
+  })
+})

@@ -8,6 +8,8 @@ import { sha256 } from '../../runtime/hash'
 /** In-process DocumentStore with the same promises as the DynamoDB adapter. */
 export class MemoryDocumentStore implements DocumentStore {
   private readonly docs = new Map<string, StoredDocument>()
+  /** Each scope's documents sorted by path, rebuilt after a write to that scope. */
+  private readonly sorted = new Map<string, StoredDocument[]>()
   /** Round trips served, so tests and benches can prove "one read per cascade lookup". */
   roundTrips = 0
 
@@ -56,6 +58,7 @@ export class MemoryDocumentStore implements DocumentStore {
       updatedBy: doc.actor,
     }
     this.docs.set(id, stored)
+    this.sorted.delete(doc.key.scope)
     return clone(stored)!
   }
 
@@ -67,14 +70,19 @@ export class MemoryDocumentStore implements DocumentStore {
       throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`)
     }
     this.docs.delete(docId(key))
+    this.sorted.delete(key.scope)
   }
 
   async list(scope: string, prefix: string) {
     this.roundTrips++
-    return [...this.docs.values()]
-      .filter((d) => d.key.scope === scope && d.key.path.startsWith(prefix))
-      .sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
-      .map((d) => clone(d)!)
+    let docs = this.sorted.get(scope)
+    if (!docs) {
+      docs = [...this.docs.values()].filter((d) => d.key.scope === scope).sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+      this.sorted.set(scope, docs)
+    }
+    const out: StoredDocument[] = []
+    for (const d of docs) if (d.key.path.startsWith(prefix)) out.push(clone(d)!)
+    return out
   }
 }
 

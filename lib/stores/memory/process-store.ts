@@ -9,12 +9,13 @@ export class MemoryProcessStore implements ProcessStore {
 
   async create(record: ProcessRecord) {
     if (this.items.has(id(record))) throw conflict(`process '${record.id}' already exists`)
-    this.items.set(id(record), structuredClone(record))
+    this.items.set(id(record), frozenCopy(record))
   }
 
+  /** The frozen parts (what spawn decided) are shared; what updates change is copied. */
   async get(key: ProcessKey, now: number) {
     const rec = this.items.get(id(key))
-    return rec && rec.expiresAt > now ? structuredClone(rec) : undefined
+    return rec && rec.expiresAt > now ? { ...rec, activations: { ...rec.activations }, phantomsReported: [...rec.phantomsReported] } : undefined
   }
 
   async stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number) {
@@ -34,5 +35,24 @@ export class MemoryProcessStore implements ProcessStore {
     const rec = this.items.get(id(key))
     if (!rec || rec.expiresAt <= now) throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
     return rec
+  }
+}
+
+/** A copy whose spawn-time lists can be handed out without copying again: nobody can change them. */
+function frozenCopy(r: ProcessRecord): ProcessRecord {
+  const list = (xs: readonly string[]) => Object.freeze([...xs]) as string[]
+  const rule = (x: ProcessRecord['keep']) => Object.freeze({ names: list(x.names), selected: list(x.selected), prefixes: list(x.prefixes) })
+  return {
+    ...r,
+    roles: list(r.roles),
+    models: list(r.models),
+    allowed: list(r.allowed),
+    promoted: list(r.promoted),
+    added: list(r.added),
+    deferred: list(r.deferred),
+    keep: rule(r.keep),
+    dropFirst: rule(r.dropFirst),
+    activations: { ...r.activations },
+    phantomsReported: [...r.phantomsReported],
   }
 }
