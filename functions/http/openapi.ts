@@ -124,6 +124,55 @@ export function openApiDocument() {
           responses: { ...outcome, 400: problem, 401: problem, 403: problem },
         },
       },
+      '/brain/{tenant}/projects/{project}/processes': {
+        post: {
+          summary: 'Spawn a process: resolve the recipe, engine and @label selectors now and freeze the allowed list (spec §6); scope tools:invoke',
+          parameters: [tenant, project],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { recipe: { type: 'string', default: 'default' }, engine: { type: 'string' }, models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } } } } } } },
+          responses: { 201: { description: 'The process (id, allowed, promoted, deferred, keep, dropFirst, models, expiresAt) and warnings' }, 400: problem, 403: problem, 422: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}': {
+        get: { summary: 'A process record (404 once expired)', parameters: [tenant, project, p('id', 'Process id')], responses: { 200: { description: 'The process' }, 404: problem } },
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}/manifest': {
+        get: {
+          summary: "This turn's tool surface: tools (alphabetical), discoveryBlock, demotedDiscoveryBlock, promptHints, budget { limit, reserved, effective, demoted, demotedFamilies }; scope tools:read",
+          parameters: [
+            tenant,
+            project,
+            p('id', 'Process id'),
+            { name: 'format', in: 'query', required: false, schema: { enum: ['native', 'openai', 'anthropic', 'mcp'], default: 'native' }, description: "The tools array in that provider's wire shape" },
+            p('extraTools', 'Skill tools for this turn (comma-separated or repeated): added as keep and triaged again', false),
+            { name: 'deferLoading', in: 'query', required: false, schema: { type: 'boolean' }, description: 'format=anthropic only: append deferred and demoted tools with defer_loading: true' },
+          ],
+          responses: { 200: { description: 'The manifest' }, 400: problem, 404: problem, 422: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}/tool-calls': {
+        post: {
+          summary: "Call a tool through the process's surface (allowed list, floor, meta-tools; a deferred tool is activated); scope tools:invoke",
+          parameters: [tenant, project, p('id', 'Process id')],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, params: { type: 'object' } } } } } },
+          responses: { ...outcome, 400: problem, 403: problem, 404: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}/diagnostics/empty-response': {
+        post: {
+          summary: 'Phantom-tool diagnosis of an empty model response (spec §13.2); each phantom is logged once per process; scope tools:invoke',
+          parameters: [tenant, project, p('id', 'Process id')],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['messages'], properties: { messages: { type: 'array', items: { type: 'object', required: ['role'], properties: { role: { type: 'string' }, content: {} } } }, offeredTools: { type: 'array', items: {} }, finishReason: { type: 'string' } } } } } },
+          responses: { 200: { description: '{ kind: phantom | blank | skipped, phantoms: [{ name, origin: prompt | user | context, firstReport }] }' }, 400: problem, 404: problem },
+        },
+      },
+      '/brain/{tenant}/models/observed-limits': {
+        post: {
+          summary: "Learn an endpoint's tool limit from its rejection (spec §14.1); the minimum is kept per tenant and instance/model; scope tools:invoke",
+          parameters: [tenant],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['instance', 'model', 'errorMessage'], properties: { instance: { type: 'string' }, model: { type: 'string' }, errorMessage: { type: 'string' }, requestedToolCount: { type: 'integer' }, project: { type: 'string', description: "Whose catalog decides the limit in force (default '_tenant')" } } } } } },
+          responses: { 200: { description: '{ learned, model, observed?, limit, previous?, reason?, advice? }' }, 400: problem },
+        },
+      },
       '/brain/{tenant}/admin/projects/{project}/insights/tool-usage': {
         get: {
           summary: 'Tool usage per role (spec §14.4) with the discovery funnel and promote/demote recommendations; read-only (scope insights:read)',
