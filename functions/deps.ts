@@ -5,10 +5,11 @@
 import { BundledLayer, type BundledFile } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
-import { DocumentService } from '../lib/documents/service'
+import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import { EgressClient } from '../lib/egress/client'
 import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
-import { createMcpRuntime } from '../lib/mcp'
+import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
+import { checkModelCatalogDocument } from '../lib/llm/catalog'
 import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
@@ -97,7 +98,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   roleSurfaces = roleSurfaceLookup({ tools, documents: agent.surfaceDocuments, limits: agent.observedLimits, metaTools: META_BUILTINS, settings: agent.surface.settings, clock, log })
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade, checkSurfaceDocument),
+    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),
     processes: agent.processes,
     surface: agent.surface,
     observedLimits: agent.observedLimits,
@@ -143,4 +144,15 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
   return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+}
+
+/** Several features' write-time document checks as one; a problem two of them report is listed once. */
+function allChecks(...checks: DocumentCheck[]): DocumentCheck {
+  return (path, body) => {
+    const seen = new Set<string>()
+    return checks.flatMap((check) => check(path, body)).filter((i) => {
+      const key = `${i.pointer ?? ''}|${i.line ?? ''}|${i.column ?? ''}|${i.message}`
+      return !seen.has(key) && seen.add(key) !== undefined
+    })
+  }
 }

@@ -3,7 +3,8 @@
  *
  *   # models/<instance>/_provider.yaml — one endpoint (required)
  *   wireType: openai                     # openai (chat completions) | anthropic (messages)
- *   baseUrl: https://api.openai.com/v1   # openai: up to /v1; anthropic: https://api.anthropic.com
+ *   baseUrl: https://api.openai.com/v1   # default per wire type: https://api.openai.com/v1,
+ *                                        # https://api.anthropic.com (a gateway: its own instance)
  *   apiKey: ${secret:OPENAI_KEY}         # a secret reference; omit for keyless local servers
  *   headers: { OpenAI-Organization: org-1 }   # optional extra headers (may hold ${secret:…})
  *   timeoutMs: 60000                     # optional default per call
@@ -16,7 +17,9 @@
  *
  * Both are tolerant of fields they do not know: the same documents carry the agent surface's
  * `maxTools` (lib/recipes) and may carry pricing or other settings; only the fields read here are
- * checked. Parsed documents are cached by (layer, path, version).
+ * checked (on write through `checkModelCatalogDocument`, and again on read). A provider document
+ * may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
+ * Parsed documents are cached by (layer, path, version).
  */
 import { validateAgainst } from '../config/json-schema'
 import { locate, parseYaml } from '../config/yaml'
@@ -39,8 +42,11 @@ export type ModelSize = (typeof MODEL_SIZES)[number]
 export const WIRE_TYPES = ['openai', 'anthropic'] as const
 export type WireType = (typeof WIRE_TYPES)[number]
 
+export const DEFAULT_BASE_URLS: Record<WireType, string> = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com' }
+
 export interface ProviderEntry {
-  wireType: WireType
+  /** As written; resolve() insists on one of WIRE_TYPES. */
+  wireType?: string
   baseUrl: string
   /** A `${secret:NAME}` reference (never a literal key: documents are readable through the API). */
   apiKey?: string
@@ -59,9 +65,8 @@ const SECRET_ONLY = '^\\$\\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\\}$'
 
 export const providerEntrySchema = {
   type: 'object',
-  required: ['wireType', 'baseUrl'],
   properties: {
-    wireType: { enum: WIRE_TYPES },
+    wireType: { type: 'string', minLength: 1 },
     baseUrl: { type: 'string', pattern: '^https?://' },
     apiKey: { type: 'string', pattern: SECRET_ONLY },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
@@ -102,8 +107,8 @@ export function parseProviderEntry(text: string, path: string): Parse<ProviderEn
   return {
     ok: true,
     entry: {
-      wireType: r.wireType as WireType,
-      baseUrl: (r.baseUrl as string).replace(/\/+$/, ''),
+      ...(typeof r.wireType === 'string' ? { wireType: r.wireType } : {}),
+      baseUrl: (typeof r.baseUrl === 'string' ? r.baseUrl : (DEFAULT_BASE_URLS[r.wireType as WireType] ?? '')).replace(/\/+$/, ''),
       ...(typeof r.apiKey === 'string' ? { apiKey: r.apiKey } : {}),
       headers: (r.headers as Record<string, string> | undefined) ?? {},
       ...(typeof r.timeoutMs === 'number' ? { timeoutMs: r.timeoutMs } : {}),
@@ -147,7 +152,7 @@ export interface ResolvedModel {
   model: string
   /** What goes into the request's `model` field. */
   modelId: string
-  provider: ProviderEntry
+  provider: ProviderEntry & { wireType: WireType }
   entry: ModelEntry
 }
 
@@ -166,6 +171,10 @@ export class ModelCatalog {
     if (!providerDoc) return { ok: false, message: `model instance '${name.instance}' is not in the model catalog: there is no ${providerPath} in any layer` }
     const provider = this.parse(scope, providerDoc, parseProviderEntry)
     if (!provider.ok) return { ok: false, message: `${providerPath} (${providerDoc.source} layer) is invalid: ${provider.issues.map((i) => i.message).join('; ')}` }
+    const wireType = provider.entry.wireType
+    if (!wireType || !(WIRE_TYPES as readonly string[]).includes(wireType)) {
+      return { ok: false, message: `${providerPath} (${providerDoc.source} layer) ${wireType ? `has wireType '${wireType}'` : 'has no wireType'}; prompt tools speak ${WIRE_TYPES.join(' and ')}` }
+    }
     let model = name.model
     if (!model) {
       const picked = size ? provider.entry.sizes[size] : undefined
@@ -183,7 +192,7 @@ export class ModelCatalog {
       if (!parsed.ok) return { ok: false, message: `${modelPath} (${modelDoc.source} layer) is invalid: ${parsed.issues.map((i) => i.message).join('; ')}` }
       entry = parsed.entry
     }
-    return { ok: true, model: { ref: `${name.instance}/${model}`, instance: name.instance, model, modelId: entry.modelId ?? model, provider: provider.entry, entry } }
+    return { ok: true, model: { ref: `${name.instance}/${model}`, instance: name.instance, model, modelId: entry.modelId ?? model, provider: { ...provider.entry, wireType: wireType as WireType }, entry } }
   }
 
   private parse<T>(scope: { tenant: string; project: string }, doc: CascadeDocument, parse: (text: string, path: string) => Parse<T>): Parse<T> {
@@ -193,4 +202,12 @@ export class ModelCatalog {
     if (!hit) hit = this.parses.set(key, parse(doc.body, doc.path)) as Parse<T>
     return hit
   }
+}
+
+/** Write-time check for the raw documents API: problems of a model catalog document, with positions; [] for other paths. */
+export function checkModelCatalogDocument(path: string, body: string): Issue[] {
+  const m = /^models\/([^/]+)\/([^/]+)\.ya?ml$/.exec(path)
+  if (!m) return []
+  const r = `${m[2]}.yaml` === PROVIDER_FILE ? parseProviderEntry(body, path) : parseModelEntry(body, path)
+  return r.ok ? [] : r.issues
 }

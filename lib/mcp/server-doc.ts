@@ -99,6 +99,17 @@ export function parseMcpServer(text: string, path: string): McpServerParse {
   }
 }
 
+/** Write-time check for the raw documents API: problems of an `mcp-servers/<name>.yaml`, with positions; [] for other paths. */
+export function checkMcpServerDocument(path: string, body: string): Issue[] {
+  if (!path.startsWith(MCP_SERVERS_PREFIX) || !/\.ya?ml$/.test(path)) return [] // notes beside the documents are fine
+  const name = /^mcp-servers\/([^/]+)\.yaml$/.exec(path)?.[1]
+  if (!name || !new RegExp(MCP_SERVER_NAME_PATTERN).test(name)) {
+    return [{ path, pointer: '/path', message: `an MCP server document is mcp-servers/<name>.yaml with a name of lower-case letters, digits, '_' and '-' (a tool's server: names it)` }]
+  }
+  const r = parseMcpServer(body, path)
+  return r.ok ? [] : r.issues
+}
+
 /** One resolved server document: which tenant asked, which stored document (scope, path, version) answered. */
 export interface McpServerRef {
   tenant: string

@@ -16,6 +16,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import type { AppDeps } from '../../functions/http/app'
 import { AllowList } from '../../lib/egress/allow-list'
 import { EgressClient } from '../../lib/egress/client'
+import { isServerToolsError } from '../../lib/errors'
 import { MemorySecretStore } from '../../lib/secrets/memory'
 import { projectGate } from '../../lib/tools/project-gate'
 
@@ -187,6 +188,16 @@ async function startSilentServer() {
   }
 }
 
+/** The error a call throws, synchronously or as a rejection. */
+async function failure(f: () => unknown): Promise<any> {
+  try {
+    await f()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected the call to fail')
+}
+
 // ───────────────────────── fixtures ─────────────────────────
 
 const T = 'acme'
@@ -259,9 +270,23 @@ describe('mcp: one remote tool', () => {
     expect(problems).toEqual([expect.objectContaining({ name: 'calc_nope', message: expect.stringContaining("has no tool 'nope'") })])
   })
 
-  it('reports a missing or invalid server document as a problem that names the line', async () => {
+  it('refuses an invalid server document on write, listing every problem with its line', async () => {
+    const error = await failure(() => putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ftp://example.test/mcp\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\ntimeoutMs: 5\n`))
+    expect(isServerToolsError(error, 'INVALID_CONFIG')).toBe(true)
+    expect(error.details.errors.map((i: { line: number; message: string }) => [i.line, i.message.replace(/ \(line \d+\)$/, '')])).toEqual([
+      [1, 'url must match pattern "^https?://"'],
+      [5, 'timeoutMs must be >= 100'],
+    ])
+    const second = await failure(() => putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ${mcp.url}\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\n`))
+    expect(second.details.errors.map((i: { line: number; message: string }) => i.line)).toEqual([3, 4])
+    expect((await failure(() => putDoc(T, '_tenant', 'mcp-servers/Bad Name.yaml', `url: ${mcp.url}\n`))).message).toMatch(/is not valid/)
+    await putDoc(T, '_tenant', 'mcp-servers/README.md', '# notes beside the server documents are fine')
+  })
+
+  it('reports a missing server document, or one stored before validation, as a problem that names the line', async () => {
     await putTool(T, '_tenant', 'ghost', 'type: mcp\ndescription: Ghost.\nparameters:\n  server: ghost\n  toolName: add\n')
-    await putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ${mcp.url}\nheader:\n  Authorization: x\ntimeoutMs: 5\n`)
+    // written straight into the store, as an older layer might hold it
+    await deps.store.put({ key: { scope: `${T}#_tenant`, path: 'mcp-servers/broken.yaml' }, body: `url: ${mcp.url}\nheader:\n  Authorization: x\ntimeoutMs: 5\n`, actor: 'tester' })
     await putTool(T, '_tenant', 'broken', 'type: mcp\ndescription: Broken.\nparameters:\n  server: broken\n  toolName: add\n')
     const { problems } = await deps.tools.listAll(T, P)
     expect(problems.find((p) => p.name === 'ghost')?.message).toMatch(/no MCP server document mcp-servers\/ghost\.yaml/)

@@ -8,10 +8,10 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
-import type { AppDeps } from '../../functions/http/app'
 import { AllowList } from '../../lib/egress/allow-list'
 import { EgressClient } from '../../lib/egress/client'
 import { isServerToolsError } from '../../lib/errors'
+import { ModelCatalog } from '../../lib/llm/catalog'
 import { MemorySecretStore } from '../../lib/secrets/memory'
 import { projectGate } from '../../lib/tools/project-gate'
 
@@ -124,12 +124,22 @@ function anthropicToolUse(input: unknown): Reply {
   }
 }
 
+/** The error a call throws, synchronously or as a rejection. */
+async function failure(f: () => unknown): Promise<any> {
+  try {
+    await f()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected the call to fail')
+}
+
 // ───────────────────────── fixtures ─────────────────────────
 
 const T = 'acme'
 const P = 'p1'
 let provider: ProviderServer
-let deps: AppDeps
+let deps: ReturnType<typeof createMemoryDeps>
 let secrets: MemorySecretStore
 
 const putDoc = (path: string, body: string, project = '_tenant') => deps.documents.put(T, project, path, body, { actor: 'tester' })
@@ -390,7 +400,7 @@ parameters:
   inputs: []
   outputSchema: { type: object, properties: { a: { type: nope } } }
 `
-    const error = await putTool('broken', body).catch((e) => e)
+    const error = await failure(() => putTool('broken', body))
     expect(isServerToolsError(error, 'INVALID_CONFIG')).toBe(true)
     const issues = error.details.errors.map((i: { line: number; message: string }) => [i.line, i.message.replace(/ \(line \d+\)$/, '')])
     expect(issues).toEqual([
@@ -414,13 +424,31 @@ parameters:
     })
   })
 
-  it('refuses a literal API key in the provider document', async () => {
-    await putDoc('models/leaky/_provider.yaml', `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`)
+  it('refuses a literal API key in a provider document on write, and at call time in one stored before validation', async () => {
+    const error = await failure(() => putDoc('models/leaky/_provider.yaml', `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`))
+    expect(isServerToolsError(error, 'INVALID_CONFIG')).toBe(true)
+    expect(error.details.errors).toEqual([expect.objectContaining({ line: 3, pointer: '/apiKey' })])
+    expect(JSON.stringify(error.details)).not.toContain('sk-live-abc')
+    await deps.store.put({ key: { scope: `${T}#_tenant`, path: 'models/leaky/_provider.yaml' }, body: `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`, actor: 'tester' })
     await putTool('leaky', template('leaky/m'))
     expect(await call('leaky', { audience: 'a', question: 'q' })).toMatchObject({
       isError: true,
       content: { message: expect.stringContaining('apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself (line 3)') },
     })
+  })
+
+  it('uses the public endpoint of the wire type when the provider document has no baseUrl, and needs a wireType to call at all', async () => {
+    await putDoc('models/surface-only/_provider.yaml', 'maxTools: 20\n')
+    await putTool('surface', template('surface-only/m'))
+    expect(await call('surface', { audience: 'a', question: 'q' })).toMatchObject({
+      isError: true,
+      content: { message: expect.stringContaining('models/surface-only/_provider.yaml (tenant layer) has no wireType; prompt tools speak openai and anthropic') },
+    })
+    // resolved, not called: the public endpoint is never contacted from a test
+    const catalog = new ModelCatalog()
+    const documents = { read: async (path: string) => (path === 'models/openai/_provider.yaml' ? { path, body: 'wireType: openai\nmaxTools: 128\n', version: 0, source: 'bundled' as const } : undefined) }
+    const resolved = await catalog.resolve({ tenant: T, project: P, documents }, 'openai/gpt-4o-mini')
+    expect(resolved).toMatchObject({ ok: true, model: { ref: 'openai/gpt-4o-mini', modelId: 'gpt-4o-mini', provider: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1' } } })
   })
 
   it('lets a project override the tenant model catalog', async () => {
