@@ -209,7 +209,7 @@ export class McpConnections {
           })
     conn.ready = client.connect(transport, { timeout: ref.config.timeoutMs }).catch((e) => {
       const error = this.asError(ref, e, resolved.scrubber)
-      this.failures.set(key, { at: this.clock.now(), error })
+      this.rememberFailure(key, error)
       this.drop(conn, 'connect failed')
       throw error
     })
@@ -276,7 +276,7 @@ export class McpConnections {
       if (isSessionGone(e)) throw e // the caller retries once on a fresh session
       const error = this.asError(ref, e, scrubber)
       if (timedOut) {
-        this.failures.set(conn.key, { at: this.clock.now(), error })
+        this.rememberFailure(conn.key, error)
         this.drop(conn, 'timed out')
       }
       throw error
@@ -295,6 +295,15 @@ export class McpConnections {
       return new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ref.config.timeoutMs} ms`)
     }
     return new McpUnavailableError(`MCP server '${ref.name}' could not be reached: ${scrubber.scrubText(describe(e))}`)
+  }
+
+  private rememberFailure(key: string, error: Error) {
+    const now = this.clock.now()
+    if (this.failures.size >= 1_000) {
+      for (const [k, f] of this.failures) if (now - f.at >= (this.opts.retryAfterMs ?? 5_000)) this.failures.delete(k)
+      if (this.failures.size >= 1_000) this.failures.delete(this.failures.keys().next().value as string)
+    }
+    this.failures.set(key, { at: now, error })
   }
 
   private drop(conn: Connection, why: string, terminate = false) {
