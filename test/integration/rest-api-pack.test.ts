@@ -372,8 +372,8 @@ describe('rest_api spec documents', () => {
 
 describe('rest_api pack through the ServerToolService', () => {
   it('lists sub-tools with pack labels and promptHint, and resolves both names of a shortened tool', async () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
-    const deps = createMemoryDeps({ extraFactories: [factory] })
+    // the composition registers rest_api itself; the test hands it this file's egress client and secrets
+    const deps = createMemoryDeps({ egress, secrets })
     await deps.store.put({ key: { scope: scopeOf('acme', '_tenant'), path: 'apis/petstore.yaml' }, body: PETSTORE, actor: 'test' })
     const yaml = [
       'type: rest_api',
