@@ -101,6 +101,7 @@ export class ProcessSurface implements DiscoverySurface {
   private demandP?: Promise<ReadonlyMap<string, number>>
   private turnP?: Promise<Turn>
   private readonly promoted: Set<string>
+  private readonly allowed: Set<string>
   private readonly deferForced: Set<string>
   readonly gate: ToolGate
 
@@ -111,6 +112,7 @@ export class ProcessSurface implements DiscoverySurface {
     private readonly memo: BoundedCache<string, SurfaceMemo> = new BoundedCache(1),
   ) {
     this.promoted = new Set(record.promoted)
+    this.allowed = new Set(record.allowed)
     this.deferForced = new Set(record.deferred)
     this.gate = {
       resolve: (name) => this.resolveForCall(name),
@@ -226,16 +228,23 @@ export class ProcessSurface implements DiscoverySurface {
 
   // ────────── internals ──────────
 
+  /**
+   * The tool behind a name if this process may call it. One cascade lookup (not a listing): the
+   * meta-tools come from the surface itself, every other tool must resolve and be on the frozen
+   * allowed list. A broken configuration is reported only for allowed names.
+   */
   private async resolveForCall(name: string): Promise<Tool | undefined> {
-    const v = await this.visible()
-    const tool = v.byName.get(name)
-    if (!tool) {
-      // Allowed but not listed: a broken configuration says so (INVALID_CONFIG → a tool error with the reason).
-      if (!META_TOOLS.includes(name) && this.record.allowed.includes(name)) await this.deps.tools.lookup(this.record.tenant, this.record.project, name)
+    if (META_TOOLS.includes(name)) return (await this.visible()).byName.get(name)
+    let tool: Tool | undefined
+    try {
+      tool = await this.deps.tools.lookup(this.record.tenant, this.record.project, name)
+    } catch (e) {
+      if (this.allowed.has(name)) throw e
       return undefined
     }
-    if (isFloor(tool.name)) return tool
-    return { ...tool, invoke: async (params, ctx) => (await this.noteUse(tool), tool.invoke(params, ctx)) }
+    if (!tool || META_TOOLS.includes(tool.name) || !this.allowed.has(tool.name)) return undefined
+    const resolved = tool
+    return { ...resolved, invoke: async (params, ctx) => (await this.noteUse(resolved), resolved.invoke(params, ctx)) }
   }
 
   /** A call to a tool outside this turn's manifest activates it; a call to an activated tool re-stamps it. */
