@@ -5,6 +5,13 @@ import { createAwsDeps } from './deps'
 import { surfaceSettingsFromEnv } from './surface-deps'
 import { createApp } from './http/app'
 import { envLogger, optionalEnv, requiredEnv } from './settings'
+import { deploymentAllowList } from '../lib/egress/allow-list'
+import { CachedSecretStore } from '../lib/secrets/cached'
+import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
+
+// SecureString parameters under /server-tools/<tenant>/<name>; cached per container for a minute.
+// SSM_ENDPOINT exists only so tests can point the client at loopback; AWS uses its default.
+const ssm = createSsmSecretStore({ region: optionalEnv('AWS_REGION'), endpoint: optionalEnv('SSM_ENDPOINT') })
 
 const deps = createAwsDeps({
   documentsTable: Resource.Documents.name,
@@ -17,6 +24,8 @@ const deps = createAwsDeps({
   // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.
   dynamoEndpoint: optionalEnv('DYNAMODB_ENDPOINT'),
   s3Endpoint: optionalEnv('S3_ENDPOINT'),
+  secrets: new CachedSecretStore(ssm.store, { ttlMs: 60_000 }),
+  egressAllow: deploymentAllowList(process.env),
   log: envLogger(),
 })
 

@@ -6,6 +6,7 @@ import { BundledLayer, type BundledFile } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService, type DocumentCheck } from '../lib/documents/service'
+import type { AllowList } from '../lib/egress/allow-list'
 import { EgressClient } from '../lib/egress/client'
 import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
@@ -33,6 +34,8 @@ import { docLookupFactory } from '../lib/tools/types/doc_lookup'
 import { McpToolFactory } from '../lib/tools/types/mcp'
 import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
+import { RestToolFactory } from '../lib/tools/types/rest'
+import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
 import { roleSurfaceLookup } from './usage-deps'
@@ -66,6 +69,8 @@ export interface CoreOptions {
   egress?: EgressClient
   /** Tenant secrets for `${secret:NAME}` (default: in memory). */
   secrets?: SecretStore
+  /** The deployment egress allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS); default: none. */
+  egressAllow?: AllowList
 }
 
 export function buildDeps(opts: CoreOptions): AppDeps {
@@ -73,10 +78,10 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
   const cascade = new DocumentCascade(opts.store, bundled)
-  const egress = opts.egress ?? new EgressClient({ tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
+  const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
-  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), ...(opts.extraFactories ?? [])])
+  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
@@ -104,6 +109,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     observedLimits: agent.observedLimits,
     dispatcher,
     usage,
+    secrets,
     auth: { jwtSecret: opts.jwtSecret },
     log,
     clock,
@@ -132,6 +138,9 @@ export interface AwsDepsConfig {
   log?: Logger
   clock?: Clock
   bundledFiles?: BundledFile[]
+  /** SSM-backed in Lambda, an encrypted file under DATA_DIR for `npm start`. */
+  secrets: SecretStore
+  egressAllow?: AllowList
 }
 
 /** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */
@@ -143,7 +152,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */

@@ -17,6 +17,8 @@ import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
 import { envLogger } from './settings'
+import { deploymentAllowList } from '../lib/egress/allow-list'
+import { LocalSecretStore } from '../lib/secrets/local'
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
 const DOCUMENTS_TABLE = 'server-tools-documents'
@@ -46,6 +48,9 @@ async function main() {
     dynamoEndpoint: emulators.dynamoEndpoint,
     s3Endpoint: emulators.s3Endpoint,
     credentials: LOCAL_CREDENTIALS,
+    // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
+    secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
+    egressAllow: deploymentAllowList(process.env),
     log: envLogger(),
   })
   await Promise.all([

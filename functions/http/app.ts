@@ -12,6 +12,7 @@ import type { ProcessService } from '../../lib/recipes/spawn'
 import type { ObservedLimits } from '../../lib/surface/limits'
 import type { SurfaceService } from '../../lib/surface/surface'
 import type { UsageService } from '../../lib/usage/service'
+import type { SecretStore } from '../../lib/secrets/ports'
 import type { AuthEnv } from './auth'
 import { authenticate } from './auth'
 import { problem, toProblem } from './errors'
@@ -21,6 +22,7 @@ import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
+import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
 
 export interface AppDeps {
@@ -35,6 +37,8 @@ export interface AppDeps {
   surface: SurfaceService
   /** Endpoint tool limits learned from rejections. */
   observedLimits: ObservedLimits
+  /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
+  secrets: SecretStore
   auth: { jwtSecret: string }
   log: Logger
   clock: Clock
@@ -59,6 +63,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
+    .route('/brain/:tenant', secretRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))
   app.onError(toProblem(deps.log))
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`))

@@ -54,6 +54,8 @@ async function coldStart(tables: Record<string, string>): Promise<Handler> {
   vi.stubEnv('AUTH_JWT_SECRET', SECRET)
   vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
   vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
+  // no SSM emulator: a closed loopback port, so a stray secret read can never leave the machine
+  vi.stubEnv('SSM_ENDPOINT', 'http://127.0.0.1:9')
   vi.stubEnv('AWS_REGION', TEST_REGION)
   vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
