@@ -1,4 +1,5 @@
 /** The process and observed-limit contracts on DynamoDB (dynalite), plus what only the AWS adapters promise. */
+import { rawGetItem } from '../../lib/stores/aws/raw-probes'
 import { describe, expect, it } from 'vitest'
 import { DynamoObservedLimitStore, observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore, processesTableSpec } from '../../lib/stores/aws/process-store'
@@ -28,9 +29,8 @@ describe('DynamoProcessStore on dynalite', () => {
     const rec = sampleProcess({ expiresAt: Date.UTC(2026, 0, 1, 1, 0, 0, 500) })
     await store.create(rec)
     expect(processesTableSpec(tableName)).toMatchObject({ hashKey: { name: 'scope' }, rangeKey: { name: 'id' }, ttlAttribute: 'expiresAt' })
-    const { GetCommand } = await import('@aws-sdk/lib-dynamodb')
-    const out = await awsTestClients().doc.send(new GetCommand({ TableName: tableName, Key: { scope: 'acme#shop', id: 'proc-1' } }))
-    expect(out.Item).toMatchObject({ expiresAt: Math.ceil(rec.expiresAt / 1000), expiresAtMs: rec.expiresAt })
+    const item = await rawGetItem(awsTestClients().doc, tableName, { scope: 'acme#shop', id: 'proc-1' })
+    expect(item).toMatchObject({ expiresAt: Math.ceil(rec.expiresAt / 1000), expiresAtMs: rec.expiresAt })
   })
 
   it('answers with one BatchGetItem for a whole chain of learned limits', async () => {

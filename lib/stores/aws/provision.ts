@@ -65,10 +65,11 @@ export async function ensureTable(ddb: DynamoDBClient, spec: TableSpec, wait: Wa
     }
     status = await tableStatus(ddb, spec.name)
   }
-  const deadline = Date.now() + (wait.timeoutMs ?? 60_000)
+  // a monotonic deadline: this waits on the emulator or AWS, it reads no domain time
+  const deadline = performance.now() + (wait.timeoutMs ?? 60_000)
   let delay = 50
   while (status !== 'ACTIVE') {
-    if (Date.now() > deadline) throw new Error(`table ${spec.name} is still ${status ?? 'missing'} after waiting`)
+    if (performance.now() > deadline) throw new Error(`table ${spec.name} is still ${status ?? 'missing'} after waiting`)
     await sleep(delay)
     delay = Math.min(delay * 2, 2_000)
     status = await tableStatus(ddb, spec.name)
