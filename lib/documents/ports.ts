@@ -41,7 +41,11 @@ export interface DocumentStore {
   getMany(keys: DocumentKey[]): Promise<Map<string, StoredDocument>>
   /** ConflictError (code CONFLICT) on a stale version or when createOnly meets an existing document. */
   put(doc: NewDocument, opts?: PutOptions): Promise<StoredDocument>
-  /** NOT_FOUND when absent, CONFLICT on a stale version. */
+  /**
+   * NOT_FOUND when absent, CONFLICT on a stale version. A deleted document leaves a tombstone:
+   * re-creating it continues the version sequence, so (scope, path, version) names one body
+   * forever — caches keyed by it stay correct and a pre-delete If-Match can never match again.
+   */
   delete(key: DocumentKey, opts?: DeleteOptions): Promise<void>
   /** Every document of a scope whose path starts with prefix, sorted by path (one Query). */
   list(scope: string, prefix: string): Promise<StoredDocument[]>

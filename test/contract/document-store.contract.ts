@@ -144,13 +144,43 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(await store.get(key('a.yaml'))).toBeUndefined()
     })
 
-    it('starts again at version 1 when a deleted document is written anew, with fresh audit fields', async () => {
+    it('continues the version sequence when a deleted document is written anew, with fresh audit fields', async () => {
       await store.put({ key: key('a.yaml'), body: 'old', actor: 'alice' })
       await store.put({ key: key('a.yaml'), body: 'old 2', actor: 'alice' })
       await store.delete(key('a.yaml'))
       clock.advance(1_000)
       const again = await store.put({ key: key('a.yaml'), body: 'new', actor: 'bob' }, { createOnly: true })
-      expect(again).toMatchObject({ version: 1, createdBy: 'bob', createdAt: '2026-01-01T00:00:01.000Z' })
+      expect(again).toMatchObject({ version: 4, createdBy: 'bob', createdAt: '2026-01-01T00:00:01.000Z' })
+      expect(await store.get(key('a.yaml'))).toMatchObject({ body: 'new', version: 4, createdBy: 'bob' })
+    })
+
+    it('never lets a version from before a delete match the re-created document', async () => {
+      await store.put({ key: key('a.yaml'), body: 'first', actor: 'alice' })
+      await store.delete(key('a.yaml'))
+      await store.put({ key: key('a.yaml'), body: 'second', actor: 'bob' })
+      await expectCode(store.put({ key: key('a.yaml'), body: 'stale edit', actor: 'alice' }, { expectedVersion: 1 }), 'CONFLICT')
+      await expectCode(store.delete(key('a.yaml'), { expectedVersion: 1 }), 'CONFLICT')
+      expect(await store.get(key('a.yaml'))).toMatchObject({ body: 'second' })
+    })
+
+    it('hides a deleted document from getMany and list, and deleting it again is NOT_FOUND', async () => {
+      await store.put({ key: key('gone.yaml'), body: 'x', actor: 'alice' })
+      await store.put({ key: key('kept.yaml'), body: 'y', actor: 'alice' })
+      await store.delete(key('gone.yaml'))
+      expect([...(await store.getMany([key('gone.yaml'), key('kept.yaml')])).values()].map((d) => d.key.path)).toEqual(['kept.yaml'])
+      expect((await store.list(project, '')).map((d) => d.key.path)).toEqual(['kept.yaml'])
+      await expectCode(store.delete(key('gone.yaml')), 'NOT_FOUND')
+      await expectCode(store.put({ key: key('gone.yaml'), body: 'z', actor: 'alice' }, { expectedVersion: 2 }), 'CONFLICT')
+    })
+
+    it('continues the version sequence for a large body written over a deleted document', async () => {
+      await store.put({ key: key('big.md'), body: 'small', actor: 'alice' })
+      await store.delete(key('big.md'))
+      const body = bodyOfBytes(100 * 1024)
+      expect((await store.put({ key: key('big.md'), body, actor: 'alice' }, { createOnly: true })).version).toBe(3)
+      expect((await store.get(key('big.md')))?.body).toBe(body)
+      await store.delete(key('big.md'))
+      expect((await store.put({ key: key('big.md'), body, actor: 'alice' })).version).toBe(5)
     })
 
     it('reads the project and tenant layers in one round trip and omits missing keys', async () => {

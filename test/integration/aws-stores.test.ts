@@ -65,9 +65,10 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
     const read = await fresh.store.get(key)
     expect(read).toMatchObject({ version: 1, updatedBy: 'alice', sha256: sha256(current) })
     expect(read?.body === current).toBe(true)
-    // The losing writes uploaded their bytes first and removed them again; the winner's blob stays.
+    // The stale versioned write uploaded its bytes first and removed them again; the create-only
+    // one saw the live document before uploading anything. The winner's blob stays.
     const orphanKeys = putBlob.mock.calls.map((c) => c[0])
-    expect(orphanKeys).toHaveLength(2)
+    expect(orphanKeys).toHaveLength(1)
     expect(deleteBlob.mock.calls.map((c) => c[0])).toEqual(orphanKeys)
     for (const k of orphanKeys) expect(await fresh.blobs.get(k)).toBeUndefined()
     expect(orphanKeys).not.toContain((await fresh.store.rawItem(key))?.bodyKey)

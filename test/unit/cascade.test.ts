@@ -201,6 +201,15 @@ describe('caching and freshness', () => {
     expect([deps.store.roundTrips - trips, deps.tools.parses - parses]).toEqual([5, 0])
   })
 
+  it('serves a re-created document after a delete, never the cached body of the deleted one', async () => {
+    await put('p1', 'phoenix', doc('first life', 'labels: [a]\n'))
+    expect((await deps.tools.listAll(T, 'p1')).tools.find((t) => t.name === 'phoenix')?.description).toBe('first life')
+    await deps.tools.delete(T, 'p1', 'phoenix')
+    await put('p1', 'phoenix', doc('second life', 'labels: [b]\n'))
+    expect((await deps.tools.lookup(T, 'p1', 'phoenix'))?.description).toBe('second life')
+    expect((await deps.tools.listAll(T, 'p1')).tools.find((t) => t.name === 'phoenix')?.labels).toEqual(['b'])
+  })
+
   it('serves the next request the newly written version', async () => {
     await put('p1', 'live', doc('v1'))
     expect((await deps.tools.lookup(T, 'p1', 'live'))?.description).toBe('v1')

@@ -60,7 +60,12 @@ export interface DocumentItem {
   createdBy: string
   updatedAt: string
   updatedBy: string
+  /** A tombstone: the document was deleted at `version`; reads skip it, a re-create continues after it. */
+  deleted?: boolean
 }
+
+/** PutOptions plus the adapter's own mode for continuing a tombstone's version. */
+type WriteMode = PutOptions & { overTombstone?: boolean }
 
 /** BatchGetItem accepts at most 100 keys per request. */
 const BATCH_GET_LIMIT = 100
@@ -141,13 +146,15 @@ export class DynamoDocumentStore implements DocumentStore {
     }
     const hash = sha256(doc.body)
     const inline = bytes <= INLINE_BODY_LIMIT
-    if (inline || opts.createOnly || opts.expectedVersion !== undefined) return this.write(doc, bytes, hash, opts)
+    if (inline || opts.expectedVersion !== undefined) return this.write(doc, bytes, hash, opts)
 
-    // An unconditional large write must know its version before the item changes (the blob key holds
-    // it), so it reads the current version and writes conditionally on it, retrying if it moved.
+    // A large write without a version must learn the one it replaces before the item changes (the
+    // blob key holds it; a tombstone's version is continued), so it reads the current version and
+    // writes conditionally on it, retrying if it moved.
     for (let attempt = 1; ; attempt++) {
       const current = await this.readItem(doc.key, true)
-      const pinned: PutOptions = current ? { expectedVersion: current.version } : { createOnly: true }
+      if (opts.createOnly && current && !current.deleted) throw conflict(`${doc.key.path} already exists (version ${current.version})`)
+      const pinned: WriteMode = current ? { expectedVersion: current.version, overTombstone: !!current.deleted } : { createOnly: true }
       try {
         return await this.write(doc, bytes, hash, pinned)
       } catch (e) {
@@ -160,14 +167,28 @@ export class DynamoDocumentStore implements DocumentStore {
     const versioned = opts.expectedVersion !== undefined
     let old: DocumentItem | undefined
     try {
+      // A tombstone, not a DeleteItem: the version sequence must survive a delete (see the port).
       const out = await this.send(() =>
         this.doc.send(
-          new DeleteCommand({
+          new UpdateCommand({
             TableName: this.table,
             Key: { scope: key.scope, path: key.path },
-            ConditionExpression: versioned ? 'attribute_exists(#s) AND #v = :expected' : 'attribute_exists(#s)',
-            ExpressionAttributeNames: { '#s': 'scope', ...(versioned ? { '#v': 'version' } : {}) },
-            ...(versioned ? { ExpressionAttributeValues: { ':expected': opts.expectedVersion } } : {}),
+            UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #sha, #bytes, #ca, #cb, #ub',
+            ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''}`,
+            ExpressionAttributeNames: {
+              '#s': 'scope',
+              '#v': 'version',
+              '#del': 'deleted',
+              '#ua': 'updatedAt',
+              '#body': 'body',
+              '#bodyKey': 'bodyKey',
+              '#sha': 'sha256',
+              '#bytes': 'bytes',
+              '#ca': 'createdAt',
+              '#cb': 'createdBy',
+              '#ub': 'updatedBy',
+            },
+            ExpressionAttributeValues: { ':true': true, ':one': 1, ':now': iso(this.clock.now()), ...(versioned ? { ':expected': opts.expectedVersion } : {}) },
             ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -178,7 +199,7 @@ export class DynamoDocumentStore implements DocumentStore {
       if (!isConditionFailure(e)) throw e
       // DynamoDB returns the current item with the failure; emulators may not, so read it then.
       const current = conditionItem(e) ?? (await this.readItem(key, true))
-      if (!current) throw notFound(`${key.path} does not exist`)
+      if (!current || current.deleted) throw notFound(`${key.path} does not exist`)
       throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`, e)
     }
     if (old?.bodyKey) await this.deleteBlobQuietly(old.bodyKey)
@@ -194,12 +215,17 @@ export class DynamoDocumentStore implements DocumentStore {
 
   // ---------------------------------------------------------------------------------------------
 
-  /** One conditional UpdateItem. Mode: createOnly, expectedVersion, or unconditional (inline only). */
-  private async write(doc: NewDocument, bytes: number, hash: string, opts: PutOptions): Promise<StoredDocument> {
+  /**
+   * One conditional UpdateItem. Mode: createOnly (no live document; a tombstone's version is
+   * continued), expectedVersion (of a live document, or of the tombstone when overTombstone), or
+   * unconditional (inline only).
+   */
+  private async write(doc: NewDocument, bytes: number, hash: string, opts: WriteMode): Promise<StoredDocument> {
     const { key, body, actor } = doc
     const now = iso(this.clock.now())
     const inline = bytes <= INLINE_BODY_LIMIT
-    const nextVersion = opts.createOnly ? 1 : opts.expectedVersion !== undefined ? opts.expectedVersion + 1 : undefined
+    // createOnly pins version 1 only for large bodies, which come here only when no item exists
+    const nextVersion = opts.createOnly ? (inline ? undefined : 1) : opts.expectedVersion !== undefined ? opts.expectedVersion + 1 : undefined
     if (!inline && nextVersion === undefined) throw new Error('internal: a large body needs a pinned version')
 
     const bodyKey = inline ? undefined : blobKey(key, nextVersion!, hash)
@@ -215,6 +241,8 @@ export class DynamoDocumentStore implements DocumentStore {
       '#cb': 'createdBy',
       '#ua': 'updatedAt',
       '#ub': 'updatedBy',
+      '#del': 'deleted',
+      '#s': 'scope',
     }
     const values: Record<string, unknown> = { ':sha': hash, ':bytes': bytes, ':now': now, ':actor': actor }
     const set = ['#sha = :sha', '#bytes = :bytes', '#ua = :now', '#ub = :actor', '#ca = if_not_exists(#ca, :now)', '#cb = if_not_exists(#cb, :actor)']
@@ -236,14 +264,15 @@ export class DynamoDocumentStore implements DocumentStore {
       values[':bodyKey'] = bodyKey
       remove = '#body'
     }
+    remove += ', #del'
     let condition: string | undefined
     if (opts.createOnly) {
-      condition = 'attribute_not_exists(#s)'
-      names['#s'] = 'scope'
+      condition = inline ? 'attribute_not_exists(#s) OR attribute_exists(#del)' : 'attribute_not_exists(#s)'
     } else if (opts.expectedVersion !== undefined) {
-      condition = '#v = :expected'
+      condition = opts.overTombstone ? '#v = :expected AND attribute_exists(#del)' : '#v = :expected AND attribute_not_exists(#del)'
       values[':expected'] = opts.expectedVersion
     }
+    if (!opts.createOnly) delete names['#s'] // DynamoDB refuses names an expression does not use
 
     let old: DocumentItem | undefined
     try {
@@ -269,6 +298,7 @@ export class DynamoDocumentStore implements DocumentStore {
       if (opts.createOnly) {
         throw conflict(`${key.path} already exists${current ? ` (version ${current.version})` : ''}`, e)
       }
+      if (opts.overTombstone) throw conflict(`${key.path} changed while it was being re-created`, e)
       throw conflict(
         current
           ? `${key.path} is at version ${current.version}, not ${opts.expectedVersion}`
@@ -299,7 +329,7 @@ export class DynamoDocumentStore implements DocumentStore {
           Key: { scope: key.scope, path: key.path },
           ConsistentRead: true,
           ...(versionOnly
-            ? { ProjectionExpression: '#s, #p, #v', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version' } }
+            ? { ProjectionExpression: '#s, #p, #v, #del', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' } }
             : {}),
         }),
       ),
@@ -330,12 +360,13 @@ export class DynamoDocumentStore implements DocumentStore {
    * document after we read the item: read the item again (the newest version, or nothing).
    */
   private async hydrate(item: DocumentItem, rereads = 3): Promise<StoredDocument | undefined> {
+    if (item.deleted) return undefined
     let body = item.body
     if (item.bodyKey !== undefined) {
       body = await this.blobs.get(item.bodyKey)
       if (body === undefined) {
         const fresh = await this.readItem({ scope: item.scope, path: item.path })
-        if (!fresh) return undefined
+        if (!fresh || fresh.deleted) return undefined
         if (fresh.bodyKey === item.bodyKey || rereads <= 0) {
           throw new Error(`document ${item.scope} ${item.path} v${item.version} points at missing blob ${item.bodyKey}`)
         }
@@ -389,10 +420,11 @@ const isConditionFailure = (e: unknown) => errorName(e) === 'ConditionalCheckFai
  * lib-dynamodb does not unmarshall exceptions, so `Item` holds raw AttributeValues. Undefined when
  * the item is absent or the service (an emulator) did not return it.
  */
-function conditionItem(e: unknown): { version: number } | undefined {
+function conditionItem(e: unknown): { version: number; deleted: boolean } | undefined {
   const item = (e as { Item?: Record<string, unknown> }).Item
   const v = item?.version as { N?: string } | number | undefined
   if (v === undefined) return undefined
-  return { version: typeof v === 'number' ? v : Number(v.N) }
+  const d = item?.deleted as { BOOL?: boolean } | boolean | undefined
+  return { version: typeof v === 'number' ? v : Number(v.N), deleted: typeof d === 'boolean' ? d : !!d?.BOOL }
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -10,6 +10,8 @@ export class MemoryDocumentStore implements DocumentStore {
   private readonly docs = new Map<string, StoredDocument>()
   /** Each scope's documents sorted by path, rebuilt after a write to that scope. */
   private readonly sorted = new Map<string, StoredDocument[]>()
+  /** The last version of each deleted document: a re-created one continues after it, never reuses it. */
+  private readonly tombstones = new Map<string, number>()
   /** Round trips served, so tests and benches can prove "one read per cascade lookup". */
   roundTrips = 0
 
@@ -50,7 +52,7 @@ export class MemoryDocumentStore implements DocumentStore {
     const stored: StoredDocument = {
       key: { ...doc.key },
       body: doc.body,
-      version: (current?.version ?? 0) + 1,
+      version: (current?.version ?? this.tombstones.get(id) ?? 0) + 1,
       sha256: sha256(doc.body),
       createdAt: current?.createdAt ?? now,
       createdBy: current?.createdBy ?? doc.actor,
@@ -58,6 +60,7 @@ export class MemoryDocumentStore implements DocumentStore {
       updatedBy: doc.actor,
     }
     this.docs.set(id, stored)
+    this.tombstones.delete(id)
     this.sorted.delete(doc.key.scope)
     return clone(stored)!
   }
@@ -70,6 +73,7 @@ export class MemoryDocumentStore implements DocumentStore {
       throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`)
     }
     this.docs.delete(docId(key))
+    this.tombstones.set(docId(key), current.version + 1)
     this.sorted.delete(key.scope)
   }
 
