@@ -11,6 +11,17 @@
  * should it reach `vance` anyway (e.g. `globalThis["va" + "nce"]`), that speculative run is
  * abandoned — it can have had no effect outside itself — and redone on an async engine within the
  * same deadline. Everything else runs on an async engine, where `vance.tools.call` suspends.
+ *
+ * After an `await` (in a promise job) WebAssembly can't suspend — this build instruments only
+ * QTS_Eval for asyncify — so there a host call returns a Promise instead; `await` it. Used without
+ * `await`, that Promise throws a TypeError naming the fix rather than reading as `undefined`.
+ *
+ * Known limit: budgets are enforced by QuickJS's interrupt handler, which it polls once per ~10,000
+ * backward jumps or calls. Work between polls that is not bytecode — chiefly building a backtrace
+ * of the whole stack for every caught stack overflow (`function f() { try { f() } catch { f() } }`)
+ * — is not seen, so such a script can hold the thread for seconds past its deadline (~10–20 s at
+ * the 256 KiB stack) before it ends in TIMEOUT. Every run does end; the complete fix is a watchdog
+ * outside the thread (engines in a worker that is terminated at deadline + grace).
  */
 import {
   AsyncEnginePool,

@@ -1,0 +1,47 @@
+/**
+ * 20,000 measured invocations — 10,000 on the sync build, 10,000 with a sibling call on an async
+ * engine, each after 2,500 of warm-up — must leave the process RSS and the WebAssembly heap flat
+ * (± 5 %). QuickJS's own heap may move by a hash-table resize, never by a per-run amount. The known
+ * trap this guards: the asyncify build leaks ~64 KB per `module.newContext()`, which would add
+ * ~640 MB here.
+ *
+ * The workload runs in a child process (memory-workload.ts) so the RSS is the workload's alone,
+ * with V8's young generation pinned to one size (it otherwise grows by up to 16 MB on its own
+ * schedule), WebAssembly compiled fully up front (dynamic tier-up otherwise adds optimised code —
+ * several MB of RSS — at moments of its choosing) and a full GC before every sample. Neither
+ * setting hides a leak: both fix one-off sizes, not per-run ones. Measured, not timed.
+ */
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import type { Sample } from './memory-workload'
+
+const TOLERANCE = 0.05
+/** A per-run leak of even 32 bytes would exceed this over 10,000 runs. */
+const QUICKJS_HEAP_SLACK = 256 * 1024
+const within = (after: number, before: number) => Math.abs(after - before) / before
+
+describe('memory over 20,000 invocations', () => {
+  it('stays flat for scripts without and with a sibling call', async () => {
+    const workload = fileURLToPath(new URL('./memory-workload.ts', import.meta.url))
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--expose-gc', '--min-semi-space-size=16', '--max-semi-space-size=16', '--no-wasm-dynamic-tiering', '--import', 'tsx', workload],
+      { env: { ...process.env, WARM_UP: '2500', RUNS: '10000' }, maxBuffer: 1024 * 1024, timeout: 170_000 },
+    )
+    const report = JSON.parse(stdout.trim().split('\n').pop()!) as Record<'sync' | 'async', { before: Sample; after: Sample }> & { failures: number; calls: number; runs: number }
+    // Printed for the closing note; the assertions below are what holds.
+    console.log(JSON.stringify(report))
+
+    expect(report.failures).toBe(0)
+    expect(report.runs).toBe(25_000)
+    expect(report.calls).toBe(12_500)
+    for (const kind of ['sync', 'async'] as const) {
+      const { before, after } = report[kind]
+      expect(within(after.wasm, before.wasm), `${kind} WASM heap`).toBeLessThanOrEqual(TOLERANCE)
+      expect(within(after.rss, before.rss), `${kind} RSS`).toBeLessThanOrEqual(TOLERANCE)
+      expect(after.quickjs - before.quickjs, `${kind} QuickJS heap growth`).toBeLessThanOrEqual(QUICKJS_HEAP_SLACK)
+    }
+  }, 180_000)
+})
