@@ -4,7 +4,11 @@ import { success, toolError } from '../../../lib/tools/contracts'
 import { HOSTILE_SCRIPTS, type HostileScript } from '../../fixtures/hostile-scripts/corpus'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
-const sandboxes = { default: new QuickJsSandbox(), unmetered: new QuickJsSandbox({ maxStatements: 1e12 }) }
+const sandboxes = {
+  default: new QuickJsSandbox(),
+  unmetered: new QuickJsSandbox({ maxStatements: 1e12 }),
+  shallow: new QuickJsSandbox({ maxStatements: 1e12, stackBytes: 32 * 1024 }),
+}
 
 function siblingsFor(script: HostileScript, sandbox: QuickJsSandbox): FakeSiblings {
   const fake: FakeSiblings = new FakeSiblings({
