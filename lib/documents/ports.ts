@@ -39,8 +39,11 @@ export interface DocumentStore {
   get(key: DocumentKey): Promise<StoredDocument | undefined>
   /** Reads several keys in one round trip (one BatchGetItem); the map is keyed by `docId(key)`. */
   getMany(keys: DocumentKey[]): Promise<Map<string, StoredDocument>>
-  /** ConflictError (code CONFLICT) on a stale version or when createOnly meets an existing document. */
-  put(doc: NewDocument, opts?: PutOptions): Promise<StoredDocument>
+  /**
+   * ConflictError (code CONFLICT) on a stale version or when createOnly meets an existing document.
+   * `created` is true when no live document was there before (a first write, or one after a delete).
+   */
+  put(doc: NewDocument, opts?: PutOptions): Promise<StoredDocument & { created: boolean }>
   /**
    * NOT_FOUND when absent, CONFLICT on a stale version. A deleted document leaves a tombstone:
    * re-creating it continues the version sequence, so (scope, path, version) names one body

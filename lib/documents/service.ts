@@ -42,7 +42,7 @@ export class DocumentService {
     return this.cascade.read(tenant, project, normalizeDocumentPath(rawPath))
   }
 
-  put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; expectedVersion?: number; createOnly?: boolean }): Promise<StoredDocument> {
+  put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; expectedVersion?: number; createOnly?: boolean }): Promise<StoredDocument & { created: boolean }> {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const issues = this.check?.(path, body) ?? []

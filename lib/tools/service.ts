@@ -206,7 +206,7 @@ export class ServerToolService {
     const stored = await this.deps.store.put({ key: { scope: scopeOf(tenant, project), path }, body: text, actor: opts.actor }, opts)
     this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
-    return { view: configView({ source, version: stored.version }, result.config), created: stored.version === 1 }
+    return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
   }
 
   async delete(tenant: string, project: string, rawName: string, opts: { expectedVersion?: number } = {}): Promise<void> {

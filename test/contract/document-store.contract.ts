@@ -61,7 +61,9 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
         createdAt: '2026-01-01T00:00:00.000Z',
         updatedAt: '2026-01-01T00:00:00.000Z',
       })
-      expect(await store.get(key('server-tools/add.yaml'))).toEqual(written)
+      const { created, ...stored } = written
+      expect(created).toBe(true)
+      expect(await store.get(key('server-tools/add.yaml'))).toEqual(stored)
     })
 
     it('keeps createdAt and createdBy on update while updatedBy, updatedAt and the version move on', async () => {
@@ -72,7 +74,9 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       const third = await store.put({ key: key('a.yaml'), body: 'three', actor: 'carol' })
       expect(second).toMatchObject({ version: 2, createdBy: 'alice', updatedBy: 'bob', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:01:00.000Z' })
       expect(third).toMatchObject({ version: 3, createdBy: 'alice', updatedBy: 'carol', updatedAt: '2026-01-01T00:02:00.000Z' })
-      expect(await store.get(key('a.yaml'))).toEqual(third)
+      expect([second.created, third.created]).toEqual([false, false])
+      const { created: _, ...stored } = third
+      expect(await store.get(key('a.yaml'))).toEqual(stored)
     })
 
     it('rejects a create-only write when the document exists and keeps the existing body', async () => {
@@ -150,8 +154,9 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       await store.delete(key('a.yaml'))
       clock.advance(1_000)
       const again = await store.put({ key: key('a.yaml'), body: 'new', actor: 'bob' }, { createOnly: true })
-      expect(again).toMatchObject({ version: 4, createdBy: 'bob', createdAt: '2026-01-01T00:00:01.000Z' })
+      expect(again).toMatchObject({ version: 4, created: true, createdBy: 'bob', createdAt: '2026-01-01T00:00:01.000Z' })
       expect(await store.get(key('a.yaml'))).toMatchObject({ body: 'new', version: 4, createdBy: 'bob' })
+      expect((await store.put({ key: key('a.yaml'), body: 'newer', actor: 'bob' })).created).toBe(false)
     })
 
     it('never lets a version from before a delete match the re-created document', async () => {

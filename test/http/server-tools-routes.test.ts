@@ -129,6 +129,8 @@ describe('server-tool routes', () => {
     expect(res.status).toBe(404)
     expect(res.headers.get('content-type')).toBe('application/problem+json')
     expect((await api.delete(`${base}/server-tools/gone`)).status).toBe(404)
+    const again = await api.put(`${base}/server-tools/gone`, yaml('back'))
+    expect([again.status, again.headers.get('etag')]).toEqual([201, '"3"'])
   })
 
   it('lists the tool types sorted with their parameter schemas', async () => {

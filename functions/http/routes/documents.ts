@@ -46,7 +46,7 @@ export function documentRoutes(deps: AppDeps) {
       const body = await bodyText(c, { allowAnyText: true })
       const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, ...versionPreconditions(c) })
       c.header('etag', etag(stored.version))
-      return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.version === 1 ? 201 : 200)
+      return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.created ? 201 : 200)
     })
     .delete('/projects/:project/documents/*', requireScope('tools:write'), async (c) => {
       await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), versionPreconditions(c))

@@ -220,7 +220,7 @@ export class DynamoDocumentStore implements DocumentStore {
    * continued), expectedVersion (of a live document, or of the tombstone when overTombstone), or
    * unconditional (inline only).
    */
-  private async write(doc: NewDocument, bytes: number, hash: string, opts: WriteMode): Promise<StoredDocument> {
+  private async write(doc: NewDocument, bytes: number, hash: string, opts: WriteMode): Promise<StoredDocument & { created: boolean }> {
     const { key, body, actor } = doc
     const now = iso(this.clock.now())
     const inline = bytes <= INLINE_BODY_LIMIT
@@ -318,6 +318,7 @@ export class DynamoDocumentStore implements DocumentStore {
       createdBy: old?.createdBy ?? actor,
       updatedAt: now,
       updatedBy: actor,
+      created: !old || !!old.deleted,
     }
   }
 

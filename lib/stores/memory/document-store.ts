@@ -62,7 +62,7 @@ export class MemoryDocumentStore implements DocumentStore {
     this.docs.set(id, stored)
     this.tombstones.delete(id)
     this.sorted.delete(doc.key.scope)
-    return clone(stored)!
+    return { ...clone(stored)!, created: !current }
   }
 
   async delete(key: DocumentKey, opts: DeleteOptions = {}) {
