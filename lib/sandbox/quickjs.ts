@@ -30,6 +30,7 @@ import {
   SyncEngineHolder,
   type Engine,
   type EngineStats,
+  type SyncEngine,
 } from './engines'
 import {
   EngineFailure,
@@ -66,6 +67,7 @@ export class QuickJsSandbox {
   private readonly pool: AsyncEnginePool
   private readonly useSyncBuild: boolean
   private replaced = 0
+  private syncTurn: Promise<unknown> = Promise.resolve()
 
   constructor(options: SandboxOptions = {}) {
     const { asyncEngines = 4, now = () => performance.now(), useSyncBuild = true, ...limits } = options
@@ -86,14 +88,36 @@ export class QuickJsSandbox {
     const ticks = ticksFor(this.limits.maxStatements)
 
     if (this.useSyncBuild && !MENTIONS_VANCE.test(req.source)) {
-      const engine = await this.sync.get()
-      const started = this.now()
-      const outcome = await this.guard(engine, () => runOnEngine(engine, req, new RunState(started + timeoutMs, ticks, this.now), settings))
+      let started = 0
+      const outcome = await this.onSyncEngine(async (engine) => {
+        started = this.now()
+        return this.guard(engine, () => runOnEngine(engine, req, new RunState(started + timeoutMs, ticks, this.now), settings))
+      })
       if (outcome !== RETRY_ASYNC) return this.finish(outcome, started)
       // Redone with a fresh statement budget (the sync run was speculative) but the same deadline.
       return this.runAsync(req, settings, started + timeoutMs, ticks, started)
     }
     return this.runAsync(req, settings, undefined, ticks, undefined)
+  }
+
+  /**
+   * One run at a time on the sync engine. A run awaits between creating its context and disposing
+   * it (settling a promise), and the interrupt handler reads the engine's *current* run: two runs
+   * interleaved there would meter each other — and the first to finish would leave the other
+   * unmetered. Runs are short (their deadline bounds them), so a queue costs little.
+   */
+  private onSyncEngine<T>(work: (engine: SyncEngine) => Promise<T>): Promise<T> {
+    const turn = this.syncTurn.then(async () => {
+      const engine = await this.sync.get()
+      engine.busy = true
+      try {
+        return await work(engine)
+      } finally {
+        engine.busy = false
+      }
+    })
+    this.syncTurn = turn.catch(() => undefined)
+    return turn
   }
 
   /** Engines and their memory: for the memory test and operational metrics. */

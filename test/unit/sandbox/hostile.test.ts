@@ -75,6 +75,15 @@ describe('the hostile-script corpus', () => {
     await expectClean(sandbox)
   })
 
+  it('meters every one of many concurrent sync-build runs by its own budget', async () => {
+    const sandbox = new QuickJsSandbox()
+    const hostile = '({ toJSON() { for (;;) {} } })'
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => sandbox.run({ source: i % 2 ? hostile : 'Promise.resolve(a + b)', inputs: { a: i, b: 1 } })))
+    results.forEach((r, i) =>
+      expect(r).toEqual(i % 2 ? { error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/statement budget/) } : { value: i + 1, durationMs: expect.any(Number) }),
+    )
+  })
+
   it('replaces an engine that failed inside WebAssembly and says so in its stats', async () => {
     const sandbox = new QuickJsSandbox()
     const before = (await sandbox.stats()).enginesReplaced
