@@ -4,7 +4,7 @@ import { Resource } from 'sst'
 import { createAwsDeps } from './deps'
 import { surfaceSettingsFromEnv } from './surface-deps'
 import { createApp } from './http/app'
-import { envLogger, optionalEnv, requiredEnv } from './settings'
+import { sandboxSettingsFromEnv, envLogger, optionalEnv, requiredEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
 import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
@@ -26,6 +26,7 @@ const deps = createAwsDeps({
   s3Endpoint: optionalEnv('S3_ENDPOINT'),
   secrets: new CachedSecretStore(ssm.store, { ttlMs: 60_000 }),
   egressAllow: deploymentAllowList(process.env),
+  sandbox: sandboxSettingsFromEnv(),
   log: envLogger(),
 })
 

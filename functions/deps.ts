@@ -25,7 +25,10 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
+import { QuickJsSandbox, type SandboxOptions } from '../lib/sandbox'
+import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
+import { ScriptedToolFactory } from '../lib/tools/types/scripted'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
 import { ToolDispatcher } from '../lib/tools/dispatcher'
 import { BuiltinRegistry, FactoryRegistry } from '../lib/tools/registry'
@@ -71,6 +74,8 @@ export interface CoreOptions {
   secrets?: SecretStore
   /** The deployment egress allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS); default: none. */
   egressAllow?: AllowList
+  /** Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB: SANDBOX_MEMORY_MB). */
+  sandbox?: SandboxOptions
 }
 
 export function buildDeps(opts: CoreOptions): AppDeps {
@@ -81,8 +86,10 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
-  const factories = new FactoryRegistry([docLookupFactory, new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
-  const builtins = new BuiltinRegistry([whoamiTool, ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
+  // one sandbox per container: the WASM loads on the first script, never at cold start
+  const sandbox = new QuickJsSandbox(opts.sandbox)
+  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
+  const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
   let roleSurfaces: RoleSurfaceLookup = async () => new Map()
@@ -141,6 +148,7 @@ export interface AwsDepsConfig {
   /** SSM-backed in Lambda, an encrypted file under DATA_DIR for `npm start`. */
   secrets: SecretStore
   egressAllow?: AllowList
+  sandbox?: SandboxOptions
 }
 
 /** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */
@@ -152,7 +160,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, sandbox: config.sandbox, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */

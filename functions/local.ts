@@ -16,7 +16,7 @@ import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
-import { envLogger } from './settings'
+import { sandboxSettingsFromEnv, envLogger } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { LocalSecretStore } from '../lib/secrets/local'
 
@@ -51,6 +51,7 @@ async function main() {
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
+    sandbox: sandboxSettingsFromEnv(),
     log: envLogger(),
   })
   await Promise.all([

@@ -13,3 +13,12 @@ export function requiredEnv(name: string): string {
 }
 
 export const optionalEnv = (name: string) => process.env[name] || undefined
+
+/** SANDBOX_MEMORY_MB: the QuickJS memory limit per run (default 32). A bad value fails the cold start. */
+export function sandboxSettingsFromEnv(): { memoryBytes?: number } {
+  const raw = optionalEnv('SANDBOX_MEMORY_MB')
+  if (raw === undefined) return {}
+  const mb = Number(raw)
+  if (!Number.isInteger(mb) || mb < 4 || mb > 1024) throw new Error(`SANDBOX_MEMORY_MB must be a whole number from 4 to 1024, got '${raw}'`)
+  return { memoryBytes: mb * 1024 * 1024 }
+}
