@@ -16,6 +16,16 @@
  */
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
 
+const QUICKJS_PACKAGES = [
+  'quickjs-emscripten',
+  'quickjs-emscripten-core',
+  '@jitl/quickjs-ffi-types',
+  '@jitl/quickjs-wasmfile-release-sync',
+  '@jitl/quickjs-wasmfile-release-asyncify',
+  '@jitl/quickjs-wasmfile-debug-sync',
+  '@jitl/quickjs-wasmfile-debug-asyncify',
+]
+
 export default $config({
   app(input) {
     return {
@@ -97,6 +107,9 @@ export default $config({
         format: 'esm',
         banner: ESM_REQUIRE_BANNER,
         minify: true,
+        // The QuickJS builds locate their .wasm files beside their own modules at run time; bundled,
+        // those files would be missing. SST installs these packages into the function instead.
+        install: QUICKJS_PACKAGES,
       },
     })
 

@@ -309,9 +309,12 @@ describe('the API bundle built the way SST builds it', () => {
       banner: { js: api.args.nodejs.banner },
       minify: api.args.nodejs.minify ?? true,
       mainFields: ['module', 'main'],
+      external: api.args.nodejs.install ?? [],
       logLevel: 'silent',
     })
     for (const { from, to } of api.args.copyFiles as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+    // what SST's `install` puts beside the bundle
+    for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
 
     // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
     const env = {
@@ -333,9 +336,13 @@ describe('the API bundle built the way SST builds it', () => {
         requestContext: { domainName: 'x.lambda-url.us-east-1.on.aws', http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
         isBase64Encoded: false };
       const res = await h(event, {});
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body }));`
+      // the sandbox's WASM loads from the installed packages, not from the bundle
+      const q = await import('quickjs-emscripten');
+      const vm = (await q.getQuickJS()).newContext();
+      const sum = vm.dump(vm.unwrapResult(vm.evalCode('5 + 7')));
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }) })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12 })
   })
 })
 

@@ -84,6 +84,7 @@ describe('cascade precedence (spec §4)', () => {
     expect(tools.map((v) => [v.name, v.source])).toEqual([
       ['alpha', 'project'],
       ['doc_bundled', 'bundled'],
+      ['execute_javascript', 'builtin'],
       ['invoke_tool', 'builtin'],
       ['legacy__ping', 'builtin'],
       ['tool_description', 'builtin'],

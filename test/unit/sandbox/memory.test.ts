@@ -21,6 +21,7 @@ const TOLERANCE = 0.05
 /** A per-run leak of even 32 bytes would exceed this over 10,000 runs. */
 const QUICKJS_HEAP_SLACK = 256 * 1024
 const within = (after: number, before: number) => Math.abs(after - before) / before
+const growth = (after: number, before: number) => (after - before) / before
 
 describe('memory over 20,000 invocations', () => {
   it('stays flat for scripts without and with a sibling call', async () => {
@@ -40,7 +41,9 @@ describe('memory over 20,000 invocations', () => {
     for (const kind of ['sync', 'async'] as const) {
       const { before, after } = report[kind]
       expect(within(after.wasm, before.wasm), `${kind} WASM heap`).toBeLessThanOrEqual(TOLERANCE)
-      expect(within(after.rss, before.rss), `${kind} RSS`).toBeLessThanOrEqual(TOLERANCE)
+      // A leak only grows RSS; a shrink (the allocator returning warm-up pages, seen at −5.2 % on a
+      // loaded machine) is not one, so RSS is held to +5 % and the WASM heap to ±5 %.
+      expect(growth(after.rss, before.rss), `${kind} RSS growth`).toBeLessThanOrEqual(TOLERANCE)
       expect(after.quickjs - before.quickjs, `${kind} QuickJS heap growth`).toBeLessThanOrEqual(QUICKJS_HEAP_SLACK)
     }
   }, 180_000)
