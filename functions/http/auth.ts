@@ -6,6 +6,7 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { sign, verify } from 'hono/jwt'
 import { webcrypto } from 'node:crypto'
 import { ServerToolsError } from '../../lib/errors'
+import { BoundedCache } from '../../lib/runtime/bounded-cache'
 
 export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write'
 export const ALL_SCOPES: Scope[] = ['tools:read', 'tools:write', 'tools:invoke', 'insights:read', 'secrets:write']
@@ -24,21 +25,35 @@ export const TENANT_LAYER_ID = '_tenant'
 export const isValidTenantId = (id: string) => ID_PATTERN.test(id)
 export const isValidProjectId = (id: string) => id === TENANT_LAYER_ID || ID_PATTERN.test(id)
 
+const VERIFIED_TTL_MS = 60_000
+
 export function authenticate(auth: { jwtSecret: string }): MiddlewareHandler<AuthEnv> {
   // Imported once per container: hono/jwt would import a string key on every request, which
   // measured as ~15% of a tool call's CPU.
   let key: Promise<webcrypto.CryptoKey> | undefined
   const verifyKey = () =>
     (key ??= webcrypto.subtle.importKey('raw', new TextEncoder().encode(auth.jwtSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']))
+  // An agent backend sends the same token with every call: a token that verified is remembered
+  // until its `exp` (at most VERIFIED_TTL_MS, so a rotated secret takes effect within a minute).
+  // Verification costs a thread-pool round trip in WebCrypto; the cache makes it a Map lookup.
+  const verified = new BoundedCache<string, { payload: Record<string, unknown>; until: number }>(10_000)
   return async (c, next) => {
     const header = c.req.header('authorization') ?? ''
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
     if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
+    const token = match[1]
+    const now = Date.now()
     let payload: Record<string, unknown>
-    try {
-      payload = (await verify(match[1], await verifyKey(), 'HS256')) as Record<string, unknown>
-    } catch (e) {
-      throw new ServerToolsError('UNAUTHENTICATED', `the bearer token is not valid: ${(e as Error).name === 'JwtTokenExpired' ? 'it has expired' : 'bad signature or format'}`)
+    const known = verified.get(token)
+    if (known && known.until > now) payload = known.payload
+    else {
+      try {
+        payload = (await verify(token, await verifyKey(), 'HS256')) as Record<string, unknown>
+      } catch (e) {
+        throw new ServerToolsError('UNAUTHENTICATED', `the bearer token is not valid: ${(e as Error).name === 'JwtTokenExpired' ? 'it has expired' : 'bad signature or format'}`)
+      }
+      const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity
+      verified.set(token, { payload, until: Math.min(exp, now + VERIFIED_TTL_MS) })
     }
     const tenant = c.req.param('tenant')
     if (typeof payload.tenant !== 'string' || typeof payload.sub !== 'string') {

@@ -1,6 +1,7 @@
 /** Server-side MCP: server documents, egress-guarded connections with catalog caches, result mapping. */
-import { McpConnections, type McpConnectionsOptions } from './connections'
-import { McpServerDocuments } from './server-doc'
+import type { FactoryEnv } from '../tools/contracts'
+import { McpConnections, type McpConnectionsOptions, type RemoteTool } from './connections'
+import { type McpServerRef, McpServerDocuments } from './server-doc'
 
 export * from './connections'
 export * from './fetch'
@@ -15,4 +16,22 @@ export interface McpRuntime {
 
 export function createMcpRuntime(opts: McpConnectionsOptions): McpRuntime {
   return { connections: new McpConnections(opts), servers: new McpServerDocuments() }
+}
+
+/**
+ * The server document and remote catalog a factory expands from, or undefined when either is
+ * unavailable — then the reason is reported as a listing problem and the tools are left out.
+ */
+export async function remoteCatalog(mcp: McpRuntime, env: FactoryEnv, server: string): Promise<{ ref: McpServerRef; tools: RemoteTool[] } | undefined> {
+  const lookup = await mcp.servers.resolve(env.tenant, env.project, env.documents, server)
+  if (!lookup.ok) {
+    env.problem(lookup.message)
+    return undefined
+  }
+  try {
+    return { ref: lookup.server, tools: await mcp.connections.tools(lookup.server) }
+  } catch (e) {
+    env.problem(`left out: ${(e as Error).message}`)
+    return undefined
+  }
 }

@@ -26,18 +26,8 @@ import type { ServerToolConfig, Tool, ToolFactory, ToolSource, ToolSpec } from '
 import { PACK_SEPARATOR } from './contracts'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
-export interface ToolView {
-  name: string
-  type: string
-  description: string
-  enabled: boolean
-  primary: boolean
-  labels: string[]
-  disabledSubTools: string[]
-  defaultDeferred: boolean
-  promptHint?: string
-  searchHint?: string
-  parameters: Record<string, unknown>
+/** A configured tool (or built-in) as the admin API shows it: the config plus where it came from. */
+export interface ToolView extends ServerToolConfig {
   source: ToolSource
   version: number
 }

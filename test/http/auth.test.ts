@@ -167,6 +167,15 @@ describe('authentication', () => {
     expect((await res.json()).detail).toMatch(/expired/)
   })
 
+  it('stops accepting a remembered token once it expires', async () => {
+    const token = await issueToken(TEST_SECRET, { tenant: 'acme', sub: 'alice', scope: ALL, expiresInSeconds: 2 }, nowSeconds())
+    const api = client(app, token)
+    expect((await api.get(TOOL_PATH)).status).not.toBe(401)
+    expect((await api.get(TOOL_PATH)).status).not.toBe(401) // served from the verified-token cache
+    await new Promise((r) => setTimeout(r, 2_100))
+    expect((await api.get(TOOL_PATH)).status).toBe(401)
+  })
+
   it('answers 401 to a token that is not valid yet', async () => {
     const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, nbf: nowSeconds() + 3600 }, TEST_SECRET, 'HS256')
     expect((await client(app, token).get(TOOL_PATH)).status).toBe(401)

@@ -4,7 +4,7 @@
  * used (the document requires one), the remote one becomes the searchHint unless one is set.
  * An unreachable server leaves the tool out of listings with a `problems` entry.
  */
-import type { McpRuntime } from '../../mcp'
+import { type McpRuntime, remoteCatalog } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
 import { cut, failureOf, inputSchemaOf, outcomeOf } from '../../mcp/results'
 import { SecretScrubber } from '../../secrets/references'
@@ -33,19 +33,10 @@ export class McpToolFactory implements ToolFactory<McpToolParameters> {
 
   async create(config: ServerToolConfig<McpToolParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
     const { server, toolName } = config.parameters
-    const lookup = await this.mcp.servers.resolve(env.tenant, env.project, env.documents, server)
-    if (!lookup.ok) {
-      env.problem(lookup.message)
-      return []
-    }
-    const ref = lookup.server
-    let remote
-    try {
-      remote = (await this.mcp.connections.tools(ref)).find((t) => t.name === toolName)
-    } catch (e) {
-      env.problem(`left out: ${(e as Error).message}`)
-      return []
-    }
+    const catalog = await remoteCatalog(this.mcp, env, server)
+    if (!catalog) return []
+    const ref = catalog.ref
+    const remote = catalog.tools.find((t) => t.name === toolName)
     if (!remote) {
       env.problem(`left out: MCP server '${server}' has no tool '${toolName}'`)
       return []

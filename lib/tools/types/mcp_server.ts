@@ -6,7 +6,7 @@
  * per container (short TTL, refreshed on `notifications/tools/list_changed`); an unreachable
  * server leaves the pack out of listings with a `problems` entry, never failing the listing.
  */
-import type { McpRuntime } from '../../mcp'
+import { type McpRuntime, remoteCatalog } from '../../mcp'
 import { cut, failureOf, globMatcher, inputSchemaOf, localNameOf, outcomeOf, shortAlias } from '../../mcp/results'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
 import { SecretScrubber } from '../../secrets/references'
@@ -39,19 +39,9 @@ export class McpServerToolFactory implements ToolFactory<McpServerParameters> {
 
   async create(config: ServerToolConfig<McpServerParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
     const { server, include, exclude } = config.parameters
-    const lookup = await this.mcp.servers.resolve(env.tenant, env.project, env.documents, server)
-    if (!lookup.ok) {
-      env.problem(lookup.message)
-      return []
-    }
-    const ref = lookup.server
-    let remote
-    try {
-      remote = await this.mcp.connections.tools(ref)
-    } catch (e) {
-      env.problem(`left out: ${(e as Error).message}`)
-      return []
-    }
+    const catalog = await remoteCatalog(this.mcp, env, server)
+    if (!catalog) return []
+    const { ref, tools: remote } = catalog
     const included = include?.length ? globMatcher(include) : () => true
     const excluded = exclude?.length ? globMatcher(exclude) : () => false
     const connections = this.mcp.connections
