@@ -93,7 +93,14 @@ export class ServerToolService {
       if (hit) {
         if (!hit.result.ok) throw invalidConfig(`tool '${head}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
         if (!hit.result.config.enabled) return undefined
-        const { tools } = await this.expand(tenant, project, hit, hit.result.config)
+        let tools: Tool[]
+        try {
+          ;({ tools } = await this.expand(tenant, project, hit, hit.result.config))
+        } catch (e) {
+          // a pack whose spec document is missing or broken: the caller's call fails, not the request
+          if (e instanceof ServerToolsError && e.code === 'THROTTLED') throw e
+          throw invalidConfig(`tool '${head}' could not be expanded: ${(e as Error).message}`, [])
+        }
         return tools.find((t) => t.name === name || t.aliases?.includes(name))
       }
     }

@@ -218,3 +218,14 @@ describe('caching and freshness', () => {
     expect((await deps.tools.lookup(T, 'p1', 'live'))?.description).toBe('v2')
   })
 })
+
+describe('expansion failures', () => {
+  it('turns a pack that cannot be expanded into a tool error for its sub-tools and a listing problem', async () => {
+    const failing = { ...echoPackFactory, typeId: 'failing_pack', async create() { throw new Error('spec document apis/x.yaml is missing') } }
+    deps = createMemoryDeps({ extraFactories: [failing] })
+    await deps.tools.put(T, 'p1', 'broken_pack', 'type: failing_pack\ndescription: x\nparameters:\n  ops: [a]\n', { actor: 'tester' })
+    await expect(deps.tools.lookup(T, 'p1', 'broken_pack__a')).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('apis/x.yaml is missing') })
+    const { problems } = await deps.tools.listAll(T, 'p1')
+    expect(problems.map((p) => p.name)).toEqual(['broken_pack'])
+  })
+})
