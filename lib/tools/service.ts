@@ -93,15 +93,18 @@ export class ServerToolService {
       if (hit) {
         if (!hit.result.ok) throw invalidConfig(`tool '${head}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
         if (!hit.result.config.enabled) return undefined
-        let tools: Tool[]
+        let expanded: { tools: Tool[]; problems: string[] }
         try {
-          ;({ tools } = await this.expand(tenant, project, hit, hit.result.config))
+          expanded = await this.expand(tenant, project, hit, hit.result.config)
         } catch (e) {
           // a pack whose spec document is missing or broken: the caller's call fails, not the request
           if (e instanceof ServerToolsError && e.code === 'THROTTLED') throw e
           throw invalidConfig(`tool '${head}' could not be expanded: ${(e as Error).message}`, [])
         }
-        return tools.find((t) => t.name === name || t.aliases?.includes(name))
+        const tool = expanded.tools.find((t) => t.name === name || t.aliases?.includes(name))
+        // Left out for a reason (an unreachable MCP server): say why instead of "unknown tool".
+        if (!tool && expanded.problems.length) throw invalidConfig(`tool '${name}' is unavailable right now: ${expanded.problems.join('; ')}`, [])
+        return tool
       }
     }
     return this.deps.builtins.get(name)
