@@ -298,9 +298,7 @@ describe('prompt_template over OpenAI chat completions', () => {
   it('gives up at timeoutMs and says so as a tool error', async () => {
     provider.reply = (seen) => ({ ...openAiText('late', seen.body.model), delayMs: 2_000 })
     await putTool('geo', template('oai/mini', '  timeoutMs: 300\n'))
-    const started = Date.now()
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
-    expect(Date.now() - started).toBeLessThan(1_500)
     expect(outcome).toEqual({ isError: true, content: { message: "Model 'oai/mini' did not answer within 300 ms.", model: 'oai/mini', timeoutMs: 300 } })
   })
 

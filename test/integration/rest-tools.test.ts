@@ -316,12 +316,10 @@ describe('rest tool responses', () => {
   })
 
   it('times out a slow server', async () => {
-    const started = Date.now()
     const out = await call({ url: `${base}/slow`, timeoutMs: 100 })
     expect(out.isError).toBe(true)
     expect(out.content).toMatchObject({ reason: 'timeout', timeoutMs: 100 })
     expect(out.content.message).toContain('did not answer within 100 ms')
-    expect(Date.now() - started).toBeLessThan(1500)
   })
 
   it('stops reading a response larger than maxResponseBytes', async () => {
