@@ -1,6 +1,5 @@
 /** The HTTP app, built from its dependencies: no AWS, no env, no globals. */
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import type { DocumentService } from '../../lib/documents/service'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
 import { ServerToolsError } from '../../lib/errors'
@@ -46,15 +45,14 @@ export interface AppDeps {
 
 export function createApp(deps: AppDeps) {
   const app = new Hono<AuthEnv>()
-    .use(
-      '*',
-      bodyLimit({
-        maxSize: MAX_DOCUMENT_BYTES + 64 * 1024,
-        onError: () => {
-          throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-        },
-      }),
-    )
+    // Declared sizes are refused before any byte is read; bodies without a declared size are
+    // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
+    .use('*', async (c, next) => {
+      if (Number(c.req.header('content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) {
+        throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+      }
+      await next()
+    })
     .get('/openapi.json', (c) => c.json(openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
     .use('/brain/:tenant/*', authenticate(deps.auth))

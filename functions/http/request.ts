@@ -1,4 +1,6 @@
 /** Reading requests the same way in every route: ids, bodies, versions. */
+import type { IncomingMessage } from 'node:http'
+import { Readable } from 'node:stream'
 import type { Context } from 'hono'
 import { parseYaml } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
@@ -24,14 +26,36 @@ export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}
     throw new ServerToolsError('UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted; send application/yaml or application/json`)
   }
   const declared = Number(c.req.header('content-length') ?? 0)
-  if (declared > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-  const buf = await c.req.arrayBuffer()
-  if (buf.byteLength > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+  if (declared > MAX_DOCUMENT_BYTES) throw tooLarge()
+  const buf = await rawBody(c)
+  if (buf.byteLength > MAX_DOCUMENT_BYTES) throw tooLarge()
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buf)
   } catch {
     throw invalidInput('the body is not valid UTF-8 text')
   }
+}
+
+const tooLarge = () => new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+
+/**
+ * The body's bytes, never more than the limit. On @hono/node-server the IncomingMessage is read
+ * directly: materialising a web Request for it (a stream, an AbortController) measured as the
+ * largest single cost of a tool call. Elsewhere (Lambda, app.request) the body is already in memory.
+ */
+async function rawBody(c: Context): Promise<Uint8Array> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  if (incoming instanceof Readable && !incoming.readableDidRead) {
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of incoming as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > MAX_DOCUMENT_BYTES) throw tooLarge()
+      chunks.push(chunk)
+    }
+    return Buffer.concat(chunks, size)
+  }
+  return new Uint8Array(await c.req.arrayBuffer())
 }
 
 /** A JSON (or YAML) object body; 400 with the position when it does not parse. */
