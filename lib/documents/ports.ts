@@ -1,3 +1,5 @@
+import { ServerToolsError } from '../errors'
+
 /**
  * Storage ports. `scope` is `${tenant}#${project}`; the tenant layer is project `_tenant`.
  * Every adapter (memory, DynamoDB + S3) passes test/contract/document-store.contract.ts.
@@ -69,3 +71,12 @@ export const TENANT_LAYER = '_tenant'
 export const INLINE_BODY_LIMIT = 64 * 1024
 /** Largest document accepted at all (413 above). */
 export const MAX_DOCUMENT_BYTES = 1024 * 1024
+
+/** The body's UTF-8 size; TOO_LARGE above MAX_DOCUMENT_BYTES (every adapter refuses alike). */
+export function checkedSize(doc: NewDocument): number {
+  const bytes = Buffer.byteLength(doc.body, 'utf8')
+  if (bytes > MAX_DOCUMENT_BYTES) {
+    throw new ServerToolsError('TOO_LARGE', `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`, { bytes, limit: MAX_DOCUMENT_BYTES })
+  }
+  return bytes
+}

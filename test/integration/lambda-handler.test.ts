@@ -6,13 +6,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { inject } from 'vitest'
 import { serverToolPath } from '../../lib/config/server-tool'
 import { scopeOf } from '../../lib/documents/ports'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
-import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { awsTestClients, coldStartLambda, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 const SECRET = `lambda-handler-test-${uniqueSuffix()}`
@@ -76,8 +75,7 @@ beforeAll(async () => {
   const clients = awsTestClients()
   const suffix = uniqueSuffix()
   const specs = await tableSpecsByResource()
-  // What SST puts in the function's environment for each link, with a fresh table or bucket behind it.
-  vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
+  // A fresh table or bucket behind each link SST puts in the function's environment.
   const names: Record<string, string> = {}
   await Promise.all(
     linkedResources().map(async (resource) => {
@@ -85,32 +83,18 @@ beforeAll(async () => {
       names[resource] = name
       if (resource === 'Blobs') {
         await ensureBucket(clients.s3, name)
-        vi.stubEnv(`SST_RESOURCE_${resource}`, JSON.stringify({ name, type: 'sst.aws.Bucket' }))
         return
       }
       const spec = specs.get(resource)
       if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
       await ensureTable(clients.ddb, spec(name))
-      vi.stubEnv(`SST_RESOURCE_${resource}`, JSON.stringify({ name, type: 'sst.aws.Dynamo' }))
     }),
   )
   table = names.Documents
   bucket = names.Blobs
   store = new DynamoDocumentStore({ ddb: clients.doc, tableName: table, blobs: new S3BlobStore({ s3: clients.s3, bucket }) })
 
-  // The settings, pointed at the emulators.
-  vi.stubEnv('AUTH_JWT_SECRET', SECRET)
-  vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
-  vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
-  // no SSM emulator: a closed loopback port, so a stray secret read can never leave the machine
-  vi.stubEnv('SSM_ENDPOINT', 'http://127.0.0.1:9')
-  vi.stubEnv('AWS_REGION', TEST_REGION)
-  vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
-  vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
-  vi.stubEnv('LOG_LEVEL', 'error')
-  // A cold start: the module graph is evaluated again, with this environment.
-  vi.resetModules()
-  handler = (await import('../../functions/api')).handler as unknown as Handler
+  handler = await coldStartLambda<Handler>(names, SECRET)
 
   tenantToken = await tokenFor('acme', 'tools:read tools:write', 'lambda@example.test', SECRET)
   otherTenantToken = await tokenFor('globex', 'tools:read tools:write', 'mallory@example.test', SECRET)

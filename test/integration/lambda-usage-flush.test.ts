@@ -10,7 +10,7 @@ import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-sto
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { coldStartLambda, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 interface LambdaResult {
@@ -48,21 +48,7 @@ function event(method: string, path: string, body?: unknown) {
   }
 }
 
-async function coldStart(tables: Record<string, string>): Promise<Handler> {
-  vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
-  for (const [name, table] of Object.entries(tables)) vi.stubEnv(`SST_RESOURCE_${name}`, JSON.stringify({ name: table, type: name === 'Blobs' ? 'sst.aws.Bucket' : 'sst.aws.Dynamo' }))
-  vi.stubEnv('AUTH_JWT_SECRET', SECRET)
-  vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
-  vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
-  // no SSM emulator: a closed loopback port, so a stray secret read can never leave the machine
-  vi.stubEnv('SSM_ENDPOINT', 'http://127.0.0.1:9')
-  vi.stubEnv('AWS_REGION', TEST_REGION)
-  vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
-  vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
-  vi.stubEnv('LOG_LEVEL', 'error')
-  vi.resetModules()
-  return (await import('../../functions/api')).handler as unknown as Handler
-}
+const coldStart = (tables: Record<string, string>) => coldStartLambda<Handler>(tables, SECRET)
 
 const clients = makeAwsClients({ region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint') })
 const suffix = uniqueSuffix()

@@ -59,3 +59,26 @@ export async function freshBlobStore(): Promise<S3BlobStore> {
   await ensureBucket(clients.s3, bucket)
   return new S3BlobStore({ s3: clients.s3, bucket })
 }
+
+/**
+ * The Lambda entry's environment pointed at the emulators (AWS settings, SST links, secret),
+ * then a cold start: the module graph evaluated again with it. SSM has no emulator, so its
+ * endpoint is a closed loopback port: a stray secret read can never leave the machine.
+ */
+export async function coldStartLambda<H>(links: Record<string, string>, jwtSecret: string): Promise<H> {
+  const { vi } = await import('vitest')
+  vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
+  for (const [name, resource] of Object.entries(links)) {
+    vi.stubEnv(`SST_RESOURCE_${name}`, JSON.stringify({ name: resource, type: name === 'Blobs' ? 'sst.aws.Bucket' : 'sst.aws.Dynamo' }))
+  }
+  vi.stubEnv('AUTH_JWT_SECRET', jwtSecret)
+  vi.stubEnv('DYNAMODB_ENDPOINT', inject('dynamoEndpoint'))
+  vi.stubEnv('S3_ENDPOINT', inject('s3Endpoint'))
+  vi.stubEnv('SSM_ENDPOINT', 'http://127.0.0.1:9')
+  vi.stubEnv('AWS_REGION', TEST_REGION)
+  vi.stubEnv('AWS_ACCESS_KEY_ID', TEST_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
+  vi.stubEnv('LOG_LEVEL', 'error')
+  vi.resetModules()
+  return (await import('../../functions/api')).handler as unknown as H
+}

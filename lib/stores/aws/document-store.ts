@@ -33,7 +33,7 @@ import type {
   PutOptions,
   StoredDocument,
 } from '../../documents/ports'
-import { docId, INLINE_BODY_LIMIT, MAX_DOCUMENT_BYTES } from '../../documents/ports'
+import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
@@ -136,14 +136,7 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 
   async put(doc: NewDocument, opts: PutOptions = {}) {
-    const bytes = Buffer.byteLength(doc.body, 'utf8')
-    if (bytes > MAX_DOCUMENT_BYTES) {
-      throw new ServerToolsError(
-        'TOO_LARGE',
-        `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`,
-        { bytes, limit: MAX_DOCUMENT_BYTES },
-      )
-    }
+    const bytes = checkedSize(doc)
     const hash = sha256(doc.body)
     const inline = bytes <= INLINE_BODY_LIMIT
     if (inline || opts.expectedVersion !== undefined) return this.write(doc, bytes, hash, opts)

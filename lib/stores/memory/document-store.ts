@@ -1,6 +1,6 @@
 import type { DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
-import { docId, MAX_DOCUMENT_BYTES } from '../../documents/ports'
-import { conflict, notFound, ServerToolsError } from '../../errors'
+import { checkedSize, docId } from '../../documents/ports'
+import { conflict, notFound } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
@@ -33,14 +33,7 @@ export class MemoryDocumentStore implements DocumentStore {
   }
 
   async put(doc: NewDocument, opts: PutOptions = {}) {
-    const bytes = Buffer.byteLength(doc.body, 'utf8')
-    if (bytes > MAX_DOCUMENT_BYTES) {
-      throw new ServerToolsError(
-        'TOO_LARGE',
-        `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`,
-        { bytes, limit: MAX_DOCUMENT_BYTES },
-      )
-    }
+    checkedSize(doc)
     this.roundTrips++
     const id = docId(doc.key)
     const current = this.docs.get(id)
