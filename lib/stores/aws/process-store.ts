@@ -19,27 +19,10 @@ export const processesTableSpec = (name: string): TableSpec => ({
   ttlAttribute: 'expiresAt',
 })
 
-interface ProcessItem {
+/** The record as stored: the TTL in epoch seconds beside the exact ms, phantoms as a string set. */
+interface ProcessItem extends Omit<ProcessRecord, 'phantomsReported' | 'expiresAt'> {
   scope: string
-  id: string
-  tenant: string
-  project: string
-  recipe: string
-  engine: string
-  role: string
-  roles: string[]
-  models: string[]
-  allowed: string[]
-  promoted: string[]
-  added: string[]
-  deferred: string[]
-  keep: RankRule
-  dropFirst: RankRule
-  activationTtlMs: number
-  activations: Record<string, number>
   phantoms?: Set<string>
-  createdAt: number
-  createdBy: string
   expiresAtMs: number
   expiresAt: number
 }
