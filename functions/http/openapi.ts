@@ -165,6 +165,18 @@ export function openApiDocument() {
           responses: { 200: { description: '{ kind: phantom | blank | skipped, phantoms: [{ name, origin: prompt | user | context, firstReport }] }' }, 400: problem, 404: problem },
         },
       },
+      '/brain/{tenant}/secrets': {
+        get: { summary: 'Names of the tenant\'s secrets (values are write-only)', parameters: [tenant], responses: { 200: { description: '{ secrets: [{ name }] }' }, default: problem } },
+      },
+      '/brain/{tenant}/secrets/{name}': {
+        put: {
+          summary: 'Store a secret for ${secret:NAME} references (scope secrets:write)',
+          parameters: [tenant, p('name', 'Secret name: a letter, then letters, digits, _ or -')],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['value'], properties: { value: { type: 'string', maxLength: 4096 } } } } } },
+          responses: { 200: { description: 'Updated' }, 201: { description: 'Created' }, 400: problem, 403: problem },
+        },
+        delete: { summary: 'Delete a secret (scope secrets:write)', parameters: [tenant, p('name', 'Secret name')], responses: { 204: { description: 'Deleted' }, 404: problem } },
+      },
       '/brain/{tenant}/models/observed-limits': {
         post: {
           summary: "Learn an endpoint's tool limit from its rejection (spec §14.1); the minimum is kept per tenant and instance/model; scope tools:invoke",
