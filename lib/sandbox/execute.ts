@@ -227,7 +227,9 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     const { limits } = settings
     if (name === 'InternalError' && message === 'out of memory')
       return { error: 'RESOURCE_EXHAUSTED', message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})` }
-    if (name === 'InternalError' && message === 'stack overflow')
+    // JSON.parse and the parser report running out of stack as a SyntaxError (seen in a worker, whose
+    // host stack is deep enough for QuickJS's own limit to trip first).
+    if ((name === 'InternalError' || name === 'SyntaxError') && message === 'stack overflow')
       return { error: 'RESOURCE_EXHAUSTED', message: `the script overflowed its stack (limit ${formatBytes(limits.stackBytes)}): recursion too deep` }
     if (name === 'InternalError' && /too long|too many/.test(message))
       return { error: 'RESOURCE_EXHAUSTED', message: `the script exceeded an engine limit: ${message}` }

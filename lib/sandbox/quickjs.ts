@@ -7,46 +7,38 @@
  * standard builtins, the inputs and `vance`; memory, stack, statement ("fuel") and wall-clock
  * limits; results ≤ 1 MiB of JSON nested ≤ 64 deep; values cross the boundary as JSON only.
  *
- * Which build runs a script: one that never mentions `vance` runs on the sync build (cheaper);
- * should it reach `vance` anyway (e.g. `globalThis["va" + "nce"]`), that speculative run is
- * abandoned — it can have had no effect outside itself — and redone on an async engine within the
- * same deadline. Everything else runs on an async engine, where `vance.tools.call` suspends.
+ * Threads: the engines run in `node:worker_threads` workers (worker.ts, in-process.ts), never on
+ * the thread that serves requests. Each worker runs ONE script at a time, so a hard watchdog can
+ * end a run by terminating its worker: QuickJS's interrupt handler enforces the deadline inside the
+ * worker, but work it does not poll through (e.g. building a ~1,400-frame backtrace for every caught
+ * stack overflow in `function f() { try { f() } catch { f() } }`) could hold a thread for seconds;
+ * at deadline + WATCHDOG_GRACE_MS the worker is terminated, the run answers TIMEOUT and the next
+ * run gets a fresh worker. Host calls (`vance.tools.*`) are posted to this thread, run through the
+ * run's own `host.tools`, and answered back while the script stays suspended in its worker.
  *
- * After an `await` (in a promise job) WebAssembly can't suspend — this build instruments only
- * QTS_Eval for asyncify — so there a host call returns a Promise instead; `await` it. Used without
- * `await`, that Promise throws a TypeError naming the fix rather than reading as `undefined`.
+ * Concurrency: up to `asyncEngines` workers (default 4) serve top-level runs at once, each holding a
+ * sync-build engine and one asyncify engine; further top-level runs queue (FIFO) for a free worker.
+ * A nested run (a script called by a script's sibling call) never waits: it takes a free worker or
+ * starts one, up to asyncEngines × (maxNestingDepth + 1) in all, so a parent waiting on its child
+ * can't deadlock the pool; extra workers are stopped when they fall idle.
  *
- * Known limit: budgets are enforced by QuickJS's interrupt handler, which it polls once per ~10,000
- * backward jumps or calls. Work between polls that is not bytecode — chiefly building a backtrace
- * of the whole stack for every caught stack overflow (`function f() { try { f() } catch { f() } }`)
- * — is not seen, so such a script can hold the thread for seconds past its deadline (~10–20 s at
- * the 256 KiB stack) before it ends in TIMEOUT. Every run does end; the complete fix is a watchdog
- * outside the thread (engines in a worker that is terminated at deadline + grace).
+ * Workers are started lazily, on the first script (never at construction), and don't keep the
+ * process alive. A worker is this very module evaluated again with a marker in `workerData` — so it
+ * works from the TypeScript source (tsx, vitest: the worker gets `--import tsx`) and from an esbuild
+ * bundle (the worker re-evaluates the bundle's top level, then serves).
  */
-import {
-  AsyncEnginePool,
-  engineStats,
-  NoEngineFreeError,
-  SyncEngineHolder,
-  type Engine,
-  type EngineStats,
-  type SyncEngine,
-} from './engines'
-import {
-  EngineFailure,
-  RETRY_ASYNC,
-  RunState,
-  runOnEngine,
-  type RunOutcome,
-  type SandboxRequest,
-  type SandboxResult,
-} from './execute'
-import { DEFAULT_TIMEOUT_MS, resolveLimits, ticksFor, type SandboxLimits } from './limits'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import type { EngineStats } from './engines'
+import type { SandboxRequest, SandboxResult } from './execute'
+import { DEFAULT_TIMEOUT_MS, resolveLimits, type SandboxLimits } from './limits'
+import { isWorkerSetup, serveWorker, WORKER_MARK, type FromWorker, type HostAnswer, type HostOp, type ToWorker, type WorkerSetup } from './worker'
 
 export interface SandboxOptions extends Partial<SandboxLimits> {
-  /** Async engines serving top-level runs at once (default 4); further runs queue. */
+  /** Workers (each one script at a time) serving top-level runs at once (default 4); further runs queue. */
   asyncEngines?: number
-  /** Monotonic milliseconds for deadlines and durationMs (default performance.now). */
+  /** Unused since runs moved into workers (each times its runs with its own performance.now); kept for compatibility. */
   now?: () => number
   /** false: every run on an async engine (for measurements). Default true. */
   useSyncBuild?: boolean
@@ -54,123 +46,288 @@ export interface SandboxOptions extends Partial<SandboxLimits> {
 
 export interface SandboxStats {
   engines: EngineStats[]
-  /** Engines dropped because WebAssembly failed inside them. */
+  /** Engines dropped because WebAssembly failed inside them, plus workers terminated by the watchdog or lost. */
   enginesReplaced: number
 }
 
-const MENTIONS_VANCE = /\bvance\b/
+/** How long past its deadline a run may hold its worker before the worker is terminated. */
+export const WATCHDOG_GRACE_MS = 150
+/** Before a run's deadline clock starts, its worker may still be loading (thread start, WebAssembly compile). */
+const STARTUP_ALLOWANCE_MS = 30_000
+const STATS_WAIT_MS = 1000
+
+const TS_SOURCE = /\.[mc]?ts$/
+
+/**
+ * A worker running this module. Bundled (or compiled) it is a JS file the worker can load itself.
+ * As TypeScript source (tsx, vitest) it is loaded through tsx's API from a small eval'd script:
+ * on Node 20 neither an inherited nor an explicit `--import tsx` reaches a worker's entry module.
+ */
+function startWorker(setup: WorkerSetup): Worker {
+  const self = new URL(import.meta.url)
+  if (!TS_SOURCE.test(self.pathname)) return new Worker(self, { workerData: setup, execArgv: workerExecArgv() })
+  const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const code = `import(${JSON.stringify(api)}).then((tsx) => tsx.tsImport(${JSON.stringify(self.href)}, ${JSON.stringify(self.href)}))`
+  return new Worker(code, { eval: true, workerData: setup, execArgv: workerExecArgv() })
+}
+
+/**
+ * A worker inherits the process's Node options (execArgv left undefined: V8 flags may not be given
+ * to a worker explicitly) — unless they include `--input-type` (a process started by
+ * `node --input-type=module -e …`), which a worker refuses: it then gets none.
+ */
+function workerExecArgv(): string[] | undefined {
+  return process.execArgv.some((a) => a === '--input-type' || a.startsWith('--input-type=')) ? [] : undefined
+}
+
+/** A run in flight on a worker. */
+interface Run {
+  id: number
+  timeoutMs: number
+  host: SandboxRequest['host']
+  resolve: (r: SandboxResult) => void
+  reject: (e: unknown) => void
+  timer: NodeJS.Timeout | undefined
+}
+
+class SandboxWorker {
+  busy = false
+  dead = false
+  /** Engines replaced inside this worker, as of its last stats answer. */
+  replacedInside = 0
+  private readonly worker: Worker
+  private run: Run | undefined
+  private nextId = 1
+  private readonly statsWaiters = new Map<number, (s: SandboxStats | undefined) => void>()
+
+  constructor(
+    setup: WorkerSetup,
+    private readonly onDeath: (w: SandboxWorker, replaced: number) => void,
+  ) {
+    this.worker = startWorker(setup)
+    this.worker.on('message', (m: FromWorker) => this.receive(m))
+    this.worker.on('error', (e) => this.lost(`the sandbox worker failed: ${e instanceof Error ? e.message : String(e)}`))
+    this.worker.on('exit', () => this.lost('the sandbox worker stopped'))
+    // After the listeners (adding a 'message' listener refs the worker again). A run in flight holds
+    // the process open through its watchdog timer; an idle worker never does.
+    this.worker.unref()
+  }
+
+  execute(req: SandboxRequest, timeoutMs: number): Promise<SandboxResult> {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++
+      const run: Run = { id, timeoutMs, host: req.host, resolve, reject, timer: undefined }
+      this.run = run
+      this.arm(run, timeoutMs + WATCHDOG_GRACE_MS + STARTUP_ALLOWANCE_MS)
+      this.post({
+        t: 'run',
+        id,
+        req: {
+          source: req.source,
+          inputs: req.inputs === undefined ? undefined : JSON.stringify(req.inputs),
+          timeoutMs,
+          filename: req.filename,
+          host: req.host && { context: { ...req.host.context }, depth: req.host.depth },
+        },
+      })
+    })
+  }
+
+  stats(): Promise<SandboxStats | undefined> {
+    if (this.dead) return Promise.resolve(undefined)
+    const id = -this.nextId++
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(undefined), STATS_WAIT_MS)
+      const finish = (s: SandboxStats | undefined) => {
+        clearTimeout(timer)
+        this.statsWaiters.delete(id)
+        resolve(s)
+      }
+      this.statsWaiters.set(id, finish)
+      this.post({ t: 'stats', id })
+    })
+  }
+
+  /** Stops the thread (idle extra worker, or a run past its deadline). */
+  stop() {
+    if (this.dead) return
+    this.dead = true
+    void this.worker.terminate()
+  }
+
+  private post(m: ToWorker) {
+    this.worker.postMessage(m)
+  }
+
+  private arm(run: Run, ms: number) {
+    if (run.timer) clearTimeout(run.timer)
+    run.timer = setTimeout(() => this.watchdog(run), ms)
+  }
+
+  private watchdog(run: Run) {
+    if (this.run !== run) return
+    this.finish({ error: 'TIMEOUT', message: `the script did not finish within its ${run.timeoutMs} ms timeout` })
+    this.die(1)
+  }
+
+  private finish(result: SandboxResult | { failed: string }) {
+    const run = this.run
+    if (!run) return
+    this.run = undefined
+    clearTimeout(run.timer)
+    if ('failed' in result) run.reject(new Error(result.failed))
+    else run.resolve(result)
+  }
+
+  private lost(message: string) {
+    if (this.dead) return
+    this.finish({
+      error: 'RESOURCE_EXHAUSTED',
+      message: `the script exhausted the engine (${message})`,
+    })
+    this.die(1)
+  }
+
+  private die(replaced: number) {
+    if (this.dead) return
+    this.stop()
+    for (const finish of this.statsWaiters.values()) finish(undefined)
+    this.onDeath(this, replaced)
+  }
+
+  private receive(m: FromWorker) {
+    if (m.t === 'stats') {
+      this.replacedInside = m.stats.enginesReplaced
+      this.statsWaiters.get(m.id)?.(m.stats)
+      return
+    }
+    const run = this.run
+    if (!run || run.id !== m.id) return // a late message of a run already answered
+    if (m.t === 'started') this.arm(run, run.timeoutMs + WATCHDOG_GRACE_MS)
+    else if (m.t === 'done') this.finish(m.result)
+    else if (m.t === 'failed') this.finish({ failed: m.message })
+    else if (m.t === 'host') void this.host(run, m.callId, m.call)
+  }
+
+  /** Runs a script's host call on this thread, through the tools of that run. */
+  private async host(run: Run, callId: number, call: HostOp) {
+    let answer: HostAnswer
+    try {
+      const tools = run.host?.tools
+      if (!tools) throw new Error('no host tools') // unreachable: a run without host gets no proxy tools
+      if (call.op === 'list') answer = { json: JSON.stringify(await tools.list()) }
+      else if (call.op === 'has') answer = { json: JSON.stringify((await tools.has(call.name)) === true) }
+      else {
+        const outcome = await tools.call(call.name, JSON.parse(call.params) as Record<string, unknown>)
+        let content: string | undefined
+        try {
+          content = JSON.stringify(outcome.content ?? null)
+        } catch {
+          content = undefined
+        }
+        answer = { json: content === undefined ? JSON.stringify({ isError: outcome.isError === true, notJson: true }) : `{"isError":${outcome.isError === true},"content":${content}}` }
+      }
+    } catch (e) {
+      answer = { thrown: e instanceof Error ? e.message : String(e) }
+    }
+    if (this.run === run && !this.dead) this.post({ t: 'answer', id: run.id, callId, answer })
+  }
+}
+
+class NoWorkerFreeError extends Error {}
 
 export class QuickJsSandbox {
   readonly limits: SandboxLimits
-  private readonly now: () => number
-  private readonly sync: SyncEngineHolder
-  private readonly pool: AsyncEnginePool
-  private readonly useSyncBuild: boolean
+  private readonly setup: WorkerSetup
+  private readonly size: number
+  private readonly hardCap: number
+  private readonly workers: SandboxWorker[] = []
+  private readonly waiters: ((w: SandboxWorker) => void)[] = []
   private replaced = 0
-  private syncTurn: Promise<unknown> = Promise.resolve()
 
   constructor(options: SandboxOptions = {}) {
-    const { asyncEngines = 4, now = () => performance.now(), useSyncBuild = true, ...limits } = options
+    const { asyncEngines = 4, now: _now, useSyncBuild = true, ...limits } = options
     this.limits = resolveLimits(limits)
     if (!Number.isInteger(asyncEngines) || asyncEngines < 1) throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
-    this.now = now
-    this.useSyncBuild = useSyncBuild
-    this.sync = new SyncEngineHolder(this.limits)
-    // A chain of nested scripts holds one engine per level; top-level runs are capped at asyncEngines.
-    this.pool = new AsyncEnginePool(this.limits, asyncEngines, asyncEngines * (this.limits.maxNestingDepth + 1))
+    this.setup = { [WORKER_MARK]: true, limits: this.limits, useSyncBuild }
+    this.size = asyncEngines
+    // A chain of nested scripts holds one worker per level; top-level runs are capped at asyncEngines.
+    this.hardCap = asyncEngines * (this.limits.maxNestingDepth + 1)
   }
 
   async run(req: SandboxRequest): Promise<SandboxResult> {
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > this.limits.maxTimeoutMs)
       throw new RangeError(`timeoutMs must be an integer from 1 to ${this.limits.maxTimeoutMs}, got ${timeoutMs}`)
-    const settings = { limits: this.limits, timeoutMs }
-    const ticks = ticksFor(this.limits.maxStatements)
-
-    if (this.useSyncBuild && !MENTIONS_VANCE.test(req.source)) {
-      let started = 0
-      const outcome = await this.onSyncEngine(async (engine) => {
-        started = this.now()
-        return this.guard(engine, () => runOnEngine(engine, req, new RunState(started + timeoutMs, ticks, this.now), settings))
-      })
-      if (outcome !== RETRY_ASYNC) return this.finish(outcome, started)
-      // Redone with a fresh statement budget (the sync run was speculative) but the same deadline.
-      return this.runAsync(req, settings, started + timeoutMs, ticks, started)
-    }
-    return this.runAsync(req, settings, undefined, ticks, undefined)
-  }
-
-  /**
-   * One run at a time on the sync engine. A run awaits between creating its context and disposing
-   * it (settling a promise), and the interrupt handler reads the engine's *current* run: two runs
-   * interleaved there would meter each other — and the first to finish would leave the other
-   * unmetered. Runs are short (their deadline bounds them), so a queue costs little.
-   */
-  private onSyncEngine<T>(work: (engine: SyncEngine) => Promise<T>): Promise<T> {
-    const turn = this.syncTurn.then(async () => {
-      const engine = await this.sync.get()
-      engine.busy = true
-      try {
-        return await work(engine)
-      } finally {
-        engine.busy = false
-      }
-    })
-    this.syncTurn = turn.catch(() => undefined)
-    return turn
-  }
-
-  /** Engines and their memory: for the memory test and operational metrics. */
-  async stats(): Promise<SandboxStats> {
-    const engines: Engine[] = [...(await this.sync.all()), ...this.pool.all()]
-    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced }
-  }
-
-  private async runAsync(
-    req: SandboxRequest,
-    settings: { limits: SandboxLimits; timeoutMs: number },
-    deadline: number | undefined,
-    ticks: number,
-    startedAt: number | undefined,
-  ): Promise<SandboxResult> {
-    let engine
+    let worker
     try {
-      engine = await this.pool.acquire((req.host?.depth ?? 0) > 0)
+      worker = this.acquire((req.host?.depth ?? 0) > 0)
     } catch (e) {
-      if (e instanceof NoEngineFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
+      if (e instanceof NoWorkerFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
       throw e
     }
+    const acquired = await worker
     try {
-      const started = startedAt ?? this.now()
-      const state = new RunState(deadline ?? started + settings.timeoutMs, ticks, this.now)
-      const acquired = engine
-      const outcome = await this.guard(acquired, () => runOnEngine(acquired, req, state, settings))
-      // An async engine never asks for a retry; treat it as the engine misbehaving.
-      if (outcome === RETRY_ASYNC) return { error: 'HOST_EXCEPTION', message: 'the sandbox could not run the script' }
-      return this.finish(outcome, started)
+      return await acquired.execute(req, timeoutMs)
     } finally {
-      this.pool.release(engine)
+      this.release(acquired)
     }
   }
 
-  /** WebAssembly failed mid-run (e.g. the host stack overflowed in native recursion): drop the engine, answer. */
-  private async guard(engine: Engine, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
-    try {
-      return await run()
-    } catch (e) {
-      if (!(e instanceof EngineFailure)) throw e
-      engine.broken = true
-      this.replaced++
-      if (engine.kind === 'sync') this.sync.discard(engine)
-      return {
-        error: 'RESOURCE_EXHAUSTED',
-        message: 'the script exhausted the engine (native recursion too deep, e.g. a deeply nested JSON.stringify, JSON.parse or expression)',
-      }
+  /** Engines and their memory, across workers: for the memory test and operational metrics. */
+  async stats(): Promise<SandboxStats> {
+    const live = this.workers.filter((w) => !w.dead)
+    const answers = await Promise.all(live.map((w) => w.stats()))
+    return {
+      engines: answers.flatMap((s) => s?.engines ?? []),
+      enginesReplaced: this.replaced + live.reduce((n, w) => n + w.replacedInside, 0),
     }
   }
 
-  private finish(outcome: SandboxResult, started: number): SandboxResult {
-    if ('error' in outcome) return outcome
-    return { value: outcome.value, durationMs: Math.round((this.now() - started) * 1000) / 1000 }
+  private acquire(nested: boolean): SandboxWorker | Promise<SandboxWorker> {
+    const free = this.workers.find((w) => !w.busy && !w.dead)
+    if (free) {
+      free.busy = true
+      return free
+    }
+    const live = this.workers.length
+    if (live < this.size || (nested && live < this.hardCap)) return this.start()
+    if (nested) throw new NoWorkerFreeError(`all ${this.hardCap} sandbox engines are busy`)
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  private start(): SandboxWorker {
+    const worker = new SandboxWorker(this.setup, (w, replaced) => this.died(w, replaced))
+    worker.busy = true
+    this.workers.push(worker)
+    return worker
+  }
+
+  private release(worker: SandboxWorker) {
+    if (worker.dead) return // died() already handed its place on
+    const waiter = this.waiters.shift()
+    if (waiter) return waiter(worker) // stays busy: handed straight over
+    if (this.workers.length > this.size) {
+      this.remove(worker)
+      this.replaced += worker.replacedInside
+      worker.stop()
+      return
+    }
+    worker.busy = false
+  }
+
+  private died(worker: SandboxWorker, replaced: number) {
+    this.replaced += replaced + worker.replacedInside
+    this.remove(worker)
+    const waiter = this.waiters.shift()
+    if (waiter) waiter(this.start())
+  }
+
+  private remove(worker: SandboxWorker) {
+    const i = this.workers.indexOf(worker)
+    if (i >= 0) this.workers.splice(i, 1)
   }
 }
+
+// In a sandbox worker this module is the entry point: serve the main thread.
+if (!isMainThread && parentPort && isWorkerSetup(workerData)) serveWorker(parentPort, workerData)

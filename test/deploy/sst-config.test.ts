@@ -16,6 +16,8 @@ import vm from 'node:vm'
 import { build, transform } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TableSpec } from '../../lib/stores/aws/provision'
+import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
+import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const CONFIG_PATH = join(ROOT, 'sst.config.ts')
@@ -329,6 +331,7 @@ describe('the API bundle built the way SST builds it', () => {
       ),
       ...Object.fromEntries(Object.keys(api.args.environment ?? {}).map((k) => [k, k === 'LOG_LEVEL' ? 'error' : `bundle-test-${k}`])),
     }
+    const workerSetup: WorkerSetup = { [WORKER_MARK]: true, limits: DEFAULT_LIMITS, useSyncBuild: true }
     const probe = `
       const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
       const h = m[${JSON.stringify(exported)}];
@@ -340,9 +343,60 @@ describe('the API bundle built the way SST builds it', () => {
       const q = await import('quickjs-emscripten');
       const vm = (await q.getQuickJS()).newContext();
       const sum = vm.dump(vm.unwrapResult(vm.evalCode('5 + 7')));
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum }));`
+      // the sandbox's workers are this bundle evaluated again in a worker thread (lib/sandbox/quickjs.ts):
+      // drive one through its protocol, with a host call answered from here
+      const { Worker } = await import('node:worker_threads');
+      const w = new Worker(new URL(${JSON.stringify(pathToFileURL(outfile).href)}), { workerData: ${JSON.stringify(workerSetup)}, execArgv: [] });
+      const sandboxed = await new Promise((resolve, reject) => {
+        w.on('error', reject);
+        w.on('message', (m) => {
+          if (m.t === 'host') w.postMessage({ t: 'answer', id: m.id, callId: m.callId, answer: { json: JSON.stringify({ isError: false, content: JSON.parse(m.call.params) }) } });
+          if (m.t === 'done') resolve(m.result.value);
+        });
+        w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
+      });
+      await w.terminate();
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum, sandboxed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12 })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12, sandboxed: 42 })
+  })
+})
+
+describe('the sandbox bundled the same way', () => {
+  it('starts its workers from the bundle: host calls answered, a run past its deadline terminated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'server-tools-sandbox-bundle-'))
+    try {
+      const outfile = join(dir, 'sandbox.mjs')
+      await build({
+        entryPoints: [join(ROOT, 'lib/sandbox/index.ts')],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
+        format: api.args.nodejs.format ?? 'esm',
+        banner: { js: api.args.nodejs.banner },
+        minify: api.args.nodejs.minify ?? true,
+        mainFields: ['module', 'main'],
+        external: api.args.nodejs.install ?? [],
+        logLevel: 'silent',
+      })
+      for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
+      const probe = `
+        const { QuickJsSandbox } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
+        const sandbox = new QuickJsSandbox({ maxStatements: 1e12, asyncEngines: 2 });
+        const tools = { call: async (name, p) => ({ isError: false, content: p }), delegate: async () => ({ isError: false, content: null }), list: async () => ['echo'], has: async () => true };
+        const host = { tools, context: { tenant: 't', project: 'p' }, depth: 0 };
+        const [hostile, plain] = await Promise.all([
+          sandbox.run({ source: 'function f() { try { f() } catch (e) { f() } }\\nf()', timeoutMs: 300 }),
+          sandbox.run({ source: 'a + b', inputs: { a: 5, b: 7 } }),
+        ]);
+        const sibling = await sandbox.run({ source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: { a: 41 }, host });
+        process.stdout.write(JSON.stringify({ hostile: hostile.error, plain: plain.value, sibling: sibling.value }));`
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 20_000 })
+      expect(JSON.parse(stdout)).toEqual({ hostile: 'TIMEOUT', plain: 12, sibling: 42 })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

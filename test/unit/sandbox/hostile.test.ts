@@ -7,7 +7,6 @@ import { echo, FakeSiblings, never, ok } from './fakes'
 const sandboxes = {
   default: new QuickJsSandbox(),
   unmetered: new QuickJsSandbox({ maxStatements: 1e12 }),
-  shallow: new QuickJsSandbox({ maxStatements: 1e12, stackBytes: 32 * 1024 }),
 }
 
 function siblingsFor(script: HostileScript, sandbox: QuickJsSandbox): FakeSiblings {
@@ -82,6 +81,20 @@ describe('the hostile-script corpus', () => {
     results.forEach((r, i) =>
       expect(r).toEqual(i % 2 ? { error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/statement budget/) } : { value: i + 1, durationMs: expect.any(Number) }),
     )
+  })
+
+  it('terminates the worker of a run that holds its thread past the deadline, while another run completes', async () => {
+    // Catching its own stack overflow keeps QuickJS building backtraces between interrupt polls:
+    // only the watchdog (worker terminated at deadline + grace) ends it. No wall-clock assertion here.
+    const sandbox = new QuickJsSandbox({ maxStatements: 1e12, asyncEngines: 2 })
+    const hostile = sandbox.run({ source: 'function f() { try { f() } catch (e) { f() } }\nf()', timeoutMs: 300 })
+    const trivial = sandbox.run({ source: 'a + b', inputs: { a: 1, b: 2 } })
+    const withSibling = sandbox.run({ source: 'vance.tools.call("echo", { n: 3 }).n', host: new FakeSiblings({ echo }).host() })
+    expect(await hostile).toEqual({ error: 'TIMEOUT', message: 'the script did not finish within its 300 ms timeout' })
+    expect(ok(await trivial)).toBe(3)
+    expect(ok(await withSibling)).toBe(3)
+    expect((await sandbox.stats()).enginesReplaced).toBeGreaterThanOrEqual(1)
+    await expectClean(sandbox)
   })
 
   it('replaces an engine that failed inside WebAssembly and says so in its stats', async () => {

@@ -1,0 +1,176 @@
+/**
+ * The QuickJS engines of one thread, driven run by run. This is what runs inside each sandbox
+ * worker (see quickjs.ts, which owns the workers and the watchdog); nothing here knows about threads.
+ *
+ * Which build runs a script: one that never mentions `vance` runs on the sync build (cheaper);
+ * should it reach `vance` anyway (e.g. `globalThis["va" + "nce"]`), that speculative run is
+ * abandoned — it can have had no effect outside itself — and redone on an async engine within the
+ * same deadline. Everything else runs on an async engine, where `vance.tools.call` suspends.
+ *
+ * After an `await` (in a promise job) WebAssembly can't suspend — this build instruments only
+ * QTS_Eval for asyncify — so there a host call returns a Promise instead; `await` it. Used without
+ * `await`, that Promise throws a TypeError naming the fix rather than reading as `undefined`.
+ *
+ * Budgets are enforced by QuickJS's interrupt handler, which it polls once per ~10,000 backward
+ * jumps or calls. Work between polls that is not bytecode — chiefly building a backtrace of the
+ * whole stack for every caught stack overflow (`function f() { try { f() } catch { f() } }`) — is
+ * not seen, so such a script can hold this thread for seconds past its deadline. That is why this
+ * thread is a worker: the main thread terminates it at deadline + grace.
+ */
+import {
+  AsyncEnginePool,
+  engineStats,
+  NoEngineFreeError,
+  SyncEngineHolder,
+  type Engine,
+  type EngineStats,
+  type SyncEngine,
+} from './engines'
+import {
+  EngineFailure,
+  RETRY_ASYNC,
+  RunState,
+  runOnEngine,
+  type RunOutcome,
+  type SandboxRequest,
+  type SandboxResult,
+} from './execute'
+import { DEFAULT_TIMEOUT_MS, resolveLimits, ticksFor, type SandboxLimits } from './limits'
+
+export interface InProcessOptions extends Partial<SandboxLimits> {
+  /** Async engines serving top-level runs at once (default 4); further runs queue. */
+  asyncEngines?: number
+  /** Monotonic milliseconds for deadlines and durationMs (default performance.now). */
+  now?: () => number
+  /** false: every run on an async engine (for measurements). Default true. */
+  useSyncBuild?: boolean
+  /** Told when a run's deadline clock starts (its engine is loaded and acquired): the watchdog arms then. */
+  onStarted?: (req: SandboxRequest) => void
+}
+
+export interface SandboxStats {
+  engines: EngineStats[]
+  /** Engines dropped because WebAssembly failed inside them. */
+  enginesReplaced: number
+}
+
+const MENTIONS_VANCE = /\bvance\b/
+
+export class InProcessSandbox {
+  readonly limits: SandboxLimits
+  private readonly now: () => number
+  private readonly sync: SyncEngineHolder
+  private readonly pool: AsyncEnginePool
+  private readonly useSyncBuild: boolean
+  private replaced = 0
+  private syncTurn: Promise<unknown> = Promise.resolve()
+  private readonly onStarted: (req: SandboxRequest) => void
+
+  constructor(options: InProcessOptions = {}) {
+    const { asyncEngines = 4, now = () => performance.now(), useSyncBuild = true, onStarted = () => {}, ...limits } = options
+    this.onStarted = onStarted
+    this.limits = resolveLimits(limits)
+    if (!Number.isInteger(asyncEngines) || asyncEngines < 1) throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
+    this.now = now
+    this.useSyncBuild = useSyncBuild
+    this.sync = new SyncEngineHolder(this.limits)
+    // A chain of nested scripts holds one engine per level; top-level runs are capped at asyncEngines.
+    this.pool = new AsyncEnginePool(this.limits, asyncEngines, asyncEngines * (this.limits.maxNestingDepth + 1))
+  }
+
+  async run(req: SandboxRequest): Promise<SandboxResult> {
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > this.limits.maxTimeoutMs)
+      throw new RangeError(`timeoutMs must be an integer from 1 to ${this.limits.maxTimeoutMs}, got ${timeoutMs}`)
+    const settings = { limits: this.limits, timeoutMs }
+    const ticks = ticksFor(this.limits.maxStatements)
+
+    if (this.useSyncBuild && !MENTIONS_VANCE.test(req.source)) {
+      let started = 0
+      const outcome = await this.onSyncEngine(async (engine) => {
+        started = this.now()
+        this.onStarted(req)
+        return this.guard(engine, () => runOnEngine(engine, req, new RunState(started + timeoutMs, ticks, this.now), settings))
+      })
+      if (outcome !== RETRY_ASYNC) return this.finish(outcome, started)
+      // Redone with a fresh statement budget (the sync run was speculative) but the same deadline.
+      return this.runAsync(req, settings, started + timeoutMs, ticks, started)
+    }
+    return this.runAsync(req, settings, undefined, ticks, undefined)
+  }
+
+  /**
+   * One run at a time on the sync engine. A run awaits between creating its context and disposing
+   * it (settling a promise), and the interrupt handler reads the engine's *current* run: two runs
+   * interleaved there would meter each other — and the first to finish would leave the other
+   * unmetered. Runs are short (their deadline bounds them), so a queue costs little.
+   */
+  private onSyncEngine<T>(work: (engine: SyncEngine) => Promise<T>): Promise<T> {
+    const turn = this.syncTurn.then(async () => {
+      const engine = await this.sync.get()
+      engine.busy = true
+      try {
+        return await work(engine)
+      } finally {
+        engine.busy = false
+      }
+    })
+    this.syncTurn = turn.catch(() => undefined)
+    return turn
+  }
+
+  /** Engines and their memory: for the memory test and operational metrics. */
+  async stats(): Promise<SandboxStats> {
+    const engines: Engine[] = [...(await this.sync.all()), ...this.pool.all()]
+    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced }
+  }
+
+  private async runAsync(
+    req: SandboxRequest,
+    settings: { limits: SandboxLimits; timeoutMs: number },
+    deadline: number | undefined,
+    ticks: number,
+    startedAt: number | undefined,
+  ): Promise<SandboxResult> {
+    let engine
+    try {
+      engine = await this.pool.acquire((req.host?.depth ?? 0) > 0)
+    } catch (e) {
+      if (e instanceof NoEngineFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
+      throw e
+    }
+    try {
+      const started = startedAt ?? this.now()
+      if (startedAt === undefined) this.onStarted(req)
+      const state = new RunState(deadline ?? started + settings.timeoutMs, ticks, this.now)
+      const acquired = engine
+      const outcome = await this.guard(acquired, () => runOnEngine(acquired, req, state, settings))
+      // An async engine never asks for a retry; treat it as the engine misbehaving.
+      if (outcome === RETRY_ASYNC) return { error: 'HOST_EXCEPTION', message: 'the sandbox could not run the script' }
+      return this.finish(outcome, started)
+    } finally {
+      this.pool.release(engine)
+    }
+  }
+
+  /** WebAssembly failed mid-run (e.g. the host stack overflowed in native recursion): drop the engine, answer. */
+  private async guard(engine: Engine, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
+    try {
+      return await run()
+    } catch (e) {
+      if (!(e instanceof EngineFailure)) throw e
+      engine.broken = true
+      this.replaced++
+      if (engine.kind === 'sync') this.sync.discard(engine)
+      return {
+        error: 'RESOURCE_EXHAUSTED',
+        message: 'the script exhausted the engine (native recursion too deep, e.g. a deeply nested JSON.stringify, JSON.parse or expression)',
+      }
+    }
+  }
+
+  private finish(outcome: SandboxResult, started: number): SandboxResult {
+    if ('error' in outcome) return outcome
+    return { value: outcome.value, durationMs: Math.round((this.now() - started) * 1000) / 1000 }
+  }
+}
