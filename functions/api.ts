@@ -26,7 +26,8 @@ const deps = createAwsDeps({
   s3Endpoint: optionalEnv('S3_ENDPOINT'),
   secrets: new CachedSecretStore(ssm.store, { ttlMs: 60_000 }),
   egressAllow: deploymentAllowList(process.env),
-  sandbox: sandboxSettingsFromEnv(),
+  // one request per container at a time: the worker watchdog would protect nobody else (README)
+  sandbox: sandboxSettingsFromEnv('inline'),
   log: envLogger(),
 })
 

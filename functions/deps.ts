@@ -25,7 +25,7 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
-import { QuickJsSandbox, type SandboxOptions } from '../lib/sandbox'
+import { createSandbox, type SandboxIsolation, type SandboxOptions } from '../lib/sandbox'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import { ScriptedToolFactory } from '../lib/tools/types/scripted'
@@ -74,8 +74,11 @@ export interface CoreOptions {
   secrets?: SecretStore
   /** The deployment egress allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS); default: none. */
   egressAllow?: AllowList
-  /** Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB: SANDBOX_MEMORY_MB). */
-  sandbox?: SandboxOptions
+  /**
+   * Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB:
+   * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
+   */
+  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
 }
 
 export function buildDeps(opts: CoreOptions): AppDeps {
@@ -87,7 +90,8 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
   // one sandbox per container: the WASM loads on the first script, never at cold start
-  const sandbox = new QuickJsSandbox(opts.sandbox)
+  const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
+  const sandbox = createSandbox(isolation, sandboxOptions)
   const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
@@ -148,7 +152,7 @@ export interface AwsDepsConfig {
   /** SSM-backed in Lambda, an encrypted file under DATA_DIR for `npm start`. */
   secrets: SecretStore
   egressAllow?: AllowList
-  sandbox?: SandboxOptions
+  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
 }
 
 /** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */

@@ -51,7 +51,8 @@ async function main() {
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
-    sandbox: sandboxSettingsFromEnv(),
+    // a long-running server: a stalled script must not hold other requests (README)
+    sandbox: sandboxSettingsFromEnv('worker'),
     log: envLogger(),
   })
   await Promise.all([

@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest'
-import { QuickJsSandbox, type SandboxResult } from '../../../lib/sandbox'
+import { createSandbox, QuickJsSandbox, type SandboxIsolation, type SandboxResult } from '../../../lib/sandbox'
+import type { ScriptSandbox } from '../../../lib/tools/types/scripted'
 import { success, toolError } from '../../../lib/tools/contracts'
 import { HOSTILE_SCRIPTS, type HostileScript } from '../../fixtures/hostile-scripts/corpus'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
-const sandboxes = {
-  default: new QuickJsSandbox(),
-  unmetered: new QuickJsSandbox({ maxStatements: 1e12 }),
-}
+const sandboxesFor = (isolation: SandboxIsolation) => ({
+  default: createSandbox(isolation),
+  unmetered: createSandbox(isolation, { maxStatements: 1e12 }),
+  shallow: createSandbox(isolation, { maxStatements: 1e12, stackBytes: 32 * 1024 }),
+})
+const bySandbox = { worker: sandboxesFor('worker'), inline: sandboxesFor('inline') }
+const sandboxes = bySandbox.worker
 
-function siblingsFor(script: HostileScript, sandbox: QuickJsSandbox): FakeSiblings {
+function siblingsFor(script: HostileScript, sandbox: ScriptSandbox): FakeSiblings {
   const fake: FakeSiblings = new FakeSiblings({
     echo,
     hang: never,
@@ -27,7 +31,7 @@ function siblingsFor(script: HostileScript, sandbox: QuickJsSandbox): FakeSiblin
 const PROBE = '[typeof polluted, typeof leak, JSON.stringify({ a: 1 }), [1, 2].map((x) => x * 2).join(), typeof Object.prototype.toJSON, a + b]'
 const CLEAN = ['undefined', 'undefined', '{"a":1}', '2,4', 'undefined', 12]
 
-async function expectClean(sandbox: QuickJsSandbox) {
+async function expectClean(sandbox: ScriptSandbox) {
   expect(ok(await sandbox.run({ source: PROBE, inputs: { a: 5, b: 7 } }))).toEqual(CLEAN)
   const viaVance = await sandbox.run({ source: `[vance.tools.call("echo", { n: 1 }).n, ${PROBE}]`, inputs: { a: 5, b: 7 }, host: new FakeSiblings({ echo }).host() })
   expect(ok(viaVance)).toEqual([1, CLEAN])
@@ -38,9 +42,10 @@ describe('the hostile-script corpus', () => {
     expect(HOSTILE_SCRIPTS.length).toBeGreaterThanOrEqual(30)
   })
 
-  for (const script of HOSTILE_SCRIPTS) {
-    it(`ends ${script.name} in ${script.expected.error} and keeps answering`, async () => {
-      const sandbox = sandboxes[script.sandbox ?? 'default']
+  for (const script of HOSTILE_SCRIPTS) for (const isolation of ['worker', 'inline'] as const) {
+    it(`ends ${script.name} in ${script.expected.error} and keeps answering (${isolation})`, async () => {
+      const own = bySandbox[isolation]
+      const sandbox = isolation === 'inline' && script.inlineStackBytes ? own.shallow : own[script.sandbox ?? 'default']
       const result: SandboxResult = await sandbox.run({
         source: script.source,
         inputs: script.inputs,
