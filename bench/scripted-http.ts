@@ -33,7 +33,8 @@ async function rate(req: Req, ms: number, concurrency = 4): Promise<number> {
 export async function benchScriptedHttp(opts: { rounds?: number; msPerRound?: number } = {}) {
   const rounds = opts.rounds ?? 5
   const ms = opts.msPerRound ?? 400
-  const deps = createMemoryDeps({ jwtSecret: 'bench-secret' })
+  // the npm start configuration: scripts in workers behind the watchdog
+  const deps = createMemoryDeps({ jwtSecret: 'bench-secret', sandbox: { isolation: 'worker' } })
   const app = createApp(deps)
   const token = await issueToken('bench-secret', { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:write tools:invoke' }, Math.floor(Date.now() / 1000))
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
@@ -54,11 +55,11 @@ export async function benchScriptedHttp(opts: { rounds?: number; msPerRound?: nu
   for (let r = 0; r < rounds; r++) for (const [i, [, req]] of variants.entries()) totals[i].push(await rate(req, ms))
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const rps = totals.map(median)
-  console.log('\nscripted tools through HTTP (in-process app.request, concurrency 4, median of rounds)')
+  console.log('\nscripted tools through HTTP (in-process app.request, worker isolation, concurrency 4, median of rounds)')
   for (const [i, [name]] of variants.entries()) console.log(`  ${name.padEnd(34)} ${rps[i].toFixed(0).padStart(7)} req/s`)
   const summary = [
-    `scripted add_numbers via HTTP invoke: ${rps[2].toFixed(0)} req/s = ${(rps[2] / rps[1]).toFixed(2)}x whoami via the same route, ${(rps[2] / rps[0]).toFixed(3)}x hello-world`,
-    `scripted with one sibling via HTTP invoke: ${rps[3].toFixed(0)} req/s = ${(rps[3] / rps[1]).toFixed(2)}x whoami via the same route`,
+    `scripted add_numbers via HTTP invoke (worker isolation): ${rps[2].toFixed(0)} req/s = ${(rps[2] / rps[1]).toFixed(2)}x whoami via the same route, ${(rps[2] / rps[0]).toFixed(3)}x hello-world`,
+    `scripted with one sibling via HTTP invoke (worker isolation): ${rps[3].toFixed(0)} req/s = ${(rps[3] / rps[1]).toFixed(2)}x whoami via the same route`,
   ]
   for (const line of summary) console.log(line)
   return { summary }
