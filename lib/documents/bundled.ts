@@ -9,6 +9,8 @@ export interface BundledFile {
 
 export class BundledLayer {
   private readonly files = new Map<string, string>()
+  /** The layer never changes, so each prefix's listing is computed once (listings are hot). */
+  private readonly listings = new Map<string, BundledFile[]>()
   constructor(files: BundledFile[] = []) {
     for (const f of files) this.files.set(f.path, f.body)
   }
@@ -16,9 +18,14 @@ export class BundledLayer {
     return this.files.get(path)
   }
   list(prefix: string): BundledFile[] {
-    return [...this.files.entries()]
-      .filter(([p]) => p.startsWith(prefix))
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([path, body]) => ({ path, body }))
+    let listed = this.listings.get(prefix)
+    if (!listed) {
+      listed = [...this.files.entries()]
+        .filter(([p]) => p.startsWith(prefix))
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([path, body]) => Object.freeze({ path, body }))
+      this.listings.set(prefix, listed)
+    }
+    return listed.slice()
   }
 }

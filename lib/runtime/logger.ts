@@ -2,9 +2,11 @@
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export interface Logger {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
+  /** Whether a line at this level would be written; lets callers skip building costly fields. */
+  enabled?(level: LogLevel): boolean
 }
 
-export const silentLogger: Logger = { log() {} }
+export const silentLogger: Logger = { log() {}, enabled: () => false }
 
 export function jsonLogger(write: (line: string) => void, minLevel: LogLevel = 'info'): Logger {
   const order: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 }
@@ -13,6 +15,7 @@ export function jsonLogger(write: (line: string) => void, minLevel: LogLevel = '
       if (order[level] < order[minLevel]) return
       write(JSON.stringify({ level, event, ...fields }))
     },
+    enabled: (level) => order[level] >= order[minLevel],
   }
 }
 

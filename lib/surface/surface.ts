@@ -100,9 +100,6 @@ export class ProcessSurface implements DiscoverySurface {
   private limitP?: Promise<LimitFacts>
   private demandP?: Promise<ReadonlyMap<string, number>>
   private turnP?: Promise<Turn>
-  private readonly promoted: Set<string>
-  private readonly allowed: Set<string>
-  private readonly deferForced: Set<string>
   readonly gate: ToolGate
 
   constructor(
@@ -111,14 +108,23 @@ export class ProcessSurface implements DiscoverySurface {
     readonly record: ProcessRecord,
     private readonly memo: BoundedCache<string, SurfaceMemo> = new BoundedCache(1),
   ) {
-    this.promoted = new Set(record.promoted)
-    this.allowed = new Set(record.allowed)
-    this.deferForced = new Set(record.deferred)
     this.gate = {
       resolve: (name) => this.resolveForCall(name),
       names: async () => (await this.visible()).tools.map((t) => t.name),
       surface: this,
     }
+  }
+
+  // Built on first use (a memoised manifest never needs them); shared while the record's frozen
+  // spawn-time lists are the same arrays (the memory store hands out the same ones).
+  private get allowed() {
+    return setOf(this.record.allowed)
+  }
+  private get promoted() {
+    return setOf(this.record.promoted)
+  }
+  private get deferForced() {
+    return setOf(this.record.deferred)
   }
 
   get key(): ProcessKey {
@@ -339,7 +345,7 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private logBudget(turn: Turn) {
-    if (!turn.budget.demoted) return
+    if (!turn.budget.demoted || this.deps.log.enabled?.('info') === false) return
     const ids = { tenant: this.record.tenant, project: this.record.project, processId: this.record.id }
     this.deps.log.log('info', 'surface.budget_demoted', {
       ...ids,
@@ -349,7 +355,7 @@ export class ProcessSurface implements DiscoverySurface {
       demoted: turn.budget.demoted,
       families: turn.demotedGroups.map((g) => ({ family: g.family, count: g.names.length })),
     })
-    this.deps.log.log('debug', 'surface.budget_demoted_names', { ...ids, names: turn.demotedGroups.flatMap((g) => g.names) })
+    if (this.deps.log.enabled?.('debug') !== false) this.deps.log.log('debug', 'surface.budget_demoted_names', { ...ids, names: turn.demotedGroups.flatMap((g) => g.names) })
   }
 
   /** Spec §13.2: phantom candidates of an empty response; each new phantom is reported (WARN) once per process. */
@@ -416,4 +422,11 @@ interface Visible {
   tools: Tool[]
   /** Names and aliases → tool. */
   byName: Map<string, Tool>
+}
+
+const sets = new WeakMap<readonly string[], ReadonlySet<string>>()
+function setOf(list: readonly string[]): ReadonlySet<string> {
+  let set = sets.get(list)
+  if (!set) sets.set(list, (set = new Set(list)))
+  return set
 }
