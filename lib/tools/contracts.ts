@@ -168,3 +168,6 @@ export interface ToolFactory<P = any> {
 export const PACK_SEPARATOR = '__'
 /** The capability floor (spec §13.1) and invoke_tool: never configurable. */
 export const RESERVED_TOOL_NAMES = ['tool_list', 'tool_description', 'invoke_tool'] as const
+
+/** The fixed flags of a primary meta built-in (whoami and the discovery tools). */
+export const PRIMARY_META_BUILTIN = { labels: ['meta'], primary: true, deferred: false, source: 'builtin', typeId: 'builtin' } as const satisfies Partial<Tool>

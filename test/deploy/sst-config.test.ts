@@ -291,6 +291,24 @@ describe('sst.config.ts', () => {
   })
 })
 
+/** esbuild with the function's nodejs options, and SST's `install` packages copied beside the bundle. */
+async function bundleLikeSst(entry: string, outfile: string, dir: string) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
+    format: api.args.nodejs.format ?? 'esm',
+    banner: { js: api.args.nodejs.banner },
+    minify: api.args.nodejs.minify ?? true,
+    mainFields: ['module', 'main'],
+    external: api.args.nodejs.install ?? [],
+    logLevel: 'silent',
+  })
+  for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
+}
+
 describe('the API bundle built the way SST builds it', () => {
   let dir: string
   beforeAll(() => {
@@ -301,22 +319,8 @@ describe('the API bundle built the way SST builds it', () => {
   it('loads in a fresh node process with its copied files and answers a request', async () => {
     const [file, exported] = splitHandler(api.args.handler)
     const outfile = join(dir, `${file}.mjs`)
-    await build({
-      entryPoints: [join(ROOT, `${file}.ts`)],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
-      format: api.args.nodejs.format ?? 'esm',
-      banner: { js: api.args.nodejs.banner },
-      minify: api.args.nodejs.minify ?? true,
-      mainFields: ['module', 'main'],
-      external: api.args.nodejs.install ?? [],
-      logLevel: 'silent',
-    })
+    await bundleLikeSst(join(ROOT, `${file}.ts`), outfile, dir)
     for (const { from, to } of api.args.copyFiles as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
-    // what SST's `install` puts beside the bundle
-    for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
 
     // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
     const env = {
@@ -367,20 +371,7 @@ describe('the sandbox bundled the same way', () => {
     const dir = mkdtempSync(join(tmpdir(), 'server-tools-sandbox-bundle-'))
     try {
       const outfile = join(dir, 'sandbox.mjs')
-      await build({
-        entryPoints: [join(ROOT, 'lib/sandbox/index.ts')],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
-        format: api.args.nodejs.format ?? 'esm',
-        banner: { js: api.args.nodejs.banner },
-        minify: api.args.nodejs.minify ?? true,
-        mainFields: ['module', 'main'],
-        external: api.args.nodejs.install ?? [],
-        logLevel: 'silent',
-      })
-      for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
+      await bundleLikeSst(join(ROOT, 'lib/sandbox/index.ts'), outfile, dir)
       const probe = `
         const { QuickJsSandbox } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
         const sandbox = new QuickJsSandbox({ maxStatements: 1e12, asyncEngines: 2 });

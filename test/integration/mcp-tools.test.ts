@@ -19,6 +19,7 @@ import { EgressClient } from '../../lib/egress/client'
 import { isServerToolsError } from '../../lib/errors'
 import { MemorySecretStore } from '../../lib/secrets/memory'
 import { projectGate } from '../../lib/tools/project-gate'
+import { failure } from '../support/failure'
 
 // ───────────────────────── a real MCP server ─────────────────────────
 
@@ -189,14 +190,6 @@ async function startSilentServer() {
 }
 
 /** The error a call throws, synchronously or as a rejection. */
-async function failure(f: () => unknown): Promise<any> {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected the call to fail')
-}
 
 // ───────────────────────── fixtures ─────────────────────────
 

@@ -14,6 +14,7 @@ import { isServerToolsError } from '../../lib/errors'
 import { ModelCatalog } from '../../lib/llm/catalog'
 import { MemorySecretStore } from '../../lib/secrets/memory'
 import { projectGate } from '../../lib/tools/project-gate'
+import { failure } from '../support/failure'
 
 // ───────────────────────── provider servers ─────────────────────────
 
@@ -125,14 +126,6 @@ function anthropicToolUse(input: unknown): Reply {
 }
 
 /** The error a call throws, synchronously or as a rejection. */
-async function failure(f: () => unknown): Promise<any> {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected the call to fail')
-}
 
 // ───────────────────────── fixtures ─────────────────────────
 

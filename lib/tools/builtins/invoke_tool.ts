@@ -3,7 +3,7 @@
  * same allow-set and argument checks as a direct call; a deferred allowed tool is activated.
  */
 import type { Tool } from '../contracts'
-import { toolError } from '../contracts'
+import { toolError, PRIMARY_META_BUILTIN } from '../contracts'
 
 export const invokeToolTool: Tool = {
   name: 'invoke_tool',
@@ -18,11 +18,8 @@ export const invokeToolTool: Tool = {
     required: ['name'],
     additionalProperties: false,
   },
-  labels: ['meta'],
-  primary: true,
-  deferred: false,
-  source: 'builtin',
-  typeId: 'builtin',
+  ...PRIMARY_META_BUILTIN,
+  labels: [...PRIMARY_META_BUILTIN.labels],
   searchHint: 'call a tool by its name',
   async invoke(params, ctx) {
     const name = typeof params.name === 'string' ? params.name.trim() : ''

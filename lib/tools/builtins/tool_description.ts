@@ -3,7 +3,7 @@
  * names; describing a deferred tool activates it (in the manifest from the next turn on).
  */
 import type { Tool } from '../contracts'
-import { success, toolError } from '../contracts'
+import { success, toolError, PRIMARY_META_BUILTIN } from '../contracts'
 import { NO_SURFACE } from './tool_list'
 
 export const MAX_DESCRIBED = 25
@@ -37,11 +37,8 @@ export const toolDescriptionTool: Tool = {
     required: ['names'],
     additionalProperties: false,
   },
-  labels: ['meta'],
-  primary: true,
-  deferred: false,
-  source: 'builtin',
-  typeId: 'builtin',
+  ...PRIMARY_META_BUILTIN,
+  labels: [...PRIMARY_META_BUILTIN.labels],
   searchHint: 'describe and load tools by name',
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_description ${NO_SURFACE}.`)

@@ -1,6 +1,6 @@
 /** Built-in `tool_list` (spec §13): the names a process can use, split by whether their schema is in context. */
 import type { Tool } from '../contracts'
-import { success, toolError } from '../contracts'
+import { success, toolError, PRIMARY_META_BUILTIN } from '../contracts'
 
 export const NO_SURFACE = 'works inside a process: spawn one (POST /projects/{project}/processes) and call it through /processes/{id}/tool-calls'
 
@@ -13,11 +13,8 @@ export const toolListTool: Tool = {
     properties: { prefix: { type: 'string', description: 'Only names starting with this (case-insensitive), e.g. "gmail__"' } },
     additionalProperties: false,
   },
-  labels: ['meta'],
-  primary: true,
-  deferred: false,
-  source: 'builtin',
-  typeId: 'builtin',
+  ...PRIMARY_META_BUILTIN,
+  labels: [...PRIMARY_META_BUILTIN.labels],
   searchHint: 'names of all tools you can use',
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_list ${NO_SURFACE}.`)

@@ -1,16 +1,13 @@
 /** Built-in `whoami`: who and where the caller is, as the service sees it. */
 import type { Tool } from '../contracts'
-import { success } from '../contracts'
+import { success, PRIMARY_META_BUILTIN } from '../contracts'
 
 export const whoamiTool: Tool = {
   name: 'whoami',
   description: 'Tell the tenant, project, caller subject and process id (when there is one) this call runs as.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-  labels: ['meta'],
-  primary: true,
-  deferred: false,
-  source: 'builtin',
-  typeId: 'builtin',
+  ...PRIMARY_META_BUILTIN,
+  labels: [...PRIMARY_META_BUILTIN.labels],
   searchHint: 'tenant, project and caller of this session',
   async invoke(_params, ctx) {
     return success({ tenant: ctx.tenant, project: ctx.project, subject: ctx.subject, ...(ctx.processId ? { processId: ctx.processId } : {}) })
