@@ -65,6 +65,8 @@ export class RunState implements Interruptible {
   finishing = false
   finished = false
   siblingCalls = 0
+  /** True once the engine refused this run memory (set by runOnEngine). */
+  outOfMemory: () => boolean = () => false
   readonly hostErrors: { handle: QuickJSHandle; error: SandboxErrorClass; message: string }[] = []
   readonly outstanding = new Set<Promise<void>>()
   /** Guest promises handed out for host calls made from promise jobs; released with the run. */
@@ -106,6 +108,8 @@ export interface RunSettings {
 export async function runOnEngine(engine: Engine, req: SandboxRequest, state: RunState, settings: RunSettings): Promise<RunOutcome> {
   const ctx = engine.runtime.newContext()
   engine.runs++
+  const refusedBefore = engine.memory.refused
+  state.outOfMemory = () => engine.memory.refused > refusedBefore
   const filename = req.filename ?? 'script.js'
   let stringify: QuickJSHandle | undefined
   try {
@@ -142,6 +146,11 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
       return interruption(state, settings) ?? { error: 'GUEST_EXCEPTION', message: 'the script returned a promise that never settles: nothing is left that could settle it' }
     }
     if ('error' in settled) return failure(ctx, settled.error, state, settings, filename)
+    const leftover = drainJobs(engine, state)
+    if (leftover) {
+      settled.value.dispose()
+      return failure(ctx, leftover, state, settings, filename)
+    }
 
     state.finishing = true
     const read = readResult(engine, ctx, stringify, settled.value, settings.limits)
@@ -163,8 +172,30 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
     if (stringify?.alive) stringify.dispose()
     engine.current = undefined
     // A failed instance may hang or corrupt on dispose; it is dropped whole instead.
-    if (!engine.broken) ctx.dispose()
+    if (!engine.broken) {
+      ctx.dispose()
+      // Jobs still queued (left by an interrupted run, or finalizers queued as the context went)
+      // would run in the next run — another tenant's, on its budget. QuickJS can't drop them: the
+      // engine is retired instead.
+      if (engine.runtime.hasPendingJob()) engine.retire = true
+    }
   }
+}
+
+/**
+ * Promise jobs the script left queued after its result settled (`Promise.resolve().then(f)` never
+ * awaited) are its own work: they run now, on its fuel and deadline — never in a later run. An
+ * endless chain ends in the run's own RESOURCE_EXHAUSTED or TIMEOUT. Returns what interrupted them.
+ */
+function drainJobs(engine: Engine, state: RunState): QuickJSHandle | undefined {
+  while (engine.runtime.hasPendingJob()) {
+    const jobs = engine.runtime.executePendingJobs()
+    if (jobs.error) {
+      if (state.reason || state.needsAsync) return jobs.error
+      jobs.error.dispose() // a job that threw: its own promise rejected, nobody is waiting for it
+    }
+  }
+  return undefined
 }
 
 type Settled = { value: QuickJSHandle } | { error: QuickJSHandle } | { pending: true }
@@ -219,14 +250,15 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     if (state.needsAsync) return RETRY_ASYNC
     const interrupted = interruption(state, settings)
     if (interrupted) return interrupted
+    // At the ceiling QuickJS may not even manage its own "out of memory" error and throws null.
+    if (state.outOfMemory()) return outOfMemory(settings.limits)
     for (const h of state.hostErrors) if (ctx.eq(thrown, h.handle)) return { error: h.error, message: h.message }
     const { name, message, location } = describe(ctx, thrown, filename)
     // Reading the thrown value runs its getters, which the budgets stop like any other code.
     const interruptedWhileReading = interruption(state, settings)
     if (interruptedWhileReading) return interruptedWhileReading
     const { limits } = settings
-    if (name === 'InternalError' && message === 'out of memory')
-      return { error: 'RESOURCE_EXHAUSTED', message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})` }
+    if (name === 'InternalError' && message === 'out of memory') return outOfMemory(limits)
     // JSON.parse and the parser report running out of stack as a SyntaxError (seen in a worker, whose
     // host stack is deep enough for QuickJS's own limit to trip first).
     if ((name === 'InternalError' || name === 'SyntaxError') && message === 'stack overflow')
@@ -239,6 +271,11 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     if (thrown.alive) thrown.dispose()
   }
 }
+
+const outOfMemory = (limits: SandboxLimits): SandboxFailure => ({
+  error: 'RESOURCE_EXHAUSTED',
+  message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})`,
+})
 
 /** Name, message and script location of a thrown value, read defensively (getters may throw or be interrupted). */
 function describe(ctx: QuickJSContext, thrown: QuickJSHandle, filename: string): { name: string; message: string; location?: string } {

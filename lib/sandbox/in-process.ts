@@ -21,6 +21,7 @@ import {
   AsyncEnginePool,
   engineStats,
   NoEngineFreeError,
+  outgrown,
   SyncEngineHolder,
   type Engine,
   type EngineStats,
@@ -52,6 +53,8 @@ export interface SandboxStats {
   engines: EngineStats[]
   /** Engines dropped because WebAssembly failed inside them. */
   enginesReplaced: number
+  /** Engines dropped after a run that grew their memory past the margin or left pending jobs behind. */
+  enginesRetired: number
 }
 
 const MENTIONS_VANCE = /\bvance\b/
@@ -63,6 +66,7 @@ export class InProcessSandbox {
   private readonly pool: AsyncEnginePool
   private readonly useSyncBuild: boolean
   private replaced = 0
+  private retired = 0
   private syncTurn: Promise<unknown> = Promise.resolve()
   private readonly onStarted: (req: SandboxRequest) => void
 
@@ -113,6 +117,11 @@ export class InProcessSandbox {
         return await work(engine)
       } finally {
         engine.busy = false
+        engine.current = undefined
+        if (!engine.broken && (engine.retire || outgrown(engine))) {
+          this.retired++
+          this.sync.discard(engine)
+        }
       }
     })
     this.syncTurn = turn.catch(() => undefined)
@@ -122,7 +131,7 @@ export class InProcessSandbox {
   /** Engines and their memory: for the memory test and operational metrics. */
   async stats(): Promise<SandboxStats> {
     const engines: Engine[] = [...(await this.sync.all()), ...this.pool.all()]
-    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced }
+    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced, enginesRetired: this.retired }
   }
 
   private async runAsync(
@@ -149,7 +158,7 @@ export class InProcessSandbox {
       if (outcome === RETRY_ASYNC) return { error: 'HOST_EXCEPTION', message: 'the sandbox could not run the script' }
       return this.finish(outcome, started)
     } finally {
-      this.pool.release(engine)
+      if (this.pool.release(engine)) this.retired++
     }
   }
 
@@ -171,6 +180,6 @@ export class InProcessSandbox {
 
   private finish(outcome: SandboxResult, started: number): SandboxResult {
     if ('error' in outcome) return outcome
-    return { value: outcome.value, durationMs: Math.round((this.now() - started) * 1000) / 1000 }
+    return { value: outcome.value, durationMs: Math.round(this.now() - started) }
   }
 }

@@ -48,6 +48,8 @@ export interface SandboxStats {
   engines: EngineStats[]
   /** Engines dropped because WebAssembly failed inside them, plus workers terminated by the watchdog or lost. */
   enginesReplaced: number
+  /** Engines dropped after a run that grew their memory past the margin or left pending jobs behind. */
+  enginesRetired: number
 }
 
 /** How long past its deadline a run may hold its worker before the worker is terminated. */
@@ -93,8 +95,9 @@ interface Run {
 class SandboxWorker {
   busy = false
   dead = false
-  /** Engines replaced inside this worker, as of its last stats answer. */
+  /** Engines replaced and retired inside this worker, as of its last stats answer. */
   replacedInside = 0
+  retiredInside = 0
   private readonly worker: Worker
   private run: Run | undefined
   private nextId = 1
@@ -198,6 +201,7 @@ class SandboxWorker {
   private receive(m: FromWorker) {
     if (m.t === 'stats') {
       this.replacedInside = m.stats.enginesReplaced
+      this.retiredInside = m.stats.enginesRetired
       this.statsWaiters.get(m.id)?.(m.stats)
       return
     }
@@ -244,6 +248,7 @@ export class QuickJsSandbox {
   private readonly workers: SandboxWorker[] = []
   private readonly waiters: ((w: SandboxWorker) => void)[] = []
   private replaced = 0
+  private retired = 0
 
   constructor(options: SandboxOptions = {}) {
     const { asyncEngines = 4, now: _now, useSyncBuild = true, ...limits } = options
@@ -281,6 +286,7 @@ export class QuickJsSandbox {
     return {
       engines: answers.flatMap((s) => s?.engines ?? []),
       enginesReplaced: this.replaced + live.reduce((n, w) => n + w.replacedInside, 0),
+      enginesRetired: this.retired + live.reduce((n, w) => n + w.retiredInside, 0),
     }
   }
 
@@ -310,6 +316,7 @@ export class QuickJsSandbox {
     if (this.workers.length > this.size) {
       this.remove(worker)
       this.replaced += worker.replacedInside
+      this.retired += worker.retiredInside
       worker.stop()
       return
     }
@@ -318,6 +325,7 @@ export class QuickJsSandbox {
 
   private died(worker: SandboxWorker, replaced: number) {
     this.replaced += replaced + worker.replacedInside
+    this.retired += worker.retiredInside
     this.remove(worker)
     const waiter = this.waiters.shift()
     if (waiter) waiter(this.start())

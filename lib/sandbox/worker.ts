@@ -109,7 +109,7 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       // Only where the process was started with --expose-gc (the memory test): its samples must
       // see this thread's heap collected too, not just the main thread's.
       ;(globalThis as { gc?: () => void }).gc?.()
-      sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0 } }))
+      sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0, enginesRetired: 0 } }))
     } else if (m.t === 'run') {
       const { req: wire, id } = m
       const req: SandboxRequest = {
