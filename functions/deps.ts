@@ -25,7 +25,7 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
-import { createSandbox, type SandboxIsolation, type SandboxOptions } from '../lib/sandbox'
+import { createSandbox, type SandboxSettings } from '../lib/sandbox'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import { ScriptedToolFactory } from '../lib/tools/types/scripted'
@@ -78,10 +78,13 @@ export interface CoreOptions {
    * Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB:
    * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
    */
-  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
+  sandbox?: SandboxSettings
 }
 
-export function buildDeps(opts: CoreOptions): AppDeps {
+/** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
+export type BuiltDeps = AppDeps & { sandbox: ReturnType<typeof createSandbox> }
+
+export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
@@ -124,11 +127,12 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     auth: { jwtSecret: opts.jwtSecret },
     log,
     clock,
+    sandbox,
   }
 }
 
 /** Everything in memory: unit and HTTP tests, and benches. */
-export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { store: MemoryDocumentStore } {
+export function createMemoryDeps(opts: Partial<CoreOptions> = {}): BuiltDeps & { store: MemoryDocumentStore } {
   const store = (opts.store as MemoryDocumentStore | undefined) ?? new MemoryDocumentStore(opts.clock)
   return { ...buildDeps({ jwtSecret: 'test-secret-please-change', ...opts, store }), store }
 }
@@ -152,7 +156,7 @@ export interface AwsDepsConfig {
   /** SSM-backed in Lambda, an encrypted file under DATA_DIR for `npm start`. */
   secrets: SecretStore
   egressAllow?: AllowList
-  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
+  sandbox?: SandboxSettings
 }
 
 /** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */

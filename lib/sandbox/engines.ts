@@ -281,20 +281,34 @@ export class AsyncEnginePool {
     private readonly hardCap: number,
   ) {}
 
+  /** Top-level runs holding an engine (nested ones never make a top-level run wait for theirs). */
+  private topLevel = 0
+
   async acquire(nested: boolean): Promise<AsyncEngine> {
+    const engine = await this.take(nested)
+    if (!nested) this.topLevel++
+    return engine
+  }
+
+  /** Gives back an engine acquired with the same `nested`; true when it was retired (see `outgrown`) rather than kept. */
+  release(engine: AsyncEngine, nested: boolean): boolean {
+    if (!nested) this.topLevel--
+    return this.giveBack(engine)
+  }
+
+  private async take(nested: boolean): Promise<AsyncEngine> {
     const free = this.engines.find((e) => !e.busy && !e.broken)
     if (free) {
       free.busy = true
       return free
     }
     const live = this.engines.length + this.creating
-    if (live < this.size || (nested && live < this.hardCap)) return this.make()
+    if (live < this.hardCap && (nested || this.topLevel < this.size)) return this.make()
     if (nested) throw new NoEngineFreeError(`all ${this.hardCap} sandbox engines are busy`)
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }))
   }
 
-  /** Returns the engine; true when it was retired (see `outgrown`) rather than kept. */
-  release(engine: AsyncEngine): boolean {
+  private giveBack(engine: AsyncEngine): boolean {
     engine.current = undefined
     const retired = !engine.broken && (engine.retire || outgrown(engine))
     if (retired) engine.broken = true

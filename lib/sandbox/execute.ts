@@ -38,6 +38,16 @@ export interface SandboxRequest {
   host?: SandboxHost
   /** Shown in error locations. */
   filename?: string
+  /** Ends the run (queued or running) and, through its host calls, every run nested under it. */
+  signal?: AbortSignal
+  /** Told when the run's deadline clock starts (its engine is loaded and acquired). */
+  onStarted?: () => void
+}
+
+/** The answer of a run ended by its signal (its parent timed out, its caller went away). */
+export const CANCELLED: SandboxFailure = {
+  error: 'TIMEOUT',
+  message: 'the script was cancelled: the call it belongs to ended (it timed out or its caller went away)',
 }
 
 /** The sync build can't suspend for a host call: such a run is abandoned and redone on an async engine. */
@@ -54,7 +64,10 @@ const MAX_MESSAGE = 2000
 
 export class RunState implements Interruptible {
   ticks = 0
-  reason: 'timeout' | 'fuel' | 'async' | undefined
+  reason: 'timeout' | 'fuel' | 'async' | 'cancelled' | undefined
+  /** The run's signal fired: interrupt at the next poll, stop waiting for host calls. */
+  cancelled = false
+  private readonly wakers = new Set<() => void>()
   /** Sync build: the script reached for `vance`. */
   needsAsync = false
   /** The deadline passed while a host call was outstanding. */
@@ -80,19 +93,35 @@ export class RunState implements Interruptible {
 
   shouldInterrupt(): boolean {
     if (this.reason) return true
-    if (this.needsAsync) this.reason = 'async'
+    if (this.cancelled) this.reason = 'cancelled'
+    else if (this.needsAsync) this.reason = 'async'
     else if (this.timedOutWaiting || this.now() > this.deadline) this.reason = 'timeout'
     else if (++this.ticks > this.maxTicks) this.reason = 'fuel'
     return this.reason !== undefined
   }
 
-  /** Resolves when the deadline passes (or never, once cleared). */
+  cancel() {
+    this.cancelled = true
+    for (const wake of this.wakers) wake()
+  }
+
+  /** Resolves when the deadline passes or the run is cancelled (or never, once cleared). */
   deadlineTimer(): { promise: Promise<'deadline'>; clear(): void } {
     let timer: NodeJS.Timeout | undefined
+    let wake = () => {}
     const promise = new Promise<'deadline'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), Math.max(0, this.deadline - this.now()))
+      wake = () => resolve('deadline')
+      if (this.cancelled) return wake()
+      timer = setTimeout(wake, Math.max(0, this.deadline - this.now()))
+      this.wakers.add(wake)
     })
-    return { promise, clear: () => clearTimeout(timer) }
+    return {
+      promise,
+      clear: () => {
+        clearTimeout(timer)
+        this.wakers.delete(wake)
+      },
+    }
   }
 }
 
@@ -235,6 +264,7 @@ async function settle(engine: Engine, ctx: QuickJSContext, handle: QuickJSHandle
 }
 
 function interruption(state: RunState, { limits, timeoutMs }: RunSettings): SandboxFailure | undefined {
+  if (state.cancelled) return CANCELLED
   if (state.reason === 'timeout' || state.timedOutWaiting)
     return { error: 'TIMEOUT', message: `the script did not finish within its ${timeoutMs} ms timeout` }
   if (state.reason === 'fuel')
@@ -609,7 +639,9 @@ async function raceDeadline(work: Promise<Reply>, state: RunState): Promise<Repl
   work.catch(() => undefined) // a late rejection after the deadline must not go unhandled
   try {
     const first = await Promise.race([work, deadline.promise])
-    if (first === 'deadline') {
+    // An answer that comes only after the deadline (a nested run cut short by this run's own
+    // deadline ends just after it) is this run's timeout, not a failed sibling.
+    if (first === 'deadline' || state.now() > state.deadline) {
       state.timedOutWaiting = true
       return { fail: 'TIMEOUT', message: 'the script did not finish within its timeout' }
     }

@@ -41,6 +41,7 @@ export type ToWorker =
   | { t: 'run'; id: number; req: WireRequest }
   | { t: 'answer'; id: number; callId: number; answer: HostAnswer }
   | { t: 'stats'; id: number }
+  | { t: 'cancel'; id: number }
 
 export type FromWorker =
   | { t: 'started'; id: number }
@@ -60,6 +61,7 @@ const NOT_JSON = { toJSON() {
 
 export function serveWorker(port: MessagePort, setup: WorkerSetup) {
   const runIds = new Map<SandboxRequest, number>()
+  const cancels = new Map<number, AbortController>()
   const sandbox = new InProcessSandbox({
     ...setup.limits,
     asyncEngines: 1,
@@ -110,9 +112,14 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       // see this thread's heap collected too, not just the main thread's.
       ;(globalThis as { gc?: () => void }).gc?.()
       sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0, enginesRetired: 0 } }))
+    } else if (m.t === 'cancel') {
+      cancels.get(m.id)?.abort()
     } else if (m.t === 'run') {
       const { req: wire, id } = m
+      const cancel = new AbortController()
+      cancels.set(id, cancel)
       const req: SandboxRequest = {
+        signal: cancel.signal,
         source: wire.source,
         inputs: wire.inputs === undefined ? undefined : (JSON.parse(wire.inputs) as Record<string, unknown>),
         timeoutMs: wire.timeoutMs,
@@ -123,7 +130,10 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       sandbox.run(req).then(
         (result) => post({ t: 'done', id, result }),
         (e) => post({ t: 'failed', id, message: e instanceof Error ? e.message : String(e) }),
-      ).finally(() => runIds.delete(req))
+      ).finally(() => {
+        runIds.delete(req)
+        cancels.delete(id)
+      })
     }
   })
 }
