@@ -5,7 +5,7 @@
  * Memory: quickjs-emscripten 0.32's `setMemoryLimit` bounds one allocation, not a runtime's total
  * (upstream #255, #271: Emscripten reports no usable size, so nothing accumulates), and WebAssembly
  * memory never shrinks. So each engine gets a WebAssembly.Memory of its own whose `maximum` is the
- * ceiling (its start size + the memory limit + the recycle margin): past it `malloc` fails and
+ * ceiling (the memory limit + the engine's own overhead): past it `malloc` fails and
  * QuickJS throws "out of memory" — a real limit on the total, whatever allocates it. An engine whose
  * memory grew past start + margin is retired after its run and its module dropped whole, which is
  * the only way to give the memory back.
@@ -88,8 +88,17 @@ const INITIAL_MEMORY = 16 * MIB
 /** How far an engine's memory may grow before it is retired after its run: a quarter of the limit, at least 4 MiB. */
 export const recycleMargin = (limits: SandboxLimits) => Math.max(4 * MIB, Math.ceil(limits.memoryBytes / 4 / PAGE) * PAGE)
 
-/** The memory one engine may ever have: every run starts with at least `memoryBytes` of room. */
-export const memoryCeiling = (limits: SandboxLimits) => INITIAL_MEMORY + recycleMargin(limits) + Math.ceil(limits.memoryBytes / PAGE) * PAGE
+/**
+ * What an engine holds besides the script's heap: Emscripten's 5 MiB stack and static data (measured:
+ * 10.8 of the first 16 MiB are left for the heap, both builds).
+ */
+const ENGINE_OVERHEAD = 6 * MIB
+
+/**
+ * The memory one engine may ever have: the script's limit plus the engine's own overhead (never
+ * less than the builds' initial 16 MiB), so a run that holds more than about `memoryBytes` fails.
+ */
+export const memoryCeiling = (limits: SandboxLimits) => Math.max(INITIAL_MEMORY, Math.ceil((limits.memoryBytes + ENGINE_OVERHEAD) / PAGE) * PAGE)
 
 /** A WebAssembly.Memory (the project's lib setting does not type it). */
 type WasmMemory = ReturnType<QuickJSWASMModule['getWasmMemory']>

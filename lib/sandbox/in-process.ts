@@ -150,6 +150,14 @@ export class InProcessSandbox {
     req.onStarted?.()
   }
 
+  /**
+   * Loads the sync engine ahead of the first run (a worker does this as it starts, so that its
+   * first script does not wait for WebAssembly). Failures surface on the first run instead.
+   */
+  prepare(): Promise<void> {
+    return this.useSyncBuild ? this.sync.get().then(() => undefined, () => undefined) : Promise.resolve()
+  }
+
   /** Engines and their memory: for the memory test and operational metrics. */
   async stats(): Promise<SandboxStats> {
     const engines: Engine[] = [...(await this.sync.all()), ...this.pool.all()]

@@ -71,6 +71,7 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       if (id !== undefined) post({ t: 'started', id })
     },
   })
+  void sandbox.prepare()
   const pending = new Map<number, { resolve: (a: HostAnswer) => void }>()
   let nextCall = 1
   const post = (m: FromWorker) => port.postMessage(m)

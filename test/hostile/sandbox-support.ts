@@ -3,9 +3,12 @@
  * (createApp(createMemoryDeps)) with a real sandbox in either isolation, tenants with tokens, and
  * a wait for the sandbox to fall idle that polls its stats — bounded, never a timing assertion.
  */
+import v8 from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import type { SandboxIsolation, SandboxSettings } from '../../lib/sandbox'
+import { toolError, type Tool } from '../../lib/tools/contracts'
 import { client, tokenFor } from '../support/http'
 
 export const ISOLATIONS: SandboxIsolation[] = ['worker', 'inline']
@@ -17,8 +20,33 @@ export interface SandboxApp {
   as(tenant: string): Promise<ReturnType<typeof client>>
 }
 
+/**
+ * A built-in that answers only when its call is cancelled (or after a minute): a script stalled on
+ * a host call, which — unlike a busy loop — holds no thread, so it stalls inline isolation too.
+ */
+export const hangTool: Tool = {
+  name: 'hang',
+  description: 'Never answers until its call is cancelled.',
+  inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+  labels: [],
+  primary: false,
+  deferred: false,
+  source: 'builtin',
+  typeId: 'builtin',
+  invoke: (_params, ctx) =>
+    new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        resolve(toolError('hang was cancelled'))
+      }
+      const timer = setTimeout(done, 60_000)
+      if (ctx.signal?.aborted) return done()
+      ctx.signal?.addEventListener('abort', done, { once: true })
+    }),
+}
+
 export function sandboxApp(sandbox: SandboxSettings): SandboxApp {
-  const deps = createMemoryDeps({ sandbox })
+  const deps = createMemoryDeps({ sandbox, extraBuiltins: [hangTool] })
   const app = createApp(deps)
   const clients = new Map<string, ReturnType<typeof client>>()
   return {
@@ -78,3 +106,20 @@ export async function settled(app: SandboxApp, baseWorkers: number, patienceMs =
 }
 
 export const rssMb = () => Math.round(process.memoryUsage().rss / (1024 * 1024))
+
+/**
+ * A full GC, here and — through stats(), for workers started after this — in the sandbox's worker
+ * threads, so that RSS shows memory given back rather than garbage not yet collected. V8 exposes
+ * `gc` to contexts created after the flag is set.
+ */
+v8.setFlagsFromString('--expose-gc') // at load, before any sandbox worker starts
+const gc = runInNewContext('gc') as () => void
+
+export async function collectedRssMb(app: SandboxApp): Promise<number> {
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await app.deps.sandbox.stats()
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return rssMb()
+}
