@@ -20,6 +20,7 @@ import type { AllowList } from './allow-list'
 import { NodeConnector, type Connector } from './connector'
 import { EgressError } from './errors'
 import { EgressGuard, type CheckedTarget, type Resolver } from './guard'
+import type { OwnEndpoints } from './own-endpoints'
 import type { TenantAllowListSource } from './tenant-allow-list'
 
 export interface EgressRequest {
@@ -55,6 +56,8 @@ export interface EgressResponse {
 
 export interface EgressClientOptions {
   allow?: AllowList
+  /** The service's own listeners, never reachable (see OwnEndpoints). */
+  ownEndpoints?: OwnEndpoints
   tenantAllowList?: TenantAllowListSource
   tenantGrantable?: AddressClass[]
   resolver?: Resolver
