@@ -111,7 +111,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     settings: opts.surface,
     demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
   })
-  roleSurfaces = roleSurfaceLookup({ tools, documents: agent.surfaceDocuments, limits: agent.observedLimits, metaTools: META_BUILTINS, settings: agent.surface.settings, clock, log })
+  roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
   return {
     tools,
     documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),

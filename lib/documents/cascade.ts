@@ -37,20 +37,27 @@ export class DocumentCascade {
 
   /** The innermost document at `path`, or undefined. */
   async read(tenant: string, project: string, path: string): Promise<LayeredDocument | undefined> {
+    return (await this.readLayers(tenant, project, path))[0]
+  }
+
+  /** Every layer's document at `path`, innermost first (the same single round trip as `read`). */
+  async readLayers(tenant: string, project: string, path: string): Promise<LayeredDocument[]> {
+    const out: LayeredDocument[] = []
     const tenantKey = { scope: scopeOf(tenant, TENANT_LAYER), path }
     if (project === TENANT_LAYER) {
       const doc = await this.store.get(tenantKey)
-      if (doc) return fromStored(doc, 'tenant')
+      if (doc) out.push(fromStored(doc, 'tenant'))
     } else {
       const projectKey = { scope: scopeOf(tenant, project), path }
       const found = await this.store.getMany([projectKey, tenantKey])
       const p = found.get(docId(projectKey))
-      if (p) return fromStored(p, 'project')
+      if (p) out.push(fromStored(p, 'project'))
       const t = found.get(docId(tenantKey))
-      if (t) return fromStored(t, 'tenant')
+      if (t) out.push(fromStored(t, 'tenant'))
     }
     const body = this.bundled.get(path)
-    return body === undefined ? undefined : { path, body, version: 0, source: 'bundled' }
+    if (body !== undefined) out.push({ path, body, version: 0, source: 'bundled' })
+    return out
   }
 
   /** Every layer's documents under `prefix`, outermost first (bundled, tenant, project). */
