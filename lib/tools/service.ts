@@ -22,8 +22,9 @@ import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../erro
 import { BoundedCache } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ServerToolConfig, Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
-import { PACK_SEPARATOR } from './contracts'
+import type { ServerToolConfig } from '../config/server-tool'
+import type { Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
+import { PACK_SEPARATOR } from '../config/server-tool'
 import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
