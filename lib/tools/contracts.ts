@@ -6,11 +6,14 @@ import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 
 export type JsonSchema = Record<string, unknown>
-export type ToolSource = 'project' | 'tenant' | 'bundled' | 'builtin'
+/** `client`: declared by the agent backend on its process (spec §7); it runs on the client. */
+export type ToolSource = 'project' | 'tenant' | 'bundled' | 'builtin' | 'client'
 
 export interface ToolOutcome {
   isError: boolean
   content: unknown
+  /** Set when the tool runs on the client (spec §7): the backend runs it with these validated params. */
+  clientCall?: { name: string; params: Record<string, unknown> }
 }
 
 export const success = (content: unknown): ToolOutcome => ({ isError: false, content })
@@ -80,6 +83,8 @@ export interface Tool {
   name: string
   description: string
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema), when the tool declares one. */
+  outputSchema?: JsonSchema
   labels: string[]
   /** In the manifest by default (spec §5); false = reachable through discovery. */
   primary: boolean
@@ -102,6 +107,8 @@ export interface ToolSpec {
   localName?: string
   description?: string // defaults to the config's description
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema). */
+  outputSchema?: JsonSchema
   /** Added to the config's labels (e.g. `rest`, `read-only`). */
   extraLabels?: string[]
   searchHint?: string
