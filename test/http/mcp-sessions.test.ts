@@ -145,7 +145,7 @@ describe('discovery over MCP', () => {
 
 describe('the process’s own MCP URL', () => {
   it('serves a process spawned through REST, with or without the session header', async () => {
-    const spawned = await (await fetch(`${base}/brain/acme/projects/p1/processes`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })).json()
+    const spawned = (await (await fetch(`${base}/brain/acme/projects/p1/processes`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })).json()) as { id: string }
     const url = `${base}/brain/acme/projects/p1/processes/${spawned.id}/mcp`
     const { client, transport } = await connectMcp(url, token)
     expect(transport.sessionId).toBe(spawned.id)

@@ -149,21 +149,18 @@ export function mcpRoutes(deps: AppDeps) {
   }
 
   const notAllowed = () => rpcError(405, -32000, 'Method Not Allowed', { allow: 'GET, POST, DELETE' })
-  const route = (pathId: (c: Context) => string | undefined) => async (c: Context<AuthEnv>) => {
-    switch (c.req.method) {
-      case 'POST':
-        return post(c, pathId(c))
-      case 'GET':
-        return get(c, pathId(c))
-      case 'DELETE':
-        return del(c, pathId(c))
-      default:
-        return notAllowed()
-    }
-  }
+  const sessionUrl = '/projects/:project/mcp'
+  const processUrl = '/projects/:project/processes/:id/mcp'
+  const id = (c: Context) => c.req.param('id') ?? ''
   return new Hono<AuthEnv>()
-    .all('/projects/:project/mcp', route(() => undefined))
-    .all('/projects/:project/processes/:id/mcp', route((c) => c.req.param('id') ?? ''))
+    .post(sessionUrl, (c) => post(c, undefined))
+    .get(sessionUrl, (c) => get(c, undefined))
+    .delete(sessionUrl, (c) => del(c, undefined))
+    .all(sessionUrl, notAllowed)
+    .post(processUrl, (c) => post(c, id(c)))
+    .get(processUrl, (c) => get(c, id(c)))
+    .delete(processUrl, (c) => del(c, id(c)))
+    .all(processUrl, notAllowed)
 }
 
 /** `?recipe=`, `?model=instance/model`, `?reserve=N` → a spawn body (checked by the spawn like a REST one). */
