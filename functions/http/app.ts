@@ -24,6 +24,7 @@ import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
+import { surfaceRoutes } from './routes/surface'
 
 export interface AppDeps {
   tools: ServerToolService
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
     .route('/brain/:tenant', mcpRoutes(deps))
+    .route('/brain/:tenant', surfaceRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))

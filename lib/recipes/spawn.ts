@@ -10,11 +10,12 @@ import type { Logger } from '../runtime/logger'
 import { clashWarnings, type ClientToolDeclaration, parseClientTools } from '../surface/client-tools'
 import { CAPABILITY_FLOOR } from '../surface/families'
 import type { Tool } from '../tools/contracts'
-import { RESERVED_TOOL_NAMES } from '../tools/contracts'
+import { isReservedToolName } from '../config/server-tool'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
-import { DOC_NAME_PATTERN, enginePath, parseEntry, parseModelRef, recipePath } from './documents'
+import { parseModelRef } from '../models/documents'
+import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
 
 export const DEFAULT_RECIPE = 'default'
@@ -51,7 +52,20 @@ export class ProcessService {
     return rec
   }
 
+  /** Resolves and persists a process: `draft` + one conditional create. */
   async spawn(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
+    const drafted = await this.draft(tenant, project, actor, body)
+    const record = drafted.process
+    await this.deps.processes.create(record)
+    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: record.recipe, engine: record.engine, allowed: record.allowed.length, models: record.models })
+    return drafted
+  }
+
+  /**
+   * Everything a spawn decides, without storing it: the record a spawn now would persist. Previews
+   * and usage insights open a surface on it (SurfaceService.detached) — the same code as a spawn.
+   */
+  async draft(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
     const req = checkSpawnBody(body)
     const docs = this.deps.documents
     const recipeName = req.recipe ?? DEFAULT_RECIPE
@@ -121,8 +135,6 @@ export class ProcessService {
       ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
       ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
     }
-    await this.deps.processes.create(record)
-    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: recipeName, engine: engineName, allowed: record.allowed.length, models: record.models })
     return { process: record, warnings }
   }
 
@@ -214,7 +226,7 @@ class Selector {
 
   /** A configured or built-in tool (or a meta-tool) already answers to this name. */
   has(name: string): boolean {
-    return this.names.has(name) || (RESERVED_TOOL_NAMES as readonly string[]).includes(name)
+    return this.names.has(name) || isReservedToolName(name)
   }
 
   resolve(entries: readonly string[], field: string, warnings: string[]): { all: Set<string>; byName: Set<string> } {

@@ -10,8 +10,9 @@
 import { compileTransient, validateAgainst } from '../config/json-schema'
 import { invalidInput, type Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
-import type { JsonSchema, Tool } from '../tools/contracts'
-import { toolError } from '../tools/contracts'
+import { toolError } from '../calls/outcome'
+import type { JsonSchema } from '../config/json-schema'
+import type { Tool } from '../tools/contracts'
 
 export interface ClientToolDeclaration {
   name: string

@@ -13,7 +13,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { type CallToolResult, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { compile } from '../config/json-schema'
-import type { ToolOutcome } from '../tools/contracts'
+import type { ToolOutcome } from '../calls/outcome'
 import { mcpToolObject } from './formats'
 import type { ProcessSurface } from './surface'
 
