@@ -25,6 +25,7 @@ import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
+import { surfaceRoutes } from './routes/surface'
 
 export interface AppDeps {
   tools: ServerToolService
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
+    .route('/brain/:tenant', surfaceRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))

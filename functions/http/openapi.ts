@@ -52,7 +52,19 @@ export function openApiDocument() {
         },
         ToolView: {
           allOf: [{ $ref: '#/components/schemas/ServerTool' }],
-          properties: { source: { enum: ['project', 'tenant', 'bundled', 'builtin'] }, version: { type: 'integer' } },
+          properties: {
+            source: { enum: ['project', 'tenant', 'bundled', 'builtin'] },
+            version: { type: 'integer' },
+            shadows: { type: 'array', items: { enum: ['tenant', 'bundled', 'builtin'] }, description: 'Outer layers that define the same name, innermost first (listings and GET)' },
+          },
+        },
+        Provenance: {
+          type: 'object',
+          required: ['source', 'shadows'],
+          properties: {
+            source: { enum: ['project', 'tenant', 'bundled', 'builtin'], description: 'The layer the name resolves from' },
+            shadows: { type: 'array', items: { enum: ['tenant', 'bundled', 'builtin'] }, description: 'Outer layers that also define it, innermost first' },
+          },
         },
         ToolOutcome: { type: 'object', required: ['isError', 'content'], properties: { isError: { type: 'boolean' }, content: {} } },
         ToolUsageInsight: {
@@ -181,6 +193,72 @@ export function openApiDocument() {
           parameters: [tenant, project, p('id', 'Process id')],
           requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['messages'], properties: { messages: { type: 'array', items: { type: 'object', required: ['role'], properties: { role: { type: 'string' }, content: {} } } }, offeredTools: { type: 'array', items: {} }, finishReason: { type: 'string' } } } } } },
           responses: { 200: { description: '{ kind: phantom | blank | skipped, phantoms: [{ name, origin: prompt | user | context, firstReport }] }' }, 400: problem, 404: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/surface/preview': {
+        post: {
+          summary: 'What a process spawned now would get on its first turn — the spawn and the manifest computed by their own code, nothing stored; scope tools:read',
+          parameters: [tenant, project],
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  properties: {
+                    recipe: { type: 'string', default: 'default' },
+                    engine: { type: 'string' },
+                    models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } },
+                    extraTools: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'Skill tools for the first turn (as the manifest route\'s extraTools)' },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            200: {
+              description: 'The preview',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['recipe', 'engine', 'models', 'allowed', 'deferred', 'warnings', 'manifest', 'families', 'provenance'],
+                    properties: {
+                      recipe: { type: 'string' },
+                      engine: { type: 'string' },
+                      models: { type: 'array', items: { type: 'string' } },
+                      allowed: { type: 'array', items: { type: 'string' }, description: 'The frozen allowed list a spawn would store' },
+                      deferred: { type: 'array', items: { type: 'string' }, description: 'Forced deferred by the recipe (as in the spawn answer)' },
+                      warnings: { type: 'array', items: { type: 'string' }, description: 'The spawn warnings' },
+                      manifest: { type: 'object', description: 'Exactly the body of GET …/processes/{id}/manifest?format=native for the first turn' },
+                      families: {
+                        type: 'array',
+                        description: 'Every visible tool by triage unit: the floor and kept groups in rank order, then demoted ones in demotion order, then deferred tools by family',
+                        items: {
+                          type: 'object',
+                          required: ['family', 'tools', 'status', 'tier'],
+                          properties: {
+                            family: { type: 'string' },
+                            tools: { type: 'array', items: { type: 'string' } },
+                            status: { enum: ['kept', 'demoted', 'deferred'] },
+                            tier: { enum: ['floor', 'activated', 'keep', 'add', 'builtin', 'pack', 'dropFirst'], description: 'For deferred groups: the tier they would rank in once activated' },
+                          },
+                        },
+                      },
+                      provenance: {
+                        type: 'object',
+                        description: 'Per visible tool (a pack sub-tool: its pack)',
+                        additionalProperties: { $ref: '#/components/schemas/Provenance' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            400: problem,
+            403: problem,
+            422: problem,
+          },
         },
       },
       '/brain/{tenant}/secrets': {

@@ -5,7 +5,8 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Issue } from '../errors'
-import type { JsonSchema } from '../tools/contracts'
+
+export type JsonSchema = Record<string, unknown>
 
 export const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false })
 addFormats(ajv)

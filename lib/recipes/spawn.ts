@@ -12,7 +12,8 @@ import type { Tool } from '../tools/contracts'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
-import { DOC_NAME_PATTERN, enginePath, parseEntry, parseModelRef, recipePath } from './documents'
+import { parseModelRef } from '../models/documents'
+import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
 
 export const DEFAULT_RECIPE = 'default'
@@ -47,7 +48,20 @@ export class ProcessService {
     return rec
   }
 
+  /** Resolves and persists a process: `draft` + one conditional create. */
   async spawn(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
+    const drafted = await this.draft(tenant, project, actor, body)
+    const record = drafted.process
+    await this.deps.processes.create(record)
+    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: record.recipe, engine: record.engine, allowed: record.allowed.length, models: record.models })
+    return drafted
+  }
+
+  /**
+   * Everything a spawn decides, without storing it: the record a spawn now would persist. Previews
+   * and usage insights open a surface on it (SurfaceService.detached) — the same code as a spawn.
+   */
+  async draft(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
     const req = checkSpawnBody(body)
     const docs = this.deps.documents
     const recipeName = req.recipe ?? DEFAULT_RECIPE
@@ -115,8 +129,6 @@ export class ProcessService {
       createdBy: actor,
       expiresAt: now + this.deps.processTtlMs,
     }
-    await this.deps.processes.create(record)
-    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: recipeName, engine: engineName, allowed: record.allowed.length, models: record.models })
     return { process: record, warnings }
   }
 }

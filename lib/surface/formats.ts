@@ -4,7 +4,8 @@
  * Anthropic Messages `{ name, description, input_schema[, defer_loading] }`. Each tool's JSON is
  * rendered once per tool object and format (tool objects are cached by document version).
  */
-import type { JsonSchema, Tool } from '../tools/contracts'
+import type { JsonSchema } from '../config/json-schema'
+import type { Tool } from '../tools/contracts'
 
 export const MANIFEST_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number]

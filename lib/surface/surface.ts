@@ -9,7 +9,8 @@ import type { ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { DescribedTool, DiscoverySurface, Tool, ToolOutcome } from '../tools/contracts'
+import type { DescribedTool, DiscoverySurface, Tool } from '../tools/contracts'
+import type { ToolOutcome } from '../calls/outcome'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -20,6 +21,7 @@ import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } fr
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
 import { toolsArrayJson, type ManifestFormat } from './formats'
 import type { ObservedLimits } from './limits'
+import { previewSurface, type SurfacePreview } from './preview'
 
 export interface SurfaceSettings {
   /** Slots kept free for the engine's own action tool (deployment setting, default 1). */
@@ -81,6 +83,20 @@ export class SurfaceService {
   async open(key: ProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
     return new ProcessSurface(this.deps, this.meta, record, this.memo)
+  }
+
+  /**
+   * A surface over a record that was drafted but never stored (ProcessService.draft): previews and
+   * usage insights see exactly what a spawned process would, through the same classification and
+   * rendering. Only describing or calling a tool writes (an activation), and nothing here does.
+   */
+  detached(record: ProcessRecord): ProcessSurface {
+    return new ProcessSurface(this.deps, this.meta, record)
+  }
+
+  /** What a process spawned now would get on its first turn (lib/surface/preview.ts); nothing is stored. */
+  preview(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SurfacePreview> {
+    return previewSurface({ processes: this.deps.processes, surface: this, tools: this.deps.tools }, tenant, project, actor, body)
   }
 
   /** The manifest body (JSON text): tools, discovery blocks, prompt hints, budget facts. */
@@ -149,17 +165,25 @@ export class ProcessSurface implements DiscoverySurface {
     return (this.turnP ??= this.computeTurn())
   }
 
+  /** This turn, or with skill tools (spec §14.2 withAdditional) ranked as keep; they must be visible. */
+  async turnWith(extraTools?: readonly string[]): Promise<Turn> {
+    if (!extraTools?.length) return this.turn()
+    const v = await this.visible()
+    const outside = extraTools.filter((n) => !v.byName.has(n))
+    if (outside.length) {
+      throw invalidInput(`extraTools names tools outside this process's allowed list: ${outside.join(', ')}`, outside.map((n) => ({ pointer: '/extraTools', message: `'${n}' is not visible to this process` })))
+    }
+    return this.computeTurn(new Set(extraTools.map((n) => v.byName.get(n)!.name)))
+  }
+
   async manifest(req: ManifestRequest = {}): Promise<string> {
     const format = req.format ?? 'native'
-    let turn: Turn
-    if (req.extraTools?.length) {
-      const v = await this.visible()
-      const outside = req.extraTools.filter((n) => !v.byName.has(n))
-      if (outside.length) {
-        throw invalidInput(`extraTools names tools outside this process's allowed list: ${outside.join(', ')}`, outside.map((n) => ({ pointer: '/extraTools', message: `'${n}' is not visible to this process` })))
-      }
-      turn = await this.computeTurn(new Set(req.extraTools.map((n) => v.byName.get(n)!.name)))
-    } else turn = await this.turn()
+    return this.manifestOf(await this.turnWith(req.extraTools), req)
+  }
+
+  /** The manifest body of a turn computed by turnWith(req.extraTools). */
+  manifestOf(turn: Turn, req: ManifestRequest = {}): string {
+    const format = req.format ?? 'native'
     this.logBudget(turn)
     const deferLoading = format === 'anthropic' && req.deferLoading === true
     const bodies = req.extraTools?.length ? undefined : this.memo.get(this.memoKey)?.turn?.bodies

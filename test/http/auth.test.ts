@@ -105,6 +105,8 @@ const SCOPE_OF: Record<string, string> = {
   'PUT /brain/:tenant/secrets/:name': 'secrets:write',
   'DELETE /brain/:tenant/secrets/:name': 'secrets:write',
   'GET /brain/:tenant/admin/projects/:project/insights/tool-usage': 'insights:read',
+  // A preview computes a spawn but stores nothing: a read.
+  'POST /brain/:tenant/projects/:project/surface/preview': 'tools:read',
 }
 const scopeFor = (r: Route) => SCOPE_OF[`${r.method} ${r.path}`] ?? (r.method === 'GET' ? 'tools:read' : 'tools:write')
 
