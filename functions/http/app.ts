@@ -21,6 +21,7 @@ import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
+import { mcpRoutes } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
+    .route('/brain/:tenant', mcpRoutes(deps))
     .route('/brain/:tenant', surfaceRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))
