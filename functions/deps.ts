@@ -9,7 +9,7 @@ import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
 import { EgressClient } from '../lib/egress/client'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
-import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
 import type { Clock } from '../lib/runtime/clock'
@@ -41,6 +41,7 @@ import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
 import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
+import type { AuthSettings } from './http/token-verifier'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
 import { roleSurfaceLookup } from './usage-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
@@ -54,6 +55,8 @@ import { loadBundledFiles } from './defaults'
 export interface CoreOptions {
   store: DocumentStore
   jwtSecret: string
+  /** The other token settings: identity provider, lifetime cap, public base URL (default: HS256 only, 30 days). */
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   bundledFiles?: BundledFile[]
   log?: Logger
   clock?: Clock
@@ -117,14 +120,14 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),
+    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument)),
     processes: agent.processes,
     surface: agent.surface,
     observedLimits: agent.observedLimits,
     dispatcher,
     usage,
     secrets,
-    auth: { jwtSecret: opts.jwtSecret },
+    auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     log,
     clock,
   }
@@ -144,6 +147,7 @@ export interface AwsDepsConfig {
   surface?: Partial<SurfaceSettings>
   bucket: string
   jwtSecret: string
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   region?: string
   /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
   dynamoEndpoint?: string
@@ -172,7 +176,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, ownEndpoints, sandbox: config.sandbox, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, ownEndpoints, sandbox: config.sandbox, jwtSecret: config.jwtSecret, auth: config.auth, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */
