@@ -102,7 +102,11 @@ export default $config({
         ...(process.env.EGRESS_ALLOW_CIDRS ? { EGRESS_ALLOW_CIDRS: process.env.EGRESS_ALLOW_CIDRS } : {}),
       },
       // The bundled layer is read from disk at cold start: $LAMBDA_TASK_ROOT/defaults.
-      copyFiles: [{ from: 'defaults', to: 'defaults' }],
+      // the bundled layer, and the web console's script and style sheet (functions/console-assets.ts)
+      copyFiles: [
+        { from: 'defaults', to: 'defaults' },
+        { from: 'functions/http/console/assets', to: 'functions/http/console/assets' },
+      ],
       nodejs: {
         format: 'esm',
         banner: ESM_REQUIRE_BANNER,

@@ -23,6 +23,9 @@ import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
+import { callableToolRoutes } from './routes/callable-tools'
+import type { ConsoleAsset } from './console/routes'
+import { consoleRoutes } from './console/routes'
 
 export interface AppDeps {
   tools: ServerToolService
@@ -39,6 +42,8 @@ export interface AppDeps {
   /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
   secrets: SecretStore
   auth: { jwtSecret: string }
+  /** The web console's script and style sheet (functions/console-assets.ts reads them from disk). */
+  consoleAssets: Map<string, ConsoleAsset>
   log: Logger
   clock: Clock
 }
@@ -55,8 +60,10 @@ export function createApp(deps: AppDeps) {
     })
     .get('/openapi.json', (c) => c.json(openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
+    .route('/console', consoleRoutes(deps.consoleAssets))
     .use('/brain/:tenant/*', authenticate(deps.auth))
     .route('/brain/:tenant', serverToolRoutes(deps))
+    .route('/brain/:tenant', callableToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
