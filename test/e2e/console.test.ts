@@ -28,7 +28,7 @@ beforeAll(async () => {
   service = await startLocalService(dataDir)
   await seedConsoleData(service.url, service.token)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
-  context = await browser.newContext({ viewport: { width: 1200, height: 860 } })
+  context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
   // Every request the pages make must stay on the service's own origin.
   await context.route('**/*', (route) => (new URL(route.request().url()).origin === service.origin ? route.continue() : route.abort()))
 }, 60_000)
@@ -68,7 +68,11 @@ async function seriousA11yViolations(page: Page) {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+/** The whole page, and the first screenful (the README's screenshots are copies of those). */
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.screen.png`) })
+}
 const rowNames = (page: Page) => page.$$eval('#tools-body tr', (rows) => rows.map((r) => r.getAttribute('data-tool')))
 
 describe('the web console', () => {

@@ -53,6 +53,14 @@ describe('the console pages', () => {
     expect((await app.request('/console/assets/console.css')).headers.get('cache-control')).toBe('no-cache')
   })
 
+  it('compress the script and pages for a client that accepts gzip', async () => {
+    for (const path of ['/console/tools', '/console/assets/console.js']) {
+      const res = await app.request(path, { headers: { 'accept-encoding': 'gzip' } })
+      expect(res.headers.get('content-encoding'), path).toBe('gzip')
+      expect((await res.arrayBuffer()).byteLength).toBeLessThan((await (await app.request(path)).arrayBuffer()).byteLength)
+    }
+  })
+
   it('answer 404 for an asset that does not exist, without reading the disk for it', async () => {
     for (const file of ['nope.js', '..%2Fpages.tsx', '%2e%2e%2F%2e%2e%2Fpackage.json']) {
       expect((await app.request(`/console/assets/${file}`)).status, file).toBe(404)
