@@ -16,7 +16,7 @@ import { createMemoryDeps } from '../functions/deps'
 import { authenticate, issueToken } from '../functions/http/auth'
 import { createApp } from '../functions/http/app'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
-import { success } from '../lib/tools/contracts'
+import { success } from '../lib/calls/outcome'
 
 const SECRET = 'bench-only-secret'
 const SINGLETONS = 272

@@ -10,7 +10,7 @@ import type { AllowList } from '../lib/egress/allow-list'
 import { EgressClient } from '../lib/egress/client'
 import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
-import { checkModelCatalogDocument } from '../lib/llm/catalog'
+import { checkModelCatalogDocument } from '../lib/models/documents'
 import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
@@ -112,7 +112,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     settings: opts.surface,
     demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
   })
-  roleSurfaces = roleSurfaceLookup({ tools, documents: agent.surfaceDocuments, limits: agent.observedLimits, metaTools: META_BUILTINS, settings: agent.surface.settings, clock, log })
+  roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
   return {
     tools,
     documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),

@@ -19,6 +19,7 @@ import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
+import { mcpRoutes } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
@@ -26,6 +27,7 @@ import { serverToolRoutes } from './routes/server-tools'
 import { callableToolRoutes } from './routes/callable-tools'
 import type { ConsoleAsset } from './console/routes'
 import { consoleRoutes } from './console/routes'
+import { surfaceRoutes } from './routes/surface'
 
 export interface AppDeps {
   tools: ServerToolService
@@ -67,6 +69,8 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
+    .route('/brain/:tenant', mcpRoutes(deps))
+    .route('/brain/:tenant', surfaceRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))

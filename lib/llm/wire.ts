@@ -3,7 +3,7 @@
  * The wire clients (openai.ts, anthropic.ts) translate to and from the providers' public APIs;
  * every request goes through the egress client.
  */
-import type { JsonSchema } from '../tools/contracts'
+import type { JsonSchema } from '../config/json-schema'
 import type { ResolvedModel } from './catalog'
 
 export interface CompletionRequest {

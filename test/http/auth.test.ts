@@ -102,9 +102,17 @@ const SCOPE_OF: Record<string, string> = {
   'POST /brain/:tenant/projects/:project/processes/:id/tool-calls': 'tools:invoke',
   'POST /brain/:tenant/projects/:project/processes/:id/diagnostics/empty-response': 'tools:invoke',
   'POST /brain/:tenant/models/observed-limits': 'tools:invoke',
+  'PUT /brain/:tenant/projects/:project/processes/:id/client-tools': 'tools:invoke',
+  // MCP: a body that neither starts a session nor calls a tool (tools/list, ping) needs tools:read; ending a session tools:invoke.
+  'POST /brain/:tenant/projects/:project/mcp': 'tools:read',
+  'POST /brain/:tenant/projects/:project/processes/:id/mcp': 'tools:read',
+  'DELETE /brain/:tenant/projects/:project/mcp': 'tools:invoke',
+  'DELETE /brain/:tenant/projects/:project/processes/:id/mcp': 'tools:invoke',
   'PUT /brain/:tenant/secrets/:name': 'secrets:write',
   'DELETE /brain/:tenant/secrets/:name': 'secrets:write',
   'GET /brain/:tenant/admin/projects/:project/insights/tool-usage': 'insights:read',
+  // A preview computes a spawn but stores nothing: a read.
+  'POST /brain/:tenant/projects/:project/surface/preview': 'tools:read',
 }
 const scopeFor = (r: Route) => SCOPE_OF[`${r.method} ${r.path}`] ?? (r.method === 'GET' ? 'tools:read' : 'tools:write')
 

@@ -17,7 +17,9 @@ import { scopeOf } from '../../lib/documents/ports'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemorySecretStore } from '../../lib/secrets/memory'
-import type { CascadeDocument, FactoryEnv, InvocationContext, ServerToolConfig, ToolSpec } from '../../lib/tools/contracts'
+import type { CascadeDocument } from '../../lib/documents/cascade'
+import type { FactoryEnv, InvocationContext, ToolSpec } from '../../lib/tools/contracts'
+import type { ServerToolConfig } from '../../lib/config/server-tool'
 import { RestApiToolFactory, type RestApiParameters } from '../../lib/tools/types/rest_api'
 
 const PETSTORE = readFileSync(new URL('../fixtures/openapi/petstore.yaml', import.meta.url), 'utf8')

@@ -15,7 +15,9 @@ import { NodeConnector, type Connector } from '../../lib/egress/connector'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemorySecretStore } from '../../lib/secrets/memory'
-import type { FactoryEnv, InvocationContext, ServerToolConfig, ToolOutcome } from '../../lib/tools/contracts'
+import type { FactoryEnv, InvocationContext } from '../../lib/tools/contracts'
+import type { ServerToolConfig } from '../../lib/config/server-tool'
+import type { ToolOutcome } from '../../lib/calls/outcome'
 import { RestToolFactory, type RestParameters } from '../../lib/tools/types/rest'
 
 // ───────────── the server ─────────────

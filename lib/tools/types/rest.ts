@@ -29,8 +29,11 @@ import type { EgressClient, EgressRequest, EgressResponse } from '../../egress/c
 import { isEgressError } from '../../egress/errors'
 import type { SecretStore } from '../../secrets/ports'
 import { loadSecrets, malformedSecretReferences, SecretScrubber, secretNamesIn, type SecretValues } from '../../secrets/references'
-import type { FactoryEnv, JsonSchema, ServerToolConfig, ToolFactory, ToolOutcome, ToolSpec } from '../contracts'
-import { success, toolError } from '../contracts'
+import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
+import type { JsonSchema } from '../../config/json-schema'
+import type { ServerToolConfig } from '../../config/server-tool'
+import type { ToolOutcome } from '../../calls/outcome'
+import { success, toolError } from '../../calls/outcome'
 import { checkInputs, inputsSchema, schemaFromInputs, type InputDeclaration, type InputType } from '../inputs'
 
 // ───────────────────────── dependencies ─────────────────────────
