@@ -17,7 +17,7 @@
  *   dispatch, the nested runs (queued or running) and their host calls all end with it.
  */
 import { ServerToolsError } from '../errors'
-import type { SiblingTools } from '../tools/contracts'
+import type { SiblingTools } from '../calls/outcome'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import { DEFAULT_TIMEOUT_MS } from './limits'
 

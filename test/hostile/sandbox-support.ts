@@ -8,7 +8,8 @@ import { runInNewContext } from 'node:vm'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import type { SandboxIsolation, SandboxSettings } from '../../lib/sandbox'
-import { toolError, type Tool } from '../../lib/tools/contracts'
+import { toolError } from '../../lib/calls/outcome'
+import type { Tool } from '../../lib/tools/contracts'
 import { client, tokenFor } from '../support/http'
 
 export const ISOLATIONS: SandboxIsolation[] = ['worker', 'inline']
