@@ -7,112 +7,34 @@
  * (esbuild, ESM, the config's banner) and loads that bundle in a fresh node process.
  */
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { dirname, join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import vm from 'node:vm'
-import { build, transform } from 'esbuild'
+import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TableSpec } from '../../lib/stores/aws/provision'
 import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
+import { buildApiLikeSst, bundleLikeSst, Component, CONFIG_PATH, evaluateSstConfig, type EvaluatedConfig, ROOT, splitHandler } from '../../scripts/lambda-bundle'
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-const CONFIG_PATH = join(ROOT, 'sst.config.ts')
 const PINNED_SST = '4.17.1'
 /** Node runtimes AWS Lambda runs and DESIGN.md allows. */
 const LAMBDA_NODE_RUNTIMES = ['nodejs20.x', 'nodejs22.x']
 
-// ────────── stand-ins for SST's globals ──────────
-
-/** A recorded `new sst.<ns>.<Kind>(name, args)`. */
-class Component {
-  constructor(
-    readonly kind: string,
-    readonly name: string,
-    readonly args: Record<string, any>,
-  ) {}
-  /** Outputs are plain strings here, tagged with the component they came from. */
-  get url() {
-    return `output:${this.name}.url`
-  }
-  get arn() {
-    return `output:${this.name}.arn`
-  }
-  get value() {
-    return `output:${this.name}.value`
-  }
-  get nodes() {
-    return {}
-  }
-  /** ApiGatewayV2-style routes, should the config switch to a gateway. */
-  readonly routes: { route: string; handler: unknown; args?: unknown }[] = []
-  route(route: string, handler: unknown, args?: unknown) {
-    this.routes.push({ route, handler, args })
-    return this
-  }
-}
-
-interface Evaluated {
-  app: (input: { stage: string }) => Record<string, any>
-  outputs: Record<string, unknown>
-  components: Component[]
-  byKind: (kind: string) => Component[]
+interface Evaluated extends EvaluatedConfig {
   one: (kind: string, name: string) => Component
 }
 
-/** Transpiles sst.config.ts with esbuild and runs it in a VM context holding the stand-ins. */
 async function evaluateConfig(): Promise<Evaluated> {
-  const source = readFileSync(CONFIG_PATH, 'utf8')
-  const { code } = await transform(source, { loader: 'ts', format: 'cjs', target: 'node20', sourcefile: 'sst.config.ts' })
-  const components: Component[] = []
-  const namespace = (ns: string): unknown =>
-    new Proxy(
-      {},
-      {
-        get(_t, prop) {
-          if (typeof prop !== 'string') return undefined
-          const kind: string = prop
-          if (kind === 'aws' || kind === 'cloudflare') return namespace(`${ns}.${kind}`)
-          // Any component kind: `new sst.aws.Whatever(name, args)` is recorded.
-          return class extends Component {
-            constructor(name: string, args: Record<string, any> = {}) {
-              super(`${ns}.${kind}`, name, kind === 'Secret' ? { placeholder: args } : args)
-              components.push(this)
-            }
-          }
-        },
-      },
-    )
-  const module = { exports: {} as Record<string, any> }
-  const interpolate = (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '')
-  const context = vm.createContext({
-    module,
-    exports: module.exports,
-    $config: (config: unknown) => config,
-    sst: namespace('sst'),
-    $app: { name: 'server-tools', stage: 'test', removal: 'remove', protect: false, providers: {} },
-    $dev: false,
-    $interpolate: interpolate,
-    $concat: (...parts: unknown[]) => parts.join(''),
-    $jsonStringify: JSON.stringify,
-    $resolve: (v: unknown) => v,
-    $output: (v: unknown) => v,
-    process: { env: {} },
-    console,
-  })
-  vm.runInContext(code, context, { filename: CONFIG_PATH })
-  const config = module.exports.default as { app: Evaluated['app']; run: () => Promise<Record<string, unknown> | undefined> }
-  const outputs = (await config.run()) ?? {}
-  const byKind = (kind: string) => components.filter((c) => c.kind === kind)
+  const cfg = await evaluateSstConfig()
   const one = (kind: string, name: string) => {
-    const found = components.filter((c) => c.kind === kind && c.name === name)
+    const found = cfg.components.filter((c) => c.kind === kind && c.name === name)
     expect(found, `exactly one ${kind} named ${name}`).toHaveLength(1)
     return found[0]
   }
-  return { app: config.app, outputs, components, byKind, one }
+  return { ...cfg, one }
 }
 
 // ────────── what the code expects ──────────
@@ -291,24 +213,6 @@ describe('sst.config.ts', () => {
   })
 })
 
-/** esbuild with the function's nodejs options, and SST's `install` packages copied beside the bundle. */
-async function bundleLikeSst(entry: string, outfile: string, dir: string) {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
-    format: api.args.nodejs.format ?? 'esm',
-    banner: { js: api.args.nodejs.banner },
-    minify: api.args.nodejs.minify ?? true,
-    mainFields: ['module', 'main'],
-    external: api.args.nodejs.install ?? [],
-    logLevel: 'silent',
-  })
-  for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
-}
-
 describe('the API bundle built the way SST builds it', () => {
   let dir: string
   beforeAll(() => {
@@ -317,10 +221,7 @@ describe('the API bundle built the way SST builds it', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it('loads in a fresh node process with its copied files and answers a request', async () => {
-    const [file, exported] = splitHandler(api.args.handler)
-    const outfile = join(dir, `${file}.mjs`)
-    await bundleLikeSst(join(ROOT, `${file}.ts`), outfile, dir)
-    for (const { from, to } of api.args.copyFiles as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+    const { outfile, exported } = await buildApiLikeSst(cfg, dir)
 
     // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
     const env = {
@@ -370,8 +271,7 @@ describe('the sandbox bundled the same way', () => {
   it('starts its workers from the bundle: host calls answered, a run past its deadline terminated', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'server-tools-sandbox-bundle-'))
     try {
-      const outfile = join(dir, 'sandbox.mjs')
-      await bundleLikeSst(join(ROOT, 'lib/sandbox/index.ts'), outfile, dir)
+      const { outfile } = await bundleLikeSst(api, join(ROOT, 'lib/sandbox/index.ts'), dir, 'sandbox')
       const probe = `
         const { QuickJsSandbox } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
         const sandbox = new QuickJsSandbox({ maxStatements: 1e12, asyncEngines: 2 });
@@ -390,8 +290,3 @@ describe('the sandbox bundled the same way', () => {
     }
   })
 })
-
-function splitHandler(handler: string): [file: string, exported: string] {
-  const dot = handler.lastIndexOf('.')
-  return [handler.slice(0, dot).split('/').join(sep), handler.slice(dot + 1)]
-}
