@@ -126,8 +126,21 @@ export async function bundleLikeSst(fn: Component, entry: string, dir: string, n
     metafile: true,
     logLevel: 'silent',
   })
-  for (const pkg of (nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
+  for (const pkg of withDependencies((nodejs.install ?? []) as string[])) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
   return { outfile: join(dir, `${name}.mjs`), metafile: result.metafile }
+}
+
+/** The packages and, like `npm install` would bring them, their dependencies (node_modules is flat here). */
+function withDependencies(packages: string[]): string[] {
+  const all = new Set<string>()
+  const visit = (pkg: string) => {
+    if (all.has(pkg)) return
+    all.add(pkg)
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
+    for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep)
+  }
+  packages.forEach(visit)
+  return [...all]
 }
 
 /** The Api function's bundle plus its copyFiles, ready to load from `dir` as Lambda would. */

@@ -248,6 +248,9 @@ describe('the API bundle built the way SST builds it', () => {
       const q = await import('quickjs-emscripten');
       const vm = (await q.getQuickJS()).newContext();
       const sum = vm.dump(vm.unwrapResult(vm.evalCode('5 + 7')));
+      // Ajv is required from beside the bundle when a schema needs it (lib/config/json-schema.ts)
+      const { createRequire } = await import('node:module');
+      const ajv = typeof createRequire(${JSON.stringify(pathToFileURL(outfile).href)})('ajv').default;
       // the sandbox's workers are this bundle evaluated again in a worker thread (lib/sandbox/quickjs.ts):
       // drive one through its protocol, with a host call answered from here
       const { Worker } = await import('node:worker_threads');
@@ -261,9 +264,9 @@ describe('the API bundle built the way SST builds it', () => {
         w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
       });
       await w.terminate();
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum, sandboxed }));`
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum, ajv, sandboxed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12, sandboxed: 42 })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12, ajv: 'function', sandboxed: 42 })
   })
 })
 
