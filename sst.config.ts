@@ -114,6 +114,9 @@ export default $config({
         format: 'esm',
         banner: ESM_REQUIRE_BANNER,
         minify: true,
+        // Code behind a dynamic import() (MCP, S3, SSM, OpenAPI, LLM clients, the sandbox) becomes
+        // chunks beside the handler, loaded on first use instead of compiled at every cold start.
+        splitting: true,
         // The QuickJS builds locate their .wasm files beside their own modules at run time; bundled,
         // those files would be missing. SST installs these packages (and Ajv, see RUNTIME_PACKAGES)
         // into the function instead.

@@ -1,6 +1,6 @@
 /** The deployment settings read from the environment, in one place (edge only). */
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
-import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox'
+import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
 
 export function envLogger() {
   const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel

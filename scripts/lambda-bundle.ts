@@ -143,6 +143,12 @@ function withDependencies(packages: string[]): string[] {
   return [...all]
 }
 
+/** The output file (entry or chunk) that holds a source module, e.g. the sandbox's worker entry. */
+export function outputHolding(metafile: Metafile, source: string): string | undefined {
+  const key = Object.keys(metafile.outputs).find((out) => out.endsWith('.mjs') && Object.keys(metafile.outputs[out].inputs).some((input) => resolve(input) === resolve(ROOT, source)))
+  return key === undefined ? undefined : resolve(key)
+}
+
 /** The Api function's bundle plus its copyFiles, ready to load from `dir` as Lambda would. */
 export async function buildApiLikeSst(cfg: EvaluatedConfig, dir: string): Promise<{ outfile: string; exported: string; metafile: Metafile; fn: Component }> {
   const fn = cfg.byKind('sst.aws.Function').find((f) => f.name === 'Api')
