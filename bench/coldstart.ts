@@ -12,7 +12,8 @@
  * so node's own start is left out on both sides) — goal ≤ 1.3×.
  *
  * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every service sample there (`--cpu-prof`),
- * to see which modules the cold start compiles and evaluates.
+ * to see which modules the cold start compiles and evaluates; with COLDSTART_UNMINIFIED=1 the
+ * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -55,6 +56,7 @@ export async function benchColdstart() {
   const clients = makeAwsClients({ region: 'us-east-1', dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint, credentials: CREDENTIALS })
   try {
     const cfg = await evaluateSstConfig()
+    if (process.env.COLDSTART_UNMINIFIED) for (const f of cfg.byKind('sst.aws.Function')) f.args.nodejs = { ...f.args.nodejs, minify: false, esbuild: { minifyIdentifiers: true } }
     const serviceDir = join(dir, 'service')
     const bareDir = join(dir, 'bare')
     const service = await buildApiLikeSst(cfg, serviceDir)

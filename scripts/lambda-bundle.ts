@@ -125,9 +125,11 @@ export async function bundleLikeSst(fn: Component, entry: string, dir: string, n
     external: nodejs.install ?? [],
     metafile: true,
     logLevel: 'silent',
+    // SST's passthrough of further esbuild options
+    ...(nodejs.esbuild ?? {}),
   })
   for (const pkg of withDependencies((nodejs.install ?? []) as string[])) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
-  return { outfile: join(dir, `${name}.mjs`), metafile: result.metafile }
+  return { outfile: join(dir, `${name}.mjs`), metafile: result.metafile as Metafile }
 }
 
 /** The packages and, like `npm install` would bring them, their dependencies (node_modules is flat here). */

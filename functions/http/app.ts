@@ -15,7 +15,6 @@ import type { SecretStore } from '../../lib/secrets/ports'
 import type { AuthEnv } from './auth'
 import { authenticate } from './auth'
 import { problem, toProblem } from './errors'
-import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
@@ -53,7 +52,8 @@ export function createApp(deps: AppDeps) {
       }
       await next()
     })
-    .get('/openapi.json', (c) => c.json(openApiDocument()))
+    // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
+    .get('/openapi.json', async (c) => c.json((await import('./openapi')).openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
     .use('/brain/:tenant/*', authenticate(deps.auth))
     .route('/brain/:tenant', serverToolRoutes(deps))
