@@ -21,7 +21,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import { PutItemCommand } from '@aws-sdk/client-dynamodb'
 import { startEmulators } from '../functions/emulators'
 import { issueToken, ALL_SCOPES } from '../functions/http/auth'
 import { serverToolPath } from '../lib/config/server-tool'
@@ -30,6 +29,7 @@ import { destroyAwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { rawPutItem } from '../lib/stores/aws/raw-probes'
 import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
@@ -74,7 +74,7 @@ export async function benchColdstart() {
     const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: TABLES.Documents, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
     const tool = 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n'
     await store.put({ key: { scope: scopeOf('bench', 'p1'), path: serverToolPath('handbook') }, body: tool, actor: 'bench' })
-    await clients.ddb.send(new PutItemCommand({ TableName: 'bare', Item: { scope: { S: 'bench' }, path: { S: 'handbook' }, body: { S: tool } } }))
+    await rawPutItem(clients.doc, 'bare', { scope: 'bench', path: 'handbook', body: tool })
 
     const token = await issueToken(SECRET, { tenant: 'bench', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
     const common = {

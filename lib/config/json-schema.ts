@@ -10,8 +10,10 @@
 import { createRequire } from 'node:module'
 import type { default as AjvClass, ErrorObject, Options } from 'ajv'
 import type { Issue } from '../errors'
-import type { JsonSchema } from '../tools/contracts'
+import { BoundedCache } from '../runtime/bounded-cache'
 import { interpret, supportsSchema } from './schema-interpreter'
+
+export type JsonSchema = Record<string, unknown>
 
 /** Ajv's calling convention: returns validity and leaves `errors` behind. */
 export interface Validator {
@@ -30,15 +32,41 @@ export function newAjv(options: Options): AjvClass {
 }
 
 let shared: AjvClass | undefined
+const sharedAjv = () => (shared ??= newAjv({ allErrors: true, strict: false, useDefaults: false }))
 const compiled = new WeakMap<object, Validator>()
 
 /** Compiles once per schema object (schemas are built once and reused). */
 export function compile(schema: JsonSchema): Validator {
   let fn = compiled.get(schema)
   if (!fn) {
-    fn = supportsSchema(schema) ? interpret(schema) : (shared ??= newAjv({ allErrors: true, strict: false, useDefaults: false })).compile(schema)
+    fn = supportsSchema(schema) ? interpret(schema) : sharedAjv().compile(schema)
     compiled.set(schema, fn)
   }
+  return fn
+}
+
+/**
+ * Schemas that arrive in requests (client tools): one validator per distinct text, never kept in
+ * ajv's own registry (which holds every compiled schema object for ever), so a tenant sending
+ * ever new schemas costs a bounded cache, not a leak. `compile(schema)` finds it afterwards.
+ */
+const transient = new BoundedCache<string, Validator>(2_000)
+
+export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): Validator {
+  let fn = compiled.get(schema) ?? transient.get(text)
+  if (!fn) {
+    if (supportsSchema(schema)) fn = interpret(schema)
+    else {
+      const ajv = sharedAjv()
+      try {
+        fn = ajv.compile(schema)
+      } finally {
+        ajv.removeSchema(schema)
+      }
+    }
+    transient.set(text, fn)
+  }
+  compiled.set(schema, fn)
   return fn
 }
 

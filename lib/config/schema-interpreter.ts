@@ -13,7 +13,7 @@
  * hostile schema/value pair ends in a `budget` error instead of a stall.
  */
 import type { ErrorObject } from 'ajv'
-import type { JsonSchema } from '../tools/contracts'
+import type { JsonSchema } from './json-schema'
 
 /** Keywords interpreted here; annotations that never fail validation are listed too. */
 const KNOWN = new Set([

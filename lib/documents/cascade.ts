@@ -2,7 +2,6 @@
  * The document cascade: project → _tenant → bundled. One storage round trip per lookup
  * (a BatchGetItem of both layers), one Query per layer for listings, run in parallel.
  */
-import type { CascadeDocument, CascadeReader } from '../tools/contracts'
 import type { BundledLayer } from './bundled'
 import type { DocumentStore, StoredDocument } from './ports'
 import { docId, scopeOf, TENANT_LAYER } from './ports'
@@ -17,6 +16,19 @@ export interface LayeredDocument {
   stored?: StoredDocument
 }
 
+/** A document read through the cascade (project → _tenant → bundled). */
+export interface CascadeDocument {
+  path: string
+  body: string
+  version: number
+  source: Layer
+}
+
+/** The cascade of one tenant/project, as tools and catalogs read it. */
+export interface CascadeReader {
+  read(path: string): Promise<CascadeDocument | undefined>
+}
+
 export class DocumentCascade {
   constructor(
     private readonly store: DocumentStore,
@@ -25,20 +37,27 @@ export class DocumentCascade {
 
   /** The innermost document at `path`, or undefined. */
   async read(tenant: string, project: string, path: string): Promise<LayeredDocument | undefined> {
+    return (await this.readLayers(tenant, project, path))[0]
+  }
+
+  /** Every layer's document at `path`, innermost first (the same single round trip as `read`). */
+  async readLayers(tenant: string, project: string, path: string): Promise<LayeredDocument[]> {
+    const out: LayeredDocument[] = []
     const tenantKey = { scope: scopeOf(tenant, TENANT_LAYER), path }
     if (project === TENANT_LAYER) {
       const doc = await this.store.get(tenantKey)
-      if (doc) return fromStored(doc, 'tenant')
+      if (doc) out.push(fromStored(doc, 'tenant'))
     } else {
       const projectKey = { scope: scopeOf(tenant, project), path }
       const found = await this.store.getMany([projectKey, tenantKey])
       const p = found.get(docId(projectKey))
-      if (p) return fromStored(p, 'project')
+      if (p) out.push(fromStored(p, 'project'))
       const t = found.get(docId(tenantKey))
-      if (t) return fromStored(t, 'tenant')
+      if (t) out.push(fromStored(t, 'tenant'))
     }
     const body = this.bundled.get(path)
-    return body === undefined ? undefined : { path, body, version: 0, source: 'bundled' }
+    if (body !== undefined) out.push({ path, body, version: 0, source: 'bundled' })
+    return out
   }
 
   /** Every layer's documents under `prefix`, outermost first (bundled, tenant, project). */

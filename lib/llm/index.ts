@@ -1,6 +1,6 @@
 /** LLM calls for prompt-template tools: the model catalog and the OpenAI/Anthropic wire clients. */
 import type { EgressClient } from '../egress/client'
-import type { WireType } from './catalog'
+import type { WireType } from '../models/documents'
 import type { WireClient } from './wire'
 
 export * from './catalog'

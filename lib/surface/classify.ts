@@ -44,6 +44,19 @@ export interface DemotedGroup {
   names: string[]
 }
 
+export type TierName = keyof typeof TIER
+const TIER_NAMES = Object.fromEntries(Object.entries(TIER).map(([k, v]) => [v, k])) as Record<number, TierName>
+
+/** One triage unit as the turn treated it: kept, demoted, or never triaged (deferred, grouped by family). */
+export interface FamilyGroup {
+  family: string
+  /** Alphabetical. */
+  names: string[]
+  status: 'kept' | 'demoted' | 'deferred'
+  /** The triage tier; for deferred groups the tier they would rank in once activated. */
+  tier: TierName
+}
+
 export interface Turn {
   /** The tools array: alphabetical whatever the ranking. */
   manifest: Tool[]
@@ -58,6 +71,8 @@ export interface Turn {
   activeActivations: ReadonlyMap<string, number>
   inManifest: ReadonlySet<string>
   budget: BudgetFacts
+  /** Every visible tool's group: the floor and kept groups in rank order, then demoted in demotion order, then deferred by family. */
+  groups: FamilyGroup[]
 }
 
 const byName = (a: Tool, b: Tool) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
@@ -121,22 +136,14 @@ export function classify(input: ClassifyInput): Turn {
   }
 
   const budget: BudgetFacts = { limit: input.limit ?? null, reserved: 0, effective: null, demoted: 0, demotedFamilies: [] }
-  if (input.limit === undefined) {
-    const manifest = [...floor, ...candidates].sort(byName)
-    return { manifest, deferred, demoted: [], demotedGroups: [], bucket, activeActivations: active, inManifest: new Set(manifest.map((t) => t.name)), budget }
-  }
-
   const limit = input.limit
-  if (floor.length > limit) {
+  if (limit !== undefined && floor.length > limit) {
     throw new ServerToolsError(
       'BUDGET_TOO_SMALL',
       `the model chain allows ${limit} tool${limit === 1 ? '' : 's'}, but the capability floor alone needs ${floor.length} (${floor.map((t) => t.name).join(', ')}); raise maxTools in the model catalog`,
       { limit, floor: floor.length, floorTools: floor.map((t) => t.name) },
     )
   }
-  const effective = Math.max(limit - Math.max(0, input.reserve), floor.length)
-  budget.effective = effective
-  budget.reserved = limit - effective
 
   // Groups: whole families, except tools a keep/dropFirst entry (or a skill) names exactly.
   const groups = new Map<string, Group>()
@@ -155,18 +162,54 @@ export function classify(input: ClassifyInput): Turn {
   const ranked = [...groups.values()].sort(
     (a, b) => a.tier - b.tier || b.recency - a.recency || b.demand - a.demand || (a.family < b.family ? -1 : a.family > b.family ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   )
+  const floorGroups: FamilyGroup[] = floor.map((t) => ({ family: t.name, names: [t.name], status: 'kept', tier: 'floor' }))
+  const groupOf = (g: Group, status: FamilyGroup['status']): FamilyGroup => ({ family: g.family, names: g.members.map((t) => t.name).sort(), status, tier: TIER_NAMES[g.tier] })
+  const deferredGroups = (): FamilyGroup[] => {
+    const byFamily = new Map<string, { names: string[]; tier: number }>()
+    for (const t of deferred) {
+      const family = familyOf(t.name)
+      let g = byFamily.get(family)
+      if (!g) byFamily.set(family, (g = { names: [], tier: Infinity }))
+      g.names.push(t.name)
+      g.tier = Math.min(g.tier, tierOf(t))
+    }
+    return [...byFamily.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([family, g]) => ({ family, names: g.names, status: 'deferred', tier: TIER_NAMES[g.tier] }))
+  }
+
+  if (limit === undefined) {
+    const manifest = [...floor, ...candidates].sort(byName)
+    return {
+      manifest,
+      deferred,
+      demoted: [],
+      demotedGroups: [],
+      bucket,
+      activeActivations: active,
+      inManifest: new Set(manifest.map((t) => t.name)),
+      budget,
+      groups: [...floorGroups, ...ranked.map((g) => groupOf(g, 'kept')), ...deferredGroups()],
+    }
+  }
+
+  const effective = Math.max(limit - Math.max(0, input.reserve), floor.length)
+  budget.effective = effective
+  budget.reserved = limit - effective
 
   let room = effective - floor.length
   const kept: Tool[] = [...floor]
   const demoted: Tool[] = []
   const demotedGroups: DemotedGroup[] = []
+  const keptGroups: FamilyGroup[] = []
+  const demotedFamilyGroups: FamilyGroup[] = []
   for (const g of ranked) {
     if (g.members.length <= room) {
       room -= g.members.length
       kept.push(...g.members)
+      keptGroups.push(groupOf(g, 'kept'))
     } else {
       demoted.push(...g.members)
       demotedGroups.push({ family: g.family, tier: g.tier, names: g.members.map((t) => t.name) })
+      demotedFamilyGroups.push(groupOf(g, 'demoted'))
     }
   }
   budget.demoted = demoted.length
@@ -181,5 +224,6 @@ export function classify(input: ClassifyInput): Turn {
     activeActivations: active,
     inManifest: new Set(manifest.map((t) => t.name)),
     budget,
+    groups: [...floorGroups, ...keptGroups, ...demotedFamilyGroups, ...deferredGroups()],
   }
 }

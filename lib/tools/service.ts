@@ -22,14 +22,18 @@ import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../erro
 import { BoundedCache } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ServerToolConfig, Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
-import { PACK_SEPARATOR } from './contracts'
+import type { ServerToolConfig } from '../config/server-tool'
+import type { Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
+import { PACK_SEPARATOR } from '../config/server-tool'
+import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
 /** A configured tool (or built-in) as the admin API shows it: the config plus where it came from. */
 export interface ToolView extends ServerToolConfig {
   source: ToolSource
   version: number
+  /** Outer layers that define the same name, innermost first (listings and GET; see tools/provenance.ts). */
+  shadows?: ToolSource[]
 }
 
 export interface ListingProblem {
@@ -158,12 +162,12 @@ export class ServerToolService {
 
   /** The admin listing: one view per configured tool or built-in, the innermost layer's. */
   async listViews(tenant: string, project: string, opts: { label?: string; includeDisabled?: boolean } = {}): Promise<{ tools: ToolView[]; problems: ListingProblem[] }> {
-    const { hits, builtins, problems } = await this.merged(tenant, project)
-    const views: ToolView[] = builtins.map(builtinView)
+    const { hits, builtins, problems, layersOf } = await this.merged(tenant, project)
+    const views: ToolView[] = builtins.map((b) => ({ ...builtinView(b), shadows: [] }))
     for (const hit of hits) {
       if (!hit.result.ok) continue
       if (!hit.result.config.enabled && !opts.includeDisabled) continue
-      views.push(configView(hit, hit.result.config))
+      views.push({ ...configView(hit, hit.result.config), shadows: this.provenanceFrom(hit.name, layersOf.get(hit.name) ?? []).shadows })
     }
     const filtered = opts.label === undefined ? views : views.filter((v) => v.labels.includes(opts.label!))
     filtered.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -173,14 +177,32 @@ export class ServerToolService {
   /** One tool's view through the cascade (disabled ones included); NOT_FOUND when no layer has it. */
   async getView(tenant: string, project: string, rawName: string): Promise<ToolView> {
     const name = this.checkedName(rawName)
-    const hit = await this.resolveConfig(tenant, project, name)
-    if (hit) {
+    const docs = await this.deps.cascade.readLayers(tenant, project, serverToolPath(name))
+    const { shadows } = this.provenanceFrom(name, docs.map((d) => d.source))
+    if (docs.length) {
+      const hit = this.hitOf(tenant, project, name, docs[0])
       if (!hit.result.ok) throw invalidConfig(`tool '${name}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
-      return configView(hit, hit.result.config)
+      return { ...configView(hit, hit.result.config), shadows }
     }
     const builtin = this.deps.builtins.get(name)
-    if (builtin) return builtinView(builtin)
+    if (builtin) return { ...builtinView(builtin), shadows }
     throw notFound(`no tool '${name}' in project '${project}' or any outer layer`)
+  }
+
+  /**
+   * Provenance of every configured name and built-in of a project (broken and disabled documents
+   * included: they shadow all the same). A pack's sub-tools share the pack's provenance.
+   */
+  async provenance(tenant: string, project: string): Promise<Map<string, Provenance>> {
+    const { hits, builtins, layersOf } = await this.merged(tenant, project)
+    const out = new Map<string, Provenance>()
+    for (const b of builtins) out.set(b.name, { source: 'builtin', shadows: [] })
+    for (const hit of hits) out.set(hit.name, this.provenanceFrom(hit.name, layersOf.get(hit.name) ?? []))
+    return out
+  }
+
+  private provenanceFrom(name: string, layers: readonly ToolSource[]): Provenance {
+    return provenanceOf([...layers, ...(this.deps.builtins.get(name) ? (['builtin'] as const) : [])]) ?? { source: 'builtin', shadows: [] }
   }
 
   // ────────── CRUD in one layer ──────────
@@ -248,10 +270,12 @@ export class ServerToolService {
 
   private mergeLayers(tenant: string, project: string, layers: Awaited<ReturnType<DocumentCascade['listLayers']>>) {
     const byName = new Map<string, ConfigHit>()
+    const layersOf = new Map<string, ToolSource[]>()
     for (const doc of [...layers.bundled, ...layers.tenant, ...layers.project]) {
       const name = nameFromPath(doc.path)
       if (doc.path !== serverToolPath(name) || toolNameProblem(name)) continue // not a tool document (e.g. notes beside them)
       byName.set(name, this.hitOf(tenant, project, name, doc))
+      layersOf.set(name, [...(layersOf.get(name) ?? []), doc.source])
     }
     const problems: ListingProblem[] = []
     for (const hit of byName.values()) {
@@ -262,7 +286,7 @@ export class ServerToolService {
       return !byName.has(b.name) && !(sep > 0 && byName.has(b.name.slice(0, sep)))
     })
     const hits = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1))
-    return { hits, builtins, problems }
+    return { hits, builtins, problems, layersOf }
   }
 
   private expand(tenant: string, project: string, hit: ConfigHit, config: ServerToolConfig): Promise<{ tools: Tool[]; problems: string[] }> {
@@ -319,6 +343,7 @@ function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSou
       name,
       description: spec.description ?? config.description,
       inputSchema: spec.inputSchema,
+      ...(spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
       labels: [...new Set([...config.labels, ...(spec.extraLabels ?? [])])],
       primary: config.primary,
       deferred: spec.localName ? (spec.deferred ?? config.defaultDeferred) : false,

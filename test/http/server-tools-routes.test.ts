@@ -111,6 +111,7 @@ describe('server-tool routes', () => {
       parameters: { path: 'documents/getting-started.md' },
       source: 'project',
       version: 1,
+      shadows: [],
     })
     const team = await (await api.get(`${base}/server-tools?label=team`)).json()
     expect(team.tools.map((t: { name: string }) => t.name)).toEqual(['mine'])

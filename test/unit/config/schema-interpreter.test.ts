@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { compile, issuesFromAjv, newAjv, validateAgainst } from '../../../lib/config/json-schema'
 import { interpret, supportsSchema } from '../../../lib/config/schema-interpreter'
-import type { JsonSchema } from '../../../lib/tools/contracts'
+import type { JsonSchema } from '../../../lib/config/json-schema'
 
 const ajv = newAjv({ allErrors: true, strict: false, useDefaults: false })
 

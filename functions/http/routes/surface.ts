@@ -1,0 +1,14 @@
+/** The surface preview: what a process spawned now would get, computed by the spawn's own code and never stored. */
+import { Hono } from 'hono'
+import type { AppDeps } from '../app'
+import type { AuthEnv } from '../auth'
+import { principalOf, requireScope } from '../auth'
+import { objectBody, projectParam, tenantParam } from '../request'
+
+export function surfaceRoutes(deps: AppDeps) {
+  return new Hono<AuthEnv>().post('/projects/:project/surface/preview', requireScope('tools:read'), async (c) => {
+    const preview = await deps.surface.preview(tenantParam(c), projectParam(c), principalOf(c).subject, await objectBody(c))
+    c.header('cache-control', 'no-store')
+    return c.json(preview)
+  })
+}

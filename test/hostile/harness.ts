@@ -1,0 +1,306 @@
+/**
+ * The hostile harness (issue 10): runs attacks ("rows") against the real app while another
+ * tenant keeps calling `whoami`, and measures what the attack did to everyone else.
+ *
+ * How to use it (test/hostile/*.test.ts and `npm run bench -- hostile` share it):
+ *
+ *   // test/hostile/rows/<class>.ts — plain data, no vitest, so the bench can import it too;
+ *   // export exactly one `HostileRowSet` named `rowSet` (the bench finds it there)
+ *   export const rowSet: HostileRowSet = {
+ *     name: 'hostile request bodies',           // also the report's file name
+ *     env: { SANDBOX_ISOLATION: 'worker' },      // optional: extra environment for the app
+ *     warmUp: async (app) => { … },              // optional: before the RSS baseline (e.g. load WASM)
+ *     rows: [{
+ *       name: 'a 520 KB unbalanced JSON body is a 400 at once',
+ *       async run(app) {                         // assert with node:assert/strict (works in both)
+ *         const res = await app.call('mallory', 'POST', '/projects/p1/tools/whoami/invoke', '[a'.repeat(1000))
+ *         assert.equal(res.status, 400)
+ *       },
+ *     }],
+ *   }
+ *   // test/hostile/<class>.test.ts
+ *   import { rowSet } from './rows/<class>'
+ *   import { hostileSuite } from './suite'
+ *   hostileSuite(rowSet)
+ *
+ * `hostileSuite` (suite.ts) starts ONE app per file: `functions/local.ts` — what `npm start` runs:
+ * worker isolation, embedded dynalite + s3rver on a fresh DATA_DIR, 127.0.0.1, a free port — as a
+ * child process, so a stall or a crash in the app never takes the measuring side with it. For each
+ * row a bystander tenant ('bystander', project p1) calls `whoami` back to back while the row runs.
+ *
+ * What a test ASSERTS (never a timing — machines are noisy): every bystander call answered 200,
+ * the app process is still alive and answers afterwards, and the app's RSS after the whole suite
+ * (after a GC) is within 100 MB of its RSS before. What it only REPORTS: bystander p50/p99/max
+ * latency, the app's own event-loop delay max (perf_hooks.monitorEventLoopDelay, read through the
+ * preloaded probe.mjs), RSS per row. Every figure is written to test-results/hostile/<suite>.json
+ * (git-ignored). `npm run bench -- hostile` runs the same rows and checks the goals there: p99
+ * under 200 ms, RSS delta under 100 MB, loop delay against the ~50 ms budget.
+ *
+ * Tokens: the app runs with a fixed AUTH_JWT_SECRET; `app.token(tenant, scope?)` mints any tenant's
+ * token (all scopes by default), `app.call(tenant, method, path, body?, headers?)` sends a request
+ * under /brain/<tenant> with it (a string body is sent as is, anything else as JSON).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { ALL_SCOPES as SCOPES, issueToken } from '../../functions/http/auth'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const SECRET = 'hostile-harness-secret'
+const ALL_SCOPES = SCOPES.join(' ')
+export const BYSTANDER = 'bystander'
+/** Goals of issue 10, checked by the bench and printed by the tests. */
+export const GOALS = { bystanderP99Ms: 200, rssDeltaMb: 100, loopBlockMs: 50 }
+
+export interface HostileRow {
+  name: string
+  /** The attack and its own non-timing assertions (node:assert). */
+  run(app: HostileApp): Promise<void>
+}
+
+/** One class of attacks, run against one app (one per test file, one per bench section). */
+export interface HostileRowSet {
+  name: string
+  rows: HostileRow[]
+  /** Extra environment for the app. */
+  env?: Record<string, string>
+  /** Runs after the bystander warm-up and before the RSS baseline. */
+  warmUp?: (app: HostileApp) => Promise<void>
+  /** Per-row test timeout (default 120 s); rows that hold finish in seconds. */
+  timeoutMs?: number
+}
+
+export interface ProbeSample {
+  rssMb: number
+  heapUsedMb: number
+  loopMaxMs: number
+  loopP99Ms: number
+}
+
+export interface HostileApp {
+  readonly base: string
+  readonly pid: number
+  token(tenant: string, scope?: string): Promise<string>
+  call(tenant: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>
+  /** Memory and event-loop delay as the app sees them; `reset` starts a new delay window. */
+  sample(opts?: { gc?: boolean; reset?: boolean }): Promise<ProbeSample>
+  alive(): boolean
+  /** What the app printed (stdout + stderr), for failure messages. */
+  output(): string
+  stop(): Promise<void>
+}
+
+export interface BystanderFigures {
+  calls: number
+  failures: string[]
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+}
+
+export interface RowReport {
+  name: string
+  durationMs: number
+  bystander: BystanderFigures
+  loopMaxMs: number
+  rssBeforeMb: number
+  rssAfterMb: number
+  alive: boolean
+  error?: string
+}
+
+export interface SuiteReport {
+  suite: string
+  rssBaselineMb: number
+  rssAfterMb: number
+  rows: RowReport[]
+}
+
+const mb = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10
+
+/** Starts `functions/local.ts` (what `npm start` runs) as a child with the probe preloaded. */
+export async function startApp(opts: { env?: Record<string, string>; label?: string } = {}): Promise<HostileApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-hostile-'))
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  })
+  let out = ''
+  const keep = (d: Buffer) => {
+    out += d
+    if (out.length > 200_000) out = out.slice(-100_000)
+  }
+  child.stdout!.on('data', keep)
+  child.stderr!.on('data', keep)
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+
+  const deadline = Date.now() + 30_000
+  while (!/export ST_URL=(\S+)/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL')
+      throw new Error(`the app did not come up:\n${out}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const base = /export ST_URL=(http:\/\/[^/\s]+)/.exec(out)![1]
+
+  const pending = new Map<number, (s: ProbeSample) => void>()
+  let nextProbe = 1
+  child.on('message', (m: { probe?: number; rss: number; heapUsed: number; loopMaxMs: number; loopP99Ms: number }) => {
+    const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
+    if (!done) return
+    pending.delete(m.probe!)
+    done({ rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), loopMaxMs: Math.round(m.loopMaxMs * 10) / 10, loopP99Ms: Math.round(m.loopP99Ms * 10) / 10 })
+  })
+
+  const tokens = new Map<string, Promise<string>>()
+  const token = (tenant: string, scope = ALL_SCOPES) => {
+    const key = `${tenant} ${scope}`
+    if (!tokens.has(key)) tokens.set(key, issueToken(SECRET, { tenant, sub: `${tenant}@hostile.test`, scope, expiresInSeconds: 6 * 3600 }, Math.floor(Date.now() / 1000)))
+    return tokens.get(key)!
+  }
+
+  const app: HostileApp = {
+    base,
+    pid: child.pid!,
+    token,
+    async call(tenant, method, path, body, headers = {}) {
+      const h: Record<string, string> = { authorization: `Bearer ${await token(tenant)}`, ...headers }
+      let payload: string | Uint8Array | undefined
+      if (typeof body === 'string' || body instanceof Uint8Array) {
+        payload = body
+        h['content-type'] ??= 'application/json'
+      } else if (body !== undefined) {
+        payload = JSON.stringify(body)
+        h['content-type'] ??= 'application/json'
+      }
+      return fetch(`${base}/brain/${tenant}${path}`, { method, headers: h, body: payload, signal: AbortSignal.timeout(180_000) })
+    },
+    sample(o = {}) {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`the app is dead (${child.exitCode ?? child.signalCode}):\n${out.slice(-4000)}`))
+      const id = nextProbe++
+      return new Promise<ProbeSample>((res, rej) => {
+        const timer = setTimeout(() => {
+          pending.delete(id)
+          rej(new Error('the app did not answer the probe within 180 s'))
+        }, 180_000)
+        pending.set(id, (s) => {
+          clearTimeout(timer)
+          res(s)
+        })
+        child.send({ probe: id, gc: !!o.gc, reset: !!o.reset })
+      })
+    },
+    alive: () => child.exitCode === null && child.signalCode === null,
+    output: () => out,
+    async stop() {
+      if (app.alive()) {
+        child.kill('SIGINT')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+        await exited
+        clearTimeout(timer)
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+  return app
+}
+
+/** A settled RSS: after a GC and a moment for freed pages to go back. */
+export async function settledRss(app: HostileApp): Promise<number> {
+  await app.sample({ gc: true })
+  await new Promise((r) => setTimeout(r, 300))
+  return (await app.sample({ gc: true })).rssMb
+}
+
+/** Calls whoami as the bystander until `stop` resolves; one call in flight, 5 ms apart. */
+function bystander(app: HostileApp, stop: Promise<void>): Promise<BystanderFigures> {
+  const latencies: number[] = []
+  const failures: string[] = []
+  let stopped = false
+  stop.then(() => (stopped = true))
+  return (async () => {
+    do {
+      const t0 = performance.now()
+      try {
+        const res = await app.call(BYSTANDER, 'POST', '/projects/p1/tools/whoami/invoke', { params: {} })
+        const text = await res.text()
+        if (res.status !== 200) failures.push(`${res.status}: ${text.slice(0, 200)}`)
+      } catch (e) {
+        failures.push(`request failed: ${(e as Error).message}`)
+      }
+      latencies.push(performance.now() - t0)
+      if (!stopped) await new Promise((r) => setTimeout(r, 5))
+    } while (!stopped)
+    return { calls: latencies.length, failures, ...percentiles(latencies) }
+  })()
+}
+
+export function percentiles(xs: number[]): { p50Ms: number; p99Ms: number; maxMs: number } {
+  const s = [...xs].sort((a, b) => a - b)
+  const at = (q: number) => (s.length ? Math.round(s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] * 10) / 10 : 0)
+  return { p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) }
+}
+
+/** Brings the bystander's path up (auth, cascade, built-ins) so the first row is not charged for it. */
+export async function warmUp(app: HostileApp): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const res = await app.call(BYSTANDER, 'POST', '/projects/p1/tools/whoami/invoke', { params: {} })
+    if (res.status !== 200) throw new Error(`warm-up whoami answered ${res.status}: ${await res.text()}`)
+  }
+}
+
+/** Runs one row with the bystander calling alongside; never throws — the report says what happened. */
+export async function runRow(app: HostileApp, row: HostileRow): Promise<RowReport> {
+  const before = await app.sample({ reset: true })
+  let finish!: () => void
+  const stop = new Promise<void>((r) => (finish = r))
+  const figures = bystander(app, stop)
+  // let the bystander establish a quiet rhythm first, so a stall shows up against it
+  await new Promise((r) => setTimeout(r, 100))
+  const t0 = performance.now()
+  let error: string | undefined
+  try {
+    await row.run(app)
+  } catch (e) {
+    error = (e as Error).stack ?? String(e)
+  }
+  const durationMs = Math.round(performance.now() - t0)
+  await new Promise((r) => setTimeout(r, 100))
+  finish()
+  const bystanderFigures = await figures
+  const alive = app.alive()
+  const after = alive ? await app.sample({ reset: true }).catch(() => undefined) : undefined
+  return {
+    name: row.name,
+    durationMs,
+    bystander: bystanderFigures,
+    loopMaxMs: after?.loopMaxMs ?? NaN,
+    rssBeforeMb: before.rssMb,
+    rssAfterMb: after?.rssMb ?? NaN,
+    alive,
+    ...(error ? { error } : {}),
+  }
+}
+
+export function describeRow(r: RowReport): string {
+  const goal = (ok: boolean) => (ok ? '' : ' (over goal)')
+  return (
+    `${r.name}: ${r.durationMs} ms; bystander ${r.bystander.calls} calls, p50 ${r.bystander.p50Ms} ms, ` +
+    `p99 ${r.bystander.p99Ms} ms${goal(r.bystander.p99Ms <= GOALS.bystanderP99Ms)}, max ${r.bystander.maxMs} ms; ` +
+    `event loop max ${r.loopMaxMs} ms${goal(r.loopMaxMs <= GOALS.loopBlockMs)}; RSS ${r.rssBeforeMb} → ${r.rssAfterMb} MB`
+  )
+}
+
+/** Writes a suite's figures to test-results/hostile/<suite>.json (git-ignored). */
+export function writeReport(report: SuiteReport): string {
+  const dir = join(ROOT, 'test-results', 'hostile')
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${report.suite.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-|-$/g, '')}.json`)
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
+  return file
+}

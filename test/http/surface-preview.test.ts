@@ -1,0 +1,169 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import type { ProcessKey, ProcessRecord } from '../../lib/recipes/ports'
+import { ManualClock } from '../../lib/runtime/clock'
+import { MemoryProcessStore } from '../../lib/stores/memory/process-store'
+import { client, tokenFor } from '../support/http'
+import { echoPackFactory } from '../support/pack-factory'
+
+const base = '/brain/acme/projects/p1'
+const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+
+/** A process store that remembers every write, to prove the preview stores nothing. */
+class RecordingProcessStore extends MemoryProcessStore {
+  writes: string[] = []
+  override async create(record: ProcessRecord) {
+    this.writes.push(`create ${record.id}`)
+    return super.create(record)
+  }
+  override async stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number) {
+    this.writes.push(`stamp ${key.id}`)
+    return super.stampActivations(key, names, at, expiresAt, now)
+  }
+}
+
+let api: ReturnType<typeof client>
+let processStore: RecordingProcessStore
+
+beforeEach(async () => {
+  processStore = new RecordingProcessStore()
+  api = client(createApp(createMemoryDeps({ extraFactories: [echoPackFactory], clock: new ManualClock(), processStore })), await tokenFor('acme'))
+})
+
+const putDoc = async (path: string, body: string, project = 'p1') => {
+  const res = await api.put(`/brain/acme/projects/${project}/documents/${path}`, body)
+  expect(res.status, await res.clone().text()).toBeLessThan(300)
+}
+const putTool = async (name: string, body: string, project = 'p1') => {
+  const res = await api.put(`/brain/acme/projects/${project}/server-tools/${name}`, body)
+  expect(res.status, await res.clone().text()).toBeLessThan(300)
+}
+const preview = async (body: Record<string, unknown>) => {
+  const res = await api.post(`${base}/surface/preview`, body)
+  expect(res.status, await res.clone().text()).toBe(200)
+  return res.json()
+}
+
+/** A small limit, three primary families, a deferred pack member and a forced-deferred tool: every status at once. */
+async function crowdedProject() {
+  await putDoc('models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 7\n', '_tenant')
+  for (const name of ['alpha_one', 'alpha_two', 'beta_one', 'gamma_one']) await putTool(name, doc(`The ${name} tool.`, 'primary: true\n'))
+  await putTool('notes', doc('Notes.'))
+  await putTool('echo', 'type: echo_pack\ndescription: Echo.\nprimary: true\npromptHint: Echo politely.\nparameters:\n  ops: [say, shout]\n  deferredOps: [shout]\n')
+  await putDoc('recipes/crowded.yaml', 'engine: default\nmodels: [tiny/m]\nallowedToolsKeep: [gamma_one]\nallowedToolsDefer: [beta_one]\nallowedToolsDropFirst: ["alpha*"]\nallowedToolsAdd: ["@nothing-has-this"]\n')
+}
+
+describe('POST /projects/{p}/surface/preview', () => {
+  it('answers exactly the manifest a process spawned right after it gets on its first turn', async () => {
+    await crowdedProject()
+    const seen = await preview({ recipe: 'crowded' })
+    const spawned = await api.post(`${base}/processes`, { recipe: 'crowded' })
+    expect(spawned.status).toBe(201)
+    const process = await spawned.json()
+    const manifest = await (await api.get(`${base}/processes/${process.id}/manifest?format=native`)).json()
+    expect(seen.manifest).toEqual(manifest)
+    expect(seen.manifest.budget.demoted).toBeGreaterThan(0)
+    expect({ recipe: seen.recipe, engine: seen.engine, models: seen.models, allowed: seen.allowed, deferred: seen.deferred, warnings: seen.warnings }).toEqual({
+      recipe: process.recipe,
+      engine: process.engine,
+      models: process.models,
+      allowed: process.allowed,
+      deferred: process.deferred,
+      warnings: process.warnings,
+    })
+  })
+
+  it('answers the manifest with extraTools exactly as the manifest route does', async () => {
+    await crowdedProject()
+    const seen = await preview({ recipe: 'crowded', extraTools: ['beta_one'] })
+    const process = await (await api.post(`${base}/processes`, { recipe: 'crowded' })).json()
+    const manifest = await (await api.get(`${base}/processes/${process.id}/manifest?extraTools=beta_one`)).json()
+    expect(seen.manifest).toEqual(manifest)
+    expect(seen.families).toContainEqual({ family: 'beta_one', tools: ['beta_one'], status: 'kept', tier: 'keep' })
+  })
+
+  it('stores no process and activates nothing', async () => {
+    await crowdedProject()
+    await preview({ recipe: 'crowded' })
+    await preview({})
+    expect(processStore.writes).toEqual([])
+  })
+
+  it('lists every visible tool by family with its status and tier, ranked as the triage ranked them', async () => {
+    await crowdedProject()
+    const seen = await preview({ recipe: 'crowded' })
+    expect(seen.families).toEqual([
+      { family: 'tool_description', tools: ['tool_description'], status: 'kept', tier: 'floor' },
+      { family: 'tool_list', tools: ['tool_list'], status: 'kept', tier: 'floor' },
+      { family: 'gamma_one', tools: ['gamma_one'], status: 'kept', tier: 'keep' },
+      { family: 'invoke', tools: ['invoke_tool'], status: 'kept', tier: 'builtin' },
+      { family: 'whoami', tools: ['whoami'], status: 'kept', tier: 'builtin' },
+      { family: 'echo', tools: ['echo__say'], status: 'kept', tier: 'pack' },
+      { family: 'alpha', tools: ['alpha_one', 'alpha_two'], status: 'demoted', tier: 'dropFirst' },
+      { family: 'beta', tools: ['beta_one'], status: 'deferred', tier: 'builtin' },
+      { family: 'doc', tools: ['doc_discovery', 'doc_errors', 'doc_getting_started', 'doc_scripted_tools', 'doc_tools_overview'], status: 'deferred', tier: 'builtin' },
+      { family: 'echo', tools: ['echo__shout'], status: 'deferred', tier: 'pack' },
+      { family: 'execute', tools: ['execute_javascript'], status: 'deferred', tier: 'builtin' },
+      { family: 'notes', tools: ['notes'], status: 'deferred', tier: 'builtin' },
+    ])
+    expect(seen.manifest.budget).toEqual({ limit: 7, reserved: 1, effective: 6, demoted: 2, demotedFamilies: ['alpha'] })
+    expect(seen.warnings).toEqual(["allowedToolsAdd: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)"])
+  })
+
+  it('names the layer each tool comes from and every layer it shadows', async () => {
+    await putTool('handbook', doc('Tenant handbook.'), '_tenant')
+    await putTool('handbook', doc('Project handbook.'))
+    await putTool('doc_errors', doc('Tenant errors.'), '_tenant')
+    await putTool('whoami', doc('Who am I, project edition.'))
+    await putTool('echo', 'type: echo_pack\ndescription: Echo.\nparameters:\n  ops: [say]\n', '_tenant')
+    const seen = await preview({})
+    expect(seen.provenance).toMatchObject({
+      handbook: { source: 'project', shadows: ['tenant'] },
+      doc_errors: { source: 'tenant', shadows: ['bundled'] },
+      doc_discovery: { source: 'bundled', shadows: [] },
+      whoami: { source: 'project', shadows: ['builtin'] },
+      echo__say: { source: 'tenant', shadows: [] },
+      tool_list: { source: 'builtin', shadows: [] },
+    })
+  })
+
+  it('refuses what a spawn refuses, and a malformed extraTools', async () => {
+    const unknown = await api.post(`${base}/surface/preview`, { recipe: 'nope' })
+    expect(unknown.status).toBe(422)
+    expect(await unknown.json()).toMatchObject({ code: 'INVALID_CONFIG', errors: [{ pointer: '/recipe' }] })
+    const bad = await api.post(`${base}/surface/preview`, { extraTools: 'whoami' })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ errors: [{ pointer: '/extraTools' }] })
+    const outside = await api.post(`${base}/surface/preview`, { extraTools: ['no_such_tool'] })
+    expect(outside.status).toBe(400)
+    const stray = await api.post(`${base}/surface/preview`, { recipee: 'default' })
+    expect(stray.status).toBe(400)
+    expect(await stray.json()).toMatchObject({ errors: [{ pointer: '/recipee' }] })
+  })
+
+  it('needs tools:read', async () => {
+    const invoker = client(createApp(createMemoryDeps()), await tokenFor('acme', 'tools:invoke'))
+    expect((await invoker.post(`${base}/surface/preview`, {})).status).toBe(403)
+  })
+})
+
+describe('provenance in the server-tool views', () => {
+  it('adds shadows to GET of one tool and to the listing entries', async () => {
+    await putTool('handbook', doc('Tenant handbook.'), '_tenant')
+    await putTool('handbook', doc('Project handbook.'))
+    await putTool('doc_errors', doc('Project errors.'))
+    const one = await (await api.get(`${base}/server-tools/doc_errors`)).json()
+    expect(one).toMatchObject({ source: 'project', shadows: ['bundled'] })
+    const listing = await (await api.get(`${base}/server-tools`)).json()
+    const byName = Object.fromEntries(listing.tools.map((t: { name: string; source: string; shadows: string[] }) => [t.name, { source: t.source, shadows: t.shadows }]))
+    expect(byName).toMatchObject({
+      handbook: { source: 'project', shadows: ['tenant'] },
+      doc_errors: { source: 'project', shadows: ['bundled'] },
+      doc_discovery: { source: 'bundled', shadows: [] },
+      whoami: { source: 'builtin', shadows: [] },
+    })
+    const tenantView = await (await api.get('/brain/acme/projects/_tenant/server-tools/handbook')).json()
+    expect(tenantView).toMatchObject({ source: 'tenant', shadows: [] })
+  })
+})
