@@ -26,7 +26,8 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
-import { createSandbox, type SandboxSettings } from '../lib/sandbox'
+import type { SandboxSettings } from '../lib/sandbox'
+import { lazySandbox, type LazySandbox } from '../lib/sandbox/lazy'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import { ScriptedToolFactory } from '../lib/tools/types/scripted'
@@ -89,7 +90,7 @@ export interface CoreOptions {
 }
 
 /** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
-export type BuiltDeps = AppDeps & { sandbox: ReturnType<typeof createSandbox> }
+export type BuiltDeps = AppDeps & { sandbox: LazySandbox }
 
 export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
@@ -99,9 +100,9 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
-  // one sandbox per container: the WASM loads on the first script, never at cold start
+  // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
-  const sandbox = createSandbox(isolation, sandboxOptions)
+  const sandbox = lazySandbox(isolation, sandboxOptions)
   const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
