@@ -326,13 +326,14 @@ export class QuickJsSandbox {
     // Top-level runs may have `size` workers whatever the nested ones hold: a run that finished
     // nested work never makes a top-level one wait.
     const live = this.workers.length
-    if (live < this.hardCap && (nested || this.topLevel < this.size)) return this.start()
+    if (live < this.hardCap && (nested || this.topLevel < this.size)) return this.start(!nested)
     if (nested) throw new NoWorkerFreeError(`all ${this.hardCap} sandbox engines are busy`)
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
-  private start(): SandboxWorker {
-    const worker = new SandboxWorker(this.setup, (w, replaced) => this.died(w, replaced))
+  /** `prepare`: load the sync engine as the thread starts (a base worker; one started for a nested run loads only what it runs). */
+  private start(prepare = true): SandboxWorker {
+    const worker = new SandboxWorker({ ...this.setup, prepare }, (w, replaced) => this.died(w, replaced))
     worker.busy = true
     this.workers.push(worker)
     return worker

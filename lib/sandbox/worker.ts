@@ -21,6 +21,8 @@ export interface WorkerSetup {
   [WORKER_MARK]: true
   limits: SandboxLimits
   useSyncBuild: boolean
+  /** Load the sync engine as the thread starts, so that its first script does not wait for WebAssembly. */
+  prepare?: boolean
 }
 
 export interface WireRequest {
@@ -71,7 +73,7 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       if (id !== undefined) post({ t: 'started', id })
     },
   })
-  void sandbox.prepare()
+  if (setup.prepare) void sandbox.prepare()
   const pending = new Map<number, { resolve: (a: HostAnswer) => void }>()
   let nextCall = 1
   const post = (m: FromWorker) => port.postMessage(m)
