@@ -42,7 +42,7 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
     await deps.tools.put('acme', 'shop', `${family}_op${String(i).padStart(3, '0')}`, body, { actor: 'bench' })
   }
   const app = createApp(deps)
-  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke' }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
   const auth = { authorization: `Bearer ${token}` }
   const base = '/brain/acme/projects/shop'
 

@@ -43,7 +43,14 @@ export function openApiDocument() {
     openapi: '3.1.0',
     info: { title: 'Server Tools', version: '0.1.0', description: 'Multi-tenant tool registry and runtime for LLM agent backends.' },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: "HS256 with the deployment secret, or RS256/ES256 from the identity provider's JWKS; every token has exp. A 401 (and a 403 for a missing scope) carries WWW-Authenticate: Bearer resource_metadata=… (RFC 9728). Writes to the _tenant layer and egress/allow.yaml need tenant:admin besides tools:write.",
+        },
+      },
       responses: { Problem: { description: 'RFC 9457 problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } },
       schemas: {
         Problem: {
@@ -135,6 +142,17 @@ export function openApiDocument() {
     },
     security: [{ bearer: [] }],
     paths: {
+      '/.well-known/oauth-protected-resource': {
+        get: { summary: 'RFC 9728 metadata of the whole service: resource, authorization_servers (from the deployment settings), bearer_methods_supported, scopes_supported', security: [], responses: { 200: { description: 'Protected resource metadata' } } },
+      },
+      '/.well-known/oauth-protected-resource/{resource}': {
+        get: {
+          summary: "RFC 9728 metadata of one resource: brain/{tenant}, brain/{tenant}/projects/{p}/mcp or brain/{tenant}/projects/{p}/processes/{id}/mcp (the URL a 401's WWW-Authenticate names)",
+          security: [],
+          parameters: [p('resource', 'The resource path, may contain /')],
+          responses: { 200: { description: 'Protected resource metadata' }, 404: problem },
+        },
+      },
       '/brain/{tenant}/tool-types': { get: { summary: 'Tool types with their parametersSchema', parameters: [tenant], responses: { 200: { description: 'Types sorted by typeId' }, default: problem } } },
       '/brain/{tenant}/projects/{project}/server-tools': {
         get: {
@@ -152,6 +170,16 @@ export function openApiDocument() {
           responses: { 200: { description: 'Updated' }, 201: { description: 'Created' }, 412: problem, 413: problem, 415: problem, 422: problem },
         },
         delete: { summary: 'Delete this layer\'s document (outer layers show again)', parameters: [tenant, project, name], responses: { 204: { description: 'Deleted' }, 404: problem, 412: problem } },
+      },
+      '/brain/{tenant}/projects/{project}/tools': {
+        get: {
+          summary: 'What the project can call: every tool after the cascade, packs expanded into sub-tools, each with its inputSchema (scope tools:read)',
+          parameters: [tenant, project],
+          responses: {
+            200: { description: '{ tools: [{ name, description, labels, primary, deferred, source, typeId, pack?, aliases?, promptHint?, searchHint?, inputSchema }] (by name), problems }' },
+            default: problem,
+          },
+        },
       },
       '/brain/{tenant}/projects/{project}/documents': { get: { summary: 'This layer\'s raw documents (metadata)', parameters: [tenant, project, p('prefix', 'Path prefix', false)], responses: { 200: { description: '{ documents }' } } } },
       '/brain/{tenant}/projects/{project}/documents/{path}': {

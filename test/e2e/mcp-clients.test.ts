@@ -2,7 +2,6 @@
  * `npm start` as an MCP server for clients that are not ours: the official SDK client over
  * Streamable HTTP, and the MCP Inspector's CLI (a devDependency) as a separate process.
  */
-import type { ChildProcess } from 'node:child_process'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,10 +9,9 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectMcp } from '../support/mcp'
-import { type LocalService, startLocal, stopLocal } from '../support/local-service'
+import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-mcp-'))
-const children: ChildProcess[] = []
 let service: LocalService
 let mcpUrl: string
 
@@ -31,13 +29,12 @@ async function inspector(...args: string[]): Promise<{ exit: number; out: any }>
 }
 
 beforeAll(async () => {
-  service = await startLocal(dataDir, children)
+  service = await startLocalService(dataDir)
   mcpUrl = `${service.url}/projects/p1/mcp`
 }, 30_000)
 
 afterAll(async () => {
-  if (service?.child.exitCode === null) await stopLocal(service.child)
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  if (service) await stopLocalService(service.child)
   rmSync(dataDir, { recursive: true, force: true })
 })
 
