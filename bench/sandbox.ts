@@ -27,8 +27,10 @@ import {
   type QuickJSRuntime,
 } from 'quickjs-emscripten'
 import { createSandbox } from '../lib/sandbox'
-import type { InvocationContext, ServerToolConfig, SiblingTools, ToolSpec } from '../lib/tools/contracts'
-import { success } from '../lib/tools/contracts'
+import type { InvocationContext, ToolSpec } from '../lib/tools/contracts'
+import type { ServerToolConfig } from '../lib/config/server-tool'
+import type { SiblingTools } from '../lib/calls/outcome'
+import { success } from '../lib/calls/outcome'
 import { ScriptedToolFactory, type ScriptedParameters, type ScriptSandbox } from '../lib/tools/types/scripted'
 import { silentLogger } from '../lib/runtime/logger'
 import { systemClock } from '../lib/runtime/clock'

@@ -4,10 +4,35 @@
  * because documents also arrive through the raw documents API and older tenant layers.
  */
 import type { Issue } from '../errors'
-import type { ServerToolConfig, ToolFactory } from '../tools/contracts'
-import { PACK_SEPARATOR, RESERVED_TOOL_NAMES } from '../tools/contracts'
-import { validateAgainst } from './json-schema'
+import { type JsonSchema, validateAgainst } from './json-schema'
 import { closest, keyPosition, locate, parseYaml } from './yaml'
+
+export const PACK_SEPARATOR = '__'
+/** The capability floor (spec §13.1) and invoke_tool: never configurable. */
+export const RESERVED_TOOL_NAMES = ['tool_list', 'tool_description', 'invoke_tool'] as const
+
+export interface ServerToolConfig<P = Record<string, unknown>> {
+  name: string
+  type: string
+  description: string
+  enabled: boolean
+  primary: boolean
+  labels: string[]
+  disabledSubTools: string[]
+  defaultDeferred: boolean
+  promptHint?: string
+  searchHint?: string
+  parameters: P
+}
+
+/** What parsing a config needs from its tool type: the rules for `parameters`. */
+export interface ToolParameters<P = any> {
+  typeId: string
+  /** JSON Schema of `parameters`, validated on write (422) and again on lookup. */
+  parametersSchema: JsonSchema
+  /** Rules the JSON Schema can't say (unique names, exactly-one-of); pointers relative to `parameters`. */
+  check?(parameters: P): { pointer: string; message: string }[]
+}
 
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]*$/
 export const MAX_TOOL_NAME_LENGTH = 48
@@ -53,7 +78,7 @@ export const serverToolSchema = {
 export const SERVER_TOOL_FIELDS = Object.keys(serverToolSchema.properties)
 
 export interface TypeLookup {
-  find(typeId: string): ToolFactory | undefined
+  find(typeId: string): ToolParameters | undefined
   typeIds(): string[]
 }
 

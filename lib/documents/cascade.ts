@@ -2,7 +2,6 @@
  * The document cascade: project → _tenant → bundled. One storage round trip per lookup
  * (a BatchGetItem of both layers), one Query per layer for listings, run in parallel.
  */
-import type { CascadeDocument, CascadeReader } from '../tools/contracts'
 import type { BundledLayer } from './bundled'
 import type { DocumentStore, StoredDocument } from './ports'
 import { docId, scopeOf, TENANT_LAYER } from './ports'
@@ -15,6 +14,19 @@ export interface LayeredDocument {
   version: number
   source: Layer
   stored?: StoredDocument
+}
+
+/** A document read through the cascade (project → _tenant → bundled). */
+export interface CascadeDocument {
+  path: string
+  body: string
+  version: number
+  source: Layer
+}
+
+/** The cascade of one tenant/project, as tools and catalogs read it. */
+export interface CascadeReader {
+  read(path: string): Promise<CascadeDocument | undefined>
 }
 
 export class DocumentCascade {

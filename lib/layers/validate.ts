@@ -9,9 +9,9 @@ import { parseYaml, positionOf } from '../config/yaml'
 import type { DocumentService } from '../documents/service'
 import { parseTenantAllowList, TENANT_ALLOW_LIST_PATH } from '../egress/tenant-allow-list'
 import { isServerToolsError, type Issue } from '../errors'
-import { parseModelName } from '../llm/catalog'
 import { mcpServerPath } from '../mcp/server-doc'
-import { providerPath, surfaceDocumentOf } from '../recipes/documents'
+import { catalogDocumentOf, parseModelName, providerPath } from '../models/documents'
+import { surfaceDocumentOf } from '../recipes/documents'
 import type { ProcessService, SpawnFinding } from '../recipes/spawn'
 import type { ServerToolService } from '../tools/service'
 import { layerPathProblem, type LayerFile, serverToolNameOf } from './layer'
@@ -53,10 +53,11 @@ export async function validateLayer(deps: LayerValidationDeps, input: LayerValid
   for (const file of loaded) {
     const toolName = serverToolNameOf(file.path)
     if (toolName !== undefined) await checkToolReferences(deps, tenant, project, file, toolName, report)
-    const surface = surfaceDocumentOf(file.path)
-    if (surface?.kind === 'model' && !(await deps.documents.read(tenant, project, providerPath(surface.instance)))) {
-      report(file, { pointer: '', message: `model instance '${surface.instance}' has no ${providerPath(surface.instance)} in this layer, an outer one or the bundled defaults` })
+    const catalog = catalogDocumentOf(file.path)
+    if (catalog?.kind === 'model' && !(await deps.documents.read(tenant, project, providerPath(catalog.instance)))) {
+      report(file, { pointer: '', message: `model instance '${catalog.instance}' has no ${providerPath(catalog.instance)} in this layer, an outer one or the bundled defaults` })
     }
+    const surface = surfaceDocumentOf(file.path)
     if (surface?.kind === 'recipe') await checkDraft(deps, tenant, project, file, { recipe: surface.name }, report)
     if (surface?.kind === 'engine') await checkDraft(deps, tenant, project, file, { engine: surface.name }, report)
   }

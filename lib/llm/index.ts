@@ -1,7 +1,7 @@
 /** LLM calls for prompt-template tools: the model catalog and the OpenAI/Anthropic wire clients. */
 import type { EgressClient } from '../egress/client'
 import { AnthropicMessagesClient } from './anthropic'
-import type { WireType } from './catalog'
+import type { WireType } from '../models/documents'
 import { OpenAiChatClient } from './openai'
 import type { WireClient } from './wire'
 

@@ -1,5 +1,5 @@
 /** Server-side MCP: server documents, egress-guarded connections with catalog caches, result mapping. */
-import type { FactoryEnv } from '../tools/contracts'
+import type { CascadeReader } from '../documents/cascade'
 import { McpConnections, type McpConnectionsOptions, type RemoteTool } from './connections'
 import { type McpServerRef, McpServerDocuments } from './server-doc'
 
@@ -14,6 +14,14 @@ export interface McpRuntime {
   servers: McpServerDocuments
 }
 
+/** Where a catalog is expanded: whose documents, and where a reason for leaving tools out goes. */
+export interface McpExpansionScope {
+  tenant: string
+  project: string
+  documents: CascadeReader
+  problem(message: string): void
+}
+
 export function createMcpRuntime(opts: McpConnectionsOptions): McpRuntime {
   return { connections: new McpConnections(opts), servers: new McpServerDocuments() }
 }
@@ -22,7 +30,7 @@ export function createMcpRuntime(opts: McpConnectionsOptions): McpRuntime {
  * The server document and remote catalog a factory expands from, or undefined when either is
  * unavailable — then the reason is reported as a listing problem and the tools are left out.
  */
-export async function remoteCatalog(mcp: McpRuntime, env: FactoryEnv, server: string): Promise<{ ref: McpServerRef; tools: RemoteTool[] } | undefined> {
+export async function remoteCatalog(mcp: McpRuntime, env: McpExpansionScope, server: string): Promise<{ ref: McpServerRef; tools: RemoteTool[] } | undefined> {
   const lookup = await mcp.servers.resolve(env.tenant, env.project, env.documents, server)
   if (!lookup.ok) {
     env.problem(lookup.message)

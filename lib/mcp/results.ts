@@ -3,9 +3,10 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { compile } from '../config/json-schema'
 import { sha256 } from '../runtime/hash'
-import type { SecretScrubber } from '../secrets/references'
-import type { JsonSchema, ToolOutcome } from '../tools/contracts'
-import { success, toolError } from '../tools/contracts'
+import type { SecretScrubber } from '../secrets/scrubber'
+import type { JsonSchema } from '../config/json-schema'
+import type { ToolOutcome } from '../calls/outcome'
+import { success, toolError } from '../calls/outcome'
 import type { RemoteTool } from './connections'
 
 /** Tool names as the OpenAI and Anthropic APIs accept them. */

@@ -18,7 +18,7 @@ import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { malformedSecretReferences, secretNamesIn } from '../secrets/references'
-import type { CascadeDocument, CascadeReader } from '../tools/contracts'
+import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 
 export const MCP_SERVERS_PREFIX = 'mcp-servers/'
 export const MCP_SERVER_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'

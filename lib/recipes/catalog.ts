@@ -10,23 +10,9 @@ import type { DocumentStore, StoredDocument } from '../documents/ports'
 import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
-import type { DocResult, EngineConfig, ModelConfig, ProviderConfig, RecipeConfig } from './documents'
-import {
-  checkSurfaceDocument,
-  ENGINES_PREFIX,
-  enginePath,
-  MODELS_PREFIX,
-  modelPath,
-  parseEngine,
-  parseModel,
-  parseModelRef,
-  parseProvider,
-  parseRecipe,
-  providerPath,
-  RECIPES_PREFIX,
-  recipePath,
-  surfaceDocumentOf,
-} from './documents'
+import { catalogDocumentOf, checkModelCatalogDocument, MODELS_PREFIX, modelPath, parseModelDocument, parseModelRef, parseProviderDocument, providerPath } from '../models/documents'
+import type { DocResult, EngineConfig, RecipeConfig } from './documents'
+import { checkSurfaceDocument, ENGINES_PREFIX, enginePath, parseEngine, parseRecipe, RECIPES_PREFIX, recipePath } from './documents'
 
 export interface Resolved<T> {
   config: T
@@ -77,7 +63,7 @@ export class SurfaceDocuments {
     const layers = await this.deps.cascade.listLayers(tenant, project, MODELS_PREFIX)
     const names = new Set<string>()
     for (const d of [...layers.bundled, ...layers.tenant, ...layers.project]) {
-      const kind = surfaceDocumentOf(d.path)
+      const kind = catalogDocumentOf(d.path)
       if (kind?.kind === 'provider') names.add(kind.instance)
     }
     return [...names].sort()
@@ -103,8 +89,8 @@ export class SurfaceDocuments {
       if (typeof ref === 'string') throw invalidConfig(`model chain entry '${m}' is invalid`, [{ message: ref }])
       const providerDoc = docs.get(providerPath(ref.instance))
       if (!providerDoc) missingProviders.add(ref.instance)
-      const model = this.load(docs.get(modelPath(ref.instance, ref.model)), parseModel)?.config as ModelConfig | undefined
-      const provider = this.load(providerDoc, parseProvider)?.config as ProviderConfig | undefined
+      const model = this.load(docs.get(modelPath(ref.instance, ref.model)), parseModelDocument)?.config
+      const provider = this.load(providerDoc, parseProviderDocument)?.config
       if (model?.maxTools !== undefined) entries.push(model.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: model.maxTools, catalogSource: 'model' })
       else if (provider?.maxTools !== undefined) entries.push(provider.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: provider.maxTools, catalogSource: 'provider' })
       else entries.push({ model: m, catalogSource: 'none' })
@@ -155,7 +141,7 @@ export class SurfaceDocuments {
   private validateBundled() {
     for (const prefix of [RECIPES_PREFIX, ENGINES_PREFIX, MODELS_PREFIX]) {
       for (const f of this.deps.bundled.list(prefix)) {
-        const issues = checkSurfaceDocument(f.path, f.body)
+        const issues = prefix === MODELS_PREFIX ? checkModelCatalogDocument(f.path, f.body) : checkSurfaceDocument(f.path, f.body)
         if (issues.length) throw invalidConfig(`bundled default ${f.path} is invalid: ${issues.map((i) => i.message).join('; ')}`, issues)
       }
     }

@@ -1,29 +1,23 @@
 /**
- * Recipe, engine and model-catalog documents (issue 6 §1): schemas, parsing with positions,
- * defaults. Recipes and engines are strict (an unknown field is an error: a typo such as
- * `allowedToolAdd` must not silently drop a rule); catalog documents are shared with other
- * concerns (pricing, wire settings) and only the fields read here are checked.
+ * Recipe and engine documents (issue 6 §1): schemas, parsing with positions, defaults. They are
+ * strict (an unknown field is an error: a typo such as `allowedToolAdd` must not silently drop a
+ * rule). The model catalog documents they name are read by lib/models.
  */
 import { validateAgainst } from '../config/json-schema'
 import { closest, keyPosition, locate, parseYaml, type ParsedYaml } from '../config/yaml'
 import type { Issue } from '../errors'
+import { parseModelRef } from '../models/documents'
 
 export const RECIPES_PREFIX = 'recipes/'
 export const ENGINES_PREFIX = 'engines/'
-export const MODELS_PREFIX = 'models/'
-export const PROVIDER_FILE = '_provider.yaml'
 
 export const recipePath = (name: string) => `${RECIPES_PREFIX}${name}.yaml`
 export const enginePath = (name: string) => `${ENGINES_PREFIX}${name}.yaml`
-export const providerPath = (instance: string) => `${MODELS_PREFIX}${instance}/${PROVIDER_FILE}`
-export const modelPath = (instance: string, model: string) => `${MODELS_PREFIX}${instance}/${model}.yaml`
 
-/** Recipe, engine and model-instance names. */
+/** Recipe and engine names (the same rule as model instances). */
 export const DOC_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
 const TOOL_ENTRY = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/
 const PREFIX_ENTRY = /^[A-Za-z0-9][A-Za-z0-9_.-]*\*$/
-const INSTANCE = /^[a-z0-9][a-z0-9_-]{0,63}$/
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 
 export const DEFAULT_ACTIVATION_TTL = '15m'
 
@@ -51,16 +45,6 @@ export interface RecipeConfig {
   models: string[]
   activationTtl: string
   activationTtlMs: number
-}
-
-export interface ProviderConfig {
-  wireType?: string
-  /** 0 = explicitly unlimited; absent = no known limit. */
-  maxTools?: number
-}
-
-export interface ModelConfig {
-  maxTools?: number
 }
 
 export type DocResult<T> = { ok: true; config: T } | { ok: false; issues: Issue[] }
@@ -94,10 +78,6 @@ const recipeSchema = {
   },
 }
 
-const maxTools = { type: 'integer', minimum: 0 }
-const providerSchema = { type: 'object', properties: { wireType: { type: 'string', minLength: 1 }, maxTools } }
-const modelSchema = { type: 'object', properties: { maxTools } }
-
 /** `@label`, `name`, and (where `prefixes`) `prefix*`; a lone `*` is accepted and matches nothing. */
 export function parseEntry(raw: string, prefixes: boolean): ToolEntry | string {
   if (raw.startsWith('@')) {
@@ -118,17 +98,6 @@ export function parseDuration(text: string): number | undefined {
   if (!m || !text.trim()) return undefined
   const ms = ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000
   return ms > 0 ? ms : undefined
-}
-
-/** `instance/model` → parts, or a sentence saying what is wrong. */
-export function parseModelRef(ref: string): { instance: string; model: string } | string {
-  const slash = ref.indexOf('/')
-  if (slash < 0) return `model '${ref}' must be written 'instance/model' (e.g. 'openai/gpt-4o')`
-  const instance = ref.slice(0, slash)
-  const model = ref.slice(slash + 1)
-  if (!INSTANCE.test(instance)) return `model '${ref}': instance '${instance}' must be lower-case letters, digits, '_' or '-'`
-  if (!MODEL.test(model) || model.includes('..') || model === PROVIDER_FILE.replace('.yaml', '')) return `model '${ref}': '${model}' is not a valid model name (letters, digits, '.', '_', ':', '-')`
-  return { instance, model }
 }
 
 function mapping(text: string, path: string): { ok: true; parsed: ParsedYaml; raw: Record<string, unknown> } | { ok: false; issues: Issue[] } {
@@ -226,45 +195,17 @@ export function parseRecipe(text: string, name: string, path = recipePath(name))
   }
 }
 
-export function parseProvider(text: string, path: string): DocResult<ProviderConfig> {
-  const m = mapping(text, path)
-  if (!m.ok) return m
-  const issues = locate(m.parsed, validateAgainst(providerSchema, m.raw), path)
-  if (issues.length) return { ok: false, issues }
-  return {
-    ok: true,
-    config: {
-      ...(typeof m.raw.wireType === 'string' ? { wireType: m.raw.wireType } : {}),
-      ...(typeof m.raw.maxTools === 'number' ? { maxTools: m.raw.maxTools } : {}),
-    },
-  }
-}
-
-export function parseModel(text: string, path: string): DocResult<ModelConfig> {
-  const m = mapping(text, path)
-  if (!m.ok) return m
-  const issues = locate(m.parsed, validateAgainst(modelSchema, m.raw), path)
-  if (issues.length) return { ok: false, issues }
-  return { ok: true, config: typeof m.raw.maxTools === 'number' ? { maxTools: m.raw.maxTools } : {} }
-}
-
 /**
  * The kind of agent-surface document a path names, with its name, or undefined for other paths.
  * Used to validate documents written through the raw documents API.
  */
 export function surfaceDocumentOf(path: string):
   | { kind: 'recipe' | 'engine'; name: string }
-  | { kind: 'provider'; instance: string }
-  | { kind: 'model'; instance: string; model: string }
   | undefined {
   let m = /^recipes\/([^/]+)\.ya?ml$/.exec(path)
   if (m) return { kind: 'recipe', name: m[1] }
   m = /^engines\/([^/]+)\.ya?ml$/.exec(path)
   if (m) return { kind: 'engine', name: m[1] }
-  m = /^models\/([^/]+)\/_provider\.ya?ml$/.exec(path)
-  if (m) return { kind: 'provider', instance: m[1] }
-  m = /^models\/([^/]+)\/([^/]+)\.ya?ml$/.exec(path)
-  if (m) return { kind: 'model', instance: m[1], model: m[2] }
   return undefined
 }
 
@@ -282,11 +223,5 @@ export function checkSurfaceDocument(path: string, text: string): Issue[] {
     case 'engine':
       r = parseEngine(text, kind.name, path)
       return [...nameProblem(kind.name, 'engine'), ...(r.ok ? [] : r.issues)]
-    case 'provider':
-      r = parseProvider(text, path)
-      return [...nameProblem(kind.instance, 'model instance'), ...(r.ok ? [] : r.issues)]
-    case 'model':
-      r = parseModel(text, path)
-      return r.ok ? [] : r.issues
   }
 }

@@ -5,7 +5,7 @@
  * handle and every pending host callback are released in `finally`.
  */
 import type { QuickJSAsyncContext, QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten'
-import type { SiblingTools, ToolOutcome } from '../tools/contracts'
+import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import type { AsyncEngine, Engine, Interruptible } from './engines'
 import { jsonDepth, utf8Bytes } from './json'
 import { formatBytes, type SandboxLimits } from './limits'

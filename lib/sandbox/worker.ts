@@ -9,7 +9,7 @@
  * promise and this thread's event loop is free to receive it.
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { SiblingTools, ToolOutcome } from '../tools/contracts'
+import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import type { SandboxRequest, SandboxResult } from './execute'
 import { InProcessSandbox, type SandboxStats } from './in-process'
 import type { SandboxLimits } from './limits'

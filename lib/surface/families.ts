@@ -3,7 +3,7 @@
  * else the first `_`-segment, else the whole name — a half-visible pack is the worst state.
  */
 import type { RankRule } from '../recipes/ports'
-import { PACK_SEPARATOR } from '../tools/contracts'
+import { PACK_SEPARATOR } from '../config/server-tool'
 
 /** The capability floor (spec §13.1): always primary, never removed, deferred, disabled or demoted. */
 export const CAPABILITY_FLOOR: readonly string[] = ['tool_list', 'tool_description']

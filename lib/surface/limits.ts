@@ -5,7 +5,7 @@
  */
 import { invalidInput } from '../errors'
 import type { SurfaceDocuments } from '../recipes/catalog'
-import { parseModelRef } from '../recipes/documents'
+import { parseModelRef } from '../models/documents'
 import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'

@@ -4,34 +4,13 @@
  */
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
+import type { SiblingTools, ToolOutcome } from '../calls/outcome'
+import type { JsonSchema } from '../config/json-schema'
+import type { ServerToolConfig, ToolParameters } from '../config/server-tool'
+import type { CascadeReader, Layer } from '../documents/cascade'
 
-export type JsonSchema = Record<string, unknown>
-export type ToolSource = 'project' | 'tenant' | 'bundled' | 'builtin'
-
-export interface ToolOutcome {
-  isError: boolean
-  content: unknown
-}
-
-export const success = (content: unknown): ToolOutcome => ({ isError: false, content })
-/** A failure a model can act on: a sentence first, structured fields after. */
-export const toolError = (message: string, extra: Record<string, unknown> = {}): ToolOutcome => ({
-  isError: true,
-  content: { message, ...extra },
-})
-
-/** What a running tool may do with its siblings: the same gates as a model's own call. */
-export interface SiblingTools {
-  call(name: string, params: unknown): Promise<ToolOutcome>
-  /**
-   * The wrapper path: call the tool this one wraps as its mechanical half (spec §14.4,
-   * `file_read → client_file_read`). Same gates as `call`; progress listeners hear it, the usage
-   * counter does not (one intent is one count).
-   */
-  delegate(name: string, params: unknown): Promise<ToolOutcome>
-  list(): Promise<string[]>
-  has(name: string): Promise<boolean>
-}
+/** `client`: declared by the agent backend on its process (spec §7); it runs on the client. */
+export type ToolSource = Layer | 'builtin' | 'client'
 
 export interface InvocationContext {
   tenant: string
@@ -80,6 +59,8 @@ export interface Tool {
   name: string
   description: string
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema), when the tool declares one. */
+  outputSchema?: JsonSchema
   labels: string[]
   /** In the manifest by default (spec §5); false = reachable through discovery. */
   primary: boolean
@@ -102,6 +83,8 @@ export interface ToolSpec {
   localName?: string
   description?: string // defaults to the config's description
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema). */
+  outputSchema?: JsonSchema
   /** Added to the config's labels (e.g. `rest`, `read-only`). */
   extraLabels?: string[]
   searchHint?: string
@@ -109,18 +92,6 @@ export interface ToolSpec {
   deferred?: boolean
   aliases?: string[]
   invoke(params: Record<string, unknown>, ctx: InvocationContext): Promise<ToolOutcome>
-}
-
-/** A document read through the cascade (project → _tenant → bundled). */
-export interface CascadeDocument {
-  path: string
-  body: string
-  version: number
-  source: Exclude<ToolSource, 'builtin'>
-}
-
-export interface CascadeReader {
-  read(path: string): Promise<CascadeDocument | undefined>
 }
 
 /** Per-scope environment a factory gets when it expands a config into tools. */
@@ -135,24 +106,8 @@ export interface FactoryEnv {
   problem(message: string): void
 }
 
-export interface ServerToolConfig<P = Record<string, unknown>> {
-  name: string
-  type: string
-  description: string
-  enabled: boolean
-  primary: boolean
-  labels: string[]
-  disabledSubTools: string[]
-  defaultDeferred: boolean
-  promptHint?: string
-  searchHint?: string
-  parameters: P
-}
-
-export interface ToolFactory<P = any> {
-  typeId: string
-  /** JSON Schema of `parameters`, validated on write (422) and again on lookup. */
-  parametersSchema: JsonSchema
+/** A tool type: the parameter rules config parsing checks (lib/config) plus how it expands into tools. */
+export interface ToolFactory<P = any> extends ToolParameters<P> {
   /** `pack` factories return specs with localName; `single` exactly one spec without. */
   kind: 'single' | 'pack'
   /**
@@ -160,14 +115,8 @@ export interface ToolFactory<P = any> {
    * catalog): the service then calls create on every resolution and the factory keeps its own cache.
    */
   dynamic?: boolean
-  /** Rules the JSON Schema can't say (unique names, exactly-one-of); pointers relative to `parameters`. */
-  check?(parameters: P): { pointer: string; message: string }[]
   create(config: ServerToolConfig<P>, env: FactoryEnv): Promise<ToolSpec[]>
 }
-
-export const PACK_SEPARATOR = '__'
-/** The capability floor (spec §13.1) and invoke_tool: never configurable. */
-export const RESERVED_TOOL_NAMES = ['tool_list', 'tool_description', 'invoke_tool'] as const
 
 /** The fixed flags of a primary meta built-in (whoami and the discovery tools). */
 export const PRIMARY_META_BUILTIN = { labels: ['meta'], primary: true, deferred: false, source: 'builtin', typeId: 'builtin' } as const satisfies Partial<Tool>

@@ -6,8 +6,9 @@
 import { validateAgainst } from '../config/json-schema'
 import { isServerToolsError } from '../errors'
 import type { Logger } from '../runtime/logger'
-import type { DiscoverySurface, InvocationContext, SiblingTools, Tool, ToolOutcome } from './contracts'
-import { toolError } from './contracts'
+import type { DiscoverySurface, InvocationContext, Tool } from './contracts'
+import type { SiblingTools, ToolOutcome } from '../calls/outcome'
+import { toolError } from '../calls/outcome'
 
 /** What a caller may see and call: the project's callable tools, or a process's surface. */
 export interface ToolGate {

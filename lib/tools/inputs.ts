@@ -3,7 +3,7 @@
  * rest and prompt_template types: the JSON Schema that validates the declaration, and the
  * LLM-visible input schema generated from it.
  */
-import type { JsonSchema } from './contracts'
+import type { JsonSchema } from '../config/json-schema'
 
 export type InputType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array'
 

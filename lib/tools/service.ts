@@ -22,8 +22,9 @@ import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../erro
 import { BoundedCache } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ServerToolConfig, Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
-import { PACK_SEPARATOR } from './contracts'
+import type { ServerToolConfig } from '../config/server-tool'
+import type { Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
+import { PACK_SEPARATOR } from '../config/server-tool'
 import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
@@ -342,6 +343,7 @@ function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSou
       name,
       description: spec.description ?? config.description,
       inputSchema: spec.inputSchema,
+      ...(spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
       labels: [...new Set([...config.labels, ...(spec.extraLabels ?? [])])],
       primary: config.primary,
       deferred: spec.localName ? (spec.deferred ?? config.defaultDeferred) : false,

@@ -150,6 +150,38 @@ function envReads(file: string): string[] {
   ]
 }
 
+/**
+ * lib/'s folders from the bottom up. A file may import its own folder and the layers at or below
+ * its own; reaching up (e.g. lib/sandbox importing lib/tools for a shared type) fails. Shared
+ * types live in the lowest layer that owns them (lib/calls: a call's outcome; lib/config: JSON
+ * Schema and the server-tool config; lib/documents: the cascade reader). lib/stores/ holds the
+ * adapters of every layer's ports and is checked by the other rules, not ranked here.
+ */
+const LIB_LAYERS: readonly (readonly string[])[] = [
+  ['lib/errors.ts', 'lib/runtime', 'lib/calls'],
+  ['lib/config', 'lib/documents', 'lib/secrets'],
+  ['lib/egress'],
+  ['lib/models', 'lib/llm', 'lib/mcp', 'lib/sandbox'],
+  ['lib/tools'],
+  ['lib/usage', 'lib/recipes', 'lib/surface'],
+]
+const UNRANKED = ['lib/stores']
+
+/** The layer index of a lib/ file, or undefined for unranked folders. */
+function layerOf(file: string): number | undefined {
+  const i = LIB_LAYERS.findIndex((layer) => layer.some((entry) => isUnder(file, entry)))
+  return i < 0 ? undefined : i
+}
+
+function upwardImports(files: readonly string[]): string[] {
+  return files.flatMap(importsOf).flatMap((i) => {
+    const from = layerOf(i.from)
+    const to = i.target && isUnder(i.target, 'lib') ? layerOf(i.target) : undefined
+    if (from === undefined || to === undefined || to <= from) return []
+    return [at(i, `reaches up from layer ${from} to layer ${to}:`)]
+  })
+}
+
 // ────────── the rules ──────────
 
 /** Each rule, by the sentence that names its test, returning its violations as `file:line what`. */
@@ -176,6 +208,11 @@ const RULES: Record<string, () => string[]> = {
       .flatMap(importsOf)
       .filter((i) => i.target && !isUnder(i.target, 'functions/http') && !isUnder(i.target, 'lib'))
       .map((i) => at(i, 'imports')),
+
+  'every lib/ folder has a place in the layers (a new folder must be ranked)': () =>
+    LIB.filter((f) => layerOf(f) === undefined && !UNRANKED.some((u) => isUnder(f, u))).map((f) => `${f}:1 is in no layer of LIB_LAYERS`),
+
+  'lib/ layers import only downwards: no lower folder imports lib/tools, lib/recipes, lib/surface or lib/usage': () => upwardImports(LIB),
 
   'lib/ and functions/ never import test/ or bench/': () =>
     [...LIB, ...FUNCTIONS]
@@ -211,6 +248,8 @@ describe('architecture', () => {
     expect(clockReadsIn(clock)).toEqual(['snippet/clock.ts:2 calls Date.now()', 'snippet/clock.ts:3 calls new Date() (the current time)', 'snippet/clock.ts:5 calls Date() (the current time)'])
     const imports = snippet('imports', ["import type { X } from '@aws-sdk/client-s3'", "export { y } from '../functions/deps'", "const z = await import('hono/jwt')", "// import 'sst'"].join('\n'))
     expect(importsOf(imports).map((i) => `${i.line} ${i.target ?? i.specifier}`)).toEqual(['1 @aws-sdk/client-s3', '2 functions/deps.ts', '3 hono/jwt'])
+    const upward = source('lib/sandbox/snippet-upward.ts', ["import type { Tool } from '../tools/contracts'", "import type { ToolOutcome } from '../calls/outcome'", "import { x } from './execute'"].join('\n')).file
+    expect(upwardImports([upward])).toEqual(["lib/sandbox/snippet-upward.ts:1 reaches up from layer 3 to layer 4: '../tools/contracts'"])
   })
 
   for (const [name, rule] of Object.entries(RULES)) {

@@ -4,7 +4,7 @@
  * defaultDeferred as the sub-tools' default) before any real pack type exists.
  */
 import type { Tool, ToolFactory } from '../../lib/tools/contracts'
-import { success } from '../../lib/tools/contracts'
+import { success } from '../../lib/calls/outcome'
 
 export const echoPackFactory: ToolFactory<{ ops: string[]; deferredOps?: string[] }> = {
   typeId: 'echo_pack',

@@ -4,8 +4,9 @@
  */
 import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
-import type { JsonSchema, Tool } from '../contracts'
-import { success, toolError } from '../contracts'
+import type { JsonSchema } from '../../config/json-schema'
+import type { Tool } from '../contracts'
+import { success, toolError } from '../../calls/outcome'
 import type { ScriptSandbox } from '../types/scripted'
 
 const inputSchema: JsonSchema = {

@@ -3,7 +3,8 @@
  * same allow-set and argument checks as a direct call; a deferred allowed tool is activated.
  */
 import type { Tool } from '../contracts'
-import { toolError, PRIMARY_META_BUILTIN } from '../contracts'
+import { toolError } from '../../calls/outcome'
+import { PRIMARY_META_BUILTIN } from '../contracts'
 
 export const invokeToolTool: Tool = {
   name: 'invoke_tool',

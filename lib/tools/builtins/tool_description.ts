@@ -3,7 +3,8 @@
  * names; describing a deferred tool activates it (in the manifest from the next turn on).
  */
 import type { Tool } from '../contracts'
-import { success, toolError, PRIMARY_META_BUILTIN } from '../contracts'
+import { success, toolError } from '../../calls/outcome'
+import { PRIMARY_META_BUILTIN } from '../contracts'
 import { NO_SURFACE } from './tool_list'
 
 export const MAX_DESCRIBED = 25

@@ -1,6 +1,7 @@
 /** Built-in `tool_list` (spec §13): the names a process can use, split by whether their schema is in context. */
 import type { Tool } from '../contracts'
-import { success, toolError, PRIMARY_META_BUILTIN } from '../contracts'
+import { success, toolError } from '../../calls/outcome'
+import { PRIMARY_META_BUILTIN } from '../contracts'
 
 export const NO_SURFACE = 'works inside a process: spawn one (POST /projects/{project}/processes) and call it through /processes/{id}/tool-calls'
 

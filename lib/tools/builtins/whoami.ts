@@ -1,6 +1,7 @@
 /** Built-in `whoami`: who and where the caller is, as the service sees it. */
 import type { Tool } from '../contracts'
-import { success, PRIMARY_META_BUILTIN } from '../contracts'
+import { success } from '../../calls/outcome'
+import { PRIMARY_META_BUILTIN } from '../contracts'
 
 export const whoamiTool: Tool = {
   name: 'whoami',

@@ -1,6 +1,6 @@
 /** `doc_lookup` (spec §3): exposes one cascade document as a tool; read live on every call. */
 import type { ToolFactory } from '../contracts'
-import { success, toolError } from '../contracts'
+import { success, toolError } from '../../calls/outcome'
 
 interface DocLookupParameters {
   path: string

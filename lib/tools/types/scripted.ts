@@ -8,8 +8,10 @@ import { validateAgainst } from '../../config/json-schema'
 import { jsonDepth } from '../../sandbox/json'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
 import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
-import type { FactoryEnv, JsonSchema, ServerToolConfig, ToolFactory, ToolSpec } from '../contracts'
-import { success, toolError } from '../contracts'
+import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
+import type { JsonSchema } from '../../config/json-schema'
+import type { ServerToolConfig } from '../../config/server-tool'
+import { success, toolError } from '../../calls/outcome'
 import { checkInputs, inputsSchema, schemaFromInputs, type InputDeclaration } from '../inputs'
 
 export interface ScriptedParameters {

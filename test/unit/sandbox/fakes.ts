@@ -2,8 +2,8 @@
  * A small SiblingTools for sandbox tests: named handlers, every call recorded, and the
  * dispatcher's nesting rule (a sibling call may reach depth 4, not 5) applied the same way.
  */
-import type { SiblingTools, ToolOutcome } from '../../../lib/tools/contracts'
-import { success, toolError } from '../../../lib/tools/contracts'
+import type { SiblingTools, ToolOutcome } from '../../../lib/calls/outcome'
+import { success, toolError } from '../../../lib/calls/outcome'
 import type { SandboxHost } from '../../../lib/sandbox'
 
 export type Handler = (params: Record<string, unknown>, depth: number) => ToolOutcome | Promise<ToolOutcome>

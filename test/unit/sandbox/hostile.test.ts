@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createSandbox, QuickJsSandbox, type SandboxIsolation, type SandboxResult } from '../../../lib/sandbox'
 import type { ScriptSandbox } from '../../../lib/tools/types/scripted'
-import { success, toolError } from '../../../lib/tools/contracts'
+import { success, toolError } from '../../../lib/calls/outcome'
 import { HOSTILE_SCRIPTS, type HostileScript } from '../../fixtures/hostile-scripts/corpus'
 import { echo, FakeSiblings, never, ok } from './fakes'
 

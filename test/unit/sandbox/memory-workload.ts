@@ -4,7 +4,7 @@
  * Prints one JSON line: { sync: { before, after }, async: { before, after } }.
  */
 import { QuickJsSandbox } from '../../../lib/sandbox'
-import { success, type SiblingTools } from '../../../lib/tools/contracts'
+import { success, type SiblingTools } from '../../../lib/calls/outcome'
 
 const WARM_UP = Number(process.env.WARM_UP ?? 2_500)
 const RUNS = Number(process.env.RUNS ?? 10_000)

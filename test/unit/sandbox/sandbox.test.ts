@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { QuickJsSandbox } from '../../../lib/sandbox'
-import { success, toolError } from '../../../lib/tools/contracts'
+import { success, toolError } from '../../../lib/calls/outcome'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
 const sandbox = new QuickJsSandbox()

@@ -2,7 +2,7 @@
 import { EMPTY_RULE } from '../../../lib/surface/families'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import type { Tool } from '../../../lib/tools/contracts'
-import { success } from '../../../lib/tools/contracts'
+import { success } from '../../../lib/calls/outcome'
 import { toolDescriptionTool } from '../../../lib/tools/builtins/tool_description'
 import { toolListTool } from '../../../lib/tools/builtins/tool_list'
 

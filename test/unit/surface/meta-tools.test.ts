@@ -4,7 +4,7 @@ import type { AppDeps } from '../../../functions/http/app'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import type { Tool } from '../../../lib/tools/contracts'
-import { success } from '../../../lib/tools/contracts'
+import { success } from '../../../lib/calls/outcome'
 import { projectGate } from '../../../lib/tools/project-gate'
 import { echoPackFactory } from '../../support/pack-factory'
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseDuration, parseEngine, parseModelRef, parseProvider, parseRecipe } from '../../../lib/recipes/documents'
+import { parseModelRef, parseProviderDocument } from '../../../lib/models/documents'
+import { parseDuration, parseEngine, parseRecipe } from '../../../lib/recipes/documents'
 import { diagnoseEmptyResponse } from '../../../lib/surface/diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, firstSentence } from '../../../lib/surface/discovery'
 import { familyOf } from '../../../lib/surface/families'
@@ -106,8 +107,8 @@ describe('recipe, engine and catalog documents', () => {
   })
 
   it('accepts maxTools 0 and extra catalog fields, refuses a negative or fractional maxTools', () => {
-    expect(parseProvider('wireType: openai\nmaxTools: 0\npricing: {in: 1}\n', 'models/x/_provider.yaml')).toEqual({ ok: true, config: { wireType: 'openai', maxTools: 0 } })
-    expect(parseProvider('maxTools: 1.5\n', 'p').ok).toBe(false)
+    expect(parseProviderDocument('wireType: openai\nmaxTools: 0\npricing: {in: 1}\n', 'models/x/_provider.yaml')).toEqual({ ok: true, config: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1', headers: {}, sizes: {}, maxTools: 0 } })
+    expect(parseProviderDocument('maxTools: 1.5\n', 'p').ok).toBe(false)
   })
 
   it('parses durations and model references', () => {

@@ -3,7 +3,7 @@
  * resolving its local `$ref`s into self-contained JSON Schemas a model can read.
  */
 import { parse as parseYaml } from 'yaml'
-import type { JsonSchema } from '../../contracts'
+import type { JsonSchema } from '../../../config/json-schema'
 
 export type OpenApiDocument = Record<string, any>
 

@@ -4,7 +4,7 @@
  * overrides, and a stable shortened form for names over the 64-character limit.
  */
 import { createHash } from 'node:crypto'
-import { PACK_SEPARATOR } from '../../contracts'
+import { PACK_SEPARATOR } from '../../../config/server-tool'
 
 /** OpenAI and Anthropic both refuse tool names over 64 characters (`^[a-zA-Z0-9_-]{1,64}$`). */
 export const MAX_FULL_TOOL_NAME = 64

@@ -2,7 +2,7 @@
  * Operations of an OpenAPI document, each with the tool input schema a model sees and the
  * mapping from tool arguments back to path, query, header parameters and the request body.
  */
-import type { JsonSchema } from '../../contracts'
+import type { JsonSchema } from '../../../config/json-schema'
 import { deref, inlineSchema, type OpenApiDocument } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 

@@ -1,0 +1,33 @@
+/**
+ * The call protocol every layer shares: what a tool call returns and how running code calls
+ * other tools. It sits below the tools so the sandbox, MCP result mapping and the tool types can
+ * all speak it without importing lib/tools. A failing call is a result (`isError: true`), never an
+ * exception that reaches HTTP.
+ */
+
+export interface ToolOutcome {
+  isError: boolean
+  content: unknown
+  /** Set when the tool runs on the client (spec §7): the backend runs it with these validated params. */
+  clientCall?: { name: string; params: Record<string, unknown> }
+}
+
+export const success = (content: unknown): ToolOutcome => ({ isError: false, content })
+/** A failure a model can act on: a sentence first, structured fields after. */
+export const toolError = (message: string, extra: Record<string, unknown> = {}): ToolOutcome => ({
+  isError: true,
+  content: { message, ...extra },
+})
+
+/** What a running tool may do with its siblings: the same gates as a model's own call. */
+export interface SiblingTools {
+  call(name: string, params: unknown): Promise<ToolOutcome>
+  /**
+   * The wrapper path: call the tool this one wraps as its mechanical half (spec §14.4,
+   * `file_read → client_file_read`). Same gates as `call`; progress listeners hear it, the usage
+   * counter does not (one intent is one count).
+   */
+  delegate(name: string, params: unknown): Promise<ToolOutcome>
+  list(): Promise<string[]>
+  has(name: string): Promise<boolean>
+}

@@ -1,0 +1,186 @@
+/**
+ * The model catalog documents, read in one place for every concern that uses them: the LLM wire
+ * clients (endpoint, key, sizes, output cap) and the agent surface (`maxTools` budgets).
+ *
+ *   # models/<instance>/_provider.yaml — one endpoint (required)
+ *   wireType: openai                     # openai (chat completions) | anthropic (messages)
+ *   baseUrl: https://api.openai.com/v1   # default per wire type: https://api.openai.com/v1,
+ *                                        # https://api.anthropic.com (a gateway: its own instance)
+ *   apiKey: ${secret:OPENAI_KEY}         # a secret reference; omit for keyless local servers
+ *   headers: { OpenAI-Organization: org-1 }   # optional extra headers (may hold ${secret:…})
+ *   timeoutMs: 60000                     # optional default per call
+ *   sizes: { small: gpt-4o-mini, large: gpt-4o }   # optional: what `modelSize` picks
+ *   maxTools: 128                        # tool limit of every model of the instance (0 = unlimited)
+ *
+ *   # models/<instance>/<model>.yaml — one model (optional)
+ *   modelId: gpt-4o-mini-2024-07-18      # the provider's name (default: the file name)
+ *   maxOutputTokens: 16384               # default and cap for a call's max tokens
+ *   size: small
+ *   maxTools: 64                         # wins over the provider's (0 = explicitly unlimited)
+ *
+ * Both are tolerant of fields they do not know (pricing or other settings may live there); the
+ * fields above are checked on write (`checkModelCatalogDocument`) and again on read. A provider
+ * document may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
+ */
+import { validateAgainst } from '../config/json-schema'
+import { locate, parseYaml, type ParsedYaml } from '../config/yaml'
+import type { Issue } from '../errors'
+import { malformedSecretReferences } from '../secrets/references'
+
+export const MODELS_PREFIX = 'models/'
+export const PROVIDER_FILE = '_provider.yaml'
+export const providerPath = (instance: string) => `${MODELS_PREFIX}${instance}/${PROVIDER_FILE}`
+export const modelPath = (instance: string, model: string) => `${MODELS_PREFIX}${instance}/${model}.yaml`
+
+export const INSTANCE_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
+export const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+const INSTANCE = new RegExp(INSTANCE_PATTERN)
+const MODEL = new RegExp(MODEL_PATTERN)
+export const MODEL_SIZES = ['small', 'medium', 'large'] as const
+export type ModelSize = (typeof MODEL_SIZES)[number]
+export const WIRE_TYPES = ['openai', 'anthropic'] as const
+export type WireType = (typeof WIRE_TYPES)[number]
+
+export const DEFAULT_BASE_URLS: Record<WireType, string> = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com' }
+
+export interface ProviderDocument {
+  /** As written; a prompt call insists on one of WIRE_TYPES. */
+  wireType?: string
+  baseUrl: string
+  /** A `${secret:NAME}` reference (never a literal key: documents are readable through the API). */
+  apiKey?: string
+  headers: Record<string, string>
+  timeoutMs?: number
+  sizes: Partial<Record<ModelSize, string>>
+  /** 0 = explicitly unlimited; absent = no known limit. */
+  maxTools?: number
+}
+
+export interface ModelDocument {
+  modelId?: string
+  maxOutputTokens?: number
+  size?: ModelSize
+  /** 0 = explicitly unlimited, suppressing the provider's; absent = the provider's. */
+  maxTools?: number
+}
+
+export type CatalogParse<T> = { ok: true; config: T } | { ok: false; issues: Issue[] }
+
+const SECRET_ONLY = '^\\$\\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\\}$'
+const maxTools = { type: 'integer', minimum: 0 }
+
+const providerSchema = {
+  type: 'object',
+  properties: {
+    wireType: { type: 'string', minLength: 1 },
+    baseUrl: { type: 'string', pattern: '^https?://' },
+    apiKey: { type: 'string', pattern: SECRET_ONLY },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+    timeoutMs: { type: 'integer', minimum: 100, maximum: 300_000 },
+    sizes: { type: 'object', additionalProperties: false, properties: Object.fromEntries(MODEL_SIZES.map((s) => [s, { type: 'string', pattern: MODEL_PATTERN }])) },
+    maxTools,
+  },
+}
+
+const modelSchema = {
+  type: 'object',
+  properties: {
+    modelId: { type: 'string', minLength: 1, maxLength: 256 },
+    maxOutputTokens: { type: 'integer', minimum: 1 },
+    size: { enum: MODEL_SIZES },
+    maxTools,
+  },
+}
+
+function mapping(text: string, path: string): { ok: true; raw: Record<string, unknown>; parsed: ParsedYaml } | { ok: false; issues: Issue[] } {
+  const parsed = parseYaml(text, path)
+  if (!parsed.ok) return parsed
+  const data = parsed.value.data ?? {}
+  if (typeof data !== 'object' || Array.isArray(data)) return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'a model catalog document must be a YAML mapping (key: value lines)' }] }
+  return { ok: true, raw: data as Record<string, unknown>, parsed: parsed.value }
+}
+
+export function parseProviderDocument(text: string, path: string): CatalogParse<ProviderDocument> {
+  const m = mapping(text, path)
+  if (!m.ok) return m
+  const issues = [...validateAgainst(providerSchema, m.raw)]
+  if (typeof m.raw.apiKey === 'string' && !new RegExp(SECRET_ONLY).test(m.raw.apiKey)) {
+    issues.splice(0, issues.length, ...issues.filter((i) => i.pointer !== '/apiKey'), { pointer: '/apiKey', message: 'apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself' })
+  }
+  issues.push(...malformedSecretReferences(m.raw.headers ?? {}, '/headers'))
+  if (issues.length) return { ok: false, issues: locate(m.parsed, issues, path) }
+  const r = m.raw
+  return {
+    ok: true,
+    config: {
+      ...(typeof r.wireType === 'string' ? { wireType: r.wireType } : {}),
+      baseUrl: (typeof r.baseUrl === 'string' ? r.baseUrl : (DEFAULT_BASE_URLS[r.wireType as WireType] ?? '')).replace(/\/+$/, ''),
+      ...(typeof r.apiKey === 'string' ? { apiKey: r.apiKey } : {}),
+      headers: (r.headers as Record<string, string> | undefined) ?? {},
+      ...(typeof r.timeoutMs === 'number' ? { timeoutMs: r.timeoutMs } : {}),
+      sizes: (r.sizes as ProviderDocument['sizes'] | undefined) ?? {},
+      ...(typeof r.maxTools === 'number' ? { maxTools: r.maxTools } : {}),
+    },
+  }
+}
+
+export function parseModelDocument(text: string, path: string): CatalogParse<ModelDocument> {
+  const m = mapping(text, path)
+  if (!m.ok) return m
+  const issues = validateAgainst(modelSchema, m.raw)
+  if (issues.length) return { ok: false, issues: locate(m.parsed, issues, path) }
+  const r = m.raw
+  return {
+    ok: true,
+    config: {
+      ...(typeof r.modelId === 'string' ? { modelId: r.modelId } : {}),
+      ...(typeof r.maxOutputTokens === 'number' ? { maxOutputTokens: r.maxOutputTokens } : {}),
+      ...(typeof r.size === 'string' ? { size: r.size as ModelSize } : {}),
+      ...(typeof r.maxTools === 'number' ? { maxTools: r.maxTools } : {}),
+    },
+  }
+}
+
+const isModelName = (model: string) => MODEL.test(model) && !model.includes('..') && `${model}.yaml` !== PROVIDER_FILE
+
+/** `instance/model`, or `instance` alone (then a size picks the model): a prompt tool's `model`. */
+export function parseModelName(ref: string): { instance: string; model?: string } | string {
+  const slash = ref.indexOf('/')
+  const instance = slash < 0 ? ref : ref.slice(0, slash)
+  if (!INSTANCE.test(instance)) return `model instance '${instance}' must be lower-case letters, digits, '_' or '-'`
+  if (slash < 0) return { instance }
+  const model = ref.slice(slash + 1)
+  if (!isModelName(model)) return `'${model}' is not a valid model name (letters, digits, '.', '_', ':', '-')`
+  return { instance, model }
+}
+
+/** `instance/model` (both required): an entry of a recipe's model chain. */
+export function parseModelRef(ref: string): { instance: string; model: string } | string {
+  const slash = ref.indexOf('/')
+  if (slash < 0) return `model '${ref}' must be written 'instance/model' (e.g. 'openai/gpt-4o')`
+  const instance = ref.slice(0, slash)
+  const model = ref.slice(slash + 1)
+  if (!INSTANCE.test(instance)) return `model '${ref}': instance '${instance}' must be lower-case letters, digits, '_' or '-'`
+  if (!isModelName(model)) return `model '${ref}': '${model}' is not a valid model name (letters, digits, '.', '_', ':', '-')`
+  return { instance, model }
+}
+
+/** The instance (and model) a catalog path names, or undefined for other paths. */
+export function catalogDocumentOf(path: string): { kind: 'provider'; instance: string } | { kind: 'model'; instance: string; model: string } | undefined {
+  const m = /^models\/([^/]+)\/([^/]+)\.ya?ml$/.exec(path)
+  if (!m) return undefined
+  return m[2] === PROVIDER_FILE.replace(/\.yaml$/, '') ? { kind: 'provider', instance: m[1] } : { kind: 'model', instance: m[1], model: m[2] }
+}
+
+/** Write-time check for the raw documents API: problems of a model catalog document, with positions; [] for other paths. */
+export function checkModelCatalogDocument(path: string, body: string): Issue[] {
+  const doc = catalogDocumentOf(path)
+  if (!doc) return []
+  if (doc.kind === 'model') {
+    const r = parseModelDocument(body, path)
+    return r.ok ? [] : r.issues
+  }
+  const nameProblem: Issue[] = INSTANCE.test(doc.instance) ? [] : [{ path, pointer: '', message: `model instance name '${doc.instance}' must be lower-case letters, digits, '_' or '-' (at most 64)` }]
+  const r = parseProviderDocument(body, path)
+  return [...nameProblem, ...(r.ok ? [] : r.issues)]
+}
