@@ -171,6 +171,16 @@ export function openApiDocument() {
         },
         delete: { summary: 'Delete this layer\'s document (outer layers show again)', parameters: [tenant, project, name], responses: { 204: { description: 'Deleted' }, 404: problem, 412: problem } },
       },
+      '/brain/{tenant}/projects/{project}/tools': {
+        get: {
+          summary: 'What the project can call: every tool after the cascade, packs expanded into sub-tools, each with its inputSchema (scope tools:read)',
+          parameters: [tenant, project],
+          responses: {
+            200: { description: '{ tools: [{ name, description, labels, primary, deferred, source, typeId, pack?, aliases?, promptHint?, searchHint?, inputSchema }] (by name), problems }' },
+            default: problem,
+          },
+        },
+      },
       '/brain/{tenant}/projects/{project}/documents': {
         get: {
           summary: "This layer's documents (one snapshot): path, version, sha256 of the body, bytes, updatedAt, updatedBy; with bodies=true also the body (exports)",

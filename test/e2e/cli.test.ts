@@ -7,18 +7,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type LocalService, LocalServices } from '../support/local-service'
+import { type LocalService, startLocalService } from '../support/npm-start'
 
-const services = new LocalServices()
 const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
 let service: LocalService
 
 beforeAll(async () => {
-  service = await services.start()
+  service = await startLocalService(join(work, 'data'))
 }, 30_000)
 
 afterAll(() => {
-  services.cleanUp()
+  if (service?.child.exitCode === null) service.child.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })
 })
 

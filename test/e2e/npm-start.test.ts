@@ -2,18 +2,27 @@
  * `npm start` as a person uses it: start the local service on a fresh DATA_DIR, follow the
  * printed instructions with real HTTP, stop it with SIGINT, start it again, find the data.
  */
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ChildProcess } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueToken } from '../../functions/http/auth'
-import { LocalServices } from '../support/local-service'
+import { startLocalService, stopLocalService as stop } from '../support/npm-start'
 
-const services = new LocalServices()
-const dataDir = services.dataDir
-const start = () => services.start()
-const stop = (child: Parameters<LocalServices['stop']>[0]) => services.stop(child)
+const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-local-'))
+const children: ChildProcess[] = []
 
-afterAll(() => services.cleanUp())
+async function start() {
+  const service = await startLocalService(dataDir)
+  children.push(service.child)
+  return service
+}
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  rmSync(dataDir, { recursive: true, force: true })
+})
 
 describe('npm start', () => {
   it('serves the printed URL with the printed token and keeps the data across a restart', async () => {
