@@ -5,6 +5,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Issue } from '../errors'
+import { schemaOverBudget } from './expansion-budget'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -13,10 +14,16 @@ addFormats(ajv)
 
 const compiled = new WeakMap<object, ValidateFunction>()
 
-/** Compiles once per schema object (schemas are built once and reused). */
+/**
+ * Compiles once per schema object (schemas are built once and reused). A schema over the node
+ * budget throws before ajv sees it: ajv generates code per node, and a tenant's schema (or a
+ * remote server's) must not hold the event loop while it does.
+ */
 export function compile(schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(schema)
   if (!fn) {
+    const over = schemaOverBudget(schema)
+    if (over) throw new Error(over)
     fn = ajv.compile(schema)
     compiled.set(schema, fn)
   }

@@ -24,6 +24,7 @@
  */
 import Ajv, { type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
+import { schemaOverBudget } from '../../config/expansion-budget'
 import { issuesFromAjv, validateAgainst } from '../../config/json-schema'
 import type { EgressClient, EgressRequest, EgressResponse } from '../../egress/client'
 import { isEgressError } from '../../egress/errors'
@@ -169,6 +170,8 @@ export function compileUserSchema(schema: JsonSchema): ValidateFunction {
     hit = schemaCache.get(key)
     if (!hit) {
       try {
+        const over = schemaOverBudget(rest)
+        if (over) throw new Error(over)
         const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true })
         addFormats(ajv)
         hit = ajv.compile(rest)
