@@ -11,7 +11,7 @@
  * asks for it when a destination is not public. A document that does not parse or validate
  * allows nothing (fail closed) and is logged.
  */
-import { parse as parseYaml } from 'yaml'
+import { parseYaml } from '../config/yaml'
 import { validateAgainst } from '../config/json-schema'
 import type { DocumentStore } from '../documents/ports'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
@@ -35,11 +35,12 @@ export const tenantAllowListSchema = {
 
 /** Parses and validates the document body; issues carry JSON pointers. */
 export function parseTenantAllowList(body: string): { list: AllowList; issues: { pointer?: string; message: string }[] } {
-  let data: unknown
-  try {
-    data = body.trim() === '' ? {} : parseYaml(body, { maxAliasCount: 10 })
-  } catch (e) {
-    return { list: AllowList.empty, issues: [{ message: `not valid YAML: ${(e as Error).message.split('\n')[0]}` }] }
+  let data: unknown = {}
+  if (body.trim() !== '') {
+    // the shared reader: shape and size checked before the YAML parser runs (issue 10 F3)
+    const parsed = parseYaml(body)
+    if (!parsed.ok) return { list: AllowList.empty, issues: parsed.issues.map((i) => ({ message: `not valid YAML: ${i.message}${i.line ? ` (line ${i.line})` : ''}` })) }
+    data = parsed.value.data
   }
   if (data == null) data = {}
   const schemaIssues = validateAgainst(tenantAllowListSchema, data)

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml'
 import type { ExpansionBudget } from '../../../config/expansion-budget'
 import { countNodes } from '../../../config/expansion-budget'
 import { jsonTooDeep, yamlTooDeep } from '../../../config/nesting'
+import { MAX_YAML_BYTES } from '../../../config/yaml'
 import type { JsonSchema } from '../../../config/json-schema'
 
 export type OpenApiDocument = Record<string, any>
@@ -20,6 +21,7 @@ export function readOpenApi(input: unknown): ReadResult {
     const json = /^\s*[[{]/.test(input)
     const deep = json ? jsonTooDeep(input) : yamlTooDeep(input)
     if (deep) return { ok: false, message: `the OpenAPI document is ${deep.message}` }
+    if (!json && input.length > MAX_YAML_BYTES) return { ok: false, message: `a YAML OpenAPI document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(input.length / 1024)} KiB); store larger specs as JSON` }
     try {
       doc = json ? JSON.parse(input) : parseYaml(input, { maxAliasCount: 100 })
     } catch (e) {
