@@ -8,7 +8,7 @@ import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
 import { EgressClient } from '../lib/egress/client'
-import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
 import type { Clock } from '../lib/runtime/clock'
@@ -40,6 +40,7 @@ import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
 import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
+import type { AuthSettings } from './http/token-verifier'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
 import { roleSurfaceLookup } from './usage-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
@@ -53,6 +54,8 @@ import { loadBundledFiles } from './defaults'
 export interface CoreOptions {
   store: DocumentStore
   jwtSecret: string
+  /** The other token settings: identity provider, lifetime cap, public base URL (default: HS256 only, 30 days). */
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   bundledFiles?: BundledFile[]
   log?: Logger
   clock?: Clock
@@ -114,14 +117,14 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),
+    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument)),
     processes: agent.processes,
     surface: agent.surface,
     observedLimits: agent.observedLimits,
     dispatcher,
     usage,
     secrets,
-    auth: { jwtSecret: opts.jwtSecret },
+    auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     log,
     clock,
   }
@@ -141,6 +144,7 @@ export interface AwsDepsConfig {
   surface?: Partial<SurfaceSettings>
   bucket: string
   jwtSecret: string
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   region?: string
   /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
   dynamoEndpoint?: string
@@ -164,7 +168,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, sandbox: config.sandbox, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, sandbox: config.sandbox, jwtSecret: config.jwtSecret, auth: config.auth, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */

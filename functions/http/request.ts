@@ -44,7 +44,7 @@ const tooLarge = () => new ServerToolsError('TOO_LARGE', `the body may be at mos
  * directly: materialising a web Request for it (a stream, an AbortController) measured as the
  * largest single cost of a tool call. Elsewhere (Lambda, app.request) the body is already in memory.
  */
-async function rawBody(c: Context): Promise<Uint8Array> {
+export async function rawBody(c: Context): Promise<Uint8Array> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   if (incoming instanceof Readable && !incoming.readableDidRead) {
     const chunks: Buffer[] = []

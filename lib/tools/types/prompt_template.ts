@@ -120,6 +120,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     return [
       {
         inputSchema: schemaFromInputs(p.inputs),
+        ...(p.outputSchema ? { outputSchema: resultSchema(p.outputSchema) } : {}),
         extraLabels: ['llm'],
         invoke: (params, ctx) => this.invoke(config.name, p, params, env, ctx.signal),
       },
@@ -257,4 +258,18 @@ function answerValue(c: Completion, schema: JsonSchema): { ok: true; value: unkn
     if (value && typeof value === 'object' && !Array.isArray(value) && 'value' in value && Object.keys(value).length === 1) value = (value as { value: unknown }).value
   }
   return { ok: true, value }
+}
+
+/** The content of a successful call with `outputSchema`: `{ value, model, usage }` (what MCP clients check structuredContent against). */
+function resultSchema(outputSchema: JsonSchema): JsonSchema {
+  const tokens = { type: 'integer', minimum: 0 }
+  return {
+    type: 'object',
+    properties: {
+      value: outputSchema,
+      model: { type: 'string' },
+      usage: { type: 'object', properties: { inputTokens: tokens, outputTokens: tokens } },
+    },
+    required: ['value', 'model', 'usage'],
+  }
 }

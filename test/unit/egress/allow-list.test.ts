@@ -55,7 +55,7 @@ describe('the tenant allow-list document', () => {
   })
 
   it('allows nothing when the document is invalid, and says where', () => {
-    expect(parseTenantAllowList('hosts: [ok.acme]\nports: [80]\n').issues).toEqual([{ pointer: '/ports', message: 'ports is not allowed here' }])
+    expect(parseTenantAllowList('hosts: [ok.acme]\nports: [80]\n').issues).toEqual([{ path: 'egress/allow.yaml', pointer: '/ports', line: 2, column: 8, message: 'ports is not allowed here (line 2)' }])
     const bad = parseTenantAllowList('hosts: [ok.acme]\ncidrs: [nonsense]\n')
     expect(bad.list.isEmpty).toBe(true)
     expect(bad.issues[0].pointer).toBe('/cidrs/0')
