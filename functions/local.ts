@@ -16,7 +16,7 @@ import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
-import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger } from './settings'
+import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, ownEndpointsFromEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { LocalSecretStore } from '../lib/secrets/local'
 
@@ -37,6 +37,8 @@ async function main() {
   const jwtSecret = process.env.AUTH_JWT_SECRET || localSecret(join(dataDir, 'jwt-secret'))
   const auth = authSettingsFromEnv()
   const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
+  // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
+  const ownEndpoints = ownEndpointsFromEnv(process.env)
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
     toolUsageTable: TOOL_USAGE_TABLE,
@@ -53,6 +55,7 @@ async function main() {
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
+    ownEndpoints,
     // a long-running server: a stalled script must not hold other requests (README)
     sandbox: sandboxSettingsFromEnv('worker'),
     log: envLogger(),
@@ -72,7 +75,8 @@ async function main() {
   const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)
   const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: lifetime }, Math.floor(Date.now() / 1000))
   const bound = server.address()
-  const url = `http://${host}:${typeof bound === 'object' && bound ? bound.port : port}`
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : port}`
+  ownEndpoints.add(url)
   process.stdout.write(
     [
       '',

@@ -1,4 +1,5 @@
 /** The deployment settings read from the environment, in one place (edge only). */
+import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox'
 import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
@@ -82,4 +83,21 @@ function httpUrl(name: string, raw: string): URL {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${name} must be an http(s) URL, got '${raw}'`)
   return url
+}
+
+/**
+ * The listeners of the platform the service runs on, from the variables that announce them: the
+ * Lambda runtime (and extensions) API, container credential and metadata endpoints, and the
+ * store endpoints set for emulators. No tool may call them (OwnEndpoints); the HTTP port of
+ * `npm start` is added once the server listens.
+ */
+export function ownEndpointsFromEnv(env: Record<string, string | undefined> = process.env): OwnEndpoints {
+  const own = new OwnEndpoints()
+  for (const name of ['AWS_LAMBDA_RUNTIME_API', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'ECS_CONTAINER_METADATA_URI', 'ECS_CONTAINER_METADATA_URI_V4', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SSM_ENDPOINT']) {
+    const value = env[name]?.trim()
+    if (value) own.add(value)
+  }
+  // a relative credentials URI is served by the container agent at this fixed address
+  if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) own.add('http://169.254.170.2')
+  return own
 }

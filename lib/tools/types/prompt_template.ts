@@ -35,7 +35,8 @@ import { wireClients } from '../../llm'
 import type { Completion, WireClient } from '../../llm/wire'
 import { LlmCallError, objectRoot } from '../../llm/wire'
 import type { SecretStore } from '../../secrets/ports'
-import { loadSecrets, SecretScrubber, secretNamesIn, substituteSecrets } from '../../secrets/references'
+import { loadSecrets, secretNamesIn, substituteSecrets } from '../../secrets/references'
+import { SecretScrubber } from '../../secrets/scrubber'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
@@ -168,6 +169,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
         headers,
         timeoutMs,
         signal,
+        scrub: (text) => scrubber.scrubText(text),
       })
     } catch (e) {
       return scrubber.scrub(this.failure(tool, model.ref, timeoutMs, e))
@@ -178,7 +180,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     const parsed = answerValue(completion, p.outputSchema)
     if (!parsed.ok) {
       const cut = completion.stopReason === 'length' || completion.stopReason === 'max_tokens' ? ` The answer was cut off at maxTokens (${maxTokens}); raise maxTokens.` : ''
-      return scrubber.scrub(toolError(`Model '${model.ref}' did not answer with JSON: ${parsed.message}.${cut}`, { model: model.ref, usage, answer: completion.text.slice(0, 2000) }))
+      return scrubber.scrub(toolError(`Model '${model.ref}' did not answer with JSON: ${parsed.message}.${cut}`, { model: model.ref, usage, answer: scrubber.scrubText(completion.text).slice(0, 2000) }))
     }
     const issues = validateAgainst(p.outputSchema, parsed.value)
     if (issues.length) {
