@@ -119,7 +119,11 @@ export default $config({
         ...Object.fromEntries(AUTH_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name] as string])),
       },
       // The bundled layer is read from disk at cold start: $LAMBDA_TASK_ROOT/defaults.
-      copyFiles: [{ from: 'defaults', to: 'defaults' }],
+      // the bundled layer, and the web console's script and style sheet (functions/console-assets.ts)
+      copyFiles: [
+        { from: 'defaults', to: 'defaults' },
+        { from: 'functions/http/console/assets', to: 'functions/http/console/assets' },
+      ],
       nodejs: {
         format: 'esm',
         banner: ESM_REQUIRE_BANNER,

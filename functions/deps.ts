@@ -51,6 +51,7 @@ import type { SurfaceSettings } from '../lib/surface/surface'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { loadBundledFiles } from './defaults'
+import { loadConsoleAssets } from './console-assets'
 
 export interface CoreOptions {
   store: DocumentStore
@@ -128,6 +129,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     usage,
     secrets,
     auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
+    consoleAssets: loadConsoleAssets(),
     log,
     clock,
   }

@@ -171,6 +171,16 @@ export function openApiDocument() {
         },
         delete: { summary: 'Delete this layer\'s document (outer layers show again)', parameters: [tenant, project, name], responses: { 204: { description: 'Deleted' }, 404: problem, 412: problem } },
       },
+      '/brain/{tenant}/projects/{project}/tools': {
+        get: {
+          summary: 'What the project can call: every tool after the cascade, packs expanded into sub-tools, each with its inputSchema (scope tools:read)',
+          parameters: [tenant, project],
+          responses: {
+            200: { description: '{ tools: [{ name, description, labels, primary, deferred, source, typeId, pack?, aliases?, promptHint?, searchHint?, inputSchema }] (by name), problems }' },
+            default: problem,
+          },
+        },
+      },
       '/brain/{tenant}/projects/{project}/documents': { get: { summary: 'This layer\'s raw documents (metadata)', parameters: [tenant, project, p('prefix', 'Path prefix', false)], responses: { 200: { description: '{ documents }' } } } },
       '/brain/{tenant}/projects/{project}/documents/{path}': {
         get: { summary: 'A raw document through the cascade (X-Document-Source)', parameters: [tenant, project, p('path', 'Document path, may contain /')], responses: { 200: { description: 'The body' }, 404: problem } },

@@ -260,6 +260,11 @@ describe('sst.config.ts', () => {
     expect(readFileSync(join(ROOT, 'functions/defaults.ts'), 'utf8')).toMatch(/LAMBDA_TASK_ROOT[\s\S]*'defaults'/)
   })
 
+  it('copies the console assets into the function package where functions/console-assets.ts looks for them', () => {
+    expect(api.args.copyFiles).toEqual(expect.arrayContaining([{ from: 'functions/http/console/assets', to: 'functions/http/console/assets' }]))
+    expect(readFileSync(join(ROOT, 'functions/console-assets.ts'), 'utf8')).toMatch(/LAMBDA_TASK_ROOT[\s\S]*'functions\/http\/console\/assets'/)
+  })
+
   it('runs on a Node.js runtime that AWS Lambda supports', () => {
     expect(LAMBDA_NODE_RUNTIMES).toContain(api.args.runtime)
   })
@@ -343,6 +348,11 @@ describe('the API bundle built the way SST builds it', () => {
         requestContext: { domainName: 'x.lambda-url.us-east-1.on.aws', http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
         isBase64Encoded: false };
       const res = await h(event, {});
+      // the console: server-rendered JSX and an asset read from the copied files
+      const page = await h({ ...event, rawPath: '/console/tools', requestContext: { ...event.requestContext, http: { ...event.requestContext.http, path: '/console/tools' } } }, {});
+      const src = /src="([^"?]+)/.exec(page.body)[1];
+      const asset = await h({ ...event, rawPath: src, requestContext: { ...event.requestContext, http: { ...event.requestContext.http, path: src } } }, {});
+      const consoleOk = page.statusCode === 200 && /script-src 'self'/.test(page.headers['content-security-policy']) && asset.statusCode === 200 && asset.body.includes('sessionStorage');
       // the sandbox's WASM loads from the installed packages, not from the bundle
       const q = await import('quickjs-emscripten');
       const vm = (await q.getQuickJS()).newContext();
@@ -360,9 +370,9 @@ describe('the API bundle built the way SST builds it', () => {
         w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
       });
       await w.terminate();
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, sum, sandboxed }));`
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, consoleOk, sum, sandboxed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), sum: 12, sandboxed: 42 })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), consoleOk: true, sum: 12, sandboxed: 42 })
   })
 })
 
