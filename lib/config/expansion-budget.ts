@@ -15,7 +15,7 @@ export const EXPANSION_LIMITS = {
    * `$ref`s are inlined. ajv turns every node into generated code (tens of µs each), so this
    * bounds the first validation of a tool too.
    */
-  schemaNodes: 4_000,
+  schemaNodes: 2_000,
   /** Nodes over all the schemas of one pack (an OpenAPI document's operations, an MCP catalog). */
   packNodes: 100_000,
   /** Sub-tools in one pack (OpenAPI operations, remote MCP tools). */

@@ -66,7 +66,7 @@ export const rowSet: HostileRowSet = {
       name: 'F1: the $ref breadth bomb (S0..S8 × 9 properties, 3.9 KB) is a pack problem and its call a tool error naming the budget',
       async run(app) {
         assert.ok(JSON.stringify(breadthBomb()).length < 5_000)
-        await packOver(app, 'mallory1', breadthBomb(), /op0.*budget of 4,000/)
+        await packOver(app, 'mallory1', breadthBomb(), /op0.*budget of 2,000/)
       },
     },
     {
@@ -77,7 +77,7 @@ export const rowSet: HostileRowSet = {
         const put = await app.call('mallory2', 'PUT', '/projects/p1/server-tools/bomb', tool, JSON_TYPE)
         assert.ok(put.status === 201 || put.status === 200, `tool PUT ${put.status}: ${await put.text()}`)
         assert.equal((await app.call('mallory2', 'POST', '/projects/p1/processes', { recipe: 'default' })).status, 201)
-        await callFails(app, 'mallory2', 'bomb__op0', /budget of 4,000/)
+        await callFails(app, 'mallory2', 'bomb__op0', /budget of 2,000/)
       },
     },
     {
@@ -113,7 +113,7 @@ export const rowSet: HostileRowSet = {
         const res = await app.call('mallory7', 'PUT', '/projects/p1/server-tools/schema_bomb', JSON.stringify(tool), JSON_TYPE)
         const text = await res.text()
         assert.equal(res.status, 422, text.slice(0, 300))
-        assert.match(text, /more than 4,000 nodes/)
+        assert.match(text, /more than 2,000 nodes/)
       },
     },
   ],
