@@ -194,6 +194,28 @@ describe('server-tools plan, apply, pull', () => {
   }, 120_000)
 })
 
+describe('the tenant layer', () => {
+  it('applies the _tenant layer with its egress allow-list, and checks a project layer against it', async () => {
+    const tenantDir = layer('tenant', {
+      'server-tools/wiki.yaml': 'type: doc_lookup\ndescription: The wiki.\nlabels: [wiki]\nparameters:\n  path: documents/wiki.md\n',
+      'documents/wiki.md': '# Wiki\n',
+      'egress/allow.yaml': 'hosts: [intranet.example.com]\n',
+    })
+    const applied = await cli('apply', tenantDir)
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.stdout).toContain('Apply complete: 3 created, 0 updated, 0 deleted.')
+    expect(await (await api('/projects/_tenant/documents/egress/allow.yaml')).text()).toBe('hosts: [intranet.example.com]\n')
+
+    const projectDir = layer('uses-tenant', { 'recipes/wiki.yaml': 'engine: default\nallowedToolsAdd: ["@wiki"]\n' })
+    const alone = await cli('validate', projectDir, '--project', 'p6')
+    expect(alone.code).toBe(1)
+    expect(alone.stdout).toContain("recipes/wiki.yaml:2:19: allowedToolsAdd: '@wiki' selects no tool now")
+    expect((await cli('validate', projectDir, '--project', 'p6', '--tenant-dir', tenantDir)).code).toBe(0)
+    const planned = await cli('plan', projectDir, '--project', 'p6')
+    expect(planned.code, planned.stderr).toBe(2)
+  }, 300_000)
+})
+
 describe('server-tools preview and call', () => {
   it('shows what a spawn would get as a table and as JSON', async () => {
     const table = await cli('preview', '--project', 'p1', '--recipe', 'helper')
