@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run } from '../../functions/cli/main'
 import { type LocalService, startLocalService } from '../support/npm-start'
 
 const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
@@ -155,6 +156,19 @@ describe('server-tools plan, apply, pull', () => {
     expect(pruned.stdout).toContain('Apply complete: 0 created, 0 updated, 1 deleted.')
     expect((await api('/projects/p2/server-tools/drop')).status).toBe(404)
     expect((await cli('plan', dir, '--project', 'p2', '--prune')).code).toBe(0)
+  }, 300_000)
+
+  it('asks before deleting on a terminal, and deletes nothing when the answer is no', async () => {
+    const dir = layer('ask', { 'documents/a.md': 'a\n', 'documents/b.md': 'b\n' })
+    expect((await cli('apply', dir, '--project', 'p7')).code).toBe(0)
+    unlinkSync(join(dir, 'documents/b.md'))
+    const questions: string[] = []
+    const io = (answer: boolean) => ({ out: () => {}, err: () => {}, env: { ST_URL: service.url, ST_TOKEN: service.token }, confirm: async (q: string) => (questions.push(q), answer) })
+    expect(await run(['apply', dir, '--project', 'p7', '--prune'], io(false))).toBe(1)
+    expect(questions).toEqual(["Delete 1 document from layer 'p7'? [y/N] "])
+    expect((await api('/projects/p7/documents/documents/b.md')).status).toBe(200)
+    expect(await run(['apply', dir, '--project', 'p7', '--prune'], io(true))).toBe(0)
+    expect((await api('/projects/p7/documents/documents/b.md')).status).toBe(404)
   }, 300_000)
 
   it('refuses to apply a plan when the layer changed after it, and writes nothing', async () => {
