@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps) {
     .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))
     .get(`${PROTECTED_RESOURCE_PATH}/*`, protectedResourceMetadata(deps.auth))
     .use('/brain/*', bearerChallenge(deps.auth))
-    .use('/brain/:tenant/*', authenticate(deps.auth))
+    .use('/brain/:tenant/*', authenticate(deps.auth, deps.log))
     .use('/brain/:tenant/projects/:project/*', tenantLayerWrites)
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', callableToolRoutes(deps))

@@ -13,8 +13,8 @@ import type { ProcessKey } from '../../../lib/recipes/ports'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessSurface } from '../../../lib/surface/surface'
 import type { AppDeps } from '../app'
-import type { AuthEnv, Scope } from '../auth'
-import { principalOf } from '../auth'
+import type { AuthEnv } from '../auth'
+import { assertScope, principalOf } from '../auth'
 import { projectParam, rawBody, tenantParam } from '../request'
 
 type Protocol = typeof import('../../../lib/surface/mcp-server') & typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
@@ -50,10 +50,6 @@ export function mcpRoutes(deps: AppDeps) {
     return surface.record.createdBy === principalOf(c).subject ? surface : undefined
   }
 
-  function requireScope(c: Context<AuthEnv>, scope: Scope) {
-    if (!principalOf(c).scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `this call needs the '${scope}' scope`)
-  }
-
   /** `MCP-Protocol-Version`: absent = 2025-03-26 (transport spec); one we do not serve = 400. */
   async function versionError(c: Context): Promise<Response | undefined> {
     const v = c.req.header('mcp-protocol-version')
@@ -77,7 +73,7 @@ export function mcpRoutes(deps: AppDeps) {
     const methods = messages.map((m) => (m && typeof m === 'object' ? m.method : undefined))
     const initializing = methods.includes('initialize')
     // Reading needs tools:read; calling a tool, or starting a session (it spawns a process), tools:invoke.
-    requireScope(c, initializing || methods.includes('tools/call') ? 'tools:invoke' : 'tools:read')
+    assertScope(c, initializing || methods.includes('tools/call') ? 'tools:invoke' : 'tools:read')
 
     if (!initializing) {
       const bad = await versionError(c)
@@ -119,7 +115,7 @@ export function mcpRoutes(deps: AppDeps) {
   }
 
   async function get(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
-    requireScope(c, 'tools:read')
+    assertScope(c, 'tools:read')
     const header = c.req.header('mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
@@ -131,7 +127,7 @@ export function mcpRoutes(deps: AppDeps) {
   }
 
   async function del(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
-    requireScope(c, 'tools:invoke')
+    assertScope(c, 'tools:invoke')
     const header = c.req.header('mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
