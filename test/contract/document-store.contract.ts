@@ -128,6 +128,20 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(doc?.body).toBe(doc?.updatedBy)
     })
 
+    it('lets the last of 50 concurrent unconditional writers of a large body win, each with its own version', async () => {
+      const writers = Array.from({ length: 50 }, (_, i) => `writer-${String(i).padStart(2, '0')}`)
+      const bodyOf = (actor: string) => `${actor}\n${'x'.repeat(INLINE_BODY_LIMIT)}`
+      const results = await Promise.allSettled(writers.map((actor) => store.put({ key: key('documents/big.md'), body: bodyOf(actor), actor })))
+      const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason))
+      expect(rejected).toEqual([])
+      const written = results.map((r) => (r as PromiseFulfilledResult<{ version: number; updatedBy: string }>).value)
+      expect(written.map((w) => w.version).sort((a, b) => a - b)).toEqual(writers.map((_, i) => i + 1))
+      const last = written.find((w) => w.version === 50)!
+      const doc = await store.get(key('documents/big.md'))
+      expect(doc).toMatchObject({ version: 50, updatedBy: last.updatedBy })
+      expect(doc?.body === bodyOf(last.updatedBy)).toBe(true)
+    })
+
     it('deletes a document, after which it reads as absent', async () => {
       await store.put({ key: key('a.yaml'), body: 'x', actor: 'alice' })
       await store.delete(key('a.yaml'))
