@@ -16,6 +16,7 @@ import {
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
+import { deleteConditions, liveVersion, type Preconditions, writeConditions } from '../documents/preconditions'
 import { MAX_DOCUMENT_BYTES, scopeOf } from '../documents/ports'
 import type { Issue } from '../errors'
 import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../errors'
@@ -213,7 +214,7 @@ export class ServerToolService {
     project: string,
     rawName: string,
     text: string,
-    opts: { actor: string; expectedVersion?: number; createOnly?: boolean },
+    opts: { actor: string; preconditions?: Preconditions },
   ): Promise<{ view: ToolView; created: boolean }> {
     const name = this.checkedName(rawName)
     if (isReservedToolName(name)) {
@@ -225,15 +226,18 @@ export class ServerToolService {
     const path = serverToolPath(name)
     const result = parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
     if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
-    const stored = await this.deps.store.put({ key: { scope: scopeOf(tenant, project), path }, body: text, actor: opts.actor }, opts)
+    const key = { scope: scopeOf(tenant, project), path }
+    const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
+    const stored = await this.deps.store.put({ key, body: text, actor: opts.actor }, conditions)
     this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
     return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
   }
 
-  async delete(tenant: string, project: string, rawName: string, opts: { expectedVersion?: number } = {}): Promise<void> {
+  async delete(tenant: string, project: string, rawName: string, preconditions: Preconditions = {}): Promise<void> {
     const name = this.checkedName(rawName)
-    await this.deps.store.delete({ scope: scopeOf(tenant, project), path: serverToolPath(name) }, opts)
+    const key = { scope: scopeOf(tenant, project), path: serverToolPath(name) }
+    await this.deps.store.delete(key, await deleteConditions(key.path, preconditions, liveVersion(this.deps.store, key)))
   }
 
   // ────────── internals ──────────

@@ -112,6 +112,19 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(await store.get(key('a.yaml'))).toMatchObject({ body: winner.body, version: 2 })
     })
 
+    it('writes a must-exist update over any live version and refuses it for a missing or deleted document', async () => {
+      await expectCode(store.put({ key: key('a.yaml'), body: 'x', actor: 'alice' }, { mustExist: true }), 'CONFLICT')
+      expect(await store.get(key('a.yaml'))).toBeUndefined()
+      await store.put({ key: key('a.yaml'), body: 'one', actor: 'alice' })
+      await store.put({ key: key('a.yaml'), body: 'two', actor: 'alice' })
+      expect(await store.put({ key: key('a.yaml'), body: 'three', actor: 'bob' }, { mustExist: true })).toMatchObject({ version: 3, created: false })
+      await store.delete(key('a.yaml'))
+      await expectCode(store.put({ key: key('a.yaml'), body: 'four', actor: 'bob' }, { mustExist: true }), 'CONFLICT')
+      await expectCode(store.put({ key: key('big.md'), body: 'y'.repeat(INLINE_BODY_LIMIT + 1), actor: 'bob' }, { mustExist: true }), 'CONFLICT')
+      expect(await store.get(key('a.yaml'))).toBeUndefined()
+      expect(await store.get(key('big.md'))).toBeUndefined()
+    })
+
     it('lets exactly one of two concurrent create-only writers win', async () => {
       const results = await Promise.allSettled([
         store.put({ key: key('new.yaml'), body: 'from bob', actor: 'bob' }, { createOnly: true }),

@@ -195,7 +195,8 @@ export class DynamoDocumentStore implements DocumentStore {
 
   /**
    * One UpdateItem, inline or large alike. Mode: createOnly (no live document; a tombstone's
-   * version is continued), expectedVersion (of a live document), or unconditional — then DynamoDB
+   * version is continued), expectedVersion (of a live document), mustExist (any live version), or
+   * unconditional — in the last two DynamoDB
    * increments the version atomically, so concurrent unconditional writers never race: each gets
    * its own version and the last one wins, whatever the body size.
    */
@@ -248,8 +249,10 @@ export class DynamoDocumentStore implements DocumentStore {
     } else if (opts.expectedVersion !== undefined) {
       condition = '#v = :expected AND attribute_not_exists(#del)'
       values[':expected'] = opts.expectedVersion
+    } else if (opts.mustExist) {
+      condition = 'attribute_exists(#s) AND attribute_not_exists(#del)'
     }
-    if (!opts.createOnly) delete names['#s'] // DynamoDB refuses names an expression does not use
+    if (!condition?.includes('#s')) delete names['#s'] // DynamoDB refuses names an expression does not use
 
     let old: DocumentItem | undefined
     try {
@@ -275,6 +278,7 @@ export class DynamoDocumentStore implements DocumentStore {
       if (opts.createOnly) {
         throw conflict(`${key.path} already exists${current ? ` (version ${current.version})` : ''}`, e)
       }
+      if (opts.expectedVersion === undefined) throw conflict(`${key.path} does not exist`, e)
       throw conflict(
         current
           ? `${key.path} is at version ${current.version}, not ${opts.expectedVersion}`
