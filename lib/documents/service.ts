@@ -2,6 +2,7 @@
  * Raw documents (scripts, Markdown, recipes, engines, model catalog, MCP servers): the same
  * versioned store as tool documents, with safe paths and size limits.
  */
+import { checkDocumentText, unsafeCharacter } from '../config/text-hygiene'
 import { invalidConfig, invalidInput, ServerToolsError, type Issue } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
@@ -14,7 +15,9 @@ export const MAX_PATH_LENGTH = 512
 export function normalizeDocumentPath(raw: string): string {
   const problem = (why: string) => invalidInput(`document path '${raw.slice(0, 100)}' ${why}`, [{ pointer: '/path', message: why }])
   if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw)) throw problem('must be relative (no leading / or drive letter)')
-  if (/[\u0000-\u001f\u007f\\]/.test(raw)) throw problem('must not contain control characters or backslashes')
+  if (raw.includes('\\')) throw problem('must not contain backslashes')
+  const unsafe = unsafeCharacter(raw, 'single-line')
+  if (unsafe) throw problem(`must not contain control characters or bidi overrides (${unsafe.character} at character ${unsafe.position})`)
   const parts: string[] = []
   for (const seg of raw.split('/')) {
     if (seg === '' || seg === '.') continue
@@ -46,7 +49,8 @@ export class DocumentService {
   async put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; preconditions?: Preconditions }): Promise<StoredDocument & { created: boolean }> {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-    const issues = this.check?.(path, body) ?? []
+    const issues = checkDocumentText(path, body)
+    if (!issues.length) issues.push(...(this.check?.(path, body) ?? []))
     if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.store, key))

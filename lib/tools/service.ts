@@ -7,12 +7,12 @@ import type { ConfigResult } from '../config/server-tool'
 import {
   isReservedToolName,
   nameFromPath,
-  normalizeToolName,
   parseServerTool,
   SERVER_TOOLS_PREFIX,
   serverToolPath,
   toolNameProblem,
 } from '../config/server-tool'
+import { checkDocumentText } from '../config/text-hygiene'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
@@ -224,7 +224,8 @@ export class ServerToolService {
     }
     if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
-    const result = parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
+    const unsafe = checkDocumentText(path, text)
+    const result = unsafe.length ? { ok: false as const, issues: unsafe } : parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
     if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
@@ -242,8 +243,7 @@ export class ServerToolService {
 
   // ────────── internals ──────────
 
-  private checkedName(raw: string): string {
-    const name = normalizeToolName(raw)
+  private checkedName(name: string): string {
     const problem = toolNameProblem(name)
     if (problem) throw invalidInput(problem, [{ pointer: '/name', message: problem }])
     return name
