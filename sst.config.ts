@@ -26,6 +26,20 @@ const QUICKJS_PACKAGES = [
   '@jitl/quickjs-wasmfile-debug-asyncify',
 ]
 
+/** Optional token settings passed from the deploying shell to the function when set (README "Authentication"). */
+const AUTH_SETTINGS = [
+  'AUTH_MAX_TOKEN_LIFETIME_SECONDS',
+  'AUTH_JWKS_URL',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'AUTH_ALGORITHMS',
+  'AUTH_TENANT_CLAIM',
+  'AUTH_SCOPE_CLAIM',
+  'AUTH_JWKS_REFRESH_SECONDS',
+  'AUTH_AUTHORIZATION_SERVERS',
+  'PUBLIC_BASE_URL',
+]
+
 export default $config({
   app(input) {
     return {
@@ -100,6 +114,9 @@ export default $config({
         // shell or .env, omitted when unset.
         ...(process.env.EGRESS_ALLOW_HOSTS ? { EGRESS_ALLOW_HOSTS: process.env.EGRESS_ALLOW_HOSTS } : {}),
         ...(process.env.EGRESS_ALLOW_CIDRS ? { EGRESS_ALLOW_CIDRS: process.env.EGRESS_ALLOW_CIDRS } : {}),
+        // Token settings (functions/settings.ts → authSettingsFromEnv, README "Authentication"), the
+        // same way: the identity provider, the lifetime cap, the public base URL.
+        ...Object.fromEntries(AUTH_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name] as string])),
       },
       // The bundled layer is read from disk at cold start: $LAMBDA_TASK_ROOT/defaults.
       copyFiles: [{ from: 'defaults', to: 'defaults' }],

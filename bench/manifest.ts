@@ -92,7 +92,7 @@ export async function benchManifest(opts: { budgetMs?: number; log?: (line: stri
     await deps.tools.put('acme', 'shop', `pack${p}`, `type: bench_pack\ndescription: Pack ${p}\nprimary: true\npromptHint: Pack ${p} speaks to account ${p}.\nparameters:\n  ops: [${ops.join(', ')}]\n`, actor)
   }
   const app = createApp(deps)
-  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke' }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
   const headers = { authorization: `Bearer ${token}` }
   const spawned = await app.request('/brain/acme/projects/shop/processes', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ models: ['bench/model'] }) })
   const proc = (await spawned.json()) as { id: string; allowed: string[] }

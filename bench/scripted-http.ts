@@ -36,7 +36,7 @@ export async function benchScriptedHttp(opts: { rounds?: number; msPerRound?: nu
   // the npm start configuration: scripts in workers behind the watchdog
   const deps = createMemoryDeps({ jwtSecret: 'bench-secret', sandbox: { isolation: 'worker' } })
   const app = createApp(deps)
-  const token = await issueToken('bench-secret', { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:write tools:invoke' }, Math.floor(Date.now() / 1000))
+  const token = await issueToken('bench-secret', { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:write tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
   for (const [name, yaml] of [['add_numbers', ADD], ['add_sibling', SIBLING]] as const) {
     await app.request(`/brain/acme/projects/p1/server-tools/${name}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/yaml' }, body: yaml })

@@ -4,7 +4,7 @@ import { Resource } from 'sst'
 import { createAwsDeps } from './deps'
 import { surfaceSettingsFromEnv } from './surface-deps'
 import { createApp } from './http/app'
-import { sandboxSettingsFromEnv, envLogger, optionalEnv, requiredEnv } from './settings'
+import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
 import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
@@ -21,11 +21,14 @@ const deps = createAwsDeps({
   surface: surfaceSettingsFromEnv(),
   bucket: Resource.Blobs.name,
   jwtSecret: requiredEnv('AUTH_JWT_SECRET'),
+  auth: authSettingsFromEnv(),
   // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.
   dynamoEndpoint: optionalEnv('DYNAMODB_ENDPOINT'),
   s3Endpoint: optionalEnv('S3_ENDPOINT'),
   secrets: new CachedSecretStore(ssm.store, { ttlMs: 60_000 }),
   egressAllow: deploymentAllowList(process.env),
+  // the runtime API and credential endpoints: never reachable by a tool, whatever the allow-list
+  ownEndpoints: ownEndpointsFromEnv(process.env),
   // one request per container at a time: the worker watchdog would protect nobody else (README)
   sandbox: sandboxSettingsFromEnv('inline'),
   log: envLogger(),

@@ -8,7 +8,8 @@ import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
 import { EgressClient } from '../lib/egress/client'
-import { documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { OwnEndpoints } from '../lib/egress/own-endpoints'
+import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
 import type { Clock } from '../lib/runtime/clock'
@@ -40,6 +41,7 @@ import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
 import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
+import type { AuthSettings } from './http/token-verifier'
 import { buildAgentSurface, META_BUILTINS } from './surface-deps'
 import { roleSurfaceLookup } from './usage-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
@@ -53,6 +55,8 @@ import { loadBundledFiles } from './defaults'
 export interface CoreOptions {
   store: DocumentStore
   jwtSecret: string
+  /** The other token settings: identity provider, lifetime cap, public base URL (default: HS256 only, 30 days). */
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   bundledFiles?: BundledFile[]
   log?: Logger
   clock?: Clock
@@ -74,6 +78,8 @@ export interface CoreOptions {
   secrets?: SecretStore
   /** The deployment egress allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS); default: none. */
   egressAllow?: AllowList
+  /** The service's own listeners, which no tool may call whatever the allow-lists say. */
+  ownEndpoints?: OwnEndpoints
   /**
    * Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB:
    * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
@@ -86,7 +92,7 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
   const cascade = new DocumentCascade(opts.store, bundled)
-  const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
+  const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
   // one sandbox per container: the WASM loads on the first script, never at cold start
@@ -114,14 +120,14 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument)),
+    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument)),
     processes: agent.processes,
     surface: agent.surface,
     observedLimits: agent.observedLimits,
     dispatcher,
     usage,
     secrets,
-    auth: { jwtSecret: opts.jwtSecret },
+    auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     log,
     clock,
   }
@@ -141,6 +147,7 @@ export interface AwsDepsConfig {
   surface?: Partial<SurfaceSettings>
   bucket: string
   jwtSecret: string
+  auth?: Omit<AuthSettings, 'jwtSecret'>
   region?: string
   /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
   dynamoEndpoint?: string
@@ -152,6 +159,8 @@ export interface AwsDepsConfig {
   /** SSM-backed in Lambda, an encrypted file under DATA_DIR for `npm start`. */
   secrets: SecretStore
   egressAllow?: AllowList
+  /** Listeners of the runtime and the HTTP port; the emulator endpoints above are added to them. */
+  ownEndpoints?: OwnEndpoints
   sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
 }
 
@@ -164,7 +173,10 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, sandbox: config.sandbox, jwtSecret: config.jwtSecret, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
+  const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
+  for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)
+  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, ownEndpoints, sandbox: config.sandbox, jwtSecret: config.jwtSecret, auth: config.auth, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */

@@ -16,7 +16,7 @@ import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { startEmulators } from './emulators'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
-import { sandboxSettingsFromEnv, envLogger } from './settings'
+import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, ownEndpointsFromEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { LocalSecretStore } from '../lib/secrets/local'
 
@@ -35,7 +35,10 @@ async function main() {
   mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
 
   const jwtSecret = process.env.AUTH_JWT_SECRET || localSecret(join(dataDir, 'jwt-secret'))
+  const auth = authSettingsFromEnv()
   const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
+  // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
+  const ownEndpoints = ownEndpointsFromEnv(process.env)
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
     toolUsageTable: TOOL_USAGE_TABLE,
@@ -44,6 +47,7 @@ async function main() {
     surface: surfaceSettingsFromEnv(),
     bucket: BUCKET,
     jwtSecret,
+    auth,
     region: 'us-east-1',
     dynamoEndpoint: emulators.dynamoEndpoint,
     s3Endpoint: emulators.s3Endpoint,
@@ -51,6 +55,7 @@ async function main() {
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
+    ownEndpoints,
     // a long-running server: a stalled script must not hold other requests (README)
     sandbox: sandboxSettingsFromEnv('worker'),
     log: envLogger(),
@@ -66,9 +71,12 @@ async function main() {
   const app = createApp(deps)
   const server = serve({ fetch: app.fetch, port, hostname: host })
   await new Promise<void>((res) => server.once('listening', () => res()))
-  const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: 30 * 24 * 3600 }, Math.floor(Date.now() / 1000))
+  // every scope, tenant:admin included; 30 days unless the deployment's cap is shorter
+  const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)
+  const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: lifetime }, Math.floor(Date.now() / 1000))
   const bound = server.address()
-  const url = `http://${host}:${typeof bound === 'object' && bound ? bound.port : port}`
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : port}`
+  ownEndpoints.add(url)
   process.stdout.write(
     [
       '',

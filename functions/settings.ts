@@ -1,6 +1,8 @@
 /** The deployment settings read from the environment, in one place (edge only). */
+import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox'
+import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
 
 export function envLogger() {
   const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel
@@ -27,4 +29,75 @@ export function sandboxSettingsFromEnv(defaultIsolation: SandboxIsolation): { me
   const mb = Number(raw)
   if (!Number.isInteger(mb) || mb < 4 || mb > 1024) throw new Error(`SANDBOX_MEMORY_MB must be a whole number from 4 to 1024, got '${raw}'`)
   return { memoryBytes: mb * 1024 * 1024, isolation }
+}
+
+/**
+ * Bearer-token settings besides AUTH_JWT_SECRET (README "Authentication"). The identity provider is on when AUTH_JWKS_URL
+ * is set, and then AUTH_ISSUER and AUTH_AUDIENCE are required: a provider's tokens are only ever
+ * accepted for this service. A bad value fails the cold start.
+ */
+export function authSettingsFromEnv(): Omit<AuthSettings, 'jwtSecret'> {
+  const lifetime = optionalEnv('AUTH_MAX_TOKEN_LIFETIME_SECONDS')
+  const maxTokenLifetimeSeconds = lifetime === undefined ? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS : Number(lifetime)
+  if (!Number.isInteger(maxTokenLifetimeSeconds) || maxTokenLifetimeSeconds < 60) throw new Error(`AUTH_MAX_TOKEN_LIFETIME_SECONDS must be a whole number of seconds, at least 60, got '${lifetime}'`)
+  const publicBaseUrl = optionalEnv('PUBLIC_BASE_URL')
+  if (publicBaseUrl !== undefined) httpUrl('PUBLIC_BASE_URL', publicBaseUrl)
+  return { maxTokenLifetimeSeconds, publicBaseUrl, identityProvider: identityProviderFromEnv() }
+}
+
+const list = (raw: string | undefined) => (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+
+function identityProviderFromEnv(): IdentityProviderSettings | undefined {
+  const jwksUrl = optionalEnv('AUTH_JWKS_URL')
+  if (jwksUrl === undefined) return undefined
+  const url = httpUrl('AUTH_JWKS_URL', jwksUrl)
+  // the keys decide who is anyone: plain HTTP only to this machine (a local IdP, tests)
+  if (url.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`AUTH_JWKS_URL must be https (plain http only on loopback), got '${jwksUrl}'`)
+  const issuer = requiredEnv('AUTH_ISSUER')
+  const audience = list(requiredEnv('AUTH_AUDIENCE'))
+  const algorithms = list(optionalEnv('AUTH_ALGORITHMS') ?? 'RS256,ES256') as AsymmetricAlgorithm[]
+  const unknown = algorithms.filter((a) => !(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a))
+  if (unknown.length || !algorithms.length) throw new Error(`AUTH_ALGORITHMS must list asymmetric algorithms from ${ASYMMETRIC_ALGORITHMS.join(', ')}, got '${unknown.join(', ')}'`)
+  const cooldown = Number(optionalEnv('AUTH_JWKS_REFRESH_SECONDS') ?? 30)
+  if (!Number.isFinite(cooldown) || cooldown < 0 || cooldown > 86_400) throw new Error(`AUTH_JWKS_REFRESH_SECONDS must be from 0 to 86400, got '${optionalEnv('AUTH_JWKS_REFRESH_SECONDS')}'`)
+  const authorizationServers = list(optionalEnv('AUTH_AUTHORIZATION_SERVERS'))
+  for (const server of authorizationServers) httpUrl('AUTH_AUTHORIZATION_SERVERS', server)
+  return {
+    jwksUrl,
+    issuer,
+    audience,
+    algorithms,
+    tenantClaim: optionalEnv('AUTH_TENANT_CLAIM') ?? 'tenant',
+    scopeClaim: optionalEnv('AUTH_SCOPE_CLAIM') ?? 'scope',
+    refreshCooldownMs: cooldown * 1000,
+    authorizationServers: authorizationServers.length ? authorizationServers : [issuer],
+  }
+}
+
+function httpUrl(name: string, raw: string): URL {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error(`${name} must be an absolute URL, got '${raw}'`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${name} must be an http(s) URL, got '${raw}'`)
+  return url
+}
+
+/**
+ * The listeners of the platform the service runs on, from the variables that announce them: the
+ * Lambda runtime (and extensions) API, container credential and metadata endpoints, and the
+ * store endpoints set for emulators. No tool may call them (OwnEndpoints); the HTTP port of
+ * `npm start` is added once the server listens.
+ */
+export function ownEndpointsFromEnv(env: Record<string, string | undefined> = process.env): OwnEndpoints {
+  const own = new OwnEndpoints()
+  for (const name of ['AWS_LAMBDA_RUNTIME_API', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'ECS_CONTAINER_METADATA_URI', 'ECS_CONTAINER_METADATA_URI_V4', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SSM_ENDPOINT']) {
+    const value = env[name]?.trim()
+    if (value) own.add(value)
+  }
+  // a relative credentials URI is served by the container agent at this fixed address
+  if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) own.add('http://169.254.170.2')
+  return own
 }

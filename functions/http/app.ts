@@ -13,12 +13,15 @@ import type { SurfaceService } from '../../lib/surface/surface'
 import type { UsageService } from '../../lib/usage/service'
 import type { SecretStore } from '../../lib/secrets/ports'
 import type { AuthEnv } from './auth'
-import { authenticate } from './auth'
+import { authenticate, tenantLayerWrites } from './auth'
+import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
+import type { AuthSettings } from './token-verifier'
 import { problem, toProblem } from './errors'
 import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
+import { mcpRoutes } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
@@ -39,7 +42,8 @@ export interface AppDeps {
   observedLimits: ObservedLimits
   /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
   secrets: SecretStore
-  auth: { jwtSecret: string }
+  /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */
+  auth: AuthSettings
   log: Logger
   clock: Clock
 }
@@ -56,11 +60,16 @@ export function createApp(deps: AppDeps) {
     })
     .get('/openapi.json', (c) => c.json(openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
+    .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))
+    .get(`${PROTECTED_RESOURCE_PATH}/*`, protectedResourceMetadata(deps.auth))
+    .use('/brain/*', bearerChallenge(deps.auth))
     .use('/brain/:tenant/*', authenticate(deps.auth))
+    .use('/brain/:tenant/projects/:project/*', tenantLayerWrites)
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
+    .route('/brain/:tenant', mcpRoutes(deps))
     .route('/brain/:tenant', surfaceRoutes(deps))
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))

@@ -5,6 +5,37 @@ const tenant = p('tenant', 'Tenant id, equal to the token\'s tenant claim')
 const project = p('project', "Project id, or '_tenant' for the tenant layer")
 const name = p('name', 'Tool name (lower-case; trimmed and lower-cased on write)')
 const yamlOrJson = { content: { 'application/yaml': { schema: { type: 'string' } }, 'application/json': { schema: { $ref: '#/components/schemas/ServerTool' } } } }
+const clientToolsSchema = {
+  type: 'array',
+  maxItems: 64,
+  description: 'Tools the backend runs itself (spec §7): they join the surface like any tool; a call answers { isError: false, runOn: "client", name, params }',
+  items: {
+    type: 'object',
+    required: ['name', 'description', 'inputSchema'],
+    additionalProperties: false,
+    properties: { name: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' }, description: { type: 'string' }, inputSchema: { type: 'object', description: "JSON Schema, type 'object', ≤ 16 KiB, ≤ 16 levels" }, labels: { type: 'array', items: { type: 'string' } }, primary: { type: 'boolean', default: false } },
+  },
+}
+const mcpSessionHeader = { name: 'Mcp-Session-Id', in: 'header', required: false, schema: { type: 'string' }, description: 'The session (= process id) from the initialize response' }
+const mcpVersionHeader = { name: 'MCP-Protocol-Version', in: 'header', required: false, schema: { enum: ['2025-11-25', '2025-06-18', '2025-03-26'] }, description: 'Absent = 2025-03-26; any other value is a 400' }
+const jsonRpc = { content: { 'application/json': { schema: { description: 'A JSON-RPC 2.0 message (or a batch, 2025-03-26)', type: ['object', 'array'] } } } }
+const mcpPost = (summary: string, params: unknown[]) => ({
+  summary,
+  parameters: [...params, mcpSessionHeader, mcpVersionHeader],
+  requestBody: jsonRpc,
+  responses: {
+    200: { description: 'The JSON-RPC response: application/json, or text/event-stream for tools/call (notifications/tools/list_changed first when the call changed the tool list)' },
+    202: { description: 'Notifications only: accepted' },
+    400: { description: 'Parse error (-32700), missing Mcp-Session-Id, unsupported MCP-Protocol-Version' },
+    403: problem,
+    404: { description: 'Unknown, expired, ended or another subject\'s session (-32001): initialize again' },
+    406: { description: 'Accept must list application/json and text/event-stream' },
+    415: { description: 'Content-Type must be application/json' },
+    422: problem,
+  },
+})
+const mcpGet = (params: unknown[]) => ({ summary: 'No server-initiated stream: 405 (400 without a session, 404 for an unknown one)', parameters: [...params, mcpSessionHeader, mcpVersionHeader], responses: { 400: { description: 'No session' }, 404: { description: 'Unknown session' }, 405: { description: 'Always, for a valid session' } } })
+const mcpDelete = (params: unknown[]) => ({ summary: 'End the session: the process is deleted (scope tools:invoke)', parameters: [...params, mcpSessionHeader, mcpVersionHeader], responses: { 200: { description: 'Ended' }, 400: { description: 'No session' }, 404: { description: 'Unknown session' } } })
 const outcome = { 200: { description: 'The call ran; `isError` tells whether the tool failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolOutcome' } } } } }
 
 export function openApiDocument() {
@@ -12,7 +43,14 @@ export function openApiDocument() {
     openapi: '3.1.0',
     info: { title: 'Server Tools', version: '0.1.0', description: 'Multi-tenant tool registry and runtime for LLM agent backends.' },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: "HS256 with the deployment secret, or RS256/ES256 from the identity provider's JWKS; every token has exp. A 401 (and a 403 for a missing scope) carries WWW-Authenticate: Bearer resource_metadata=… (RFC 9728). Writes to the _tenant layer and egress/allow.yaml need tenant:admin besides tools:write.",
+        },
+      },
       responses: { Problem: { description: 'RFC 9457 problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } },
       schemas: {
         Problem: {
@@ -104,6 +142,17 @@ export function openApiDocument() {
     },
     security: [{ bearer: [] }],
     paths: {
+      '/.well-known/oauth-protected-resource': {
+        get: { summary: 'RFC 9728 metadata of the whole service: resource, authorization_servers (from the deployment settings), bearer_methods_supported, scopes_supported', security: [], responses: { 200: { description: 'Protected resource metadata' } } },
+      },
+      '/.well-known/oauth-protected-resource/{resource}': {
+        get: {
+          summary: "RFC 9728 metadata of one resource: brain/{tenant}, brain/{tenant}/projects/{p}/mcp or brain/{tenant}/projects/{p}/processes/{id}/mcp (the URL a 401's WWW-Authenticate names)",
+          security: [],
+          parameters: [p('resource', 'The resource path, may contain /')],
+          responses: { 200: { description: 'Protected resource metadata' }, 404: problem },
+        },
+      },
       '/brain/{tenant}/tool-types': { get: { summary: 'Tool types with their parametersSchema', parameters: [tenant], responses: { 200: { description: 'Types sorted by typeId' }, default: problem } } },
       '/brain/{tenant}/projects/{project}/server-tools': {
         get: {
@@ -140,7 +189,7 @@ export function openApiDocument() {
         post: {
           summary: 'Spawn a process: resolve the recipe, engine and @label selectors now and freeze the allowed list (spec §6); scope tools:invoke',
           parameters: [tenant, project],
-          requestBody: { content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { recipe: { type: 'string', default: 'default' }, engine: { type: 'string' }, models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } } } } } } },
+          requestBody: { content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { recipe: { type: 'string', default: 'default' }, engine: { type: 'string' }, models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } }, clientTools: clientToolsSchema, reserve: { type: 'integer', minimum: 0, maximum: 64, description: 'Manifest slots kept free for the client\'s own tools (default: the deployment\'s TOOL_BUDGET_RESERVE)' } } } } } },
           responses: { 201: { description: 'The process (id, allowed, promoted, deferred, keep, dropFirst, models, expiresAt) and warnings' }, 400: problem, 403: problem, 422: problem },
         },
       },
@@ -168,6 +217,30 @@ export function openApiDocument() {
           requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, params: { type: 'object' } } } } } },
           responses: { ...outcome, 400: problem, 403: problem, 404: problem },
         },
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}/client-tools': {
+        put: {
+          summary: "Replace the process's client tools (If-Match: the ETag of the last replacement); configured and built-in tools win a name clash, with a warning; scope tools:invoke",
+          parameters: [tenant, project, p('id', 'Process id')],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { clientTools: clientToolsSchema } } } } },
+          responses: { 200: { description: '{ clientTools: names, version, warnings } with ETag' }, 400: problem, 404: problem, 412: problem },
+        },
+      },
+      '/brain/{tenant}/projects/{project}/mcp': {
+        post: mcpPost("MCP Streamable HTTP (2025-03-26, 2025-06-18, 2025-11-25). initialize spawns a process (?recipe=, ?model=instance/model, ?reserve=N) whose id is the Mcp-Session-Id; tools/list is this turn's budget-fitted manifest; tools/call goes through the process's surface. Scope tools:invoke to initialize or call, tools:read otherwise", [
+          tenant,
+          project,
+          p('recipe', 'initialize: the recipe to spawn (default: default)', false),
+          p('model', 'initialize: instance/model whose tool limit fits the list', false),
+          { ...p('reserve', 'initialize: slots kept for the client\'s own tools (0–64)', false), schema: { type: 'integer', minimum: 0, maximum: 64 } },
+        ]),
+        get: mcpGet([tenant, project]),
+        delete: mcpDelete([tenant, project]),
+      },
+      '/brain/{tenant}/projects/{project}/processes/{id}/mcp': {
+        post: mcpPost("MCP for a process spawned through REST: the process in the path is the session (Mcp-Session-Id optional; if sent, it must be this id); initialize spawns nothing", [tenant, project, p('id', 'Process id')]),
+        get: mcpGet([tenant, project, p('id', 'Process id')]),
+        delete: mcpDelete([tenant, project, p('id', 'Process id')]),
       },
       '/brain/{tenant}/projects/{project}/processes/{id}/diagnostics/empty-response': {
         post: {

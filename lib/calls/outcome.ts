@@ -8,6 +8,8 @@
 export interface ToolOutcome {
   isError: boolean
   content: unknown
+  /** Set when the tool runs on the client (spec §7): the backend runs it with these validated params. */
+  clientCall?: { name: string; params: Record<string, unknown> }
 }
 
 export const success = (content: unknown): ToolOutcome => ({ isError: false, content })

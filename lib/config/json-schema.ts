@@ -5,6 +5,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { Issue } from '../errors'
+import { BoundedCache } from '../runtime/bounded-cache'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -20,6 +21,27 @@ export function compile(schema: JsonSchema): ValidateFunction {
     fn = ajv.compile(schema)
     compiled.set(schema, fn)
   }
+  return fn
+}
+
+/**
+ * Schemas that arrive in requests (client tools): one validator per distinct text, never kept in
+ * ajv's own registry (which holds every compiled schema object for ever), so a tenant sending
+ * ever new schemas costs a bounded cache, not a leak. `compile(schema)` finds it afterwards.
+ */
+const transient = new BoundedCache<string, ValidateFunction>(2_000)
+
+export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): ValidateFunction {
+  let fn = compiled.get(schema) ?? transient.get(text)
+  if (!fn) {
+    try {
+      fn = ajv.compile(schema)
+    } finally {
+      ajv.removeSchema(schema)
+    }
+    transient.set(text, fn)
+  }
+  compiled.set(schema, fn)
   return fn
 }
 

@@ -1,8 +1,9 @@
 /**
  * YAML (and JSON, which is YAML) parsing that keeps positions, so every issue can name its line.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml'
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml'
 import type { Issue } from '../errors'
+import { MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
 export interface ParsedYaml {
   data: unknown
@@ -13,8 +14,13 @@ export interface ParsedYaml {
 export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
 
 export function parseYaml(text: string, path?: string): YamlResult {
+  // the shape first: the parser's cost grows with nesting (issue 10 F3), this scan's does not
+  const deep = yamlTooDeep(text, MAX_NESTING_DEPTH, path)
+  if (deep) return { ok: false, issues: [deep] }
   const lines = new LineCounter()
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true })
+  // uniqueKeys is checked below in one pass: the parser's own check compares every key with every
+  // earlier one (a 40,000-key mapping took 25 s)
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: false })
   if (doc.errors.length) {
     return {
       ok: false,
@@ -26,6 +32,8 @@ export function parseYaml(text: string, path?: string): YamlResult {
       })),
     }
   }
+  const duplicate = duplicateKey(doc, lines, path)
+  if (duplicate) return { ok: false, issues: [duplicate] }
   try {
     return { ok: true, value: { data: doc.toJS({ maxAliasCount: 100 }), doc, lines } }
   } catch (e) {
@@ -41,6 +49,28 @@ export function parseYaml(text: string, path?: string): YamlResult {
 export function notAMapping(data: unknown, path: string | undefined, what: string, needs: string): Issue {
   const message = data === null || data === undefined ? `the document is empty: ${what} needs at least ${needs}` : `${what} must be a YAML mapping (key: value lines)`
   return { path, pointer: '', line: 1, column: 1, message }
+}
+
+/** The first mapping key that repeats an earlier one in the same mapping (scalar keys by value). */
+function duplicateKey(doc: Document, lines: LineCounter, path?: string): Issue | undefined {
+  let found: Issue | undefined
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key
+        if (seen.has(key)) {
+          const r = rangeOf(pair.key)
+          const pos = r ? lines.linePos(r[0]) : undefined
+          found = { path, line: pos?.line, column: pos?.col, message: 'Map keys must be unique' }
+          return visit.BREAK
+        }
+        seen.add(key)
+      }
+      return undefined
+    },
+  })
+  return found
 }
 
 const firstLine = (m: string) => m.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')

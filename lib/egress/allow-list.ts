@@ -7,6 +7,11 @@
  *   that name resolves to — so allowing `127.0.0.1` does not allow `localhost`.
  * - `cidrs`: address blocks (`10.1.0.0/16`, `fd00::/8`, a bare address = one address) that are
  *   permitted whichever host name led to them.
+ *
+ * Any entry may name one port: `host:8443`, `*.corp.example:443`, `[::1]:8080`, `10.0.0.0/8:8443`,
+ * `fd00::/8:443`, `[fd00::1]:443` (an IPv6 address takes brackets before a port; a CIDR's port
+ * follows its prefix length). An entry without a port allows every port — except the service's
+ * own listeners, which OwnEndpoints keeps out whatever an allow-list says.
  */
 import { ServerToolsError, type Issue } from '../errors'
 import { cidrContains, formatAddress, parseAddress, parseCidr, type AddressBytes, type Cidr } from './address'
@@ -16,31 +21,51 @@ export interface AllowListData {
   cidrs?: string[]
 }
 
+/** Absent: every port. */
+type PortScope = number | undefined
+
+interface HostEntry {
+  host: string
+  port: PortScope
+}
+interface CidrEntry {
+  cidr: Cidr
+  port: PortScope
+}
+
+const portMatches = (scope: PortScope, port: number) => scope === undefined || scope === port
+
 export class AllowList {
-  static readonly empty = new AllowList(new Set(), [])
+  static readonly empty = new AllowList(new Map(), [], [])
 
   private constructor(
-    private readonly exactHosts: Set<string>,
-    private readonly suffixes: string[],
-    readonly cidrs: Cidr[] = [],
+    /** Exact host → the port scopes allowed for it. */
+    private readonly exactHosts: Map<string, PortScope[]>,
+    /** `.example.com` suffixes with their port scope. */
+    private readonly suffixes: HostEntry[],
+    private readonly cidrs: CidrEntry[],
   ) {}
 
   /** Builds an allow-list; every invalid entry is reported (pointer `/hosts/i` or `/cidrs/i`). */
   static parse(data: AllowListData): { list: AllowList; issues: Issue[] } {
     const issues: Issue[] = []
-    const exact = new Set<string>()
-    const suffixes: string[] = []
-    const cidrs: Cidr[] = []
+    const exact = new Map<string, PortScope[]>()
+    const suffixes: HostEntry[] = []
+    const cidrs: CidrEntry[] = []
     ;(data.hosts ?? []).forEach((raw, i) => {
-      const entry = typeof raw === 'string' ? normalizeHost(raw) : ''
-      if (entry.startsWith('*.') && isHostName(entry.slice(2))) suffixes.push(entry.slice(1))
-      else if (isHostName(entry) || parseAddress(entry)) exact.add(normalizeHost(canonicalIfAddress(entry)))
-      else issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' is not a host name, IP address or *.domain pattern` })
+      const split = typeof raw === 'string' ? splitPort(raw.trim()) : undefined
+      const entry = split ? normalizeHost(split.host) : ''
+      if (split?.port === null) issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' has a port that is not a number from 1 to 65535` })
+      else if (entry.startsWith('*.') && isHostName(entry.slice(2))) suffixes.push({ host: entry.slice(1), port: split!.port })
+      else if (isHostName(entry) || parseAddress(entry)) {
+        const host = normalizeHost(canonicalIfAddress(entry))
+        exact.set(host, [...(exact.get(host) ?? []), split!.port])
+      } else issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' is not a host name, IP address or *.domain pattern (each optionally with :port)` })
     })
     ;(data.cidrs ?? []).forEach((raw, i) => {
-      const cidr = typeof raw === 'string' ? parseCidr(raw.trim()) : undefined
-      if (cidr) cidrs.push(cidr)
-      else issues.push({ pointer: `/cidrs/${i}`, message: `'${String(raw)}' is not a CIDR block such as 10.0.0.0/8 or fd00::/8` })
+      const entry = typeof raw === 'string' ? parseCidrEntry(raw.trim()) : undefined
+      if (entry) cidrs.push(entry)
+      else issues.push({ pointer: `/cidrs/${i}`, message: `'${String(raw)}' is not a CIDR block such as 10.0.0.0/8, fd00::/8 or 10.0.0.0/8:8443` })
     })
     return { list: new AllowList(exact, suffixes, cidrs), issues }
   }
@@ -56,19 +81,76 @@ export class AllowList {
     return this.exactHosts.size === 0 && this.suffixes.length === 0 && this.cidrs.length === 0
   }
 
-  allowsHost(host: string): boolean {
-    const h = normalizeHost(canonicalIfAddress(normalizeHost(host)))
-    if (this.exactHosts.has(h)) return true
-    return this.suffixes.some((s) => h.endsWith(s) && h.length > s.length)
+  /** Whether a connection to `port` of `address`, reached through the name `host`, is allowed. */
+  allows(host: string, address: AddressBytes, port: number): boolean {
+    return this.allowsHost(host, port) || this.allowsAddress(address, port)
   }
 
-  allowsAddress(bytes: AddressBytes): boolean {
-    return this.cidrs.some((c) => cidrContains(c, bytes))
+  allowsHost(host: string, port: number): boolean {
+    const h = normalizeHost(canonicalIfAddress(normalizeHost(host)))
+    if (this.exactHosts.get(h)?.some((scope) => portMatches(scope, port))) return true
+    return this.suffixes.some((s) => h.endsWith(s.host) && h.length > s.host.length && portMatches(s.port, port))
+  }
+
+  allowsAddress(bytes: AddressBytes, port: number): boolean {
+    return this.cidrs.some((c) => portMatches(c.port, port) && cidrContains(c.cidr, bytes))
   }
 
   toJSON(): Required<AllowListData> {
-    return { hosts: [...this.exactHosts, ...this.suffixes.map((s) => `*${s}`)], cidrs: this.cidrs.map((c) => c.text) }
+    return {
+      hosts: [
+        ...[...this.exactHosts].flatMap(([host, scopes]) => scopes.map((port) => withPort(host.includes(':') && port !== undefined ? `[${host}]` : host, port))),
+        ...this.suffixes.map((s) => withPort(`*${s.host}`, s.port)),
+      ],
+      cidrs: this.cidrs.map((c) => withPort(c.cidr.text, c.port)),
+    }
   }
+}
+
+const withPort = (text: string, port: PortScope) => (port === undefined ? text : `${text}:${port}`)
+
+/**
+ * Splits `host:port`, `[v6]:port`, `[v6]`, `host` and a bare IPv6 address (no port: its colons
+ * are the address's). `port` is undefined without one and null when it is not 1–65535.
+ */
+export function splitPort(text: string): { host: string; port: number | undefined | null } | undefined {
+  if (text.startsWith('[')) {
+    const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(text)
+    if (!m) return undefined
+    return { host: m[1], port: m[2] === undefined ? undefined : portNumber(m[2]) }
+  }
+  const colon = text.indexOf(':')
+  if (colon < 0 || text.indexOf(':', colon + 1) >= 0) return { host: text, port: undefined }
+  return { host: text.slice(0, colon), port: portNumber(text.slice(colon + 1)) }
+}
+
+function portNumber(text: string): number | null {
+  if (!/^\d{1,5}$/.test(text)) return null
+  const n = Number(text)
+  return n >= 1 && n <= 65535 ? n : null
+}
+
+/** `10.0.0.0/8`, `10.0.0.0/8:8443`, `fd00::/8:443`, `[fd00::]/8`, an address, `1.2.3.4:80`, `[fd00::1]:443`. */
+function parseCidrEntry(text: string): CidrEntry | undefined {
+  const slash = text.indexOf('/')
+  let address: string
+  let prefix = ''
+  let port: number | undefined | null
+  if (slash >= 0) {
+    const m = /^(\d{1,3})(?::(\d*))?$/.exec(text.slice(slash + 1))
+    if (!m) return undefined
+    address = text.slice(0, slash).replace(/^\[(.*)\]$/, '$1')
+    prefix = `/${m[1]}`
+    port = m[2] === undefined ? undefined : portNumber(m[2])
+  } else {
+    const split = splitPort(text)
+    if (!split) return undefined
+    address = split.host
+    port = split.port
+  }
+  if (port === null) return undefined
+  const cidr = parseCidr(`${address}${prefix}`)
+  return cidr ? { cidr, port } : undefined
 }
 
 /** Lowercase, without brackets and without a trailing dot. */

@@ -9,7 +9,9 @@
  * the address that was checked. At most 5 redirects; 301/302 turn POST into GET, 303 turns
  * everything but HEAD into GET, 307/308 keep method and body. When a redirect leaves the
  * origin, credentials (Authorization, Cookie, Proxy-Authorization and `sensitiveHeaders`) are
- * dropped. One deadline (`timeoutMs`) covers resolution, every hop and the body.
+ * dropped; a body marked `sensitiveBody` cannot be dropped without changing the request, so a
+ * redirect that would carry it to another origin is not followed (EgressError 'unsafe-redirect').
+ * One deadline (`timeoutMs`) covers resolution, every hop and the body.
  */
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
@@ -18,6 +20,7 @@ import type { AllowList } from './allow-list'
 import { NodeConnector, type Connector } from './connector'
 import { EgressError } from './errors'
 import { EgressGuard, type CheckedTarget, type Resolver } from './guard'
+import type { OwnEndpoints } from './own-endpoints'
 import type { TenantAllowListSource } from './tenant-allow-list'
 
 export interface EgressRequest {
@@ -37,6 +40,8 @@ export interface EgressRequest {
   maxRedirects?: number
   /** Header names that carry credentials and must not follow a redirect to another origin. */
   sensitiveHeaders?: string[]
+  /** The body carries credentials (a substituted secret): it is never re-sent to another origin. */
+  sensitiveBody?: boolean
 }
 
 export interface EgressResponse {
@@ -51,6 +56,8 @@ export interface EgressResponse {
 
 export interface EgressClientOptions {
   allow?: AllowList
+  /** The service's own listeners, never reachable (see OwnEndpoints). */
+  ownEndpoints?: OwnEndpoints
   tenantAllowList?: TenantAllowListSource
   tenantGrantable?: AddressClass[]
   resolver?: Resolver
@@ -141,7 +148,16 @@ export class EgressClient {
           body = undefined
           headers = withoutHeaders(headers, ['content-type', 'content-length', 'content-encoding'])
         }
-        if (next.origin !== target.url.origin) headers = withoutHeaders(headers, [...sensitive])
+        if (next.origin !== target.url.origin) {
+          if (body && req.sensitiveBody) {
+            throw new EgressError(
+              'unsafe-redirect',
+              `${target.host} redirected (${res.status}) to another origin (${next.host}) and the request body, which carries a secret, would have been sent there again; the redirect was not followed`,
+              { host: target.host, status: res.status, location: next.origin },
+            )
+          }
+          headers = withoutHeaders(headers, [...sensitive])
+        }
         this.log.log('debug', 'egress.redirect', { tenant: req.tenant, from: target.host, to: next.hostname, status: res.status })
         url = next.href
       }

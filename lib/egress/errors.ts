@@ -7,6 +7,7 @@ export type EgressFailure =
   | 'dns'
   | 'denied'
   | 'redirects'
+  | 'unsafe-redirect'
   | 'timeout'
   | 'aborted'
   | 'too-large'
@@ -18,6 +19,7 @@ const CODE: Record<EgressFailure, ErrorCode> = {
   dns: 'UPSTREAM_FAILURE',
   denied: 'EGRESS_DENIED',
   redirects: 'UPSTREAM_FAILURE',
+  'unsafe-redirect': 'EGRESS_DENIED',
   timeout: 'UPSTREAM_FAILURE',
   aborted: 'UPSTREAM_FAILURE',
   'too-large': 'TOO_LARGE',

@@ -3,10 +3,11 @@
  *
  * Rules, for every outbound call (REST, MCP, prompt tools):
  * - only `http:` and `https:`; no credentials in the URL;
+ * - never one of the service's own listeners (OwnEndpoints), whatever any allow-list says;
  * - the host is resolved (IP literals in any spelling are taken as they are), and EVERY address
  *   must pass — one private answer among public ones refuses the call;
  * - a public address passes; any other class passes only when the deployment allow-list names
- *   the host or a CIDR containing the address, or — for the site-network classes in
+ *   the host or a CIDR containing the address (at that port, when the entry names one), or — for the site-network classes in
  *   `tenantGrantable` (private, CGNAT, unique-local by default) — when the tenant's own
  *   allow-list does. Loopback, link-local (cloud metadata), unspecified, multicast, broadcast and
  *   reserved addresses can only be opened by the deployment;
@@ -18,6 +19,7 @@ import { silentLogger } from '../runtime/logger'
 import { classifyBytes, parseAddress, type AddressClass, type ClassifiedAddress } from './address'
 import { AllowList, normalizeHost } from './allow-list'
 import { EgressError } from './errors'
+import { OwnEndpoints } from './own-endpoints'
 import type { TenantAllowListSource } from './tenant-allow-list'
 
 export interface ResolvedAddress {
@@ -52,6 +54,8 @@ export interface CheckedTarget {
 export interface EgressGuardOptions {
   /** The deployment allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS). */
   allow?: AllowList
+  /** The service's own listeners: refused before any allow-list is consulted. */
+  ownEndpoints?: OwnEndpoints
   /** The tenant's own allow-list; only consulted for non-public addresses. */
   tenantAllowList?: TenantAllowListSource
   /** Address classes a tenant's allow-list may open (default: private, cgnat, unique-local). */
@@ -77,12 +81,14 @@ const DESCRIBE: Record<AddressClass, string> = {
 
 export class EgressGuard {
   private readonly allow: AllowList
+  private readonly own: OwnEndpoints
   private readonly tenantGrantable: Set<AddressClass>
   private readonly resolver: Resolver
   private readonly log: Logger
 
   constructor(private readonly opts: EgressGuardOptions = {}) {
     this.allow = opts.allow ?? AllowList.empty
+    this.own = opts.ownEndpoints ?? new OwnEndpoints()
     this.tenantGrantable = new Set(opts.tenantGrantable ?? DEFAULT_TENANT_GRANTABLE)
     this.resolver = opts.resolver ?? systemResolver
     this.log = opts.log ?? silentLogger
@@ -123,14 +129,19 @@ export class EgressGuard {
       if (!addresses.length) throw new EgressError('dns', `the host ${host} has no addresses`, { host })
     }
 
+    for (const a of addresses) {
+      if (!this.own.covers(host, a, port)) continue
+      this.log.log('warn', 'egress.denied_own_endpoint', { tenant, host, address: a.address, port })
+      throw new EgressError('denied', `outbound calls to ${host}:${port} are never allowed: it is an endpoint of this service itself`, { host, port, class: a.class, ownEndpoint: true })
+    }
     let tenantList: AllowList | undefined
     for (const a of addresses) {
       if (a.class === 'public') continue
       const bytes = parseAddress(a.address)!
-      if (this.allow.allowsHost(host) || this.allow.allowsAddress(bytes)) continue
+      if (this.allow.allows(host, bytes, port)) continue
       if (this.tenantGrantable.has(a.class) && !a.metadata && this.opts.tenantAllowList) {
         tenantList ??= await this.opts.tenantAllowList(tenant)
-        if (tenantList.allowsHost(host) || tenantList.allowsAddress(bytes)) continue
+        if (tenantList.allows(host, bytes, port)) continue
       }
       this.log.log('warn', 'egress.denied', { tenant, host, address: a.address, class: a.class })
       const via = literal ? '' : ` (it resolves to ${DESCRIBE[a.class]})`

@@ -8,11 +8,13 @@
  *   cidrs: [10.20.0.0/16]
  *
  * Parsed lists are cached by (tenant, version); every lookup costs one `get`, and the client only
- * asks for it when a destination is not public. A document that does not parse or validate
- * allows nothing (fail closed) and is logged.
+ * asks for it when a destination is not public. Writes are checked (checkTenantAllowListDocument);
+ * a document stored before that check that does not parse or validate allows nothing (fail
+ * closed) and is logged.
  */
-import { parse as parseYaml } from 'yaml'
 import { validateAgainst } from '../config/json-schema'
+import { locate, parseYaml } from '../config/yaml'
+import type { Issue } from '../errors'
 import type { DocumentStore } from '../documents/ports'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Logger } from '../runtime/logger'
@@ -33,19 +35,21 @@ export const tenantAllowListSchema = {
   },
 }
 
-/** Parses and validates the document body; issues carry JSON pointers. */
-export function parseTenantAllowList(body: string): { list: AllowList; issues: { pointer?: string; message: string }[] } {
-  let data: unknown
-  try {
-    data = body.trim() === '' ? {} : parseYaml(body, { maxAliasCount: 10 })
-  } catch (e) {
-    return { list: AllowList.empty, issues: [{ message: `not valid YAML: ${(e as Error).message.split('\n')[0]}` }] }
-  }
-  if (data == null) data = {}
+/** Parses and validates the document body; issues carry JSON pointers and, where they point at something, line and column. */
+export function parseTenantAllowList(body: string): { list: AllowList; issues: Issue[] } {
+  if (body.trim() === '') return { list: AllowList.empty, issues: [] }
+  const parsed = parseYaml(body, TENANT_ALLOW_LIST_PATH)
+  if (!parsed.ok) return { list: AllowList.empty, issues: parsed.issues }
+  const data = parsed.value.data ?? {}
   const schemaIssues = validateAgainst(tenantAllowListSchema, data)
-  if (schemaIssues.length) return { list: AllowList.empty, issues: schemaIssues }
-  const { list, issues } = AllowList.parse(data as { hosts?: string[]; cidrs?: string[] })
-  return issues.length ? { list: AllowList.empty, issues } : { list, issues: [] }
+  const { list, issues } = schemaIssues.length ? { list: AllowList.empty, issues: schemaIssues } : AllowList.parse(data as { hosts?: string[]; cidrs?: string[] })
+  if (!issues.length) return { list, issues: [] }
+  return { list: AllowList.empty, issues: locate(parsed.value, issues, TENANT_ALLOW_LIST_PATH) }
+}
+
+/** The write-time check (DocumentService): a bad entry is a 422 naming its line, not a list that silently allows nothing. */
+export function checkTenantAllowListDocument(path: string, body: string): Issue[] {
+  return path === TENANT_ALLOW_LIST_PATH ? parseTenantAllowList(body).issues : []
 }
 
 export function documentTenantAllowList(store: DocumentStore, opts: { path?: string; log?: Logger; maxEntries?: number } = {}): TenantAllowListSource {

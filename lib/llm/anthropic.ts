@@ -49,7 +49,7 @@ export class AnthropicMessagesClient implements WireClient {
       redirect: 'manual',
       sensitiveHeaders: ['x-api-key'],
     })
-    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body)}`, res.status)
+    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
     const answer = parseJsonBody(res.body, 'a message')
     const u = (answer.usage ?? {}) as Record<string, unknown>
     const usage = {

@@ -40,7 +40,7 @@ export class OpenAiChatClient implements WireClient {
       signal: req.signal,
       redirect: 'manual',
     })
-    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body)}`, res.status)
+    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
     const answer = parseJsonBody(res.body, 'a chat completion')
     const usageRaw = (answer.usage ?? {}) as Record<string, unknown>
     const usage = { inputTokens: count(usageRaw.prompt_tokens), outputTokens: count(usageRaw.completion_tokens) }

@@ -20,6 +20,8 @@ export interface CompletionRequest {
   headers: Record<string, string>
   timeoutMs: number
   signal?: AbortSignal
+  /** Removes secret values from text the endpoint sent back, before it is cut to size. */
+  scrub?: (text: string) => string
 }
 
 export interface Usage {
@@ -63,9 +65,12 @@ export function objectRoot(schema: JsonSchema): { schema: JsonSchema; wrapped: b
   return schema.type === 'object' ? { schema, wrapped: false } : { schema: { type: 'object', properties: { value: schema }, required: ['value'], additionalProperties: false }, wrapped: true }
 }
 
-/** The provider's own error message from a JSON error body (`{ error: { message } }`), else the trimmed text. */
-export function providerMessage(body: Buffer): string {
-  const text = body.toString('utf8')
+/**
+ * The provider's own error message from a JSON error body (`{ error: { message } }`), else the
+ * trimmed text. Scrubbed before it is cut: a cut through a secret would leave its prefix behind.
+ */
+export function providerMessage(body: Buffer, scrub: (text: string) => string = (t) => t): string {
+  const text = scrub(body.toString('utf8'))
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown }
     const m = typeof parsed.error === 'object' ? parsed.error?.message : typeof parsed.error === 'string' ? parsed.error : parsed.message

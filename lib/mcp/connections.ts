@@ -26,7 +26,8 @@ import { sha256 } from '../runtime/hash'
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
 import type { SecretStore } from '../secrets/ports'
-import { loadSecrets, SecretScrubber, secretNamesIn, substituteSecrets } from '../secrets/references'
+import { loadSecrets, secretNamesIn, substituteSecrets } from '../secrets/references'
+import { SecretScrubber } from '../secrets/scrubber'
 import { egressFetch } from './fetch'
 import type { McpServerRef } from './server-doc'
 
@@ -294,7 +295,7 @@ export class McpConnections {
     if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
       return new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ref.config.timeoutMs} ms`)
     }
-    return new McpUnavailableError(`MCP server '${ref.name}' could not be reached: ${scrubber.scrubText(describe(e))}`)
+    return new McpUnavailableError(`MCP server '${ref.name}' could not be reached: ${scrubber.scrubText(describe(e, scrubber))}`)
   }
 
   private rememberFailure(key: string, error: Error) {
@@ -342,12 +343,12 @@ export class McpConnections {
 /** The server no longer knows the session (HTTP 404 on a session request): nothing was executed. */
 const isSessionGone = (e: unknown) => e instanceof StreamableHTTPError && e.code === 404
 
-/** A transport failure in a sentence: HTTP status and a trimmed body where the server sent one. */
-function describe(e: unknown): string {
+/** A transport failure in a sentence: HTTP status and a trimmed body (scrubbed before it is cut) where the server sent one. */
+function describe(e: unknown, scrubber: SecretScrubber): string {
   if (e instanceof StreamableHTTPError || e instanceof SseError) {
     const body = e.message.replace(/^(Streamable HTTP|SSE) error: /, '').replace(/^(Error POSTing to endpoint|Failed to open SSE stream|Non-200 status code \(\d+\)): ?/, '').trim()
     const status = typeof e.code === 'number' && e.code > 0 ? `the server answered HTTP ${e.code}` : 'the transport failed'
-    return body ? `${status}: ${body.slice(0, 300)}` : status
+    return body ? `${status}: ${scrubber.scrubText(body).slice(0, 300)}` : status
   }
   return (e as Error)?.message ?? String(e)
 }

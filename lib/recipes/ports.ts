@@ -4,6 +4,8 @@
  * lib/stores/aws/process-store.ts; both pass test/contract/process-store.contract.ts.
  */
 
+import type { ClientToolDeclaration } from '../surface/client-tools'
+
 /** A keep / dropFirst rule resolved at spawn: exact names split a tool off its family. */
 export interface RankRule {
   /** Named exactly in the recipe: each is its own demotion unit. */
@@ -45,6 +47,12 @@ export interface ProcessRecord {
   createdBy: string
   /** Epoch ms after which the process is gone (invisible on read). */
   expiresAt: number
+  /** Tools the backend declared (spec §7), in declaration order; absent = none. */
+  clientTools?: ClientToolDeclaration[]
+  /** Counts replacements of clientTools (the ETag of PUT …/client-tools); absent = 0. */
+  clientToolsVersion?: number
+  /** Manifest slots kept free for the client's own tools (spawn `reserve`, MCP `?reserve=`); absent = the deployment setting. */
+  reserve?: number
 }
 
 export interface ProcessKey {
@@ -63,6 +71,13 @@ export interface ProcessStore {
    * never lost) and sets the expiry to `expiresAt`. NOT_FOUND when absent or expired at `now`.
    */
   stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number): Promise<void>
+  /**
+   * Replaces the client tools (one atomic write) and returns their new version. With
+   * `expectedVersion`, CONFLICT unless the stored version is that. NOT_FOUND when absent or expired.
+   */
+  setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }): Promise<number>
+  /** Ends the process (an MCP session's DELETE). NOT_FOUND when absent or expired. */
+  end(key: ProcessKey, now: number): Promise<void>
   /** Adds names to the reported phantoms; returns those that were not reported before. NOT_FOUND when absent or expired. */
   markPhantoms(key: ProcessKey, names: string[], now: number): Promise<string[]>
 }

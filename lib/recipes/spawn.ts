@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto'
 import { invalidConfig, invalidInput, notFound, type Issue } from '../errors'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
+import { clashWarnings, type ClientToolDeclaration, parseClientTools } from '../surface/client-tools'
 import { CAPABILITY_FLOOR } from '../surface/families'
 import type { Tool } from '../tools/contracts'
+import { isReservedToolName } from '../config/server-tool'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
@@ -36,7 +38,9 @@ export interface SpawnResult {
   warnings: string[]
 }
 
-const SPAWN_FIELDS = ['recipe', 'engine', 'models']
+const SPAWN_FIELDS = ['recipe', 'engine', 'models', 'clientTools', 'reserve']
+/** At most this many slots may be kept for the client's own tools. */
+export const MAX_RESERVE = 64
 
 export class ProcessService {
   constructor(private readonly deps: ProcessServiceDeps) {}
@@ -89,7 +93,7 @@ export class ProcessService {
 
     const { tools: inventory } = await this.deps.tools.listAll(tenant, project)
     const sel = new Selector(inventory)
-    const warnings: string[] = []
+    const warnings: string[] = req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : []
     const floorNote = (field: string, names: Iterable<string>) => {
       for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.push(`${field}: '${n}' is part of the capability floor and stays primary and callable`)
     }
@@ -128,12 +132,41 @@ export class ProcessService {
       createdAt: now,
       createdBy: actor,
       expiresAt: now + this.deps.processTtlMs,
+      ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
+      ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
     }
     return { process: record, warnings }
   }
+
+  /** Replaces a process's client tools (PUT …/client-tools); configured and built-in names win, with a warning. */
+  async setClientTools(key: ProcessKey, body: Record<string, unknown>, expectedVersion?: number): Promise<{ version: number; names: string[]; warnings: string[] }> {
+    const unknown = Object.keys(body).filter((k) => k !== 'clientTools')
+    if (unknown.length) throw invalidInput(`unknown field '${unknown[0]}' (the body is { clientTools: [...] })`, unknown.map((k) => ({ pointer: `/${k}`, message: `unknown field '${k}'` })))
+    const tools = parseClientTools(body.clientTools ?? [], '/clientTools')
+    await this.get(key)
+    const { tools: inventory } = await this.deps.tools.listAll(key.tenant, key.project)
+    const sel = new Selector(inventory)
+    const now = this.deps.clock.now()
+    const version = await this.deps.processes.setClientTools(key, tools, { ...(expectedVersion !== undefined ? { expectedVersion } : {}), expiresAt: now + this.deps.processTtlMs, now })
+    return { version, names: tools.map((t) => t.name), warnings: clashWarnings(tools, (n) => sel.has(n)) }
+  }
+
+  /** Ends a process (an MCP session's DELETE). */
+  async end(key: ProcessKey): Promise<void> {
+    if (!PROCESS_ID_PATTERN.test(key.id)) throw notFound(`no process '${key.id.slice(0, 80)}' in project '${key.project}'`)
+    await this.deps.processes.end(key, this.deps.clock.now())
+  }
 }
 
-function checkSpawnBody(body: Record<string, unknown>): { recipe?: string; engine?: string; models?: string[] } {
+interface SpawnRequest {
+  recipe?: string
+  engine?: string
+  models?: string[]
+  clientTools?: ClientToolDeclaration[]
+  reserve?: number
+}
+
+function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   const issues: Issue[] = []
   for (const k of Object.keys(body)) if (!SPAWN_FIELDS.includes(k)) issues.push({ pointer: `/${k}`, message: `unknown field '${k}' (a spawn takes recipe, engine and models)` })
   const name = (k: 'recipe' | 'engine') => {
@@ -159,8 +192,20 @@ function checkSpawnBody(body: Record<string, unknown>): { recipe?: string; engin
       })
     }
   }
+  const reserve = body.reserve
+  if (reserve !== undefined && reserve !== null && !(Number.isInteger(reserve) && (reserve as number) >= 0 && (reserve as number) <= MAX_RESERVE)) {
+    issues.push({ pointer: '/reserve', message: `reserve must be a whole number from 0 to ${MAX_RESERVE}` })
+  }
   if (issues.length) throw invalidInput(`the spawn request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
-  return { ...(recipe ? { recipe } : {}), ...(engine ? { engine } : {}), ...(models ? { models } : {}) }
+  // Checked after the simple fields, so their problems are not hidden behind a long schema report.
+  const clientTools = body.clientTools === undefined || body.clientTools === null ? undefined : parseClientTools(body.clientTools, '/clientTools')
+  return {
+    ...(recipe ? { recipe } : {}),
+    ...(engine ? { engine } : {}),
+    ...(models ? { models } : {}),
+    ...(clientTools ? { clientTools } : {}),
+    ...(typeof reserve === 'number' ? { reserve } : {}),
+  }
 }
 
 /** Resolves names (and aliases) and `@label` selectors against the inventory at spawn time. */
@@ -177,6 +222,11 @@ class Selector {
         list.push(t.name)
       }
     }
+  }
+
+  /** A configured or built-in tool (or a meta-tool) already answers to this name. */
+  has(name: string): boolean {
+    return this.names.has(name) || isReservedToolName(name)
   }
 
   resolve(entries: readonly string[], field: string, warnings: string[]): { all: Set<string>; byName: Set<string> } {

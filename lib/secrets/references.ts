@@ -1,6 +1,6 @@
 /**
  * `${secret:NAME}` references in tool configurations: finding them, loading their values for
- * one call, substituting them, and scrubbing every value used from whatever the call returns.
+ * one call, and substituting them (scrubber.ts removes them from what the call returns).
  */
 import type { SecretStore } from './ports'
 
@@ -57,80 +57,21 @@ export function substituteSecrets(text: string, values: SecretValues, encode: (v
 }
 
 /**
- * Removes secret values from results and error messages. Besides the raw value it removes the
- * forms a server or a library is likely to echo: JSON-escaped, URL-encoded (both flavours) and
- * base64/base64url. Derived values (e.g. the base64 of `user:password` for Basic auth) are added
- * with `addDerived`. Longest forms are replaced first.
+ * The secrets a URL template would place before its path: in the scheme, user info, host or
+ * port. They are refused there — a host is sent to DNS, lower-cased and IDNA-mapped by URL
+ * parsing (so scrubbing could miss it) and named in the service's own messages. The authority is
+ * read as WHATWG URL parsing reads it for http(s): after `scheme:` and any slashes or
+ * backslashes, up to the first `/`, `\`, `?` or `#`; without a recognisable scheme, everything
+ * up to the first of those counts (the scheme itself may be a secret then).
  */
-export class SecretScrubber {
-  private forms: { text: string; name: string }[] = []
-  private sorted = true
-  private names = new Map<string, string>()
-  private pattern?: RegExp
-
-  constructor(values: SecretValues = new Map()) {
-    for (const [name, value] of values) this.add(name, value)
-  }
-
-  get isEmpty() {
-    return this.forms.length === 0
-  }
-
-  add(name: string, value: string) {
-    if (!value) return
-    const variants = new Set<string>([
-      value,
-      JSON.stringify(value).slice(1, -1),
-      encodeURIComponent(value),
-      new URLSearchParams({ v: value }).toString().slice(2),
-      Buffer.from(value, 'utf8').toString('base64'),
-      Buffer.from(value, 'utf8').toString('base64').replace(/=+$/, ''),
-      Buffer.from(value, 'utf8').toString('base64url'),
-    ])
-    for (const text of variants) if (text) this.forms.push({ text, name })
-    this.sorted = false
-  }
-
-  /** A value computed from a secret (a Basic credential, a signature) that must not leak either. */
-  addDerived(name: string, derived: string) {
-    if (derived) {
-      this.forms.push({ text: derived, name })
-      this.sorted = false
-    }
-  }
-
-  scrubText(text: string): string {
-    if (!this.forms.length || !text) return text
-    if (!this.sorted) {
-      // one pass over an alternation, longest first, so a replacement is never re-scrubbed
-      this.forms.sort((a, b) => b.text.length - a.text.length)
-      this.names = new Map(this.forms.map((f) => [f.text, f.name]))
-      this.pattern = new RegExp([...this.names.keys()].map(escapeRegExp).join('|'), 'g')
-      this.sorted = true
-    }
-    return text.replace(this.pattern!, (m) => `[redacted secret:${this.names.get(m)}]`)
-  }
-
-  /** Deep copy with every string (and object key) scrubbed. */
-  scrub<T>(value: T): T {
-    if (!this.forms.length) return value
-    return this.walk(value, 0) as T
-  }
-
-  private walk(value: unknown, depth: number): unknown {
-    if (typeof value === 'string') return this.scrubText(value)
-    if (depth > 200 || value === null || typeof value !== 'object') return value
-    if (Buffer.isBuffer(value)) return Buffer.from(this.scrubText(value.toString('utf8')), 'utf8')
-    if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1))
-    if (value instanceof Error) {
-      const copy = new Error(this.scrubText(value.message))
-      copy.name = value.name
-      return copy
-    }
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[this.scrubText(k)] = this.walk(v, depth + 1)
-    return out
-  }
+export function secretsBeforeUrlPath(template: string): string[] {
+  const text = template.replace(/[\t\n\r]/g, '').replace(/^[\x00-\x20]+/, '')
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*/.exec(text)
+  const rest = scheme ? text.slice(scheme[0].length) : text
+  const end = rest.search(/[/\\?#]/)
+  return [...secretNamesIn(end < 0 ? rest : rest.slice(0, end))]
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** The write-time and call-time message for secretsBeforeUrlPath. */
+export const secretInUrlHostMessage = (names: string[]) =>
+  `a secret cannot be part of the URL's scheme, host or port (${names.map((n) => `\${secret:${n}}`).join(', ')}): name resolution and URL parsing would expose it; put it in the path, the query or a header`

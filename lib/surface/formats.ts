@@ -31,10 +31,37 @@ function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unkn
       return { type: 'function', function: { name: wireName(tool), description: tool.description, parameters: objectSchema(tool.inputSchema) } }
     case 'anthropic':
       return { name: wireName(tool), description: tool.description, input_schema: objectSchema(tool.inputSchema), ...(deferLoading ? { defer_loading: true } : {}) }
-    case 'mcp':
+    case 'mcp': {
+      const annotations = annotationsOf(tool.labels)
+      return {
+        name: tool.name,
+        description: tool.description,
+        inputSchema: objectSchema(tool.inputSchema),
+        ...(tool.outputSchema ? { outputSchema: objectSchema(tool.outputSchema) } : {}),
+        ...(annotations ? { annotations } : {}),
+      }
+    }
     case 'native':
       return { name: tool.name, description: tool.description, inputSchema: objectSchema(tool.inputSchema) }
   }
+}
+
+/** MCP tool annotations from labels: `read-only` → readOnlyHint; `write`/`side-effect` → not read-only; `destructive` → destructiveHint. */
+export function annotationsOf(labels: readonly string[]): { readOnlyHint?: boolean; destructiveHint?: boolean } | undefined {
+  const out: { readOnlyHint?: boolean; destructiveHint?: boolean } = {}
+  if (labels.includes('read-only')) out.readOnlyHint = true
+  else if (labels.includes('write') || labels.includes('side-effect') || labels.includes('destructive')) out.readOnlyHint = false
+  if (labels.includes('destructive')) out.destructiveHint = true
+  return out.readOnlyHint === undefined && out.destructiveHint === undefined ? undefined : out
+}
+
+const objects = new WeakMap<Tool, unknown>()
+
+/** A tool in MCP `tools/list` shape, built once per tool object. */
+export function mcpToolObject(tool: Tool): unknown {
+  let o = objects.get(tool)
+  if (o === undefined) objects.set(tool, (o = render(tool, 'mcp', false)))
+  return o
 }
 
 export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false): string {

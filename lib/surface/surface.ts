@@ -16,6 +16,7 @@ import type { ServerToolService } from '../tools/service'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { usageRole } from '../usage/role'
 import { classify, type Bucket, type Turn } from './classify'
+import { clientToolsOf, isClientTool } from './client-tools'
 import { diagnoseEmptyResponse, type DiagnosisMessage, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
@@ -106,7 +107,11 @@ export class SurfaceService {
 
   /** A tool call through the process's gates. */
   async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
-    const surface = await this.open(key)
+    return this.callOn(dispatcher, await this.open(key), subject, name, params)
+  }
+
+  /** A tool call through an already open surface's gates (the MCP endpoint opens it once per request). */
+  callOn(dispatcher: ToolDispatcher, surface: ProcessSurface, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
     return dispatcher.call(surface.gate, surface.caller(subject), name, params)
   }
 }
@@ -272,7 +277,9 @@ export class ProcessSurface implements DiscoverySurface {
       if (this.allowed.has(name)) throw e
       return undefined
     }
-    if (!tool || META_TOOLS.includes(tool.name) || !this.allowed.has(tool.name)) return undefined
+    if (!tool) tool = clientToolsOf(this.record).find((t) => t.name === name)
+    else if (META_TOOLS.includes(tool.name) || !this.allowed.has(tool.name)) return undefined
+    if (!tool) return undefined
     const resolved = tool
     return { ...resolved, invoke: async (params, ctx) => (await this.noteUse(resolved), resolved.invoke(params, ctx)) }
   }
@@ -307,19 +314,29 @@ export class ProcessSurface implements DiscoverySurface {
 
   private async loadVisible(): Promise<Visible> {
     const { tools: inventory } = await this.deps.tools.listAll(this.record.tenant, this.record.project)
+    const clientTools = clientToolsOf(this.record)
     const memo = this.memo.get(this.memoKey)
-    if (memo && sameTools(memo.inventory, inventory)) return memo.visible
-    const visible = this.buildVisible(inventory)
-    this.memo.set(this.memoKey, { inventory, visible })
+    if (memo && memo.clientTools === clientTools && sameTools(memo.inventory, inventory)) return memo.visible
+    const visible = this.buildVisible(inventory, clientTools)
+    this.memo.set(this.memoKey, { inventory, clientTools, visible })
     return visible
   }
 
-  private buildVisible(inventory: Tool[]): Visible {
+  private buildVisible(inventory: Tool[], clientTools: readonly Tool[]): Visible {
     const allowed = new Set(this.record.allowed)
     const tools: Tool[] = []
     for (const t of inventory) if (!META_TOOLS.includes(t.name) && allowed.has(t.name)) tools.push(t)
     for (const n of CAPABILITY_FLOOR) tools.push(this.meta.get(n)!)
     if (allowed.has(INVOKE_TOOL)) tools.push(this.meta.get(INVOKE_TOOL)!)
+    if (clientTools.length) {
+      // Configured and built-in tools win a name clash (spawn and PUT …/client-tools warn about it).
+      const taken = new Set<string>(META_TOOLS)
+      for (const t of inventory) {
+        taken.add(t.name)
+        for (const a of t.aliases ?? []) taken.add(a)
+      }
+      for (const t of clientTools) if (!taken.has(t.name)) tools.push(t)
+    }
     tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     const byName = new Map<string, Tool>()
     for (const t of tools) byName.set(t.name, t)
@@ -358,7 +375,7 @@ export class ProcessSurface implements DiscoverySurface {
       now: this.deps.clock.now(),
       maxActivated: this.deps.settings.maxActivated,
       limit: limit.limit,
-      reserve: this.deps.settings.reserve,
+      reserve: this.reserve,
       demand,
       ...(extraKeep ? { extraKeep } : {}),
     })
@@ -366,6 +383,54 @@ export class ProcessSurface implements DiscoverySurface {
       memo.turn = { turn, activationKey, limit: limit.limit, demand, validFrom: now, validUntil: nextActivationExpiry(this.record, now), bodies: new Map() }
     }
     return turn
+  }
+
+  /** Slots kept free: the process's own reserve (MCP `?reserve=`, spawn `reserve`), else the deployment's. */
+  private get reserve() {
+    return this.record.reserve ?? this.deps.settings.reserve
+  }
+
+  // ────────── for protocol front ends (MCP) ──────────
+
+  /** This turn's manifest without client tools (an MCP client lists its own; `reserve` keeps room for them). */
+  async serverTools(): Promise<Tool[]> {
+    const turn = await this.turn()
+    this.logBudget(turn)
+    return turn.manifest.filter((t) => !isClientTool(t))
+  }
+
+  /** The system-prompt material of spec §13: the discovery block, the demoted block, the prompt hints. */
+  async promptMaterial(): Promise<{ discoveryBlock: string; demotedDiscoveryBlock: string; promptHints: string[] }> {
+    const turn = await this.turn()
+    return { discoveryBlock: discoveryBlock(turn.deferred), demotedDiscoveryBlock: demotedDiscoveryBlock(turn.demoted), promptHints: distinctHints(turn.manifest) }
+  }
+
+  /** Whether `name` calls one of this process's client tools (no configured or built-in tool answers to it). */
+  async isClientToolName(name: string): Promise<boolean> {
+    const t = (await this.visible()).byName.get(name)
+    return t !== undefined && isClientTool(t)
+  }
+
+  /**
+   * Runs a call and says whether it changed the server-side tool list of this turn (a tool
+   * activated into it, or pushed out by the budget). Only a call that stamped an activation can;
+   * the others cost one comparison of the activations.
+   */
+  async callChangingTools(run: () => Promise<ToolOutcome>): Promise<{ outcome: ToolOutcome; changed: boolean }> {
+    const before = { ...this.record.activations }
+    const outcome = await run()
+    const after = this.record.activations
+    const keys = Object.keys(after)
+    if (keys.length === Object.keys(before).length && keys.every((k) => before[k] === after[k])) return { outcome, changed: false }
+    const [was, is] = await Promise.all([this.classifyWith(before), this.classifyWith(after)])
+    const names = (t: Turn) => t.manifest.filter((x) => !isClientTool(x)).map((x) => x.name).join('\u0000')
+    return { outcome, changed: names(was) !== names(is) }
+  }
+
+  private async classifyWith(activations: Record<string, number>): Promise<Turn> {
+    this.demandP ??= this.deps.demand ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role) : Promise.resolve(new Map())
+    const [v, limit, demand] = await Promise.all([this.visible(), this.limit(), this.demandP])
+    return classify({ tools: v.tools, process: { ...this.record, activations }, now: this.deps.clock.now(), maxActivated: this.deps.settings.maxActivated, limit: limit.limit, reserve: this.reserve, demand })
   }
 
   private logBudget(turn: Turn) {
@@ -428,6 +493,7 @@ function nextActivationExpiry(record: ProcessRecord, now: number): number {
 
 interface SurfaceMemo {
   inventory: readonly Tool[]
+  clientTools: readonly Tool[]
   visible: Visible
   turn?: {
     turn: Turn

@@ -9,7 +9,8 @@ import type { JsonSchema } from '../config/json-schema'
 import type { ServerToolConfig, ToolParameters } from '../config/server-tool'
 import type { CascadeReader, Layer } from '../documents/cascade'
 
-export type ToolSource = Layer | 'builtin'
+/** `client`: declared by the agent backend on its process (spec §7); it runs on the client. */
+export type ToolSource = Layer | 'builtin' | 'client'
 
 export interface InvocationContext {
   tenant: string
@@ -58,6 +59,8 @@ export interface Tool {
   name: string
   description: string
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema), when the tool declares one. */
+  outputSchema?: JsonSchema
   labels: string[]
   /** In the manifest by default (spec §5); false = reachable through discovery. */
   primary: boolean
@@ -80,6 +83,8 @@ export interface ToolSpec {
   localName?: string
   description?: string // defaults to the config's description
   inputSchema: JsonSchema
+  /** JSON Schema of a successful result's content (an object schema). */
+  outputSchema?: JsonSchema
   /** Added to the config's labels (e.g. `rest`, `read-only`). */
   extraLabels?: string[]
   searchHint?: string

@@ -347,6 +347,7 @@ function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSou
       name,
       description: spec.description ?? config.description,
       inputSchema: spec.inputSchema,
+      ...(spec.outputSchema ? { outputSchema: spec.outputSchema } : {}),
       labels: [...new Set([...config.labels, ...(spec.extraLabels ?? [])])],
       primary: config.primary,
       deferred: spec.localName ? (spec.deferred ?? config.defaultDeferred) : false,

@@ -98,6 +98,34 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
     it('answers NOT_FOUND for updates to a process that never existed', async () => {
       await expectCode(store.stampActivations(key, ['a'], NOW, NOW + HOUR, NOW), 'NOT_FOUND')
       await expectCode(store.markPhantoms(key, ['a'], NOW), 'NOT_FOUND')
+      await expectCode(store.setClientTools(key, [], { expiresAt: NOW + HOUR, now: NOW }), 'NOT_FOUND')
+      await expectCode(store.end(key, NOW), 'NOT_FOUND')
+    })
+
+    it('round-trips client tools (arbitrary JSON Schema included) and the reserve given at spawn', async () => {
+      const clientTools = [{ name: 'file_read', description: 'Read a file on the client.', inputSchema: { type: 'object', properties: { 'a/b': { type: 'string', default: '' }, n: { enum: [1.5, null] } } }, labels: ['files'], primary: true }]
+      const rec = sampleProcess({ clientTools, clientToolsVersion: 1, reserve: 3 })
+      await store.create(rec)
+      expect(await store.get(key, NOW)).toEqual(rec)
+    })
+
+    it('replaces client tools with a new version, and refuses a stale expected version', async () => {
+      await store.create(sampleProcess())
+      const tools = [{ name: 'ask_user', description: 'Ask the user.', inputSchema: { type: 'object' }, labels: [], primary: false }]
+      expect(await store.setClientTools(key, tools, { expectedVersion: 0, expiresAt: NOW + 2 * HOUR, now: NOW })).toBe(1)
+      expect(await store.setClientTools(key, [...tools, { ...tools[0], name: 'notify' }], { expiresAt: NOW + 2 * HOUR, now: NOW })).toBe(2)
+      await expectCode(store.setClientTools(key, [], { expectedVersion: 1, expiresAt: NOW + 2 * HOUR, now: NOW }), 'CONFLICT')
+      const back = await store.get(key, NOW + HOUR + 1)
+      expect(back).toMatchObject({ clientToolsVersion: 2, expiresAt: NOW + 2 * HOUR })
+      expect(back?.clientTools?.map((t) => t.name)).toEqual(['ask_user', 'notify'])
+    })
+
+    it('ends a process: it is gone for reads and updates', async () => {
+      await store.create(sampleProcess())
+      await store.end(key, NOW)
+      expect(await store.get(key, NOW)).toBeUndefined()
+      await expectCode(store.stampActivations(key, ['a'], NOW, NOW + HOUR, NOW), 'NOT_FOUND')
+      await expectCode(store.end(key, NOW), 'NOT_FOUND')
     })
   })
 }

@@ -57,8 +57,13 @@ describe('npm start', () => {
     expect(invalid.status).toBe(422)
     expect(((await invalid.json()) as any).errors[0].line).toBe(5)
     expect((await fetch(`${first.url}/projects/p1/server-tools/hello`)).status).toBe(401)
+    // the printed token lives 30 days (the default cap) and may write the tenant layer
+    const claims = JSON.parse(Buffer.from(first.token.split('.')[1], 'base64url').toString())
+    expect([claims.exp - claims.iat, claims.scope.split(' ')]).toEqual([30 * 24 * 3600, expect.arrayContaining(['tenant:admin'])])
+    const tenantWide = await fetch(`${first.url}/projects/_tenant/documents/egress/allow.yaml`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: 'hosts: [intranet.example.test]\n' })
+    expect(tenantWide.status).toBe(201)
     const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim()
-    const otherTenant = await issueToken(secret, { tenant: 'other', sub: 'x', scope: 'tools:read' }, Math.floor(Date.now() / 1000))
+    const otherTenant = await issueToken(secret, { tenant: 'other', sub: 'x', scope: 'tools:read', expiresInSeconds: 600 }, Math.floor(Date.now() / 1000))
     expect((await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${otherTenant}` } })).status).toBe(403)
 
     expect(await stop(first.child)).toBe(0)

@@ -46,11 +46,11 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { issueToken } from '../../functions/http/auth'
+import { ALL_SCOPES as SCOPES, issueToken } from '../../functions/http/auth'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SECRET = 'hostile-harness-secret'
-const ALL_SCOPES = 'tools:read tools:write tools:invoke insights:read secrets:write'
+const ALL_SCOPES = SCOPES.join(' ')
 export const BYSTANDER = 'bystander'
 /** Goals of issue 10, checked by the bench and printed by the tests. */
 export const GOALS = { bystanderP99Ms: 200, rssDeltaMb: 100, loopBlockMs: 50 }

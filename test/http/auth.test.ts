@@ -102,6 +102,12 @@ const SCOPE_OF: Record<string, string> = {
   'POST /brain/:tenant/projects/:project/processes/:id/tool-calls': 'tools:invoke',
   'POST /brain/:tenant/projects/:project/processes/:id/diagnostics/empty-response': 'tools:invoke',
   'POST /brain/:tenant/models/observed-limits': 'tools:invoke',
+  'PUT /brain/:tenant/projects/:project/processes/:id/client-tools': 'tools:invoke',
+  // MCP: a body that neither starts a session nor calls a tool (tools/list, ping) needs tools:read; ending a session tools:invoke.
+  'POST /brain/:tenant/projects/:project/mcp': 'tools:read',
+  'POST /brain/:tenant/projects/:project/processes/:id/mcp': 'tools:read',
+  'DELETE /brain/:tenant/projects/:project/mcp': 'tools:invoke',
+  'DELETE /brain/:tenant/projects/:project/processes/:id/mcp': 'tools:invoke',
   'PUT /brain/:tenant/secrets/:name': 'secrets:write',
   'DELETE /brain/:tenant/secrets/:name': 'secrets:write',
   'GET /brain/:tenant/admin/projects/:project/insights/tool-usage': 'insights:read',
@@ -111,7 +117,7 @@ const SCOPE_OF: Record<string, string> = {
 const scopeFor = (r: Route) => SCOPE_OF[`${r.method} ${r.path}`] ?? (r.method === 'GET' ? 'tools:read' : 'tools:write')
 
 /** The only routes that answer without a token. */
-const PUBLIC_ROUTES = ['GET /openapi.json', 'GET /health']
+const PUBLIC_ROUTES = ['GET /openapi.json', 'GET /health', 'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/*']
 
 function request(app: App, route: Route, token: string | undefined, tenant = 'acme'): Promise<TestResponse> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
@@ -179,15 +185,89 @@ describe('authentication', () => {
   })
 
   it('answers 401 to a token that is not valid yet', async () => {
-    const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, nbf: nowSeconds() + 3600 }, TEST_SECRET, 'HS256')
+    const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, nbf: nowSeconds() + 3600, exp: nowSeconds() + 7200 }, TEST_SECRET, 'HS256')
     expect((await client(app, token).get(TOOL_PATH)).status).toBe(401)
   })
 
   it('answers 401 to a token without tenant or sub claims', async () => {
     for (const claims of [{ sub: 'alice', scope: ALL }, { tenant: 'acme', scope: ALL }, { tenant: 7, sub: 'alice', scope: ALL }]) {
-      const token = await sign(claims, TEST_SECRET, 'HS256')
+      const token = await sign({ ...claims, exp: nowSeconds() + 600 }, TEST_SECRET, 'HS256')
       expect((await client(app, token).get(TOOL_PATH)).status, JSON.stringify(claims)).toBe(401)
     }
+  })
+})
+
+describe('token lifetime', () => {
+  it('answers 401 to a token without exp and says tokens must expire', async () => {
+    const { app } = setup()
+    const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, iat: nowSeconds() }, TEST_SECRET, 'HS256')
+    const res = await client(app, token).get(TOOL_PATH)
+    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining("no 'exp' claim")])
+  })
+
+  it('accepts a token of exactly 30 days by default (what npm start prints) and refuses one a second longer', async () => {
+    const { app } = setup()
+    const days30 = 30 * 24 * 3600
+    expect((await client(app, await tokenFor('acme', ALL, 'alice', TEST_SECRET, days30)).get(TOOL_PATH)).status).not.toBe(401)
+    const res = await client(app, await tokenFor('acme', ALL, 'alice', TEST_SECRET, days30 + 1)).get(TOOL_PATH)
+    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining('longer than this deployment allows (2592000 s)')])
+  })
+
+  it('measures the lifetime from now when iat is missing or in the future, and from iat when it is past', async () => {
+    const app = createApp(createMemoryDeps({ auth: { maxTokenLifetimeSeconds: 3600 } }))
+    const now = nowSeconds()
+    const outcomes: number[] = []
+    for (const claims of [
+      { exp: now + 3000 }, // no iat, within the cap
+      { exp: now + 7200 }, // no iat, beyond the cap
+      { iat: now + 86_400, exp: now + 86_400 + 600 }, // a future iat does not hide a far exp
+      { iat: now - 3000, exp: now + 1200 }, // issued for 4200 s an hour ago: over the cap though 20 min remain
+      { iat: now - 1200, exp: now + 1200 },
+    ]) {
+      const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, ...claims }, TEST_SECRET, 'HS256')
+      outcomes.push((await client(app, token).get(TOOL_PATH)).status)
+    }
+    expect(outcomes.map((s) => s === 401)).toEqual([false, true, true, true, false])
+  })
+})
+
+describe('WWW-Authenticate', () => {
+  const metadata = 'http://localhost/.well-known/oauth-protected-resource'
+
+  it('points every 401 under /brain at the protected-resource metadata of the tenant', async () => {
+    const { app } = setup()
+    for (const path of [TOOL_PATH, '/brain/acme/secrets', '/brain/acme/projects/p1/processes/abc/manifest']) {
+      const res = await app.request(path)
+      expect([res.status, res.headers.get('www-authenticate')], path).toEqual([401, `Bearer resource_metadata="${metadata}/brain/acme"`])
+    }
+  })
+
+  it('names the MCP endpoint itself as the resource on the MCP routes', async () => {
+    const { app } = setup()
+    for (const path of ['/brain/acme/projects/p1/mcp', '/brain/acme/projects/p1/processes/proc-1/mcp']) {
+      const res = await app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      expect([res.status, res.headers.get('www-authenticate')], path).toEqual([401, `Bearer resource_metadata="${metadata}${path}"`])
+    }
+  })
+
+  it('says invalid_token when a token was sent and refused', async () => {
+    const { app } = setup()
+    const res = await client(app, await tokenFor('acme', ALL, 'alice', 'another-secret')).get(TOOL_PATH)
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", resource_metadata="${metadata}/brain/acme"`)
+  })
+
+  it('says insufficient_scope and which scope on a 403 for a missing scope, and nothing on a 403 for another tenant', async () => {
+    const { app } = setup()
+    const res = await client(app, await tokenFor('acme', 'tools:read')).put(TOOL_PATH, { type: 'doc_lookup', description: 'x' })
+    expect([res.status, res.headers.get('www-authenticate')]).toEqual([403, `Bearer error="insufficient_scope", scope="tools:write", resource_metadata="${metadata}/brain/acme"`])
+    const other = await client(app, await tokenFor('globex')).get(TOOL_PATH)
+    expect([other.status, other.headers.get('www-authenticate')]).toEqual([403, null])
+  })
+
+  it('uses PUBLIC_BASE_URL when the deployment sets it', async () => {
+    const app = createApp(createMemoryDeps({ auth: { publicBaseUrl: 'https://tools.example.test/' } }))
+    const res = await app.request(TOOL_PATH)
+    expect(res.headers.get('www-authenticate')).toBe('Bearer resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/brain/acme"')
   })
 })
 

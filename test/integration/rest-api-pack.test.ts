@@ -351,6 +351,18 @@ describe('rest_api spec documents', () => {
     expect(problems[2]).toBe('petstore: Swagger 2.0 documents are not supported; convert to OpenAPI 3 first')
   })
 
+  it('refuses a secret in the host of baseUrl when written, and in the host of a servers entry when expanded', async () => {
+    const factory = new RestApiToolFactory({ http: egress, secrets })
+    expect(factory.check({ specPath: 'apis/p.yaml', baseUrl: 'https://${secret:TENANT_ID}.api.example.com/v1' })).toEqual([
+      { pointer: '/baseUrl', message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})") },
+    ])
+    expect(factory.check({ specPath: 'apis/p.yaml', baseUrl: 'https://api.example.com/${secret:TENANT_ID}/v1' })).toEqual([])
+    const problems: string[] = []
+    const secretServer = PETSTORE.replace(/servers:[\s\S]*?paths:/, 'servers:\n  - url: "http://${secret:TENANT_ID}.example.com/v1"\npaths:')
+    expect(await factory.create(config({ specInline: secretServer }), envWith({}, problems))).toEqual([])
+    expect(problems).toContainEqual(expect.stringContaining("petstore: the server URL cannot be used: a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})"))
+  })
+
   it('checks its configuration and names each problem', () => {
     const factory = new RestApiToolFactory({ http: egress, secrets })
     expect(factory.check({})).toEqual([{ pointer: '', message: 'exactly one of specInline and specPath is required' }])

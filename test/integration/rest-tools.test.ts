@@ -84,6 +84,17 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse) {
       res.writeHead(302, { location: url.searchParams.get('to')! })
       return res.end()
     }
+    if (path.startsWith('/redirect/')) {
+      res.writeHead(Number(path.split('/')[2]), { location: url.searchParams.get('to')! })
+      return res.end()
+    }
+    if (path === '/reflect') {
+      // a careless server echoing a credential the ways real ones do: other case, hex, inside base64, strictly URL-encoded
+      const token = String(req.headers['x-token'] ?? '')
+      const strict = encodeURIComponent(token).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      return res.end([token.toUpperCase(), Buffer.from(token).toString('hex'), Buffer.from(`id=7;${token};`).toString('base64'), strict].join('\n'))
+    }
     json(404, { error: 'no route' })
   })
 }
@@ -91,6 +102,20 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse) {
 let server: http.Server
 let base: string
 let port: number
+
+/** A second origin (another port): what a redirect to "somewhere else" reaches. */
+let other: http.Server
+let otherBase: string
+const otherSeen: Seen[] = []
+function otherHandler(req: http.IncomingMessage, res: http.ServerResponse) {
+  const chunks: Buffer[] = []
+  req.on('data', (c) => chunks.push(c))
+  req.on('end', () => {
+    otherSeen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ other: true, method: req.method }))
+  })
+}
 const nodeConnector = new NodeConnector()
 
 /** Refuses to connect anywhere but loopback, whatever the guard decided. */
@@ -125,12 +150,18 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`
   await secrets.put('acme', 'API_TOKEN', 'tok-SECRET-1234')
   await secrets.put('acme', 'API_KEY', 'key/with spaces&=')
+  await secrets.put('acme', 'QUOTED', "it's a s3cret (really)")
+  other = http.createServer(otherHandler)
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+  otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
 })
 
 afterAll(async () => {
   nodeConnector.close()
-  server.closeAllConnections()
-  await new Promise((r) => server.close(r))
+  for (const s of [server, other]) {
+    s.closeAllConnections()
+    await new Promise((r) => s.close(r))
+  }
 })
 
 // ───────────── helpers ─────────────
@@ -432,6 +463,79 @@ describe('rest tool secrets', () => {
     expect(out.content.missingSecrets).toEqual(['NOPE', 'ALSO_NOPE'])
     expect(out.content.message).toContain("'NOPE', 'ALSO_NOPE'")
     expect(seen.length).toBe(before)
+  })
+
+  it('does not follow a 307 or 308 to another origin when the body carries a secret, and says why', async () => {
+    for (const code of [307, 308]) {
+      otherSeen.length = 0
+      const out = await call({
+        url: `${base}/redirect/${code}?to=${encodeURIComponent(`${otherBase}/collect`)}`,
+        method: 'POST',
+        bodyTemplate: { client_secret: '${secret:API_TOKEN}' },
+      })
+      expect(out.isError, String(code)).toBe(true)
+      expect(out.content.reason).toBe('unsafe-redirect')
+      expect(out.content.message).toContain(`redirected (${code}) to another origin`)
+      expect(out.content.message).toContain('carries a secret')
+      expect(otherSeen).toEqual([])
+    }
+  })
+
+  it('still follows a 307 to another origin when the body carries no secret, and a 303 that drops the body', async () => {
+    otherSeen.length = 0
+    const plain = await call({ url: `${base}/redirect/307?to=${encodeURIComponent(`${otherBase}/plain`)}`, method: 'POST', bodyTemplate: { hello: 'world' } })
+    expect(plain.content.body).toEqual({ other: true, method: 'POST' })
+    const seeOther = await call({ url: `${base}/redirect/303?to=${encodeURIComponent(`${otherBase}/see`)}`, method: 'POST', bodyTemplate: { client_secret: '${secret:API_TOKEN}' } })
+    expect(seeOther.content.body).toEqual({ other: true, method: 'GET' })
+    expect(otherSeen.map((s) => [s.method, s.body])).toEqual([
+      ['POST', '{"hello":"world"}'],
+      ['GET', ''],
+    ])
+  })
+
+  it('follows a 307 that stays on the same origin with the secret-bearing body', async () => {
+    const out = await call({ url: `${base}/redirect/307?to=/echo/moved`, method: 'POST', bodyTemplate: { client_secret: '${secret:API_TOKEN}' } })
+    expect(out.content.body.path).toBe('/echo/moved')
+    expect(lastSeen().body).toBe('{"client_secret":"tok-SECRET-1234"}')
+  })
+
+  it('scrubs an error body before cutting it, so no prefix of a secret survives the cut', async () => {
+    for (const at of [1990, 1995, 1999]) {
+      const body = `${'x'.repeat(at)}\${secret:API_TOKEN}${'y'.repeat(3000)}`
+      const out = await call({ url: `${base}/status/500?body=${body}` })
+      expect(out.isError).toBe(true)
+      // the cut now falls inside the redaction marker, never inside the secret
+      expect(out.content.body.slice(at, 2000), String(at)).toBe('[redacted secret:API_TOKEN]'.slice(0, 2000 - at))
+      expect(JSON.stringify(out)).not.toMatch(/tok-S/i)
+    }
+  })
+
+  it('scrubs echoes in another case, in hex, inside base64 and strictly URL-encoded', async () => {
+    const out = await call({ url: `${base}/reflect`, headers: { 'X-Token': '${secret:QUOTED}' } })
+    expect(lastSeen().headers['x-token']).toBe("it's a s3cret (really)")
+    expect(out.content.body.split('\n')).toEqual([
+      '[redacted secret:QUOTED]',
+      '[redacted secret:QUOTED]',
+      expect.stringContaining('[redacted secret:QUOTED]'),
+      '[redacted secret:QUOTED]',
+    ])
+    expect(out.content.body).not.toMatch(/s3cret|%27s/i)
+  })
+
+  it('refuses a secret in the URL host when the configuration is written, and when a stored one is called', async () => {
+    for (const url of ['https://${secret:API_TOKEN}.example.com/x', 'https://api.example.com${secret:API_TOKEN}/x', '${secret:API_TOKEN}/x', 'https:///${secret:API_TOKEN}/x', 'http://127.0.0.1:${secret:API_TOKEN}/']) {
+      const problems = factory.check({ url })
+      expect(problems, url).toContainEqual({ pointer: '/url', message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:API_TOKEN})") })
+    }
+    expect(factory.check({ url: 'https://api.example.com/${secret:API_TOKEN}?k=${secret:API_TOKEN}#${secret:API_TOKEN}' })).toEqual([])
+    // a configuration stored before the check existed: refused at call time, with no connection and no secret in the answer
+    connectAttempts.length = 0
+    const [spec] = await factory.create(config({ url: `http://\${secret:API_TOKEN}.localhost:${port}/echo` }), env)
+    const out = (await spec.invoke({}, ctx)) as ToolOutcome & { content: any }
+    expect(out.isError).toBe(true)
+    expect(out.content.message).toContain("a secret cannot be part of the URL's scheme, host or port")
+    expect(JSON.stringify(out)).not.toMatch(/tok-secret/i)
+    expect(connectAttempts).toEqual([])
   })
 
   it('keeps secret values out of the logs', () => {

@@ -1,9 +1,11 @@
 /** Raw documents of one layer, read through the cascade. */
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { normalizeDocumentPath } from '../../../lib/documents/service'
+import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { notFound } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
-import { principalOf, requireScope } from '../auth'
+import { assertTenantAdmin, principalOf, requireScope } from '../auth'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -25,6 +27,12 @@ export function documentRoutes(deps: AppDeps) {
       return raw // left for normalizeDocumentPath to judge
     }
   }
+  // The tenant's egress allow-list widens what every tool of the tenant may reach (it takes effect
+  // in the _tenant layer only, but a write of that name anywhere is held to the same rule).
+  const tenantWideDocument: MiddlewareHandler<AuthEnv> = async (c, next) => {
+    if (normalizeDocumentPath(pathOf(c)) === TENANT_ALLOW_LIST_PATH) assertTenantAdmin(c, `writing ${TENANT_ALLOW_LIST_PATH}`)
+    await next()
+  }
   return new Hono<AuthEnv>()
     .get('/projects/:project/documents', requireScope('tools:read'), async (c) => {
       const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
@@ -41,14 +49,14 @@ export function documentRoutes(deps: AppDeps) {
         ...(ownLayer ? { etag: etag(doc.version) } : {}),
       })
     })
-    .put('/projects/:project/documents/*', requireScope('tools:write'), async (c) => {
+    .put('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
       const project = projectParam(c)
       const body = await bodyText(c, { allowAnyText: true })
       const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, preconditions: preconditionsOf(c) })
       c.header('etag', etag(stored.version))
       return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.created ? 201 : 200)
     })
-    .delete('/projects/:project/documents/*', requireScope('tools:write'), async (c) => {
+    .delete('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
       await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), preconditionsOf(c))
       return c.body(null, 204)
     })

@@ -8,7 +8,8 @@ import { iso } from '../../../lib/runtime/clock'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
-import { objectBody, projectParam, tenantParam } from '../request'
+import { writeConditions } from '../../../lib/documents/preconditions'
+import { etag, objectBody, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
   const key = (c: Context) => ({ tenant: tenantParam(c), project: projectParam(c), id: c.req.param('id') ?? '' })
@@ -34,7 +35,16 @@ export function processRoutes(deps: AppDeps) {
     .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
       const body = await objectBody(c)
       const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {})
-      return c.json(outcome)
+      // A client tool (spec §7): the backend runs it with the validated params.
+      if (outcome.clientCall) return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
+      return c.json({ isError: outcome.isError, content: outcome.content })
+    })
+    .put('/projects/:project/processes/:id/client-tools', requireScope('tools:invoke'), async (c) => {
+      // Version 0 = no client tools declared yet, so If-None-Match: * means "declare only once".
+      const conditions = await writeConditions(`the client tools of process '${c.req.param('id')}'`, preconditionsOf(c), async () => (await deps.processes.get(key(c))).clientToolsVersion ?? 0)
+      const result = await deps.processes.setClientTools(key(c), await objectBody(c), conditions.createOnly ? 0 : conditions.expectedVersion)
+      c.header('etag', etag(result.version))
+      return c.json({ clientTools: result.names, version: result.version, warnings: result.warnings })
     })
     .post('/projects/:project/processes/:id/diagnostics/empty-response', requireScope('tools:invoke'), async (c) => {
       const input = diagnosisInput(await objectBody(c))
@@ -58,6 +68,9 @@ function view(p: ProcessRecord) {
     keep: p.keep,
     dropFirst: p.dropFirst,
     activationTtlSeconds: p.activationTtlMs / 1000,
+    clientTools: (p.clientTools ?? []).map((t) => t.name),
+    clientToolsVersion: p.clientToolsVersion ?? 0,
+    ...(p.reserve !== undefined ? { reserve: p.reserve } : {}),
     activations: Object.fromEntries(Object.entries(p.activations).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, at]) => [n, iso(at)])),
     createdAt: iso(p.createdAt),
     createdBy: p.createdBy,

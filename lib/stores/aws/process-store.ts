@@ -6,9 +6,10 @@
  * UpdateItem, so concurrent stamps of different tools never lose each other.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
+import type { ClientToolDeclaration } from '../../surface/client-tools'
 import type { TableSpec } from './provision'
 
 /** Table spec for provisioning (`npm start`, tests); sst.config.ts declares the same keys and TTL. */
@@ -19,10 +20,14 @@ export const processesTableSpec = (name: string): TableSpec => ({
   ttlAttribute: 'expiresAt',
 })
 
-/** The record as stored: the TTL in epoch seconds beside the exact ms, phantoms as a string set. */
-interface ProcessItem extends Omit<ProcessRecord, 'phantomsReported' | 'expiresAt'> {
+/**
+ * The record as stored: the TTL in epoch seconds beside the exact ms, phantoms as a string set,
+ * client tools as JSON text (their schemas are arbitrary JSON; a map attribute would reshape them).
+ */
+interface ProcessItem extends Omit<ProcessRecord, 'phantomsReported' | 'expiresAt' | 'clientTools'> {
   scope: string
   phantoms?: Set<string>
+  clientToolsJson?: string
   expiresAtMs: number
   expiresAt: number
 }
@@ -63,6 +68,8 @@ export class DynamoProcessStore implements ProcessStore {
       ...(r.phantomsReported.length ? { phantoms: new Set(r.phantomsReported) } : {}),
       createdAt: r.createdAt,
       createdBy: r.createdBy,
+      ...(r.clientTools?.length ? { clientToolsJson: JSON.stringify(r.clientTools), clientToolsVersion: r.clientToolsVersion ?? 1 } : {}),
+      ...(r.reserve !== undefined ? { reserve: r.reserve } : {}),
       expiresAtMs: r.expiresAt,
       expiresAt: Math.ceil(r.expiresAt / 1000),
     }
@@ -99,6 +106,47 @@ export class DynamoProcessStore implements ProcessStore {
       createdAt: item.createdAt,
       createdBy: item.createdBy,
       expiresAt: item.expiresAtMs,
+      ...(item.clientToolsJson ? { clientTools: JSON.parse(item.clientToolsJson) as ClientToolDeclaration[] } : {}),
+      ...(item.clientToolsVersion !== undefined ? { clientToolsVersion: item.clientToolsVersion } : {}),
+      ...(item.reserve !== undefined ? { reserve: item.reserve } : {}),
+    }
+  }
+
+  async setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }) {
+    const expected = opts.expectedVersion
+    try {
+      const out = await this.send(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { scope: scopeOf(key), id: key.id },
+            ConditionExpression: expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
+            UpdateExpression: 'SET #tools = :tools, #exp = :exp, #ttl = :ttl ADD #ver :one',
+            ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ttl': 'expiresAt', '#tools': 'clientToolsJson', '#ver': 'clientToolsVersion' },
+            ExpressionAttributeValues: { ':tools': JSON.stringify(tools), ':exp': opts.expiresAt, ':ttl': Math.ceil(opts.expiresAt / 1000), ':one': 1, ':now': opts.now, ...(expected ? { ':expected': expected } : {}) },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      )
+      return out.Attributes?.clientToolsVersion as number
+    } catch (e) {
+      if (errorName(e) !== 'ConditionalCheckFailedException') throw e
+      // Tell a version mismatch from a missing process: one more read, only on the failure path.
+      if (expected !== undefined && (await this.get(key, opts.now))) throw conflict(`the client tools of process '${key.id}' are not at version ${expected}`, e)
+      throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+    }
+  }
+
+  async end(key: ProcessKey, now: number) {
+    try {
+      await this.send(() =>
+        this.doc.send(
+          new DeleteCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' }, ExpressionAttributeValues: { ':now': now } }),
+        ),
+      )
+    } catch (e) {
+      if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+      throw e
     }
   }
 

@@ -1,6 +1,7 @@
 /** In-process ProcessStore with the same promises as the DynamoDB adapter. */
 import { conflict, notFound } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore } from '../../recipes/ports'
+import type { ClientToolDeclaration } from '../../surface/client-tools'
 
 const id = (k: ProcessKey) => `${k.tenant}#${k.project}\u0000${k.id}`
 
@@ -22,6 +23,21 @@ export class MemoryProcessStore implements ProcessStore {
     const rec = this.live(key, now)
     for (const n of names) rec.activations[n] = at
     rec.expiresAt = expiresAt
+  }
+
+  async setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }) {
+    const rec = this.live(key, opts.now)
+    const version = rec.clientToolsVersion ?? 0
+    if (opts.expectedVersion !== undefined && opts.expectedVersion !== version) throw conflict(`the client tools of process '${key.id}' are at version ${version}, not ${opts.expectedVersion}`)
+    rec.clientTools = structuredClone(tools)
+    rec.clientToolsVersion = version + 1
+    rec.expiresAt = opts.expiresAt
+    return version + 1
+  }
+
+  async end(key: ProcessKey, now: number) {
+    this.live(key, now)
+    this.items.delete(id(key))
   }
 
   async markPhantoms(key: ProcessKey, names: string[], now: number) {

@@ -7,7 +7,7 @@
 import { type McpRuntime, remoteCatalog } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
 import { cut, failureOf, inputSchemaOf, outcomeOf } from '../../mcp/results'
-import { SecretScrubber } from '../../secrets/references'
+import { SecretScrubber } from '../../secrets/scrubber'
 import type { ServerToolConfig } from '../../config/server-tool'
 import type { ToolFactory, ToolSpec, FactoryEnv } from '../contracts'
 

@@ -9,7 +9,7 @@
 import { type McpRuntime, remoteCatalog } from '../../mcp'
 import { cut, failureOf, globMatcher, inputSchemaOf, localNameOf, outcomeOf, shortAlias } from '../../mcp/results'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
-import { SecretScrubber } from '../../secrets/references'
+import { SecretScrubber } from '../../secrets/scrubber'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { ServerToolConfig } from '../../config/server-tool'
 

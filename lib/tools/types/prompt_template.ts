@@ -34,7 +34,8 @@ import { wireClients } from '../../llm'
 import type { Completion, WireClient } from '../../llm/wire'
 import { LlmCallError, objectRoot } from '../../llm/wire'
 import type { SecretStore } from '../../secrets/ports'
-import { loadSecrets, SecretScrubber, secretNamesIn, substituteSecrets } from '../../secrets/references'
+import { loadSecrets, secretNamesIn, substituteSecrets } from '../../secrets/references'
+import { SecretScrubber } from '../../secrets/scrubber'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
@@ -119,6 +120,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     return [
       {
         inputSchema: schemaFromInputs(p.inputs),
+        ...(p.outputSchema ? { outputSchema: resultSchema(p.outputSchema) } : {}),
         extraLabels: ['llm'],
         invoke: (params, ctx) => this.invoke(config.name, p, params, env, ctx.signal),
       },
@@ -160,6 +162,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
         headers,
         timeoutMs,
         signal,
+        scrub: (text) => scrubber.scrubText(text),
       })
     } catch (e) {
       return scrubber.scrub(this.failure(tool, model.ref, timeoutMs, e))
@@ -170,7 +173,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     const parsed = answerValue(completion, p.outputSchema)
     if (!parsed.ok) {
       const cut = completion.stopReason === 'length' || completion.stopReason === 'max_tokens' ? ` The answer was cut off at maxTokens (${maxTokens}); raise maxTokens.` : ''
-      return scrubber.scrub(toolError(`Model '${model.ref}' did not answer with JSON: ${parsed.message}.${cut}`, { model: model.ref, usage, answer: completion.text.slice(0, 2000) }))
+      return scrubber.scrub(toolError(`Model '${model.ref}' did not answer with JSON: ${parsed.message}.${cut}`, { model: model.ref, usage, answer: scrubber.scrubText(completion.text).slice(0, 2000) }))
     }
     const issues = validateAgainst(p.outputSchema, parsed.value)
     if (issues.length) {
@@ -232,4 +235,18 @@ function answerValue(c: Completion, schema: JsonSchema): { ok: true; value: unkn
     if (value && typeof value === 'object' && !Array.isArray(value) && 'value' in value && Object.keys(value).length === 1) value = (value as { value: unknown }).value
   }
   return { ok: true, value }
+}
+
+/** The content of a successful call with `outputSchema`: `{ value, model, usage }` (what MCP clients check structuredContent against). */
+function resultSchema(outputSchema: JsonSchema): JsonSchema {
+  const tokens = { type: 'integer', minimum: 0 }
+  return {
+    type: 'object',
+    properties: {
+      value: outputSchema,
+      model: { type: 'string' },
+      usage: { type: 'object', properties: { inputTokens: tokens, outputTokens: tokens } },
+    },
+    required: ['value', 'model', 'usage'],
+  }
 }

@@ -28,7 +28,8 @@ import { issuesFromAjv, validateAgainst } from '../../config/json-schema'
 import type { EgressClient, EgressRequest, EgressResponse } from '../../egress/client'
 import { isEgressError } from '../../egress/errors'
 import type { SecretStore } from '../../secrets/ports'
-import { loadSecrets, malformedSecretReferences, SecretScrubber, secretNamesIn, type SecretValues } from '../../secrets/references'
+import { loadSecrets, malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, type SecretValues } from '../../secrets/references'
+import { SecretScrubber } from '../../secrets/scrubber'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
@@ -197,6 +198,8 @@ export interface PreparedCall {
   timeoutMs: number
   maxBytes: number
   sensitiveHeaders: string[]
+  /** The body carries a substituted secret (see EgressRequest.sensitiveBody). */
+  sensitiveBody?: boolean
   signal?: AbortSignal
   responseSchema?: JsonSchema
 }
@@ -248,28 +251,30 @@ export async function performCall(http: RestDeps['http'], call: PreparedCall, sc
     timeoutMs: call.timeoutMs,
     maxBytes: call.maxBytes,
     sensitiveHeaders: call.sensitiveHeaders,
+    ...(call.sensitiveBody ? { sensitiveBody: true } : {}),
     ...(call.signal ? { signal: call.signal } : {}),
   }
   let outcome: ToolOutcome
   try {
     const res = await http.request(request)
-    outcome = interpret(call, res, where)
+    outcome = interpret(call, res, where, scrubber)
   } catch (e) {
     outcome = failure(call, e, where)
   }
   return scrubber.scrub(outcome)
 }
 
-function interpret(call: PreparedCall, res: EgressResponse, where: string): ToolOutcome {
+function interpret(call: PreparedCall, res: EgressResponse, where: string, scrubber: SecretScrubber): ToolOutcome {
   const decoded = decodeBody(res)
+  // scrubbed before it is cut: a cut through a secret would leave its prefix behind
+  const shortBody = () => trim(scrubber.scrubText(res.body.toString('utf8')))
   if (res.status < 200 || res.status > 299) {
-    const text = res.body.toString('utf8')
     return toolError(`${where} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.`, {
       status: res.status,
-      ...(text ? { body: trim(text) } : {}),
+      ...(res.body.length ? { body: shortBody() } : {}),
     })
   }
-  if (!decoded.ok) return toolError(`${where} answered ${res.status}, but ${decoded.message}.`, { status: res.status, body: trim(res.body.toString('utf8')) })
+  if (!decoded.ok) return toolError(`${where} answered ${res.status}, but ${decoded.message}.`, { status: res.status, body: shortBody() })
   if (call.responseSchema) {
     let validate: ValidateFunction
     try {
@@ -299,6 +304,8 @@ function failure(call: PreparedCall, e: unknown, where: string): ToolOutcome {
       case 'denied':
       case 'scheme':
         return toolError(`${where} was not called: ${e.message}.`, { reason: e.reason })
+      case 'unsafe-redirect':
+        return toolError(`${where} was not completed: ${e.message}.`, { reason: e.reason, ...e.details })
       case 'timeout':
         return toolError(`${where} did not answer within ${call.timeoutMs} ms.`, { reason: 'timeout', timeoutMs: call.timeoutMs })
       case 'too-large':
@@ -422,6 +429,8 @@ function checkRest(p: RestParameters): { pointer: string; message: string }[] {
   }
 
   usePlaceholders('/url', p.url, 'url')
+  const hostSecrets = secretsBeforeUrlPath(p.url)
+  if (hostSecrets.length) problems.push({ pointer: '/url', message: secretInUrlHostMessage(hostSecrets) })
   const probe = renderString(p.url, { inputs: Object.fromEntries(inputs.map((i) => [i.name, 'x'])), secrets: new Map([...secretNamesIn(p.url)].map((n) => [n, 'x'])) })
   let parsed: URL | undefined
   try {
@@ -484,6 +493,9 @@ export class RestToolFactory implements ToolFactory<RestParameters> {
     const sensitiveHeaders = Object.entries(p.headers ?? {})
       .filter(([, v]) => secretNamesIn(v).size > 0)
       .map(([k]) => k)
+    const sensitiveBody = bodyTemplate !== undefined && secretNamesIn(bodyTemplate).size > 0
+    // configurations stored before the write-time check existed are refused when called
+    const hostSecrets = secretsBeforeUrlPath(p.url)
     const timeoutMs = p.timeoutMs ?? DEFAULT_TIMEOUT_MS
     const maxBytes = p.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     const deps = this.deps
@@ -495,6 +507,7 @@ export class RestToolFactory implements ToolFactory<RestParameters> {
         async invoke(params, ctx) {
           const issues = validateAgainst(inputSchema, params)
           if (issues.length) return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
+          if (hostSecrets.length) return toolError(`Tool '${config.name}' was not called: ${secretInUrlHostMessage(hostSecrets)}.`, { secrets: hostSecrets })
           const loaded = await secretsFor(deps.secrets, env.tenant, secretNames, config.name)
           if (!loaded.ok) return loaded.outcome
           const { values: secrets, scrubber } = loaded
@@ -543,6 +556,7 @@ export class RestToolFactory implements ToolFactory<RestParameters> {
                 timeoutMs,
                 maxBytes,
                 sensitiveHeaders,
+                sensitiveBody,
                 ...(ctx?.signal ? { signal: ctx.signal } : {}),
                 ...(p.responseSchema ? { responseSchema: p.responseSchema } : {}),
               },

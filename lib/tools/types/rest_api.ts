@@ -29,7 +29,7 @@
  */
 import { validateAgainst } from '../../config/json-schema'
 import type { SecretStore } from '../../secrets/ports'
-import { malformedSecretReferences, secretNamesIn, substituteSecrets, type SecretValues } from '../../secrets/references'
+import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets, type SecretValues } from '../../secrets/references'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
@@ -127,6 +127,8 @@ function checkRestApi(p: RestApiParameters): { pointer: string; message: string 
     }
   }
   if (p.baseUrl !== undefined) {
+    const hostSecrets = secretsBeforeUrlPath(p.baseUrl)
+    if (hostSecrets.length) problems.push({ pointer: '/baseUrl', message: secretInUrlHostMessage(hostSecrets) })
     const probe = substituteSecrets(p.baseUrl, new Map([...secretNamesIn(p.baseUrl)].map((n) => [n, 'x'])))
     let url: URL | undefined
     try {
@@ -238,6 +240,12 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
     const baseTemplate = p.baseUrl ?? (spec.doc ? serverUrl(spec.doc) : undefined)
     if (!baseTemplate) {
       report('no baseUrl is configured and the document has no servers entry')
+      return []
+    }
+    // the spec's servers entry is a document of its own, not seen when the configuration is written
+    const hostSecrets = secretsBeforeUrlPath(baseTemplate)
+    if (hostSecrets.length) {
+      report(`the server URL cannot be used: ${secretInUrlHostMessage(hostSecrets)}`)
       return []
     }
     try {

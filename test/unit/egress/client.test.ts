@@ -8,6 +8,7 @@ import { EgressClient } from '../../../lib/egress/client'
 import type { Connector, ConnectorResponse, PinnedRequest } from '../../../lib/egress/connector'
 import { EgressError } from '../../../lib/egress/errors'
 import type { ResolvedAddress, Resolver } from '../../../lib/egress/guard'
+import { OwnEndpoints } from '../../../lib/egress/own-endpoints'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 
 class FakeResolver implements Resolver {
@@ -44,6 +45,7 @@ function client(opts: {
   replies?: Record<string, Reply>
   allow?: { hosts?: string[]; cidrs?: string[] }
   tenantAllow?: { hosts?: string[]; cidrs?: string[] }
+  own?: string[]
   log?: MemoryLogger
 }) {
   const resolver = new FakeResolver({ 'api.example.com': [PUBLIC], 'cdn.example.net': [PUBLIC2], ...opts.table })
@@ -54,6 +56,7 @@ function client(opts: {
     connector,
     log: opts.log,
     allow: opts.allow ? AllowList.of(opts.allow) : undefined,
+    ...(opts.own ? { ownEndpoints: new OwnEndpoints(opts.own) } : {}),
     tenantAllowList: async (tenant) => {
       tenantLookups.push(tenant)
       return opts.tenantAllow ? AllowList.of(opts.tenantAllow) : AllowList.empty
@@ -226,6 +229,71 @@ describe('EgressClient allow-lists', () => {
   })
 })
 
+describe("EgressClient and the service's own endpoints", () => {
+  const everything = { hosts: ['127.0.0.1', 'localhost'], cidrs: ['0.0.0.0/0', '::/0'] }
+
+  it('allows a port-scoped entry at its port only', async () => {
+    const { egress, connector } = client({ allow: { hosts: ['127.0.0.1:8080'] } })
+    await egress.request({ tenant: 't1', url: 'http://127.0.0.1:8080/x' })
+    expect((await refusal(egress.request({ tenant: 't1', url: 'http://127.0.0.1:8081/x' }))).reason).toBe('denied')
+    expect((await refusal(egress.request({ tenant: 't1', url: 'http://127.0.0.1/x' }))).reason).toBe('denied')
+    expect(connector.attempts.map((a) => `${a.address}:${a.port}`)).toEqual(['127.0.0.1:8080'])
+  })
+
+  it('never connects to an own listener, in any spelling of loopback, whatever the allow-list says', async () => {
+    const log = new MemoryLogger()
+    const { egress, connector } = client({ table: { localhost: ['127.0.0.1'] }, allow: everything, own: ['http://127.0.0.1:4567', '127.0.0.1:9001'], log })
+    const urls = [
+      'http://127.0.0.1:4567/',
+      'http://127.0.0.2:4567/',
+      'http://[::1]:4567/',
+      'http://[::ffff:127.0.0.1]:4567/',
+      'http://0.0.0.0:4567/',
+      'http://2130706433:4567/',
+      'http://localhost:9001/2018-06-01/runtime/invocation/next',
+    ]
+    for (const url of urls) {
+      const e = await refusal(egress.request({ tenant: 't1', url }))
+      expect(e.reason, url).toBe('denied')
+      expect(e.message, url).toContain('it is an endpoint of this service itself')
+    }
+    expect(connector.attempts).toEqual([])
+    await egress.request({ tenant: 't1', url: 'http://127.0.0.1:4568/' })
+    expect(connector.attempts.map((a) => `${a.address}:${a.port}`)).toEqual(['127.0.0.1:4568'])
+    expect(log.find('egress.denied_own_endpoint')[0].fields).toMatchObject({ tenant: 't1', port: 4567 })
+  })
+
+  it('refuses a redirect to an own listener', async () => {
+    const { egress, connector } = client({ allow: everything, own: ['127.0.0.1:4567'], replies: { '/start': { status: 307, headers: { location: 'http://127.0.0.1:4567/' } } } })
+    const e = await refusal(egress.request({ tenant: 't1', url: 'http://127.0.0.1:8080/start', method: 'POST', body: 'x' }))
+    expect(e.details).toMatchObject({ ownEndpoint: true, port: 4567 })
+    expect(connector.attempts.map((a) => `${a.address}:${a.port}`)).toEqual(['127.0.0.1:8080'])
+  })
+
+  it('refuses every non-public address at the port of a listener bound to every interface', async () => {
+    const { egress, connector } = client({ table: { 'box.internal': ['10.1.2.3'] }, allow: everything, own: ['0.0.0.0:8787'] })
+    for (const url of ['http://10.1.2.3:8787/', 'http://box.internal:8787/', 'http://[::1]:8787/', 'http://192.168.0.1:8787/']) {
+      expect((await refusal(egress.request({ tenant: 't1', url }))).reason, url).toBe('denied')
+    }
+    await egress.request({ tenant: 't1', url: 'http://api.example.com:8787/' })
+    await egress.request({ tenant: 't1', url: 'http://10.1.2.3:8788/' })
+    expect(connector.attempts.map((a) => `${a.address}:${a.port}`)).toEqual([`${PUBLIC}:8787`, '10.1.2.3:8788'])
+  })
+})
+
+describe('OwnEndpoints', () => {
+  it('reads URLs with their default port, host:port and [v6]:port, and refuses anything else', () => {
+    const own = new OwnEndpoints(['https://169.254.170.23/v1/credentials', 'http://[fd00::5]:81/x', 'sandbox.localdomain:9001'])
+    const at = (address: string, port: number, host = address) => own.covers(host, { address, family: address.includes(':') ? 6 : 4, class: 'link-local' }, port)
+    expect(at('169.254.170.23', 443)).toBe(true)
+    expect(at('169.254.170.23', 80)).toBe(false)
+    expect(at('fd00::5', 81)).toBe(true)
+    expect(at('10.0.0.1', 9001, 'Sandbox.LocalDomain')).toBe(true)
+    expect(at('10.0.0.1', 9001, 'other.localdomain')).toBe(false)
+    for (const bad of ['127.0.0.1', 'nope', 'http://', '[::1]', 'x:0']) expect(() => new OwnEndpoints([bad]), bad).toThrow(/is not an endpoint of this service/)
+  })
+})
+
 describe('EgressClient redirects', () => {
   it('re-checks every redirect and refuses one that leads to a private address', async () => {
     const { egress, connector } = client({
@@ -308,6 +376,35 @@ describe('EgressClient redirects', () => {
     expect(first.headers).toMatchObject({ Authorization: 'Bearer s3cret', 'X-Api-Key': 'k3y' })
     expect(second.headers).toMatchObject({ Authorization: 'Bearer s3cret', 'X-Api-Key': 'k3y', Cookie: 'c=1' })
     expect(third.headers).toEqual({ Accept: 'application/json' })
+  })
+
+  it('does not carry a body marked sensitive to another origin, whatever the redirect status', async () => {
+    const { egress, connector } = client({
+      replies: {
+        '/t': { status: 307, headers: { location: 'https://cdn.example.net/t' } },
+        '/p': { status: 308, headers: { location: 'https://cdn.example.net/p' } },
+        '/m': { status: 301, headers: { location: 'https://cdn.example.net/m' } },
+        '/s': { status: 303, headers: { location: 'https://cdn.example.net/s-done' } },
+        '/here': { status: 307, headers: { location: '/there' } },
+      },
+    })
+    const send = (path: string, method = 'POST') => egress.request({ tenant: 't1', url: `https://api.example.com${path}`, method, body: 'client_secret=s3cret', sensitiveBody: true })
+    for (const [path, method] of [['/t', 'POST'], ['/p', 'POST'], ['/m', 'PUT']]) {
+      const e = await refusal(send(path, method))
+      expect(e.reason, path).toBe('unsafe-redirect')
+      expect(e.code).toBe('EGRESS_DENIED')
+    }
+    await send('/s') // 303: the body is dropped, nothing to protect
+    await send('/here') // the same origin
+    expect(connector.attempts.map((a) => `${a.url.hostname}${a.url.pathname} ${a.method} ${a.body?.toString() ?? ''}`)).toEqual([
+      'api.example.com/t POST client_secret=s3cret',
+      'api.example.com/p POST client_secret=s3cret',
+      'api.example.com/m PUT client_secret=s3cret',
+      'api.example.com/s POST client_secret=s3cret',
+      'cdn.example.net/s-done GET ',
+      'api.example.com/here POST client_secret=s3cret',
+      'api.example.com/there POST client_secret=s3cret',
+    ])
   })
 
   it('returns a redirect as it is when asked not to follow', async () => {

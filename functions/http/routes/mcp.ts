@@ -1,0 +1,187 @@
+/**
+ * MCP over Streamable HTTP: `/projects/{p}/mcp` (initialize spawns a process; its id is the
+ * `Mcp-Session-Id`) and `/projects/{p}/processes/{id}/mcp` (the process named in the path; the
+ * session header is optional). No session state in memory: every request loads the process, so
+ * any container (any Lambda) answers any request.
+ *
+ * This half does HTTP: the body, the session, the protocol-version header, the scopes; the SDK's
+ * web-standard transport (stateless, one per request) and lib/surface/mcp-server.ts do JSON-RPC.
+ * The SDK is imported on the first MCP request, never at cold start.
+ */
+import { type Context, Hono } from 'hono'
+import type { ProcessKey } from '../../../lib/recipes/ports'
+import { ServerToolsError } from '../../../lib/errors'
+import type { ProcessSurface } from '../../../lib/surface/surface'
+import type { AppDeps } from '../app'
+import type { AuthEnv, Scope } from '../auth'
+import { principalOf } from '../auth'
+import { projectParam, rawBody, tenantParam } from '../request'
+
+type Protocol = typeof import('../../../lib/surface/mcp-server') & typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
+let protocol: Promise<Protocol> | undefined
+const loadProtocol = () =>
+  (protocol ??= Promise.all([import('../../../lib/surface/mcp-server'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([a, b]) => ({ ...a, ...b })))
+
+const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
+/** A JSON-RPC body is at most this large (a tools/call's arguments included). */
+const MAX_MCP_BODY_BYTES = 1024 * 1024
+
+/** A JSON-RPC error answered by this layer (no request id: it never reached the protocol). */
+function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}) {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } })
+}
+const sessionNotFound = () => rpcError(404, -32001, 'Session not found: the process does not exist, has expired or was ended, or belongs to another subject; initialize a new session')
+
+interface JsonRpcMessage {
+  method?: unknown
+  id?: unknown
+}
+
+export function mcpRoutes(deps: AppDeps) {
+  /** The process behind a session, or undefined (absent, expired, ended, another subject's: all look the same). */
+  async function openSession(c: Context<AuthEnv>, key: ProcessKey): Promise<ProcessSurface | undefined> {
+    let surface: ProcessSurface
+    try {
+      surface = await deps.surface.open(key)
+    } catch (e) {
+      if (e instanceof ServerToolsError && (e.code === 'NOT_FOUND' || e.code === 'INVALID_INPUT')) return undefined
+      throw e
+    }
+    return surface.record.createdBy === principalOf(c).subject ? surface : undefined
+  }
+
+  function requireScope(c: Context<AuthEnv>, scope: Scope) {
+    if (!principalOf(c).scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `this call needs the '${scope}' scope`)
+  }
+
+  /** `MCP-Protocol-Version`: absent = 2025-03-26 (transport spec); one we do not serve = 400. */
+  async function versionError(c: Context): Promise<Response | undefined> {
+    const v = c.req.header('mcp-protocol-version')
+    const { isServedVersion, SERVED_PROTOCOL_VERSIONS } = await loadProtocol()
+    if (v === undefined || isServedVersion(v)) return undefined
+    return rpcError(400, -32000, `Bad Request: unsupported MCP-Protocol-Version '${v.slice(0, 40)}' (this server speaks ${SERVED_PROTOCOL_VERSIONS.join(', ')})`)
+  }
+
+  async function post(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
+    const tenant = tenantParam(c)
+    const project = projectParam(c)
+    const bytes = await rawBody(c)
+    if (bytes.byteLength > MAX_MCP_BODY_BYTES) return rpcError(413, -32000, `the request body may be at most ${MAX_MCP_BODY_BYTES} bytes`)
+    let body: unknown
+    try {
+      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+    } catch {
+      return rpcError(400, -32700, 'Parse error: the body is not JSON')
+    }
+    const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[]
+    const methods = messages.map((m) => (m && typeof m === 'object' ? m.method : undefined))
+    const initializing = methods.includes('initialize')
+    // Reading needs tools:read; calling a tool, or starting a session (it spawns a process), tools:invoke.
+    requireScope(c, initializing || methods.includes('tools/call') ? 'tools:invoke' : 'tools:read')
+
+    if (!initializing) {
+      const bad = await versionError(c)
+      if (bad) return bad
+    }
+    const header = c.req.header('mcp-session-id')
+    let surface: ProcessSurface | undefined
+    const p = await loadProtocol()
+    if (pathId !== undefined) {
+      if (header !== undefined && header !== pathId) return sessionNotFound()
+      surface = await openSession(c, { tenant, project, id: pathId })
+      if (!surface) return sessionNotFound()
+    } else if (initializing) {
+      // Spawn only for a well-formed initialize alone in its body; anything else gets the protocol's own answer.
+      const init = messages.length === 1 ? p.isInitializeRequest(messages[0]) : false
+      if (init) {
+        const { process } = await deps.processes.spawn(tenant, project, principalOf(c).subject, spawnQuery(c))
+        surface = await deps.surface.open({ tenant, project, id: process.id })
+      }
+    } else {
+      if (header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first)')
+      surface = await openSession(c, { tenant, project, id: header })
+      if (!surface) return sessionNotFound()
+    }
+
+    const transport = new p.WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      // tools/call answers on an event stream (list_changed may precede its result); the rest as JSON.
+      enableJsonResponse: !methods.includes('tools/call'),
+    })
+    const server = p.mcpServer(SERVER_INFO, {
+      ...(surface ? { surface } : {}),
+      call: (name, args) => deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args),
+    })
+    await server.connect(transport)
+    const res = await transport.handleRequest(transportRequest(c), { parsedBody: body })
+    if (surface) res.headers.set('mcp-session-id', surface.record.id)
+    return res
+  }
+
+  async function get(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
+    requireScope(c, 'tools:read')
+    const header = c.req.header('mcp-session-id')
+    if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
+    if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
+    const bad = await versionError(c)
+    if (bad) return bad
+    if (!(await openSession(c, { tenant: tenantParam(c), project: projectParam(c), id: pathId ?? header! }))) return sessionNotFound()
+    // No standalone stream: notifications ride on the POST that caused them (and Lambda cannot hold a stream open).
+    return rpcError(405, -32000, 'Method Not Allowed: this server sends no server-initiated stream; notifications arrive on POST responses', { allow: 'POST, DELETE' })
+  }
+
+  async function del(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
+    requireScope(c, 'tools:invoke')
+    const header = c.req.header('mcp-session-id')
+    if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
+    if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
+    const bad = await versionError(c)
+    if (bad) return bad
+    const key = { tenant: tenantParam(c), project: projectParam(c), id: pathId ?? header! }
+    if (!(await openSession(c, key))) return sessionNotFound()
+    try {
+      await deps.processes.end(key)
+    } catch (e) {
+      if (e instanceof ServerToolsError && e.code === 'NOT_FOUND') return sessionNotFound()
+      throw e
+    }
+    return new Response(null, { status: 200 })
+  }
+
+  const notAllowed = () => rpcError(405, -32000, 'Method Not Allowed', { allow: 'GET, POST, DELETE' })
+  const sessionUrl = '/projects/:project/mcp'
+  const processUrl = '/projects/:project/processes/:id/mcp'
+  const id = (c: Context) => c.req.param('id') ?? ''
+  return new Hono<AuthEnv>()
+    .post(sessionUrl, (c) => post(c, undefined))
+    .get(sessionUrl, (c) => get(c, undefined))
+    .delete(sessionUrl, (c) => del(c, undefined))
+    .all(sessionUrl, notAllowed)
+    .post(processUrl, (c) => post(c, id(c)))
+    .get(processUrl, (c) => get(c, id(c)))
+    .delete(processUrl, (c) => del(c, id(c)))
+    .all(processUrl, notAllowed)
+}
+
+/** `?recipe=`, `?model=instance/model`, `?reserve=N` → a spawn body (checked by the spawn like a REST one). */
+function spawnQuery(c: Context): Record<string, unknown> {
+  const body: Record<string, unknown> = {}
+  const recipe = c.req.query('recipe')
+  const model = c.req.query('model')
+  const reserve = c.req.query('reserve')
+  if (recipe !== undefined) body.recipe = recipe
+  if (model !== undefined) body.models = [model]
+  if (reserve !== undefined) body.reserve = /^\d{1,3}$/.test(reserve) ? Number(reserve) : reserve
+  return body
+}
+
+/** Only what the transport reads (method, URL, the MCP headers): cheaper than materialising the full request on Node. */
+function transportRequest(c: Context): Request {
+  const headers = new Headers()
+  for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) {
+    const v = c.req.header(h)
+    if (v !== undefined) headers.set(h, v)
+  }
+  return new Request(`http://mcp.local${c.req.path}`, { method: c.req.method, headers })
+}
+

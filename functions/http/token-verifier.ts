@@ -1,0 +1,182 @@
+/**
+ * Who is calling: a bearer JWT verified either with the deployment's HS256 secret (tokens the
+ * operator issues, like the one `npm start` prints) or with the tenant identity provider's
+ * published keys (a JWKS URL). Each kind of key verifies only its own algorithms: the token's
+ * `alg` header picks which verifier to ask, and that verifier pins its algorithms, so an HS256
+ * token signed with a public key, or an `alg: none` token, can never pass.
+ */
+import { createHash, webcrypto } from 'node:crypto'
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
+import { ServerToolsError } from '../../lib/errors'
+import { BoundedCache } from '../../lib/runtime/bounded-cache'
+
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const
+export type AsymmetricAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number]
+
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600
+
+/** The tenant's identity provider (AUTH_JWKS_URL and friends, functions/settings.ts). */
+export interface IdentityProviderSettings {
+  jwksUrl: string
+  issuer: string
+  /** A token passes when its `aud` names any of these. */
+  audience: string[]
+  algorithms: AsymmetricAlgorithm[]
+  /** Claim carrying the tenant id, e.g. `custom:tenant`. */
+  tenantClaim: string
+  /** Claim carrying the scopes: a space-separated string (`scope`) or an array of strings (`scp`). */
+  scopeClaim: string
+  /** Least time between two key-set fetches that an unknown `kid` causes. */
+  refreshCooldownMs: number
+  /** Named in the RFC 9728 metadata; the issuer when not set. */
+  authorizationServers: string[]
+}
+
+export interface AuthSettings {
+  /** HS256 key (AUTH_JWT_SECRET); without it only identity-provider tokens are accepted. */
+  jwtSecret?: string
+  /** exp − iat (or exp − now when iat is later or missing) may not exceed this. */
+  maxTokenLifetimeSeconds?: number
+  identityProvider?: IdentityProviderSettings
+  /** The URL clients use to reach the service (PUBLIC_BASE_URL); the request's origin when unset. */
+  publicBaseUrl?: string
+}
+
+export interface VerifiedToken {
+  tenant: string
+  subject: string
+  scopes: Set<string>
+}
+
+export type TokenVerifier = (token: string) => Promise<VerifiedToken>
+
+/** Longer than any real JWT; refused before hashing or parsing. */
+const MAX_TOKEN_CHARS = 16 * 1024
+/** A remembered token is re-verified after this, so a rotated secret or key takes effect within a minute. */
+const VERIFIED_TTL_MS = 60_000
+
+const unauthenticated = (why: string) => new ServerToolsError('UNAUTHENTICATED', `the bearer token is not valid: ${why}`)
+
+export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
+  const maxLifetime = settings.maxTokenLifetimeSeconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+  const service = settings.jwtSecret ? serviceTokens(settings.jwtSecret) : undefined
+  const idp = settings.identityProvider ? identityProviderTokens(settings.identityProvider) : undefined
+
+  // An agent backend sends the same token with every call: a token that verified is remembered
+  // until its `exp` (at most VERIFIED_TTL_MS). Verification costs a thread-pool round trip in
+  // WebCrypto; the cache makes it a hash and a Map lookup. Keys are SHA-256 digests, so the cache
+  // holds no usable credential and its memory does not grow with what callers send.
+  const verified = new BoundedCache<string, VerifiedToken & { until: number }>(10_000)
+
+  return async (token) => {
+    if (token.length > MAX_TOKEN_CHARS) throw unauthenticated(`it is longer than ${MAX_TOKEN_CHARS} characters`)
+    const key = createHash('sha256').update(token).digest('base64url')
+    const now = Date.now()
+    const known = verified.get(key)
+    if (known && known.until > now) return known
+    let alg: unknown
+    try {
+      alg = decodeProtectedHeader(token).alg
+    } catch {
+      throw unauthenticated('bad signature or format')
+    }
+    let payload: JWTPayload
+    let identity: VerifiedToken
+    if (alg === 'HS256' && service) {
+      payload = await service.verify(token)
+      identity = claimsOf(payload, 'tenant', 'scope')
+    } else if (idp && idp.accepts(alg)) {
+      payload = await idp.verify(token)
+      identity = claimsOf(payload, idp.settings.tenantClaim, idp.settings.scopeClaim)
+    } else {
+      throw unauthenticated(`its algorithm '${String(alg).slice(0, 20)}' is not accepted here (${[...(service ? ['HS256'] : []), ...(idp?.settings.algorithms ?? [])].join(', ')})`)
+    }
+    checkLifetime(payload, now, maxLifetime)
+    const until = Math.min((payload.exp as number) * 1000, now + VERIFIED_TTL_MS)
+    return verified.set(key, { ...identity, until })
+  }
+}
+
+/** HS256 with the deployment secret, imported once: importing a raw key per request measured as ~15% of a tool call. */
+function serviceTokens(secret: string) {
+  let key: Promise<webcrypto.CryptoKey> | undefined
+  const keyOf = () => (key ??= webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']))
+  return {
+    verify: async (token: string) => {
+      try {
+        return (await jwtVerify(token, await keyOf(), { algorithms: ['HS256'], requiredClaims: ['exp'] })).payload
+      } catch (e) {
+        throw fromJoseError(e)
+      }
+    },
+  }
+}
+
+/**
+ * The identity provider's keys, fetched from its JWKS URL and cached; a token whose `kid` is not
+ * in the cached set makes jose fetch the set again, at most once per refreshCooldownMs, so a flood
+ * of made-up kids costs the provider one request per cooldown.
+ */
+function identityProviderTokens(settings: IdentityProviderSettings) {
+  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 })
+  const algorithms = new Set<unknown>(settings.algorithms)
+  return {
+    settings,
+    accepts: (alg: unknown) => algorithms.has(alg),
+    verify: async (token: string) => {
+      try {
+        const { payload } = await jwtVerify(token, keys, {
+          algorithms: settings.algorithms,
+          issuer: settings.issuer,
+          audience: settings.audience,
+          requiredClaims: ['exp'],
+        })
+        return payload
+      } catch (e) {
+        throw fromJoseError(e, settings.jwksUrl)
+      }
+    },
+  }
+}
+
+/** jose's verdicts as this service's errors: a bad token is a 401; keys that cannot be fetched are the provider's fault (502). */
+function fromJoseError(e: unknown, jwksUrl?: string): ServerToolsError {
+  const err = e as { code?: string; claim?: string; reason?: string; message?: string }
+  switch (err.code) {
+    case 'ERR_JWT_EXPIRED':
+      return unauthenticated('it has expired')
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      return unauthenticated(err.claim === 'exp' && err.reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${err.claim}' claim is not accepted (${err.message})`)
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
+      return unauthenticated("no key of the identity provider matches its 'kid'")
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return unauthenticated('its algorithm is not accepted here')
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+    case 'ERR_JWS_INVALID':
+    case 'ERR_JWT_INVALID':
+    case 'ERR_JOSE_NOT_SUPPORTED':
+      return unauthenticated('bad signature or format')
+  }
+  if (jwksUrl) return new ServerToolsError('UPSTREAM_FAILURE', `the identity provider's keys could not be fetched from ${jwksUrl}: ${err.message ?? 'unknown error'}`, {}, { cause: e })
+  return unauthenticated('bad signature or format')
+}
+
+/** Tenant, subject and scopes from the claims this issuer uses. */
+function claimsOf(payload: JWTPayload, tenantClaim: string, scopeClaim: string): VerifiedToken {
+  const tenant = payload[tenantClaim]
+  if (typeof tenant !== 'string' || typeof payload.sub !== 'string') {
+    throw new ServerToolsError('UNAUTHENTICATED', `the bearer token must carry '${tenantClaim}' and 'sub' claims`)
+  }
+  const raw = payload[scopeClaim]
+  const scopes = typeof raw === 'string' ? raw.split(/\s+/) : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : []
+  return { tenant, subject: payload.sub, scopes: new Set(scopes.filter(Boolean)) }
+}
+
+/** A stolen token is useful until it expires: the deployment caps how long that may be. */
+function checkLifetime(payload: JWTPayload, nowMs: number, maxSeconds: number) {
+  const nowSeconds = Math.floor(nowMs / 1000)
+  const issued = typeof payload.iat === 'number' ? Math.min(payload.iat, nowSeconds) : nowSeconds
+  const lifetime = (payload.exp as number) - issued
+  if (lifetime > maxSeconds) throw unauthenticated(`it lives ${lifetime} s, longer than this deployment allows (${maxSeconds} s)`)
+}

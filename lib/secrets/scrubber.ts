@@ -1,0 +1,154 @@
+/**
+ * Removes secret values from what a call returns (results, error messages, logged errors).
+ *
+ * What it catches: the forms a server, a proxy or a library is likely to ECHO by accident — the
+ * raw value in any ASCII case, JSON-escaped (also `\uXXXX` and `\/` styles), HTML-escaped,
+ * percent-encoded (encodeURIComponent, encodeURI, RFC 3986 strict, form encoding with `+`, with
+ * either hex case), hex of its bytes, and base64/base64url — also inside a longer base64 text
+ * (`user:secret` in a Basic credential): the three alignments a value can have after a prefix
+ * are searched by their middle characters, which do not depend on the bytes around them.
+ * What it cannot catch: a deliberate transformation (a tool author who sends a secret to their
+ * own server, hashes it, reverses it, splits it). Scrubbing protects callers from accidental
+ * echoes; it is not a confidentiality boundary against the tool's author.
+ *
+ * Every form of every secret is searched in one pass per string (LiteralSearch), so the cost is
+ * linear in the size of the result, not in (size × number of forms).
+ */
+import { LiteralSearch } from './literal-search'
+import type { SecretValues } from './references'
+
+/** Base64 characters shorter than this found inside a longer text are not treated as a secret. */
+const MIN_EMBEDDED_BASE64 = 6
+
+export class SecretScrubber {
+  private readonly forms = new Map<string, string>()
+  private search?: LiteralSearch<string>
+
+  constructor(values: SecretValues = new Map()) {
+    for (const [name, value] of values) this.add(name, value)
+  }
+
+  get isEmpty() {
+    return this.forms.size === 0
+  }
+
+  add(name: string, value: string) {
+    if (!value) return
+    for (const form of reflectedForms(value)) this.remember(form, name)
+  }
+
+  /** A value computed from a secret (a Basic credential, a signature) that must not leak either. */
+  addDerived(name: string, derived: string) {
+    this.remember(derived, name)
+  }
+
+  private remember(form: string, name: string) {
+    if (!form) return
+    if (!this.forms.has(form)) this.forms.set(form, name)
+    this.search = undefined
+  }
+
+  scrubText(text: string): string {
+    if (!this.forms.size || !text) return text
+    this.search ??= new LiteralSearch(this.forms)
+    const spans = this.search.spans(text)
+    if (!spans.length) return text
+    let out = ''
+    let last = 0
+    for (const s of spans) {
+      out += `${text.slice(last, s.start)}[redacted secret:${s.value}]`
+      last = s.end
+    }
+    return out + text.slice(last)
+  }
+
+  /** Deep copy with every string (and object key) scrubbed. */
+  scrub<T>(value: T): T {
+    if (!this.forms.size) return value
+    return this.walk(value, 0) as T
+  }
+
+  private walk(value: unknown, depth: number): unknown {
+    if (typeof value === 'string') return this.scrubText(value)
+    if (depth > 200 || value === null || typeof value !== 'object') return value
+    if (Buffer.isBuffer(value)) return Buffer.from(this.scrubText(value.toString('utf8')), 'utf8')
+    if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1))
+    if (value instanceof Error) {
+      const copy = new Error(this.scrubText(value.message))
+      copy.name = value.name
+      return copy
+    }
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[this.scrubText(k)] = this.walk(v, depth + 1)
+    return out
+  }
+}
+
+/** Every spelling of a value the scrubber looks for (case is ignored when searching). */
+export function reflectedForms(value: string): Set<string> {
+  const bytes = Buffer.from(value, 'utf8')
+  const json = JSON.stringify(value).slice(1, -1)
+  const jsonAscii = json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  const forms = new Set<string>([
+    value,
+    json,
+    jsonAscii,
+    json.replace(/\//g, '\\/'),
+    jsonAscii.replace(/\//g, '\\/'),
+    value.replace(/[&<>"']/g, (c) => HTML[c]),
+    value.replace(/[&<>"']/g, (c) => HTML_HEX[c]),
+    encodeURIComponent(value),
+    encodeURI(value),
+    percentEncode(bytes, RFC3986_UNRESERVED, '%20'),
+    percentEncode(bytes, RFC3986_UNRESERVED, '+'),
+    percentEncode(bytes, FORM_UNRESERVED, '+'),
+    percentEncode(bytes, PATH_UNRESERVED, '%20'),
+    bytes.toString('hex'),
+    ...base64Forms(bytes),
+  ])
+  forms.delete('')
+  return forms
+}
+
+const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+const HTML_HEX: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#x27;' }
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+/** RFC 3986 unreserved (Python's quote_plus, Go's QueryEscape, Java's strict encoders). */
+const RFC3986_UNRESERVED = new Set(`${ALNUM}-._~`)
+/** application/x-www-form-urlencoded (WHATWG URLSearchParams). */
+const FORM_UNRESERVED = new Set(`${ALNUM}*-._`)
+/** Python's quote(): unreserved plus '/'. */
+const PATH_UNRESERVED = new Set(`${ALNUM}-._~/`)
+
+function percentEncode(bytes: Buffer, keep: Set<string>, space: string): string {
+  let out = ''
+  for (const b of bytes) {
+    const c = String.fromCharCode(b)
+    if (b < 0x80 && keep.has(c)) out += c
+    else if (b === 0x20) out += space
+    else out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+/**
+ * The whole value in base64 (padded and not) and base64url, and the middle characters of its
+ * encoding at each of the three byte alignments it can have inside a longer encoded text:
+ * character j of base64(prefix + value) carries bits [6j, 6j + 6) of the stream, and only the
+ * characters whose bits all come from the value are the same whatever surrounds it.
+ */
+function base64Forms(bytes: Buffer): string[] {
+  const whole = bytes.toString('base64')
+  const out = [whole, whole.replace(/=+$/, ''), bytes.toString('base64url')]
+  for (let shift = 0; shift < 3; shift++) {
+    const stream = Buffer.concat([Buffer.alloc(shift), bytes])
+    const encoded = stream.toString('base64')
+    const first = Math.ceil((8 * shift) / 6)
+    const end = Math.floor((8 * (shift + bytes.length)) / 6)
+    if (end - first < MIN_EMBEDDED_BASE64) continue
+    const core = encoded.slice(first, end)
+    out.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'))
+  }
+  return out
+}

@@ -1,0 +1,226 @@
+/**
+ * Tokens from the tenant's identity provider: a JWKS served on 127.0.0.1 by this test with keys
+ * it generates, the app verifying RS256/ES256 tokens against it — rotation, refresh limits,
+ * pinned algorithms, issuer/audience/expiry, claim names.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import type { IdentityProviderSettings } from '../../functions/http/token-verifier'
+import { client, TEST_SECRET, tokenFor } from '../support/http'
+
+const ISSUER = 'https://idp.example.test/pool-1'
+const AUDIENCE = 'server-tools'
+const TOOLS = '/brain/acme/projects/p1/server-tools'
+
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
+interface SigningKey {
+  kid: string
+  alg: 'RS256' | 'ES256'
+  pair: KeyPair
+  jwk: JWK
+}
+
+async function signingKey(kid: string, alg: 'RS256' | 'ES256'): Promise<SigningKey> {
+  const pair = await generateKeyPair(alg, { extractable: true })
+  return { kid, alg, pair, jwk: { ...(await exportJWK(pair.publicKey)), kid, alg, use: 'sig' } }
+}
+
+/** The identity provider's JWKS endpoint: serves whatever keys the test publishes, counting fetches. */
+class JwksServer {
+  published: SigningKey[] = []
+  fetches = 0
+  private server!: Server
+  url = ''
+  async start() {
+    this.server = createServer((req, res) => {
+      this.fetches++
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.published.map((k) => k.jwk) }))
+    })
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/.well-known/jwks.json`
+  }
+  stop() {
+    return new Promise<void>((r) => this.server.close(() => r()))
+  }
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+
+function idpToken(key: SigningKey, claims: Record<string, unknown> = {}, opts: { issuer?: string; audience?: string; expiresIn?: number | null; kid?: string } = {}) {
+  const jwt = new SignJWT({ 'custom:tenant': 'acme', scp: ['tools:read'], sub: 'user-42', ...claims })
+    .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: 'JWT' })
+    .setIssuedAt()
+    .setIssuer(opts.issuer ?? ISSUER)
+    .setAudience(opts.audience ?? AUDIENCE)
+  if (opts.expiresIn !== null) jwt.setExpirationTime(nowSeconds() + (opts.expiresIn ?? 600))
+  return jwt.sign(key.pair.privateKey)
+}
+
+const jwks = new JwksServer()
+let rsa: SigningKey
+let ec: SigningKey
+
+beforeAll(async () => {
+  await jwks.start()
+  ;[rsa, ec] = await Promise.all([signingKey('rsa-1', 'RS256'), signingKey('ec-1', 'ES256')])
+})
+afterAll(() => jwks.stop())
+
+function appWith(idp: Partial<IdentityProviderSettings> = {}, opts: { jwtSecret?: string; maxTokenLifetimeSeconds?: number } = {}) {
+  const identityProvider: IdentityProviderSettings = {
+    jwksUrl: jwks.url,
+    issuer: ISSUER,
+    audience: [AUDIENCE],
+    algorithms: ['RS256', 'ES256'],
+    tenantClaim: 'custom:tenant',
+    scopeClaim: 'scp',
+    refreshCooldownMs: 0,
+    authorizationServers: [ISSUER],
+    ...idp,
+  }
+  return createApp(createMemoryDeps({ jwtSecret: opts.jwtSecret ?? TEST_SECRET, auth: { identityProvider, maxTokenLifetimeSeconds: opts.maxTokenLifetimeSeconds } }))
+}
+
+describe('identity-provider tokens', () => {
+  it('accepts RS256 and ES256 tokens signed with keys from the JWKS', async () => {
+    jwks.published = [rsa, ec]
+    const app = appWith()
+    for (const key of [rsa, ec]) {
+      const res = await client(app, await idpToken(key)).get(TOOLS)
+      expect(res.status, key.alg).toBe(200)
+    }
+  })
+
+  it('takes the tenant, subject and scopes from the configured claims (scp as an array)', async () => {
+    jwks.published = [rsa]
+    const app = appWith()
+    const writer = client(app, await idpToken(rsa, { scp: ['tools:read', 'tools:write'] }))
+    const put = await writer.put('/brain/acme/projects/p1/documents/notes/a.md', '# a', { 'content-type': 'text/markdown' })
+    expect([put.status, (await put.json()).updatedBy]).toEqual([201, 'user-42'])
+    // tools:read only: a write is refused for the scope, and says which one
+    const reader = client(app, await idpToken(rsa))
+    const refused = await reader.put('/brain/acme/projects/p1/documents/notes/b.md', '# b', { 'content-type': 'text/markdown' })
+    expect([refused.status, (await refused.json()).detail]).toEqual([403, expect.stringContaining('tools:write')])
+    // another tenant in the configured claim: 403, like an HS256 token for another tenant
+    expect((await client(app, await idpToken(rsa, { 'custom:tenant': 'globex' })).get(TOOLS)).status).toBe(403)
+    // the service's own claim name means nothing for this issuer
+    expect((await client(app, await idpToken(rsa, { 'custom:tenant': undefined, tenant: 'acme' })).get(TOOLS)).status).toBe(401)
+  })
+
+  it('reads space-separated scopes when the scope claim is a string', async () => {
+    jwks.published = [ec]
+    const app = appWith({ scopeClaim: 'scope' })
+    expect((await client(app, await idpToken(ec, { scope: 'tools:invoke tools:read', scp: undefined })).get(TOOLS)).status).toBe(200)
+    expect((await client(app, await idpToken(ec, { scope: 'tools:invoke', scp: ['tools:read'] })).get(TOOLS)).status).toBe(403)
+  })
+
+  it('fetches the key set again when a new kid appears, and refuses a removed key after that refresh', async () => {
+    jwks.published = [rsa]
+    const app = appWith()
+    expect((await client(app, await idpToken(rsa)).get(TOOLS)).status).toBe(200)
+    const rotated = await signingKey('rsa-2', 'RS256')
+    jwks.published = [rotated] // the provider rotates: rsa-1 is gone, rsa-2 is new
+    const before = jwks.fetches
+    expect((await client(app, await idpToken(rotated)).get(TOOLS)).status).toBe(200)
+    expect(jwks.fetches).toBe(before + 1)
+    const removed = await client(app, await idpToken(rsa)).get(TOOLS)
+    expect([removed.status, (await removed.json()).detail]).toEqual([401, expect.stringContaining("'kid'")])
+  })
+
+  it('refreshes at most once per cooldown however many unknown kids arrive', async () => {
+    jwks.published = [rsa]
+    const app = appWith({ refreshCooldownMs: 60_000 })
+    expect((await client(app, await idpToken(rsa)).get(TOOLS)).status).toBe(200)
+    const fetched = jwks.fetches
+    for (let i = 0; i < 5; i++) {
+      const res = await client(app, await idpToken(rsa, {}, { kid: `made-up-${i}` })).get(TOOLS)
+      expect(res.status).toBe(401)
+    }
+    expect(jwks.fetches).toBe(fetched)
+  })
+
+  it('answers 401 to an unknown kid that the refreshed set does not have either', async () => {
+    jwks.published = [rsa]
+    const stranger = await signingKey('not-published', 'RS256')
+    const app = appWith()
+    const before = jwks.fetches
+    const res = await client(app, await idpToken(stranger)).get(TOOLS)
+    expect([res.status, (await res.json()).code]).toEqual([401, 'UNAUTHENTICATED'])
+    expect(jwks.fetches).toBeGreaterThan(before)
+  })
+
+  it('answers 401 to a key that claims a published kid but is not that key', async () => {
+    jwks.published = [rsa]
+    const impostor = await signingKey('rsa-1', 'RS256')
+    const res = await client(appWith(), await idpToken(impostor)).get(TOOLS)
+    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining('signature')])
+  })
+
+  it('answers 401 to a wrong issuer, a wrong audience, an expired token and a token without exp', async () => {
+    jwks.published = [rsa]
+    const app = appWith()
+    const cases: [string, Promise<string>, RegExp][] = [
+      ['issuer', idpToken(rsa, {}, { issuer: 'https://evil.example.test' }), /'iss'/],
+      ['audience', idpToken(rsa, {}, { audience: 'another-api' }), /'aud'/],
+      ['expired', idpToken(rsa, {}, { expiresIn: -60 }), /expired/],
+      ['no exp', idpToken(rsa, {}, { expiresIn: null }), /'exp'/],
+    ]
+    for (const [what, token, detail] of cases) {
+      const res = await client(app, await token).get(TOOLS)
+      expect([res.status, (await res.json()).detail], what).toEqual([401, expect.stringMatching(detail)])
+    }
+  })
+
+  it('caps the lifetime of identity-provider tokens too', async () => {
+    jwks.published = [rsa]
+    const app = appWith({}, { maxTokenLifetimeSeconds: 3600 })
+    expect((await client(app, await idpToken(rsa, {}, { expiresIn: 3600 })).get(TOOLS)).status).toBe(200)
+    const res = await client(app, await idpToken(rsa, {}, { expiresIn: 7200 })).get(TOOLS)
+    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining('longer than this deployment allows')])
+  })
+
+  it('never takes the algorithm from the token: alg none, HS256 signed with the public key, and unlisted algorithms are 401', async () => {
+    jwks.published = [rsa, ec]
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
+    const claims = { 'custom:tenant': 'acme', sub: 'eve', scp: ['tools:read'], iss: ISSUER, aud: AUDIENCE, exp: nowSeconds() + 600 }
+    const unsigned = `${b64({ alg: 'none', typ: 'JWT', kid: 'rsa-1' })}.${b64(claims)}.`
+    // the classic confusion: the public key (as published, in PEM) used as an HMAC secret
+    const pem = await exportSPKI(rsa.pair.publicKey)
+    const hmacWithPublicKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' }).sign(new TextEncoder().encode(pem))
+    for (const app of [appWith(), appWith({}, { jwtSecret: '' })]) {
+      for (const token of [unsigned, hmacWithPublicKey]) expect((await client(app, token).get(TOOLS)).status).toBe(401)
+    }
+    // ES256 is published but this deployment lists RS256 only
+    const rsOnly = appWith({ algorithms: ['RS256'] })
+    const res = await client(rsOnly, await idpToken(ec)).get(TOOLS)
+    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining("algorithm 'ES256' is not accepted")])
+  })
+
+  it('keeps accepting HS256 tokens of the deployment secret beside the identity provider', async () => {
+    jwks.published = [rsa]
+    expect((await client(appWith(), await tokenFor('acme')).get(TOOLS)).status).toBe(200)
+  })
+
+  it('verifies a token again when only its signature differs from a remembered one', async () => {
+    jwks.published = [rsa]
+    const app = appWith()
+    const token = await idpToken(rsa)
+    expect((await client(app, token).get(TOOLS)).status).toBe(200)
+    const [header, payload, signature] = token.split('.')
+    const tampered = `${header}.${payload}.${signature.slice(0, -4)}${signature.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`
+    expect((await client(app, tampered).get(TOOLS)).status).toBe(401)
+  })
+
+  it("answers 502 when the identity provider's keys cannot be fetched", async () => {
+    const closed = createServer()
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((r) => closed.close(() => r()))
+    const res = await client(appWith({ jwksUrl: `http://127.0.0.1:${port}/jwks.json` }), await idpToken(rsa)).get(TOOLS)
+    expect([res.status, (await res.json()).code]).toEqual([502, 'UPSTREAM_FAILURE'])
+  })
+})

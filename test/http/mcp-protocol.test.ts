@@ -1,0 +1,213 @@
+/**
+ * The server-side ground of the MCP conformance suite (it needs Node ≥ 22, so it cannot run here),
+ * as raw HTTP against a real server on 127.0.0.1: parse errors, unknown methods, bad params,
+ * notifications, Accept, MCP-Protocol-Version, GET and DELETE, and sessions bound to a subject.
+ */
+import { serve } from '@hono/node-server'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import { ManualClock } from '../../lib/runtime/clock'
+import { ALL, tokenFor } from '../support/http'
+
+let server: ReturnType<typeof serve>
+let url: string
+let base: string
+let token: string
+let otherSubject: string
+let readOnly: string
+const clock = new ManualClock()
+
+const ACCEPT = 'application/json, text/event-stream'
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+
+function post(body: unknown, headers: Record<string, string> = {}, auth = token, target = url) {
+  return fetch(target, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json', accept: ACCEPT, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+async function session(): Promise<string> {
+  const res = await post(INIT)
+  expect(res.status).toBe(200)
+  const id = res.headers.get('mcp-session-id')!
+  expect(id).toBeTruthy()
+  expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' })).status).toBe(202)
+  return id
+}
+const inSession = (id: string, version = '2025-11-25') => ({ 'mcp-session-id': id, 'mcp-protocol-version': version })
+
+beforeAll(async () => {
+  token = await tokenFor('acme', ALL)
+  otherSubject = await tokenFor('acme', ALL, 'mallory@example.test')
+  readOnly = await tokenFor('acme', 'tools:read')
+  server = serve({ fetch: createApp(createMemoryDeps({ clock })).fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise<void>((r) => server.once('listening', () => r()))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/brain/acme/projects/p1`
+  url = `${base}/mcp`
+})
+afterAll(() => new Promise<void>((r) => server.close(() => r())))
+
+describe('JSON-RPC faults are JSON-RPC errors', () => {
+  it('answers a body that is not JSON with 400 and -32700', async () => {
+    const res = await post('{"jsonrpc": "2.0", "id": 1, "method": ')
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
+  })
+
+  it('answers JSON that is not a JSON-RPC message with -32700', async () => {
+    const id = await session()
+    const res = await post({ hello: 'world' }, inSession(id))
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700)
+  })
+
+  it('answers an unknown method with -32601 and the request id', async () => {
+    const id = await session()
+    const res = await post({ jsonrpc: '2.0', id: 7, method: 'resources/teleport' }, inSession(id))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32601 } })
+  })
+
+  it('answers bad params with -32602 (initialize, tools/list, tools/call)', async () => {
+    const bad = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 42 } })
+    expect(await bad.json()).toMatchObject({ id: 1, error: { code: -32602 } })
+    expect(bad.headers.get('mcp-session-id')).toBeNull() // nothing spawned for it
+    const id = await session()
+    expect(await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 5 } }, inSession(id))).json()).toMatchObject({ id: 2, error: { code: -32602 } })
+    expect(await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'made-up' } }, inSession(id))).json()).toMatchObject({ id: 3, error: { code: -32602 } })
+    const call = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: {} } }, inSession(id))
+    expect(await call.text()).toMatch(/"id":4,"error":\{"code":-32602/)
+  })
+
+  it('answers a ping', async () => {
+    const id = await session()
+    expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} })
+  })
+})
+
+describe('Streamable HTTP rules', () => {
+  it('answers notifications (and only notifications) with 202 and no body', async () => {
+    const id = await session()
+    const res = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99 } }, inSession(id))
+    expect(res.status).toBe(202)
+    expect(await res.text()).toBe('')
+  })
+
+  it('answers 406 when Accept lacks text/event-stream or application/json', async () => {
+    const id = await session()
+    for (const accept of ['application/json', 'text/event-stream']) {
+      const res = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...inSession(id), accept })
+      expect(res.status).toBe(406)
+    }
+  })
+
+  it('answers 415 to a body that is not application/json', async () => {
+    const id = await session()
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...inSession(id), 'content-type': 'text/plain' })).status).toBe(415)
+  })
+
+  it('answers 400 to an MCP-Protocol-Version it does not serve, and assumes 2025-03-26 without one', async () => {
+    const id = await session()
+    const unknown = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id, '1999-01-01'))
+    expect(unknown.status).toBe(400)
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toContain('2025-11-25, 2025-06-18, 2025-03-26')
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id, '2024-11-05'))).status).toBe(400)
+    const missing = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': id })
+    expect(missing.status).toBe(200)
+  })
+
+  it('negotiates each served revision, and answers the newest to one it does not serve', async () => {
+    for (const v of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+      const res = await post({ ...INIT, params: { ...INIT.params, protocolVersion: v } })
+      expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(v)
+    }
+    const old = await post({ ...INIT, params: { ...INIT.params, protocolVersion: '2024-11-05' } })
+    expect(((await old.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-11-25')
+  })
+
+  it('answers 400 to a request without Mcp-Session-Id on the session URL (POST, GET, DELETE)', async () => {
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': '2025-11-25' })).status).toBe(400)
+    const get = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } })
+    expect(get.status).toBe(400)
+    expect(await get.json()).toMatchObject({ error: { code: -32000, message: expect.stringContaining('Mcp-Session-Id') } })
+    expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })).status).toBe(400)
+  })
+
+  it('answers a GET with a session 405: notifications ride on POST responses', async () => {
+    const id = await session()
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...inSession(id) } })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST, DELETE')
+  })
+
+  it('answers 405 to other methods', async () => {
+    expect((await fetch(url, { method: 'PUT', headers: { authorization: `Bearer ${token}` } })).status).toBe(405)
+  })
+})
+
+describe('sessions', () => {
+  it('ends a session on DELETE; the next request is 404 and the process is gone', async () => {
+    const id = await session()
+    const del = await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, ...inSession(id) } })
+    expect(del.status).toBe(200)
+    const after = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))
+    expect(after.status).toBe(404)
+    expect(await after.json()).toMatchObject({ error: { code: -32001 } })
+    expect((await fetch(`${base}/processes/${id}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404)
+    expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, ...inSession(id) } })).status).toBe(404)
+  })
+
+  it('answers 404 to an unknown or malformed session id', async () => {
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession('00000000-0000-0000-0000-000000000000'))).status).toBe(404)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession('../../etc'))).status).toBe(404)
+  })
+
+  it('answers 404 to another subject’s token, even in the same tenant, and lets it do nothing', async () => {
+    const id = await session()
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), otherSubject)).status).toBe(404)
+    expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${otherSubject}`, ...inSession(id) } })).status).toBe(404)
+    expect((await fetch(`${base}/processes/${id}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${otherSubject}`, 'content-type': 'application/json', accept: ACCEPT }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })).status).toBe(404)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).status).toBe(200)
+  })
+
+  it('answers 404 once the process expired, so the client initializes again', async () => {
+    const id = await session()
+    clock.advance(25 * 3600_000)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).status).toBe(404)
+    expect((await post(INIT)).status).toBe(200)
+  })
+
+  it('answers 404 on the process URL when Mcp-Session-Id names another process', async () => {
+    const id = await session()
+    const other = await session()
+    const res = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(other), token, `${base}/processes/${id}/mcp`)
+    expect(res.status).toBe(404)
+  })
+
+  it('needs tools:invoke to start a session or call a tool; tools:read may list', async () => {
+    const id = await session()
+    expect((await post(INIT, {}, readOnly)).status).toBe(403)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), readOnly)).status).toBe(403)
+  })
+
+  it('answers 401 without a token', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: JSON.stringify(INIT) })
+    expect(res.status).toBe(401)
+  })
+
+  it('refuses bad spawn parameters in the query with the spawn’s own problems', async () => {
+    const unknownRecipe = await post(INIT, {}, token, `${url}?recipe=nope`)
+    expect(unknownRecipe.status).toBe(422)
+    expect(await unknownRecipe.json()).toMatchObject({ errors: [{ pointer: '/recipe' }] })
+    const badReserve = await post(INIT, {}, token, `${url}?reserve=lots`)
+    expect(badReserve.status).toBe(400)
+    expect(await badReserve.json()).toMatchObject({ errors: [{ pointer: '/reserve' }] })
+    const badModel = await post(INIT, {}, token, `${url}?model=gpt`)
+    expect(badModel.status).toBe(400)
+    expect(await badModel.json()).toMatchObject({ errors: [{ pointer: '/models/0' }] })
+  })
+})

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from '../../lib/config/nesting'
+import { parseYaml } from '../../lib/config/yaml'
+
+const nestedJson = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
+
+describe('the JSON shape scan', () => {
+  it('accepts JSON nested exactly to the limit and refuses one level more, naming the place', () => {
+    expect(jsonTooDeep(nestedJson(MAX_NESTING_DEPTH))).toBeUndefined()
+    expect(jsonTooDeep(nestedJson(MAX_NESTING_DEPTH + 1))).toMatchObject({ line: 1, column: 5 * MAX_NESTING_DEPTH + 1 })
+  })
+
+  it('does not count brackets inside strings, escaped quotes included', () => {
+    expect(jsonTooDeep(JSON.stringify({ s: '['.repeat(500) + '\\"{'.repeat(500) }))).toBeUndefined()
+  })
+
+  it("refuses '[a' × 520,000 at the 101st bracket", () => {
+    expect(jsonTooDeep('[a'.repeat(520_000))).toMatchObject({ line: 1, column: 2 * MAX_NESTING_DEPTH + 1 })
+  })
+})
+
+describe('the JSON syntax locator', () => {
+  it.each([
+    ['[a', 1, 2, "unexpected 'a'"],
+    ['{"a": 1,\n  "b": tru }', 2, 8, "unexpected 't'"],
+    ['{"a" 1}', 1, 6, "expected ':'"],
+    ['[1, 2', 1, 6, 'unexpected end'],
+    ['{"a": "x\ny"}', 1, 9, 'control character'],
+    ['{} x', 1, 4, 'unexpected text after'],
+  ])('places the first error of %j at line %i, column %i', (text, line, column, message) => {
+    expect(() => JSON.parse(text)).toThrow()
+    const issue = jsonSyntaxIssue(text)
+    expect(issue).toMatchObject({ line, column })
+    expect(issue.message).toContain(message)
+  })
+})
+
+describe('the YAML shape scan', () => {
+  const blockMaps = (depth: number) => Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1\n'
+
+  it('counts block mappings by indentation and refuses the level past the limit with its line', () => {
+    expect(yamlTooDeep(blockMaps(MAX_NESTING_DEPTH))).toBeUndefined()
+    expect(yamlTooDeep(blockMaps(MAX_NESTING_DEPTH + 1))).toMatchObject({ line: MAX_NESTING_DEPTH + 1, column: MAX_NESTING_DEPTH + 1 })
+  })
+
+  it('counts compact sequences (`- - - x`) and flow brackets on one line', () => {
+    // the line's own level is counted beside its indicators: one more than the parser sees, never fewer
+    expect(yamlTooDeep('- '.repeat(MAX_NESTING_DEPTH - 1) + 'x')).toBeUndefined()
+    expect(yamlTooDeep('- '.repeat(MAX_NESTING_DEPTH) + 'x')).toMatchObject({ line: 1, column: 2 * MAX_NESTING_DEPTH - 1 })
+    expect(yamlTooDeep('a: ' + '['.repeat(300_000))).toMatchObject({ line: 1, column: 3 + MAX_NESTING_DEPTH })
+    expect(yamlTooDeep('a:\n  - {b: [' + '{c: '.repeat(MAX_NESTING_DEPTH) + '1' + '}'.repeat(MAX_NESTING_DEPTH) + ']}')).toMatchObject({ line: 2 })
+  })
+
+  it('leaves brackets in plain and quoted scalars, comments and block scalars alone', () => {
+    const text = [
+      "pattern: ^[a-z[[[[]+$",
+      `quoted: "${'['.repeat(300)}"`,
+      `single: '${'{'.repeat(300)}'' still quoted'`,
+      `# ${'['.repeat(300)}`,
+      'source: |',
+      ...Array.from({ length: 300 }, (_, i) => `  ${' '.repeat(i)}{[`),
+      'after: done',
+    ].join('\n')
+    expect(yamlTooDeep(text)).toBeUndefined()
+    expect(parseYaml(text).ok).toBe(true)
+  })
+
+  it('makes parseYaml answer a deep document with an issue before the parser runs', () => {
+    const result = parseYaml('x: ' + '['.repeat(300_000), 'server-tools/deep.yaml')
+    expect(result).toMatchObject({ ok: false, issues: [{ path: 'server-tools/deep.yaml', line: 1, message: expect.stringContaining(`deeper than ${MAX_NESTING_DEPTH}`) }] })
+  })
+})
+
+describe('duplicate keys', () => {
+  it('are refused with the line of the repeated key, in a mapping of 40,000 keys as in a small one', () => {
+    const many = Array.from({ length: 40_000 }, (_, i) => `k${i}: ${i}`).join('\n') + '\nk7: again\n'
+    expect(parseYaml(many)).toMatchObject({ ok: false, issues: [{ line: 40_001, column: 1, message: 'Map keys must be unique' }] })
+    expect(parseYaml('a: 1\nb:\n  c: 1\n  c: 2\n')).toMatchObject({ ok: false, issues: [{ line: 4, column: 3 }] })
+    expect(parseYaml('a: 1\nb:\n  a: 1\n').ok).toBe(true)
+  })
+})
