@@ -50,13 +50,19 @@ const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~
 /**
  * Every key and string of a parsed document that holds an unsafe character, as issues with a JSON
  * pointer, line and column. Walked without recursion, so a deeply nested document cannot overflow
- * the stack; at most MAX_REPORTED issues are returned.
+ * the stack, and each object once, so aliases (even a self-referencing `&a [*a]`) cost nothing
+ * extra; at most MAX_REPORTED issues are returned.
  */
 export function unsafeTextIssues(parsed: ParsedYaml, path?: string): Issue[] {
   const issues: Issue[] = []
+  const seen = new Set<object>()
   const stack: { value: unknown; pointer: string }[] = [{ value: parsed.data, pointer: '' }]
   while (stack.length && issues.length < MAX_REPORTED) {
     const { value, pointer } = stack.pop()!
+    if (value && typeof value === 'object') {
+      if (seen.has(value)) continue
+      seen.add(value)
+    }
     if (typeof value === 'string') {
       const bad = unsafeCharacter(value)
       if (bad) issues.push({ pointer, message: `${pointer.slice(1) || 'the document'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed` })

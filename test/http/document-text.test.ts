@@ -66,6 +66,13 @@ describe('control characters and bidi overrides in documents', () => {
     }
   })
 
+  it('walks a self-referencing alias once instead of following it forever', async () => {
+    expect((await api.put(`${base}/documents/specs/loop.yaml`, 'x: &a [ok, *a]\n', yamlType)).status).toBe(201)
+    const bad = await api.put(`${base}/documents/specs/loop2.yaml`, 'x: &a ["\\u202E", *a]\n', yamlType)
+    expect(bad.status).toBe(422)
+    expect((await bad.json()).errors).toHaveLength(1)
+  })
+
   it('leaves opaque text documents (Markdown, scripts) alone', async () => {
     expect((await api.put(`${base}/documents/documents/rtl.md`, '# a\u202eb\n', { 'content-type': 'text/markdown' })).status).toBe(201)
   })
