@@ -17,7 +17,6 @@ import { authenticate, tenantLayerWrites } from './auth'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
 import type { AuthSettings } from './token-verifier'
 import { problem, toProblem } from './errors'
-import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
@@ -26,6 +25,9 @@ import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
+import { callableToolRoutes } from './routes/callable-tools'
+import type { ConsoleAsset } from './console/routes'
+import { consoleRoutes } from './console/routes'
 import { surfaceRoutes } from './routes/surface'
 
 export interface AppDeps {
@@ -44,6 +46,8 @@ export interface AppDeps {
   secrets: SecretStore
   /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */
   auth: AuthSettings
+  /** The web console's script and style sheet (functions/console-assets.ts reads them from disk). */
+  consoleAssets: Map<string, ConsoleAsset>
   log: Logger
   clock: Clock
 }
@@ -58,14 +62,17 @@ export function createApp(deps: AppDeps) {
       }
       await next()
     })
-    .get('/openapi.json', (c) => c.json(openApiDocument()))
+    // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
+    .get('/openapi.json', async (c) => c.json((await import('./openapi')).openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
+    .route('/console', consoleRoutes(deps.consoleAssets))
     .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))
     .get(`${PROTECTED_RESOURCE_PATH}/*`, protectedResourceMetadata(deps.auth))
     .use('/brain/*', bearerChallenge(deps.auth))
-    .use('/brain/:tenant/*', authenticate(deps.auth))
+    .use('/brain/:tenant/*', authenticate(deps.auth, deps.log))
     .use('/brain/:tenant/projects/:project/*', tenantLayerWrites)
     .route('/brain/:tenant', serverToolRoutes(deps))
+    .route('/brain/:tenant', callableToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))

@@ -6,6 +6,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { sign } from 'hono/jwt'
 import { ServerToolsError } from '../../lib/errors'
+import type { Logger } from '../../lib/runtime/logger'
 import { type AuthSettings, createTokenVerifier } from './token-verifier'
 
 export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'tenant:admin'
@@ -25,8 +26,8 @@ export const TENANT_LAYER_ID = '_tenant'
 export const isValidTenantId = (id: string) => ID_PATTERN.test(id)
 export const isValidProjectId = (id: string) => id === TENANT_LAYER_ID || ID_PATTERN.test(id)
 
-export function authenticate(settings: AuthSettings): MiddlewareHandler<AuthEnv> {
-  const verify = createTokenVerifier(settings)
+export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHandler<AuthEnv> {
+  const verify = createTokenVerifier(settings, log)
   return async (c, next) => {
     const header = c.req.header('authorization') ?? ''
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
@@ -40,10 +41,17 @@ export function authenticate(settings: AuthSettings): MiddlewareHandler<AuthEnv>
   }
 }
 
+/**
+ * 403 unless the caller holds the scope. `requiredScope` travels to the problem body and to the
+ * `insufficient_scope` challenge (functions/http/protected-resource.ts), so a client can step up.
+ */
+export function assertScope(c: Context<AuthEnv>, scope: Scope, why = 'this call') {
+  if (!c.get('principal')?.scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `${why} needs the '${scope}' scope`, { requiredScope: scope })
+}
+
 export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
-    const principal = c.get('principal')
-    if (!principal?.scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `this call needs the '${scope}' scope`, { requiredScope: scope })
+    assertScope(c, scope)
     await next()
   }
 }
@@ -51,9 +59,7 @@ export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
 export const principalOf = (c: Context<AuthEnv>) => c.get('principal')
 
 /** Tenant-wide changes reach every project of the tenant: they need `tenant:admin` on top of the route's own scope. */
-export function assertTenantAdmin(c: Context<AuthEnv>, what: string) {
-  if (!principalOf(c)?.scopes.has('tenant:admin')) throw new ServerToolsError('FORBIDDEN', `${what} changes the whole tenant: it needs the 'tenant:admin' scope`, { requiredScope: 'tenant:admin' })
-}
+export const assertTenantAdmin = (c: Context<AuthEnv>, what: string) => assertScope(c, 'tenant:admin', `${what} changes the whole tenant: it`)
 
 const LAYER_WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
 

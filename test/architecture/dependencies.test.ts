@@ -37,7 +37,7 @@ function walk(dir: string): string[] {
     if (entry === 'node_modules' || entry.startsWith('.')) continue
     const full = join(dir, entry)
     if (statSync(full).isDirectory()) out.push(...walk(full))
-    else if (/\.(ts|mts|cts|js|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) out.push(full)
+    else if (/\.(ts|tsx|mts|cts|js|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) out.push(full)
   }
   return out
 }
@@ -50,7 +50,7 @@ function source(file: string, snippet?: string): SourceFile {
   let s = snippet === undefined ? sources.get(file) : undefined
   if (!s) {
     const text = snippet ?? readFileSync(join(ROOT, file), 'utf8')
-    s = { file, text, ast: ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS) }
+    s = { file, text, ast: ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS) }
     sources.set(file, s)
   }
   return s
@@ -61,7 +61,7 @@ const filesUnder = (...dirs: string[]) => dirs.flatMap((d) => walk(join(ROOT, d)
 function resolveRelative(fromFile: string, specifier: string): string | undefined {
   const base = resolve(ROOT, dirname(fromFile), specifier)
   const stem = base.replace(/\.(js|mjs|cjs|ts)$/, '')
-  for (const candidate of [base, `${stem}.ts`, `${stem}.mts`, `${stem}.js`, join(base, 'index.ts'), join(base, 'index.js')]) {
+  for (const candidate of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${stem}.js`, join(base, 'index.ts'), join(base, 'index.js')]) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return rel(candidate)
   }
   return rel(base)
@@ -164,6 +164,8 @@ const LIB_LAYERS: readonly (readonly string[])[] = [
   ['lib/models', 'lib/llm', 'lib/mcp', 'lib/sandbox'],
   ['lib/tools'],
   ['lib/usage', 'lib/recipes', 'lib/surface'],
+  // configuration as code: plans and validation of a whole layer, over every feature's checks
+  ['lib/layers'],
 ]
 const UNRANKED = ['lib/stores']
 

@@ -2,37 +2,21 @@
  * `npm start` as a person uses it: start the local service on a fresh DATA_DIR, follow the
  * printed instructions with real HTTP, stop it with SIGINT, start it again, find the data.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ChildProcess } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueToken } from '../../functions/http/auth'
+import { startLocalService, stopLocalService as stop } from '../support/npm-start'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-local-'))
 const children: ChildProcess[] = []
 
-async function start(): Promise<{ url: string; token: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/local.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AUTH_JWT_SECRET: '', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  child.stderr!.on('data', (d) => (out += d))
-  const deadline = Date.now() + 20_000
-  while (!/ST_TOKEN=\S+/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return { url: /export ST_URL=(\S+)/.exec(out)![1], token: /export ST_TOKEN=(\S+)/.exec(out)![1], child }
-}
-
-async function stop(child: ChildProcess) {
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  child.kill('SIGINT')
-  return exited
+async function start() {
+  const service = await startLocalService(dataDir)
+  children.push(service.child)
+  return service
 }
 
 afterAll(() => {

@@ -40,11 +40,11 @@ class CountingStore extends MemoryDocumentStore {
   }
 }
 
-/** Wraps every service in the deps (tools, documents, dispatcher, and whatever is added later) to record calls. */
+/** Wraps every service in the deps (tools, documents, dispatcher, and whatever is added later) to record calls; static data (console assets) is not a service. */
 function instrumented(deps: Record<string, unknown>, calls: string[]) {
   const out: Record<string, unknown> = { ...deps }
   for (const [name, service] of Object.entries(deps)) {
-    if (['auth', 'log', 'clock'].includes(name) || !service || typeof service !== 'object') continue
+    if (['auth', 'log', 'clock', 'consoleAssets'].includes(name) || !service || typeof service !== 'object') continue
     out[name] = new Proxy(service, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target)
@@ -305,9 +305,11 @@ describe('every route', () => {
   const routes = routesOf(app)
   const guarded = routes.filter((r) => r.path.startsWith('/brain/:tenant/'))
 
-  it('is either public by name or under /brain/:tenant behind authentication', () => {
+  it('is either public by name, a console page or asset (GET, no tenant data), or under /brain/:tenant behind authentication', () => {
     const open = routes.filter((r) => !r.path.startsWith('/brain/:tenant/')).map((r) => `${r.method} ${r.path}`)
-    expect(open.sort()).toEqual([...PUBLIC_ROUTES].sort())
+    const consoleRoutes = open.filter((r) => /^[A-Z]+ \/console(\/|$)/.test(r) && !r.startsWith('ALL '))
+    expect(consoleRoutes.every((r) => r.startsWith('GET '))).toBe(true)
+    expect(open.filter((r) => !/^[A-Z]+ \/console(\/|$)/.test(r)).sort()).toEqual([...PUBLIC_ROUTES].sort())
     expect(guarded.length).toBeGreaterThanOrEqual(9)
   })
 

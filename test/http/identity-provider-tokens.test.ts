@@ -3,62 +3,19 @@
  * it generates, the app verifying RS256/ES256 tokens against it — rotation, refresh limits,
  * pinned algorithms, issuer/audience/expiry, claim names.
  */
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from 'jose'
+import { exportSPKI, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import type { IdentityProviderSettings } from '../../functions/http/token-verifier'
+import { MemoryLogger } from '../../lib/runtime/logger'
 import { client, TEST_SECRET, tokenFor } from '../support/http'
+import { AUDIENCE, idpToken, ISSUER, JwksServer, type SigningKey, signingKey } from '../support/jwks'
 
-const ISSUER = 'https://idp.example.test/pool-1'
-const AUDIENCE = 'server-tools'
 const TOOLS = '/brain/acme/projects/p1/server-tools'
-
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
-interface SigningKey {
-  kid: string
-  alg: 'RS256' | 'ES256'
-  pair: KeyPair
-  jwk: JWK
-}
-
-async function signingKey(kid: string, alg: 'RS256' | 'ES256'): Promise<SigningKey> {
-  const pair = await generateKeyPair(alg, { extractable: true })
-  return { kid, alg, pair, jwk: { ...(await exportJWK(pair.publicKey)), kid, alg, use: 'sig' } }
-}
-
-/** The identity provider's JWKS endpoint: serves whatever keys the test publishes, counting fetches. */
-class JwksServer {
-  published: SigningKey[] = []
-  fetches = 0
-  private server!: Server
-  url = ''
-  async start() {
-    this.server = createServer((req, res) => {
-      this.fetches++
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.published.map((k) => k.jwk) }))
-    })
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/.well-known/jwks.json`
-  }
-  stop() {
-    return new Promise<void>((r) => this.server.close(() => r()))
-  }
-}
-
 const nowSeconds = () => Math.floor(Date.now() / 1000)
-
-function idpToken(key: SigningKey, claims: Record<string, unknown> = {}, opts: { issuer?: string; audience?: string; expiresIn?: number | null; kid?: string } = {}) {
-  const jwt = new SignJWT({ 'custom:tenant': 'acme', scp: ['tools:read'], sub: 'user-42', ...claims })
-    .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: 'JWT' })
-    .setIssuedAt()
-    .setIssuer(opts.issuer ?? ISSUER)
-    .setAudience(opts.audience ?? AUDIENCE)
-  if (opts.expiresIn !== null) jwt.setExpirationTime(nowSeconds() + (opts.expiresIn ?? 600))
-  return jwt.sign(key.pair.privateKey)
-}
 
 const jwks = new JwksServer()
 let rsa: SigningKey
@@ -71,18 +28,7 @@ beforeAll(async () => {
 afterAll(() => jwks.stop())
 
 function appWith(idp: Partial<IdentityProviderSettings> = {}, opts: { jwtSecret?: string; maxTokenLifetimeSeconds?: number } = {}) {
-  const identityProvider: IdentityProviderSettings = {
-    jwksUrl: jwks.url,
-    issuer: ISSUER,
-    audience: [AUDIENCE],
-    algorithms: ['RS256', 'ES256'],
-    tenantClaim: 'custom:tenant',
-    scopeClaim: 'scp',
-    refreshCooldownMs: 0,
-    authorizationServers: [ISSUER],
-    ...idp,
-  }
-  return createApp(createMemoryDeps({ jwtSecret: opts.jwtSecret ?? TEST_SECRET, auth: { identityProvider, maxTokenLifetimeSeconds: opts.maxTokenLifetimeSeconds } }))
+  return createApp(createMemoryDeps({ jwtSecret: opts.jwtSecret ?? TEST_SECRET, auth: { identityProvider: jwks.settings(idp), maxTokenLifetimeSeconds: opts.maxTokenLifetimeSeconds } }))
 }
 
 describe('identity-provider tokens', () => {
@@ -215,12 +161,16 @@ describe('identity-provider tokens', () => {
     expect((await client(app, tampered).get(TOOLS)).status).toBe(401)
   })
 
-  it("answers 502 when the identity provider's keys cannot be fetched", async () => {
+  it("answers 502 when the identity provider's keys cannot be fetched, and logs where from", async () => {
     const closed = createServer()
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()))
-    const port = (closed.address() as AddressInfo).port
+    const jwksUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/jwks.json`
     await new Promise<void>((r) => closed.close(() => r()))
-    const res = await client(appWith({ jwksUrl: `http://127.0.0.1:${port}/jwks.json` }), await idpToken(rsa)).get(TOOLS)
-    expect([res.status, (await res.json()).code]).toEqual([502, 'UPSTREAM_FAILURE'])
+    const log = new MemoryLogger()
+    const app = createApp(createMemoryDeps({ log, auth: { identityProvider: jwks.settings({ jwksUrl }) } }))
+    const res = await client(app, await idpToken(rsa)).get(TOOLS)
+    const body = await res.json()
+    expect([res.status, body.code, body.detail]).toEqual([502, 'UPSTREAM_FAILURE', expect.not.stringContaining('127.0.0.1')])
+    expect(log.find('auth.jwks_unavailable')).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ jwksUrl }) })])
   })
 })

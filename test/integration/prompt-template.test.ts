@@ -270,6 +270,16 @@ describe('prompt_template over OpenAI chat completions', () => {
     })
   })
 
+  it('scrubs the provider message before cutting it to 500 characters, so no prefix of the key survives', async () => {
+    await secrets.put(T, 'OPENAI_KEY', OPENAI_KEY)
+    await putTool('geo', template('oai/mini'))
+    provider.reply = (seen) => ({ status: 401, body: { error: { message: `${'x'.repeat(490)} key ${String(seen.headers.authorization).slice(7)} was refused` } } })
+    const outcome = (await call('geo', { audience: 'adults', question: 'France?' })) as { isError: boolean; content: { message: string } }
+    expect(outcome.isError).toBe(true)
+    expect(outcome.content.message).toContain(`${'x'.repeat(490)} key [reda`)
+    expect(outcome.content.message).not.toContain(OPENAI_KEY.slice(0, 4))
+  })
+
   it('surfaces a rate limit as a tool error with status 429', async () => {
     provider.reply = () => ({ status: 429, body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } } })
     await putTool('geo', template('oai/mini'))

@@ -1,0 +1,21 @@
+/** Reads the console's browser files (script, style sheet) from disk once per cold start. */
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { ConsoleAsset } from './http/console/routes'
+
+const ASSETS = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8', 'favicon.svg': 'image/svg+xml' } as const
+
+export function consoleAssetsDir(): string {
+  // Lambda runs from LAMBDA_TASK_ROOT with the assets copied beside the bundle under the same path (sst copyFiles)
+  return resolve(process.env.CONSOLE_ASSETS_DIR ?? join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), 'functions/http/console/assets'))
+}
+
+export function loadConsoleAssets(dir = consoleAssetsDir()): Map<string, ConsoleAsset> {
+  const out = new Map<string, ConsoleAsset>()
+  for (const [file, type] of Object.entries(ASSETS)) {
+    const body = readFileSync(join(dir, file), 'utf8')
+    out.set(file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` })
+  }
+  return out
+}

@@ -1,0 +1,207 @@
+/**
+ * The web console in a real browser: headless Chromium (Debian's `chromium`, installed by
+ * .ci/run when missing) driven by playwright-core against `npm start`, with data seeded through
+ * the API. Screenshots go to test-artifacts/console/ (git-ignored).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seedConsoleData, XSS_DESCRIPTION } from '../support/console-seed'
+import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARTIFACTS = resolve('test-artifacts/console')
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-console-'))
+let service: LocalService
+let browser: Browser
+let context: BrowserContext
+/** Console errors and uncaught exceptions of every page, by page URL. */
+const browserErrors: string[] = []
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true })
+  service = await startLocalService(dataDir)
+  await seedConsoleData(service.url, service.token)
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
+  // Every request the pages make must stay on the service's own origin.
+  await context.route('**/*', (route) => (new URL(route.request().url()).origin === service.origin ? route.continue() : route.abort()))
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (service) await stopLocalService(service.child)
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+/** One tab for the whole test: sessionStorage (and so the sign-in) belongs to a tab. */
+async function openTab(path: string): Promise<Page> {
+  const page = await context.newPage()
+  page.on('console', (m) => {
+    if (m.type() === 'error') browserErrors.push(`${page.url()}: ${m.text()}`)
+  })
+  page.on('pageerror', (e) => browserErrors.push(`${page.url()}: ${e.message}`))
+  await page.goto(`${service.origin}${path}`)
+  return page
+}
+
+async function signIn(): Promise<Page> {
+  const page = await openTab('/console/tools?project=p1')
+  await page.waitForURL(/\/console\?next=/)
+  await page.fill('#token', service.token)
+  await page.click('button[type=submit]')
+  await page.waitForURL(/\/console\/tools\?project=p1/)
+  return page
+}
+
+/** axe-core injected as source (CDP evaluation, so the page's own CSP stays in force). */
+async function seriousA11yViolations(page: Page) {
+  await page.evaluate(AXE_SOURCE)
+  const result = await page.evaluate("axe.run(document, { resultTypes: ['violations'] })") as any
+  return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+/** The whole page, and the first screenful (the README's screenshots are copies of those). */
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.screen.png`) })
+}
+const rowNames = (page: Page) => page.$$eval('#tools-body tr', (rows) => rows.map((r) => r.getAttribute('data-tool')))
+
+describe('the web console', () => {
+  let page: Page
+  const visit = async (path: string) => {
+    await page.goto(`${service.origin}${path}`)
+    return page
+  }
+
+  it('signs in with a pasted token kept in sessionStorage, never in a URL', async () => {
+    page = await signIn()
+    const kept = await page.evaluate("sessionStorage.getItem('server-tools.token')")
+    expect(kept).toBe(service.token)
+    expect(page.url()).not.toContain(service.token.slice(0, 20))
+    expect(await page.textContent('#who')).toContain('demo')
+  })
+
+  it('lists the tools of a project with layer, enabled, surface, labels and problems with line numbers', async () => {
+    await page.waitForSelector('#tools-body tr')
+    const names = await rowNames(page)
+    expect(names).toEqual(expect.arrayContaining(['handbook', 'doc_errors', 'hostile', 'pets', 'retired', 'whoami', 'doc_discovery']))
+    const cells = async (name: string) => page.$$eval(`#tools-body tr[data-tool="${name}"] td`, (tds) => tds.map((td) => td.textContent?.trim()))
+    expect((await cells('handbook')).slice(1, 6)).toEqual(['doc_lookup', 'project', 'yes', 'deferred', 'docsproject'])
+    expect((await cells('doc_errors')).slice(2, 5)).toEqual(['project', 'yes', 'primary'])
+    expect((await cells('doc_discovery'))[2]).toBe('bundled')
+    expect((await cells('whoami'))[2]).toBe('built-in')
+    expect((await cells('retired'))[3]).toBe('disabled')
+    const problem = await page.textContent('#problems li[data-problem="broken"]')
+    expect(problem).toContain('server-tools/broken.yaml')
+    expect(problem).toMatch(/line 4:\d+ — /)
+    await shot(page, 'tools')
+  })
+
+  it('renders a description containing markup as text, and its onerror never runs', async () => {
+    const desc = await page.textContent('#tools-body tr[data-tool="hostile"] td.desc')
+    expect(desc).toBe(XSS_DESCRIPTION)
+    expect(await page.$$('#tools-body img, #tools-body script')).toEqual([])
+    await page.waitForTimeout(200)
+    expect(await page.evaluate('window.__pwned')).toBeUndefined()
+  })
+
+  it('filters by label and by text, and expands a pack into its sub-tools', async () => {
+    await page.selectOption('#label', 'pets')
+    expect(await rowNames(page)).toEqual(['pets', 'pets__createPet', 'pets__listPets', 'pets__showPetById'])
+    await page.selectOption('#label', '')
+    expect(await rowNames(page)).not.toContain('pets__listPets')
+    await page.click('#tools-body tr[data-tool="pets"] button.toggle')
+    expect(await page.getAttribute('#tools-body tr[data-tool="pets"] button.toggle', 'aria-expanded')).toBe('true')
+    expect(await rowNames(page)).toEqual(expect.arrayContaining(['pets__createPet', 'pets__listPets', 'pets__showPetById']))
+    await shot(page, 'tools-pack-expanded')
+    await page.fill('#text', 'team handbook')
+    expect(await rowNames(page)).toEqual([])
+    await page.fill('#text', 'project handbook')
+    expect(await rowNames(page)).toEqual(['handbook'])
+    await page.fill('#text', 'listpets')
+    expect(await rowNames(page)).toEqual(['pets', 'pets__listPets'])
+    await page.fill('#text', '')
+  })
+
+  it('shows the _tenant layer on its own', async () => {
+    await page.fill('#project', '_tenant')
+    await page.click('#tools-form button[type=submit]')
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('tools-count').textContent.includes('_tenant'))
+    const cells = await page.$$eval('#tools-body tr[data-tool="handbook"] td', (tds) => tds.map((td) => td.textContent?.trim()))
+    expect(cells[2]).toBe('tenant')
+    expect(cells[6]).toBe('Read the team handbook.')
+  })
+
+  it('shows a tool page: its YAML as stored, where it comes from, its parameter schema', async () => {
+    const tool = await visit('/console/tool?project=p1&name=handbook')
+    await tool.waitForSelector('#schemas pre')
+    expect(await tool.textContent('#yaml')).toBe('type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n')
+    expect(await tool.textContent('#provenance li:first-child')).toContain('project')
+    expect(JSON.parse((await tool.textContent('#schemas pre'))!)).toMatchObject({ type: 'object' })
+    await shot(tool, 'tool')
+    const pack = await visit('/console/tool?project=p1&name=pets')
+    await pack.waitForSelector('#schema-pets__showPetById + p + pre')
+    expect(JSON.parse((await pack.textContent('#schema-pets__showPetById + p + pre'))!)).toMatchObject({ required: ['petId'] })
+    expect(await pack.textContent('#yaml')).toContain('operationId: listPets')
+    const hostile = await visit('/console/tool?project=p1&name=hostile')
+    await hostile.waitForSelector('#tool-summary dd')
+    expect(await hostile.$$eval('#tool-summary dd', (dds) => dds.map((d) => d.textContent))).toContain(XSS_DESCRIPTION)
+    expect(await hostile.$$('main img')).toEqual([])
+    const broken = await visit('/console/tool?project=p1&name=broken')
+    await broken.waitForSelector('#status.error')
+    await broken.waitForFunction(() => (globalThis as any).document.getElementById('yaml').textContent)
+    expect(await broken.textContent('main')).toMatch(/line 4:\d+ — /)
+    expect(await broken.textContent('#yaml')).toContain('path: 42')
+  })
+
+  it('draws usage per role: demand per tool, the discovery funnel and recommendations', async () => {
+    const usage = await visit('/console/usage?project=p1')
+    await usage.waitForSelector('section[data-role="coder"] svg.demand rect')
+    const role = 'section[data-role="coder"]'
+    const labels = await usage.$$eval(`${role} svg.demand text[text-anchor="end"]`, (ts) => ts.map((t) => t.textContent))
+    expect(labels.slice(0, 2)).toEqual(['whoami', 'handbook'])
+    expect(await usage.textContent(`${role} .recs`)).toMatch(/Promote handbook/)
+    expect(await usage.textContent(`${role} .funnel`)).toContain('Primary, never called')
+    await usage.selectOption('#role', 'coder')
+    expect(await usage.$$eval('#roles > section', (ss) => ss.map((s) => s.getAttribute('data-role')))).toEqual(['coder'])
+    await shot(usage, 'usage')
+  })
+
+  it('has no serious or critical accessibility violations on any page', async () => {
+    const pages = ['/console', '/console/tools?project=p1', '/console/tool?project=p1&name=pets', '/console/usage?project=p1']
+    const found: Record<string, string[]> = {}
+    for (const path of pages) {
+      await visit(path)
+      await page.waitForLoadState('networkidle')
+      found[path] = await seriousA11yViolations(page)
+    }
+    expect(found).toEqual(Object.fromEntries(pages.map((p) => [p, []])))
+  })
+
+  it('sends a strict Content-Security-Policy and no-referrer, nosniff and no framing with every page', async () => {
+    const res = await fetch(`${service.origin}/console/tools`)
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+    expect([res.headers.get('x-content-type-options'), res.headers.get('referrer-policy')]).toEqual(['nosniff', 'no-referrer'])
+  })
+
+  it('signs out: the token leaves sessionStorage and the pages ask for it again', async () => {
+    await page.click('#signout')
+    await page.waitForURL(/\/console$/)
+    expect(await page.evaluate("sessionStorage.getItem('server-tools.token')")).toBeNull()
+    await page.goto(`${service.origin}/console/usage`)
+    await page.waitForURL(/\/console\?next=%2Fconsole%2Fusage/)
+  })
+
+  it('logged no console error on any page', () => {
+    expect(browserErrors).toEqual([])
+  })
+})

@@ -1,0 +1,60 @@
+/**
+ * Data for the console's browser tests and screenshots, written through the public API of a
+ * running service: tools in three layers, a pack, a broken document, a hostile description,
+ * a recipe and engine, a small model catalog, and usage from a process's tool calls.
+ */
+export const XSS_DESCRIPTION = 'Looks harmless <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>'
+
+const PETS_SPEC = `openapi: 3.0.3
+info: { title: Pets, version: "1" }
+servers: [{ url: "https://pets.example.com/v1" }]
+paths:
+  /pets:
+    get: { operationId: listPets, summary: List pets, parameters: [{ name: limit, in: query, schema: { type: integer } }], responses: { "200": { description: ok } } }
+    post: { operationId: createPet, summary: Create a pet, requestBody: { content: { application/json: { schema: { type: object, properties: { name: { type: string } } } } } }, responses: { "201": { description: ok } } }
+  /pets/{petId}:
+    get: { operationId: showPetById, summary: One pet, parameters: [{ name: petId, in: path, required: true, schema: { type: string } }], responses: { "200": { description: ok } } }
+`
+
+const indent = (text: string, by: string) => text.split('\n').map((l) => (l ? by + l : l)).join('\n')
+
+export async function seedConsoleData(url: string, token: string) {
+  const auth = { authorization: `Bearer ${token}` }
+  const send = async (method: string, path: string, body: string, type = 'application/yaml') => {
+    const res = await fetch(`${url}${path}`, { method, headers: { ...auth, 'content-type': type }, body })
+    if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`)
+    return res.json().catch(() => undefined) as Promise<any>
+  }
+  const tool = (project: string, name: string, yaml: string) => send('PUT', `/projects/${project}/server-tools/${name}`, yaml)
+  const doc = (project: string, path: string, body: string) => send('PUT', `/projects/${project}/documents/${path}`, body)
+
+  await tool('_tenant', 'handbook', 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n')
+  await tool('p1', 'handbook', 'type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n')
+  await tool('p1', 'doc_errors', 'type: doc_lookup\ndescription: Our own error catalogue, over the bundled one.\nprimary: true\nlabels: [docs]\nparameters:\n  path: documents/errors.md\n')
+  await tool('p1', 'hostile', `type: doc_lookup\ndescription: ${JSON.stringify(XSS_DESCRIPTION)}\nlabels: [odd]\nparameters:\n  path: documents/discovery.md\n`)
+  await tool('p1', 'retired', 'type: doc_lookup\ndescription: An old tool, switched off.\nenabled: false\nlabels: [docs]\nparameters:\n  path: documents/discovery.md\n')
+  await tool('p1', 'pets', `type: rest_api\ndescription: The pet store API.\nlabels: [pets]\nparameters:\n  specInline: |\n${indent(PETS_SPEC, '    ')}`)
+  // written as a raw document: the tool route would refuse it; the listing reports it with its line
+  await doc('p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: Broken on purpose\nparameters:\n  path: 42\n')
+
+  await doc('p1', 'engines/helper.yaml', 'allowedTools: [tool_list, tool_description, whoami, handbook, doc_errors, "@pets", "@docs"]\nroles: [worker]\n')
+  await doc('p1', 'recipes/coder.yaml', 'engine: helper\nallowedToolsDefer: [handbook]\nallowedToolsDropFirst: [doc_errors]\nmodels: [tiny/small]\n')
+  await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 5\n')
+
+  // usage: the role "coder" describes the deferred handbook three times and calls it once (a
+  // promote recommendation), calls whoami, and lists the tools
+  const spawned = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'coder' }), 'application/json')
+  const call = (name: string, params: Record<string, unknown>) => send('POST', `/projects/p1/processes/${spawned.id}/tool-calls`, JSON.stringify({ name, params }), 'application/json')
+  for (let i = 0; i < 3; i++) await call('tool_description', { names: ['handbook'] })
+  await call('handbook', {})
+  for (let i = 0; i < 5; i++) await call('whoami', {})
+  await call('tool_list', {})
+  // counts reach the table about a second after the first one (README: usage statistics)
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const roles = (await (await fetch(`${url}/admin/projects/p1/insights/tool-usage`, { headers: auth })).json()) as any[]
+    if (roles.some((r) => r.role === 'coder' && r.calls >= 7)) return { processId: spawned.id as string }
+    if (Date.now() > deadline) throw new Error(`usage did not arrive: ${JSON.stringify(roles)}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
