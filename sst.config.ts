@@ -16,6 +16,13 @@
  */
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
 
+/**
+ * Loaded at run time from node_modules rather than bundled: Ajv only for a JSON Schema the
+ * service's interpreter does not cover (lib/config/json-schema.ts), required synchronously on
+ * first need, so it costs the cold start nothing.
+ */
+const RUNTIME_PACKAGES = ['ajv', 'ajv-formats']
+
 const QUICKJS_PACKAGES = [
   'quickjs-emscripten',
   'quickjs-emscripten-core',
@@ -128,9 +135,13 @@ export default $config({
         format: 'esm',
         banner: ESM_REQUIRE_BANNER,
         minify: true,
+        // Code behind a dynamic import() (MCP, S3, SSM, OpenAPI, LLM clients, the sandbox) becomes
+        // chunks beside the handler, loaded on first use instead of compiled at every cold start.
+        splitting: true,
         // The QuickJS builds locate their .wasm files beside their own modules at run time; bundled,
-        // those files would be missing. SST installs these packages into the function instead.
-        install: QUICKJS_PACKAGES,
+        // those files would be missing. SST installs these packages (and Ajv, see RUNTIME_PACKAGES)
+        // into the function instead.
+        install: [...QUICKJS_PACKAGES, ...RUNTIME_PACKAGES],
       },
     })
 

@@ -26,7 +26,9 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
-import { createSandbox, type SandboxIsolation, type SandboxOptions } from '../lib/sandbox'
+import type { SandboxIsolation } from '../lib/sandbox/isolation'
+import { lazySandbox } from '../lib/sandbox/lazy'
+import type { SandboxOptions } from '../lib/sandbox/quickjs'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import { ScriptedToolFactory } from '../lib/tools/types/scripted'
@@ -96,9 +98,9 @@ export function buildDeps(opts: CoreOptions): AppDeps {
   const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
-  // one sandbox per container: the WASM loads on the first script, never at cold start
+  // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
-  const sandbox = createSandbox(isolation, sandboxOptions)
+  const sandbox = lazySandbox(isolation, sandboxOptions)
   const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })

@@ -1,7 +1,7 @@
 /** The deployment settings read from the environment, in one place (edge only). */
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
-import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox'
+import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
 import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
 
 export function envLogger() {

@@ -17,7 +17,6 @@ import { authenticate, tenantLayerWrites } from './auth'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
 import type { AuthSettings } from './token-verifier'
 import { problem, toProblem } from './errors'
-import { openApiDocument } from './openapi'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
@@ -63,7 +62,8 @@ export function createApp(deps: AppDeps) {
       }
       await next()
     })
-    .get('/openapi.json', (c) => c.json(openApiDocument()))
+    // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
+    .get('/openapi.json', async (c) => c.json((await import('./openapi')).openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
     .route('/console', consoleRoutes(deps.consoleAssets))
     .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))

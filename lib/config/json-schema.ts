@@ -1,24 +1,45 @@
 /**
- * One ajv instance for every schema in the service, and one way to turn its errors into
- * Issues a person (or a model) can act on: a JSON pointer and a plain sentence.
+ * Every JSON Schema check in the service, and one way to turn its errors into Issues a person (or
+ * a model) can act on: a JSON pointer and a plain sentence.
+ *
+ * Schemas are interpreted (./schema-interpreter.ts) when they stay inside the draft-07 subset it
+ * knows, which is every schema of the service's own and nearly every tool's. Ajv — ~130 KiB of
+ * code and a meta-schema compile, measured at 150–250 ms of a Lambda cold start — is loaded only
+ * for a schema that needs it, synchronously from node_modules (SST installs it beside the bundle).
  */
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
-import addFormats from 'ajv-formats'
+import { createRequire } from 'node:module'
+import type { default as AjvClass, ErrorObject, Options } from 'ajv'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
+import { interpret, supportsSchema } from './schema-interpreter'
 
 export type JsonSchema = Record<string, unknown>
 
-export const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false })
-addFormats(ajv)
+/** Ajv's calling convention: returns validity and leaves `errors` behind. */
+export interface Validator {
+  (value: unknown): boolean
+  errors?: ErrorObject[] | null
+}
 
-const compiled = new WeakMap<object, ValidateFunction>()
+/** A new Ajv with ajv-formats, loaded on first use (never at module load). */
+export function newAjv(options: Options): AjvClass {
+  const load = createRequire(import.meta.url)
+  const Ajv = load('ajv') as { default: new (o: Options) => AjvClass }
+  const addFormats = load('ajv-formats') as { default: (ajv: AjvClass) => void }
+  const ajv = new Ajv.default(options)
+  addFormats.default(ajv)
+  return ajv
+}
+
+let shared: AjvClass | undefined
+const sharedAjv = () => (shared ??= newAjv({ allErrors: true, strict: false, useDefaults: false }))
+const compiled = new WeakMap<object, Validator>()
 
 /** Compiles once per schema object (schemas are built once and reused). */
-export function compile(schema: JsonSchema): ValidateFunction {
+export function compile(schema: JsonSchema): Validator {
   let fn = compiled.get(schema)
   if (!fn) {
-    fn = ajv.compile(schema)
+    fn = supportsSchema(schema) ? interpret(schema) : sharedAjv().compile(schema)
     compiled.set(schema, fn)
   }
   return fn
@@ -29,15 +50,19 @@ export function compile(schema: JsonSchema): ValidateFunction {
  * ajv's own registry (which holds every compiled schema object for ever), so a tenant sending
  * ever new schemas costs a bounded cache, not a leak. `compile(schema)` finds it afterwards.
  */
-const transient = new BoundedCache<string, ValidateFunction>(2_000)
+const transient = new BoundedCache<string, Validator>(2_000)
 
-export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): ValidateFunction {
+export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): Validator {
   let fn = compiled.get(schema) ?? transient.get(text)
   if (!fn) {
-    try {
-      fn = ajv.compile(schema)
-    } finally {
-      ajv.removeSchema(schema)
+    if (supportsSchema(schema)) fn = interpret(schema)
+    else {
+      const ajv = sharedAjv()
+      try {
+        fn = ajv.compile(schema)
+      } finally {
+        ajv.removeSchema(schema)
+      }
     }
     transient.set(text, fn)
   }

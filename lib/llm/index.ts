@@ -1,16 +1,22 @@
 /** LLM calls for prompt-template tools: the model catalog and the OpenAI/Anthropic wire clients. */
 import type { EgressClient } from '../egress/client'
-import { AnthropicMessagesClient } from './anthropic'
 import type { WireType } from '../models/documents'
-import { OpenAiChatClient } from './openai'
 import type { WireClient } from './wire'
 
-export * from './anthropic'
 export * from './catalog'
-export * from './openai'
 export * from './wire'
 
-/** One client per wire type, all on the same egress client. */
+/**
+ * One client per wire type, all on the same egress client. Each wire client's code is imported
+ * on its first completion: a container that never runs a prompt template never loads it.
+ */
 export function wireClients(http: Pick<EgressClient, 'request'>): Record<WireType, WireClient> {
-  return { openai: new OpenAiChatClient(http), anthropic: new AnthropicMessagesClient(http) }
+  const lazy = (load: () => Promise<WireClient>): WireClient => {
+    let client: Promise<WireClient> | undefined
+    return { complete: async (req) => (await (client ??= load())).complete(req) }
+  }
+  return {
+    openai: lazy(() => import('./openai').then((m) => new m.OpenAiChatClient(http))),
+    anthropic: lazy(() => import('./anthropic').then((m) => new m.AnthropicMessagesClient(http))),
+  }
 }

@@ -1,16 +1,17 @@
 /** Server-side MCP: server documents, egress-guarded connections with catalog caches, result mapping. */
 import type { CascadeReader } from '../documents/cascade'
-import { McpConnections, type McpConnectionsOptions, type RemoteTool } from './connections'
+import type { McpConnections, McpConnectionsOptions, RemoteTool } from './connections'
 import { type McpServerRef, McpServerDocuments } from './server-doc'
 
-export * from './connections'
+// Types only: ./connections holds the MCP SDK (and zod), which loads when a pack first connects.
+export type { McpConnectionsOptions, RemoteTool } from './connections'
 export * from './fetch'
 export * from './results'
 export * from './server-doc'
 
 /** What the `mcp` and `mcp_server` types share in one container: connections and parsed server documents. */
 export interface McpRuntime {
-  connections: McpConnections
+  connections: Pick<McpConnections, 'tools' | 'call'>
   servers: McpServerDocuments
 }
 
@@ -22,8 +23,20 @@ export interface McpExpansionScope {
   problem(message: string): void
 }
 
+/**
+ * The connections are created on first use: the MCP SDK and zod (~250 KiB) are imported only when
+ * a project actually has an MCP tool to expand or call, never at cold start.
+ */
 export function createMcpRuntime(opts: McpConnectionsOptions): McpRuntime {
-  return { connections: new McpConnections(opts), servers: new McpServerDocuments() }
+  let loaded: Promise<McpConnections> | undefined
+  const connections = () => (loaded ??= import('./connections').then((m) => new m.McpConnections(opts)))
+  return {
+    connections: {
+      tools: async (...args) => (await connections()).tools(...args),
+      call: async (...args) => (await connections()).call(...args),
+    },
+    servers: new McpServerDocuments(),
+  }
 }
 
 /**

@@ -1,5 +1,4 @@
 /** Turning remote MCP tools into ToolSpecs, and their results and failures into ToolOutcomes. */
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { compile } from '../config/json-schema'
 import { sha256 } from '../runtime/hash'
@@ -95,8 +94,12 @@ export function outcomeOf(server: string, tool: string, result: CallToolResult, 
 }
 
 export function failureOf(server: string, tool: string, e: unknown, scrubber: SecretScrubber): ToolOutcome {
-  if (e instanceof McpError) {
+  // A JSON-RPC error from the server (the SDK's McpError and its subclasses), recognised by shape
+  // so this module never loads the SDK.
+  if (isJsonRpcError(e)) {
     return toolError(`MCP server '${server}' rejected the call to '${tool}': ${scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, ''))}`, { server, tool, code: e.code })
   }
   return toolError(scrubber.scrubText((e as Error)?.message ?? String(e)), { server, tool })
 }
+
+const isJsonRpcError = (e: unknown): e is Error & { code: number } => e instanceof Error && typeof (e as { code?: unknown }).code === 'number' && /^MCP error -?\d+: /.test(e.message)

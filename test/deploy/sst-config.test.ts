@@ -7,112 +7,34 @@
  * (esbuild, ESM, the config's banner) and loads that bundle in a fresh node process.
  */
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { dirname, join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import vm from 'node:vm'
-import { build, transform } from 'esbuild'
+import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TableSpec } from '../../lib/stores/aws/provision'
 import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
+import { buildApiLikeSst, bundleLikeSst, Component, CONFIG_PATH, evaluateSstConfig, type EvaluatedConfig, outputHolding, ROOT, splitHandler } from '../../scripts/lambda-bundle'
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-const CONFIG_PATH = join(ROOT, 'sst.config.ts')
 const PINNED_SST = '4.17.1'
 /** Node runtimes AWS Lambda runs and DESIGN.md allows. */
 const LAMBDA_NODE_RUNTIMES = ['nodejs20.x', 'nodejs22.x']
 
-// ────────── stand-ins for SST's globals ──────────
-
-/** A recorded `new sst.<ns>.<Kind>(name, args)`. */
-class Component {
-  constructor(
-    readonly kind: string,
-    readonly name: string,
-    readonly args: Record<string, any>,
-  ) {}
-  /** Outputs are plain strings here, tagged with the component they came from. */
-  get url() {
-    return `output:${this.name}.url`
-  }
-  get arn() {
-    return `output:${this.name}.arn`
-  }
-  get value() {
-    return `output:${this.name}.value`
-  }
-  get nodes() {
-    return {}
-  }
-  /** ApiGatewayV2-style routes, should the config switch to a gateway. */
-  readonly routes: { route: string; handler: unknown; args?: unknown }[] = []
-  route(route: string, handler: unknown, args?: unknown) {
-    this.routes.push({ route, handler, args })
-    return this
-  }
-}
-
-interface Evaluated {
-  app: (input: { stage: string }) => Record<string, any>
-  outputs: Record<string, unknown>
-  components: Component[]
-  byKind: (kind: string) => Component[]
+interface Evaluated extends EvaluatedConfig {
   one: (kind: string, name: string) => Component
 }
 
-/** Transpiles sst.config.ts with esbuild and runs it in a VM context holding the stand-ins. */
 async function evaluateConfig(): Promise<Evaluated> {
-  const source = readFileSync(CONFIG_PATH, 'utf8')
-  const { code } = await transform(source, { loader: 'ts', format: 'cjs', target: 'node20', sourcefile: 'sst.config.ts' })
-  const components: Component[] = []
-  const namespace = (ns: string): unknown =>
-    new Proxy(
-      {},
-      {
-        get(_t, prop) {
-          if (typeof prop !== 'string') return undefined
-          const kind: string = prop
-          if (kind === 'aws' || kind === 'cloudflare') return namespace(`${ns}.${kind}`)
-          // Any component kind: `new sst.aws.Whatever(name, args)` is recorded.
-          return class extends Component {
-            constructor(name: string, args: Record<string, any> = {}) {
-              super(`${ns}.${kind}`, name, kind === 'Secret' ? { placeholder: args } : args)
-              components.push(this)
-            }
-          }
-        },
-      },
-    )
-  const module = { exports: {} as Record<string, any> }
-  const interpolate = (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '')
-  const context = vm.createContext({
-    module,
-    exports: module.exports,
-    $config: (config: unknown) => config,
-    sst: namespace('sst'),
-    $app: { name: 'server-tools', stage: 'test', removal: 'remove', protect: false, providers: {} },
-    $dev: false,
-    $interpolate: interpolate,
-    $concat: (...parts: unknown[]) => parts.join(''),
-    $jsonStringify: JSON.stringify,
-    $resolve: (v: unknown) => v,
-    $output: (v: unknown) => v,
-    process: { env: {} },
-    console,
-  })
-  vm.runInContext(code, context, { filename: CONFIG_PATH })
-  const config = module.exports.default as { app: Evaluated['app']; run: () => Promise<Record<string, unknown> | undefined> }
-  const outputs = (await config.run()) ?? {}
-  const byKind = (kind: string) => components.filter((c) => c.kind === kind)
+  const cfg = await evaluateSstConfig()
   const one = (kind: string, name: string) => {
-    const found = components.filter((c) => c.kind === kind && c.name === name)
+    const found = cfg.components.filter((c) => c.kind === kind && c.name === name)
     expect(found, `exactly one ${kind} named ${name}`).toHaveLength(1)
     return found[0]
   }
-  return { app: config.app, outputs, components, byKind, one }
+  return { ...cfg, one }
 }
 
 // ────────── what the code expects ──────────
@@ -248,7 +170,8 @@ describe('sst.config.ts', () => {
     const [file] = splitHandler(api.args.handler)
     if (!/createSsmSecretStore|SsmSecretStore/.test(stripComments(readFileSync(join(ROOT, `${file}.ts`), 'utf8')))) return
     const storeSource = stripComments(readFileSync(join(ROOT, 'lib/stores/aws/secret-store.ts'), 'utf8'))
-    const sent = [...new Set([...storeSource.matchAll(/new\s+(\w+)Command\(/g)].map((m) => `ssm:${m[1]}`))]
+    // operations are sent by name (the SDK loads on first use): this.send('GetParameters', …)
+    const sent = [...new Set([...storeSource.matchAll(/this\.send\(\s*'(\w+)'/g)].map((m) => `ssm:${m[1]}`))]
     expect(sent.length).toBeGreaterThan(0)
     const granted = ((api.args.permissions ?? []) as { actions: string[]; resources: string[] }[]).filter((p) => p.resources.some((r) => /:parameter\/server-tools\/\*$/.test(r)))
     expect(granted.flatMap((p) => p.actions)).toEqual(expect.arrayContaining(sent))
@@ -296,24 +219,6 @@ describe('sst.config.ts', () => {
   })
 })
 
-/** esbuild with the function's nodejs options, and SST's `install` packages copied beside the bundle. */
-async function bundleLikeSst(entry: string, outfile: string, dir: string) {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: api.args.runtime === 'nodejs20.x' ? 'node20' : 'node22',
-    format: api.args.nodejs.format ?? 'esm',
-    banner: { js: api.args.nodejs.banner },
-    minify: api.args.nodejs.minify ?? true,
-    mainFields: ['module', 'main'],
-    external: api.args.nodejs.install ?? [],
-    logLevel: 'silent',
-  })
-  for (const pkg of (api.args.nodejs.install ?? []) as string[]) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
-}
-
 describe('the API bundle built the way SST builds it', () => {
   let dir: string
   beforeAll(() => {
@@ -322,10 +227,11 @@ describe('the API bundle built the way SST builds it', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it('loads in a fresh node process with its copied files and answers a request', async () => {
-    const [file, exported] = splitHandler(api.args.handler)
-    const outfile = join(dir, `${file}.mjs`)
-    await bundleLikeSst(join(ROOT, `${file}.ts`), outfile, dir)
-    for (const { from, to } of api.args.copyFiles as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+    const { outfile, exported, metafile } = await buildApiLikeSst(cfg, dir)
+    // the sandbox is a chunk of its own, loaded on the first script (never at cold start)
+    const sandboxChunk = outputHolding(metafile, 'lib/sandbox/quickjs.ts')
+    expect(sandboxChunk).toBeDefined()
+    expect(sandboxChunk).not.toBe(outfile)
 
     // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
     const env = {
@@ -357,10 +263,13 @@ describe('the API bundle built the way SST builds it', () => {
       const q = await import('quickjs-emscripten');
       const vm = (await q.getQuickJS()).newContext();
       const sum = vm.dump(vm.unwrapResult(vm.evalCode('5 + 7')));
-      // the sandbox's workers are this bundle evaluated again in a worker thread (lib/sandbox/quickjs.ts):
+      // Ajv is required from beside the bundle when a schema needs it (lib/config/json-schema.ts)
+      const { createRequire } = await import('node:module');
+      const ajv = typeof createRequire(${JSON.stringify(pathToFileURL(outfile).href)})('ajv').default;
+      // the sandbox's workers are its chunk evaluated again in a worker thread (lib/sandbox/quickjs.ts):
       // drive one through its protocol, with a host call answered from here
       const { Worker } = await import('node:worker_threads');
-      const w = new Worker(new URL(${JSON.stringify(pathToFileURL(outfile).href)}), { workerData: ${JSON.stringify(workerSetup)}, execArgv: [] });
+      const w = new Worker(new URL(${JSON.stringify(pathToFileURL(sandboxChunk!).href)}), { workerData: ${JSON.stringify(workerSetup)}, execArgv: [] });
       const sandboxed = await new Promise((resolve, reject) => {
         w.on('error', reject);
         w.on('message', (m) => {
@@ -370,9 +279,9 @@ describe('the API bundle built the way SST builds it', () => {
         w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
       });
       await w.terminate();
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, consoleOk, sum, sandboxed }));`
+      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), consoleOk: true, sum: 12, sandboxed: 42 })
+    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), consoleOk: true, sum: 12, ajv: 'function', sandboxed: 42 })
   })
 })
 
@@ -380,8 +289,7 @@ describe('the sandbox bundled the same way', () => {
   it('starts its workers from the bundle: host calls answered, a run past its deadline terminated', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'server-tools-sandbox-bundle-'))
     try {
-      const outfile = join(dir, 'sandbox.mjs')
-      await bundleLikeSst(join(ROOT, 'lib/sandbox/index.ts'), outfile, dir)
+      const { outfile } = await bundleLikeSst(api, join(ROOT, 'lib/sandbox/index.ts'), dir, 'sandbox')
       const probe = `
         const { QuickJsSandbox } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
         const sandbox = new QuickJsSandbox({ maxStatements: 1e12, asyncEngines: 2 });
@@ -400,8 +308,3 @@ describe('the sandbox bundled the same way', () => {
     }
   })
 })
-
-function splitHandler(handler: string): [file: string, exported: string] {
-  const dot = handler.lastIndexOf('.')
-  return [handler.slice(0, dot).split('/').join(sep), handler.slice(dot + 1)]
-}

@@ -187,7 +187,7 @@ describe('AWS clients', () => {
     // With the default (WHEN_SUPPORTED) a streamed PutObject reaches s3rver as aws-chunked framing
     // ("9\r\nhello ✓\r\n0\r\nx-amz-checksum-crc32:…") and is stored verbatim. S3BlobStore sends
     // Buffers today; this pins the client settings for anything that streams later.
-    const { s3 } = awsTestClients()
+    const s3 = await awsTestClients().s3()
     expect(s3.config.forcePathStyle).toBe(true)
     expect(await s3.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED')
     expect(await s3.config.responseChecksumValidation()).toBe('WHEN_REQUIRED')

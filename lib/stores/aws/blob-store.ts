@@ -1,15 +1,17 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import type { S3Client } from '@aws-sdk/client-s3'
 import type { BlobStore } from '../../documents/ports'
 import { ServerToolsError } from '../../errors'
+import { loadS3Sdk } from './clients'
 
 export interface S3BlobStoreOptions {
-  s3: S3Client
+  /** The client, built on first use (AwsClients.s3): most requests never read a blob. */
+  s3: () => Promise<S3Client>
   bucket: string
 }
 
 /** BlobStore on one S3 bucket. Bodies are UTF-8 text; a missing key reads as undefined. */
 export class S3BlobStore implements BlobStore {
-  private readonly s3: S3Client
+  private readonly s3: () => Promise<S3Client>
   private readonly bucket: string
   /** S3 requests sent (diagnostics, benches). */
   requests = 0
@@ -21,8 +23,9 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: string) {
     const bytes = Buffer.from(body, 'utf8')
+    const [s3, { PutObjectCommand }] = await Promise.all([this.s3(), loadS3Sdk()])
     await this.guard(() =>
-      this.s3.send(
+      s3.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
@@ -35,8 +38,9 @@ export class S3BlobStore implements BlobStore {
   }
 
   async get(key: string) {
+    const [s3, { GetObjectCommand }] = await Promise.all([this.s3(), loadS3Sdk()])
     try {
-      const out = await this.guard(() => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })))
+      const out = await this.guard(() => s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })))
       if (!out.Body) return ''
       const bytes = await out.Body.transformToByteArray()
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
@@ -47,7 +51,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(key: string) {
-    await this.guard(() => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })))
+    const [s3, { DeleteObjectCommand }] = await Promise.all([this.s3(), loadS3Sdk()])
+    await this.guard(() => s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })))
   }
 
   /** Counts the request and maps S3 throttling to THROTTLED; everything else is rethrown as is. */

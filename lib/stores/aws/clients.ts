@@ -4,7 +4,7 @@
  * SDK's own default chain applies (which is what a Lambda wants).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { S3Client } from '@aws-sdk/client-s3'
+import type { S3Client } from '@aws-sdk/client-s3'
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 
 export interface AwsClientOptions {
@@ -19,8 +19,18 @@ export interface AwsClientOptions {
 export interface AwsClients {
   ddb: DynamoDBClient
   doc: DynamoDBDocumentClient
-  s3: S3Client
+  /**
+   * S3 holds only document bodies over the inline limit, so most requests never touch it: the
+   * client, and the ~100 KiB of SDK code behind it, are loaded on first use (cold start, README).
+   */
+  s3(): Promise<S3Client>
+  /** Closes the sockets of every client built so far. */
+  destroy(): void
 }
+
+let s3Sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined
+/** The S3 SDK module, imported once, when something first needs it. */
+export const loadS3Sdk = () => (s3Sdk ??= import('@aws-sdk/client-s3'))
 
 export function makeAwsClients(opts: AwsClientOptions = {}): AwsClients {
   const common = {
@@ -31,22 +41,34 @@ export function makeAwsClients(opts: AwsClientOptions = {}): AwsClients {
   const doc = DynamoDBDocumentClient.from(ddb, {
     marshallOptions: { removeUndefinedValues: true },
   })
-  const s3 = new S3Client({
-    ...common,
-    ...(opts.s3Endpoint ? { endpoint: opts.s3Endpoint } : {}),
-    // Emulators (s3rver) and custom endpoints address buckets by path, not by subdomain.
-    forcePathStyle: true,
-    // With the default (WHEN_SUPPORTED) the SDK sends aws-chunked bodies with trailing checksums;
-    // s3rver stores that chunk framing as the object's bytes. Only checksum when S3 requires it.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  })
-  return { ddb, doc, s3 }
+  let s3: Promise<S3Client> | undefined
+  let built: S3Client | undefined
+  const makeS3 = async () => {
+    const { S3Client } = await loadS3Sdk()
+    return (built = new S3Client({
+      ...common,
+      ...(opts.s3Endpoint ? { endpoint: opts.s3Endpoint } : {}),
+      // Emulators (s3rver) and custom endpoints address buckets by path, not by subdomain.
+      forcePathStyle: true,
+      // With the default (WHEN_SUPPORTED) the SDK sends aws-chunked bodies with trailing checksums;
+      // s3rver stores that chunk framing as the object's bytes. Only checksum when S3 requires it.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    }))
+  }
+  return {
+    ddb,
+    doc,
+    s3: () => (s3 ??= makeS3()),
+    destroy() {
+      doc.destroy()
+      ddb.destroy()
+      built?.destroy()
+    },
+  }
 }
 
-/** Closes the sockets of all three clients (tests, `npm start` shutdown). */
+/** Closes the sockets of the clients (tests, `npm start` shutdown). */
 export function destroyAwsClients(clients: AwsClients) {
-  clients.doc.destroy()
-  clients.ddb.destroy()
-  clients.s3.destroy()
+  clients.destroy()
 }

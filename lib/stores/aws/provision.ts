@@ -103,7 +103,8 @@ async function tableStatus(ddb: DynamoDBClient, name: string): Promise<string | 
 }
 
 /** Creates the bucket when it is missing. Safe to call repeatedly and concurrently. */
-export async function ensureBucket(s3: S3Client, name: string): Promise<void> {
+export async function ensureBucket(client: S3Client | (() => Promise<S3Client>), name: string): Promise<void> {
+  const s3 = typeof client === 'function' ? await client() : client
   try {
     await s3.send(new HeadBucketCommand({ Bucket: name }))
     return

@@ -4,7 +4,8 @@
  * the AWS SDK; they use the same DocumentClient and read options as DynamoDocumentStore, so a
  * ratio against them measures the adapter, cascade and service, not the client.
  */
-import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb'
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 
 /** One strongly consistent GetItem; the item as returned. */
 export async function rawGetItem(doc: DynamoDBDocumentClient, table: string, key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
@@ -35,4 +36,21 @@ export async function rawQueryPage(
     }),
   )
   return { items: out.Items ?? [], more: out.LastEvaluatedKey !== undefined }
+}
+
+/** One PutItem of a plain item (bench set-up). */
+export async function rawPutItem(doc: DynamoDBDocumentClient, table: string, item: Record<string, unknown>): Promise<void> {
+  await doc.send(new PutCommand({ TableName: table, Item: item }))
+}
+
+/**
+ * The cold-start floor's whole data path (bench/fixtures/bare-lambda.ts): a plain DynamoDBClient
+ * — no DocumentClient, no adapter — and one GetItem. Nothing else of this module is loaded with it.
+ */
+export function bareGetItem(endpoint: string | undefined): (table: string, key: Record<string, string>) => Promise<Record<string, unknown> | undefined> {
+  const ddb = new DynamoDBClient(endpoint ? { endpoint } : {})
+  return async (table, key) => {
+    const out = await ddb.send(new GetItemCommand({ TableName: table, Key: Object.fromEntries(Object.entries(key).map(([k, v]) => [k, { S: v }])) }))
+    return out.Item
+  }
 }

@@ -12,18 +12,23 @@
  * The standard throughput quota is modest, so the composition root wraps this store in
  * CachedSecretStore (lib/secrets/cached.ts).
  */
-import {
-  DeleteParameterCommand,
-  GetParametersByPathCommand,
-  GetParametersCommand,
-  PutParameterCommand,
-  SSMClient,
-} from '@aws-sdk/client-ssm'
+import type { SSMClient } from '@aws-sdk/client-ssm'
 import { ServerToolsError } from '../../errors'
 import { assertSecretName, assertSecretValue, assertTenant, secretNotFound, type SecretStore } from '../../secrets/ports'
 
+type SsmSender = Pick<SSMClient, 'send'>
+type Operation = 'PutParameter' | 'DeleteParameter' | 'GetParametersByPath' | 'GetParameters'
+
+let ssmSdk: Promise<typeof import('@aws-sdk/client-ssm')> | undefined
+/**
+ * The SSM SDK (~80 KiB) is imported when a secret is first written or read, never at cold start:
+ * most requests reference no secret.
+ */
+const loadSsmSdk = () => (ssmSdk ??= import('@aws-sdk/client-ssm'))
+
 export interface SsmSecretStoreOptions {
-  ssm: Pick<SSMClient, 'send'>
+  /** The client, or a function building it on first use. */
+  ssm: SsmSender | (() => Promise<SsmSender>)
   /** Path prefix, default `/server-tools`. */
   prefix?: string
   /** KMS key for SecureString encryption; default the account's `alias/aws/ssm`. */
@@ -51,16 +56,14 @@ export class SsmSecretStore implements SecretStore {
     assertTenant(tenant)
     assertSecretName(name)
     assertSecretValue(value)
-    const out = await this.send(
-      new PutParameterCommand({
-        Name: this.parameterName(tenant, name),
-        Value: value,
-        Type: 'SecureString',
-        Overwrite: true,
-        Tier: 'Standard',
-        ...(this.opts.kmsKeyId ? { KeyId: this.opts.kmsKeyId } : {}),
-      }),
-    )
+    const out = await this.send('PutParameter', {
+      Name: this.parameterName(tenant, name),
+      Value: value,
+      Type: 'SecureString',
+      Overwrite: true,
+      Tier: 'Standard',
+      ...(this.opts.kmsKeyId ? { KeyId: this.opts.kmsKeyId } : {}),
+    })
     // a parameter's version starts at 1 on creation (deleting it drops the history)
     return out.Version === 1 ? ('created' as const) : ('updated' as const)
   }
@@ -69,7 +72,7 @@ export class SsmSecretStore implements SecretStore {
     assertTenant(tenant)
     assertSecretName(name)
     try {
-      await this.send(new DeleteParameterCommand({ Name: this.parameterName(tenant, name) }))
+      await this.send('DeleteParameter', { Name: this.parameterName(tenant, name) })
     } catch (e) {
       if (isNamed(e, 'ParameterNotFound')) throw secretNotFound(name)
       throw e
@@ -82,9 +85,7 @@ export class SsmSecretStore implements SecretStore {
     const names: string[] = []
     let NextToken: string | undefined
     do {
-      const page = await this.send(
-        new GetParametersByPathCommand({ Path: base.slice(0, -1), Recursive: false, WithDecryption: false, MaxResults: 10, ...(NextToken ? { NextToken } : {}) }),
-      )
+      const page = await this.send('GetParametersByPath', { Path: base.slice(0, -1), Recursive: false, WithDecryption: false, MaxResults: 10, ...(NextToken ? { NextToken } : {}) })
       for (const p of page.Parameters ?? []) if (p.Name?.startsWith(base)) names.push(p.Name.slice(base.length))
       NextToken = page.NextToken
     } while (NextToken)
@@ -110,7 +111,7 @@ export class SsmSecretStore implements SecretStore {
     const batches: string[][] = []
     for (let i = 0; i < wanted.length; i += BATCH) batches.push(wanted.slice(i, i + BATCH))
     const pages = await Promise.all(
-      batches.map((batch) => this.send(new GetParametersCommand({ Names: batch.map((n) => this.parameterName(tenant, n)), WithDecryption: true }))),
+      batches.map((batch) => this.send('GetParameters', { Names: batch.map((n) => this.parameterName(tenant, n)), WithDecryption: true })),
     )
     for (const page of pages) {
       for (const p of page.Parameters ?? []) if (p.Name?.startsWith(base) && p.Value !== undefined) out.set(p.Name.slice(base.length), p.Value)
@@ -118,10 +119,14 @@ export class SsmSecretStore implements SecretStore {
     return out
   }
 
-  private async send<T>(command: T): Promise<any> {
+  private async send(operation: Operation, input: Record<string, unknown>): Promise<any> {
     this.roundTrips++
+    const sdk = await loadSsmSdk()
+    const Command = sdk[`${operation}Command`] as unknown as new (input: Record<string, unknown>) => object
+    const command = new Command(input)
+    const ssm = typeof this.opts.ssm === 'function' ? await this.opts.ssm() : this.opts.ssm
     try {
-      return await this.opts.ssm.send(command as never)
+      return await ssm.send(command as never)
     } catch (e) {
       if (isNamed(e, 'ThrottlingException') || isNamed(e, 'TooManyUpdates')) {
         throw new ServerToolsError('THROTTLED', 'the secret store is busy; retry shortly', undefined, { cause: e })
@@ -146,10 +151,16 @@ export function createSsmSecretStore(opts: {
   prefix?: string
   kmsKeyId?: string
 } = {}): { store: SsmSecretStore; destroy(): void } {
-  const ssm = new SSMClient({
-    ...(opts.region ? { region: opts.region } : {}),
-    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-    ...(opts.credentials ? { credentials: opts.credentials } : {}),
-  })
-  return { store: new SsmSecretStore({ ssm, prefix: opts.prefix, kmsKeyId: opts.kmsKeyId }), destroy: () => ssm.destroy() }
+  let client: Promise<SSMClient> | undefined
+  let built: SSMClient | undefined
+  const ssm = () =>
+    (client ??= loadSsmSdk().then(
+      ({ SSMClient }) =>
+        (built = new SSMClient({
+          ...(opts.region ? { region: opts.region } : {}),
+          ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+          ...(opts.credentials ? { credentials: opts.credentials } : {}),
+        })),
+    ))
+  return { store: new SsmSecretStore({ ssm, prefix: opts.prefix, kmsKeyId: opts.kmsKeyId }), destroy: () => built?.destroy() }
 }

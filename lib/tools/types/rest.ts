@@ -22,9 +22,8 @@
  * Every outbound call goes through the egress client; every secret value used in the call is
  * scrubbed from the result and from any error.
  */
-import Ajv, { type ValidateFunction } from 'ajv'
-import addFormats from 'ajv-formats'
-import { issuesFromAjv, validateAgainst } from '../../config/json-schema'
+import { issuesFromAjv, newAjv, validateAgainst, type Validator } from '../../config/json-schema'
+import { interpret as interpretSchema, supportsSchema } from '../../config/schema-interpreter'
 import type { EgressClient, EgressRequest, EgressResponse } from '../../egress/client'
 import { isEgressError } from '../../egress/errors'
 import type { SecretStore } from '../../secrets/ports'
@@ -154,15 +153,15 @@ const escapePointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
 
 // ───────────────────────── response schemas ─────────────────────────
 
-const schemaCache = new Map<string, ValidateFunction | Error>()
-const schemaByObject = new WeakMap<object, ValidateFunction | Error>()
+const schemaCache = new Map<string, Validator | Error>()
+const schemaByObject = new WeakMap<object, Validator | Error>()
 
 /**
  * Compiles a user-supplied JSON Schema in an Ajv instance of its own (so its `$id`s cannot collide
  * with the service's schemas or another tool's), cached by object and by text. A top-level
  * `$schema` is ignored (Ajv's default dialect, draft-07, is used).
  */
-export function compileUserSchema(schema: JsonSchema): ValidateFunction {
+export function compileUserSchema(schema: JsonSchema): Validator {
   let hit = schemaByObject.get(schema)
   if (!hit) {
     const { $schema: _dialect, ...rest } = schema
@@ -170,9 +169,7 @@ export function compileUserSchema(schema: JsonSchema): ValidateFunction {
     hit = schemaCache.get(key)
     if (!hit) {
       try {
-        const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true })
-        addFormats(ajv)
-        hit = ajv.compile(rest)
+        hit = supportsSchema(rest) ? interpretSchema(rest) : newAjv({ allErrors: true, strict: false, validateSchema: true }).compile(rest)
       } catch (e) {
         hit = e as Error
       }
@@ -276,7 +273,7 @@ function interpret(call: PreparedCall, res: EgressResponse, where: string, scrub
   }
   if (!decoded.ok) return toolError(`${where} answered ${res.status}, but ${decoded.message}.`, { status: res.status, body: shortBody() })
   if (call.responseSchema) {
-    let validate: ValidateFunction
+    let validate: Validator
     try {
       validate = compileUserSchema(call.responseSchema)
     } catch (e) {

@@ -1,0 +1,167 @@
+/**
+ * `npm run bench -- coldstart`: the Lambda cold start, measured on the API bundle built the way
+ * sst.config.ts builds it (scripts/lambda-bundle.ts: esbuild ESM, minified, node22, the
+ * createRequire banner, splitting as configured, the QuickJS packages beside it) against a floor
+ * built the same way: bare Hono + one DynamoDB GetItem (bench/fixtures/bare-lambda.ts).
+ *
+ * Each sample is a fresh `node` process that imports the bundle and answers one request against
+ * the emulators: for the service an authenticated tool call on an inline tool document (cascade
+ * read, YAML + schema validation, the tool run), for the floor one GetItem. Samples interleave
+ * service and floor so machine noise hits both alike. Printed: bundle sizes, the import / first
+ * request split, and the ratio of cold start (import + first response, from inside the process,
+ * so node's own start is left out on both sides) — goal ≤ 1.3×.
+ *
+ * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every service sample there (`--cpu-prof`),
+ * to see which modules the cold start compiles and evaluates; with COLDSTART_UNMINIFIED=1 the
+ * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import { startEmulators } from '../functions/emulators'
+import { issueToken, ALL_SCOPES } from '../functions/http/auth'
+import { serverToolPath } from '../lib/config/server-tool'
+import { scopeOf } from '../lib/documents/ports'
+import { destroyAwsClients, makeAwsClients } from '../lib/stores/aws/clients'
+import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
+import { S3BlobStore } from '../lib/stores/aws/blob-store'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { rawPutItem } from '../lib/stores/aws/raw-probes'
+import { processesTableSpec } from '../lib/stores/aws/process-store'
+import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
+import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
+import { bundleLikeSst, buildApiLikeSst, evaluateSstConfig, ROOT } from '../scripts/lambda-bundle'
+
+const ROUNDS = Number(process.env.COLDSTART_ROUNDS ?? 12)
+const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
+const SECRET = 'coldstart-bench-secret'
+const TABLES = { Documents: 'cs-documents', ToolUsage: 'cs-tool-usage', Processes: 'cs-processes', ObservedLimits: 'cs-observed-limits' }
+const BUCKET = 'cs-blobs'
+
+interface Sample {
+  /** CPU time (user + system) of import + first response: what the busy machine disturbs least */
+  cpu: number
+  import: number
+  first: number
+  total: number
+  status: number
+}
+
+export async function benchColdstart() {
+  const dir = mkdtempSync(join(tmpdir(), 'server-tools-coldstart-'))
+  const emulators = await startEmulators({ s3Directory: join(dir, 's3') })
+  const clients = makeAwsClients({ region: 'us-east-1', dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint, credentials: CREDENTIALS })
+  try {
+    const cfg = await evaluateSstConfig()
+    if (process.env.COLDSTART_UNMINIFIED) for (const f of cfg.byKind('sst.aws.Function')) f.args.nodejs = { ...f.args.nodejs, minify: false, esbuild: { minifyIdentifiers: true } }
+    const serviceDir = join(dir, 'service')
+    const bareDir = join(dir, 'bare')
+    const service = await buildApiLikeSst(cfg, serviceDir)
+    const bare = await bundleLikeSst(service.fn, join(ROOT, 'bench/fixtures/bare-lambda.ts'), bareDir, 'bare')
+
+    // the stores: the service's tables and bucket, one inline tool document, one item for the floor
+    await Promise.all([
+      ensureTable(clients.ddb, documentsTableSpec(TABLES.Documents)),
+      ensureTable(clients.ddb, toolUsageTableSpec(TABLES.ToolUsage)),
+      ensureTable(clients.ddb, processesTableSpec(TABLES.Processes)),
+      ensureTable(clients.ddb, observedLimitsTableSpec(TABLES.ObservedLimits)),
+      ensureTable(clients.ddb, documentsTableSpec('bare')),
+      ensureBucket(clients.s3, BUCKET),
+    ])
+    const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: TABLES.Documents, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
+    const tool = 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n'
+    await store.put({ key: { scope: scopeOf('bench', 'p1'), path: serverToolPath('handbook') }, body: tool, actor: 'bench' })
+    await rawPutItem(clients.doc, 'bare', { scope: 'bench', path: 'handbook', body: tool })
+
+    const token = await issueToken(SECRET, { tenant: 'bench', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+    const common = {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+      DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
+      LOG_LEVEL: 'error',
+    }
+    const serviceEnv = {
+      ...common,
+      LAMBDA_TASK_ROOT: serviceDir,
+      S3_ENDPOINT: emulators.s3Endpoint,
+      // no SSM emulator: a stray secret read goes to a closed loopback port, never out
+      SSM_ENDPOINT: 'http://127.0.0.1:9',
+      AUTH_JWT_SECRET: SECRET,
+      SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'bench' }),
+      ...Object.fromEntries(Object.entries(TABLES).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })])),
+      SST_RESOURCE_Blobs: JSON.stringify({ name: BUCKET, type: 'sst.aws.Bucket' }),
+    }
+    const bareEnv = { ...common, LAMBDA_TASK_ROOT: bareDir, BARE_TABLE: 'bare' }
+    const serviceEvent = functionUrlEvent('POST', '/brain/bench/projects/p1/tools/handbook/invoke', token, '{"params":{}}')
+    const bareEvent = functionUrlEvent('POST', '/items/handbook', token, '{}')
+
+    const samples = { service: [] as Sample[], bare: [] as Sample[] }
+    for (let i = 0; i < ROUNDS + 1; i++) {
+      const s = await probe(service.outfile, service.exported, serviceEvent, serviceEnv, serviceDir)
+      const b = await probe(bare.outfile, 'handler', bareEvent, bareEnv, bareDir)
+      if (s.status !== 200 || b.status !== 200) throw new Error(`a cold start did not answer 200 (service ${s.status}, floor ${b.status})`)
+      // the first round warms the OS file cache for both; it is not counted
+      if (i > 0) samples.service.push(s), samples.bare.push(b)
+    }
+
+    const kib = (f: string) => statSync(f).size / 1024
+    const lazyKib = Object.entries(service.metafile.outputs).filter(([f]) => f.includes('/chunks/') && f.endsWith('.mjs')).reduce((n, [, o]) => n + o.bytes / 1024, 0)
+    const row = (name: string, bundle: string, s: Sample[]) =>
+      `${name.padEnd(34)} ${bundle.padStart(22)} ${fmt(median(s.map((x) => x.import)))} ${fmt(median(s.map((x) => x.first)))} ${fmt(median(s.map((x) => x.import + x.first)))} ${fmt(median(s.map((x) => x.total)))} ${fmt(median(s.map((x) => x.cpu)))}`
+    const serviceCold = median(samples.service.map((x) => x.import + x.first))
+    const bareCold = median(samples.bare.map((x) => x.import + x.first))
+    const ratio = serviceCold / bareCold
+    const cpuRatio = median(samples.service.map((x) => x.cpu)) / median(samples.bare.map((x) => x.cpu))
+    const lines = [
+      `cold start, ${ROUNDS} fresh node processes each, interleaved (medians, ms)`,
+      `${''.padEnd(34)} ${'bundle (entry + lazy)'.padStart(22)} ${'import'.padStart(8)} ${'1st req'.padStart(8)} ${'cold'.padStart(8)} ${'proc→res'.padStart(8)} ${'cpu'.padStart(8)}`,
+      row('service: tool call (inline doc)', `${kib(service.outfile).toFixed(0)} + ${lazyKib.toFixed(0)} KiB`, samples.service),
+      row('floor: Hono + DynamoDB GetItem', `${kib(bare.outfile).toFixed(0)} KiB`, samples.bare),
+      `cold start (import + first response) service / floor: ${ratio.toFixed(2)}× wall, ${cpuRatio.toFixed(2)}× CPU (goal ≤ 1.3×)`,
+    ]
+    process.stdout.write(lines.join('\n') + '\n')
+    return { summary: [`coldstart: ${ratio.toFixed(2)}× wall, ${cpuRatio.toFixed(2)}× CPU, the bare Hono + GetItem floor (goal ≤ 1.3); entry bundle ${kib(service.outfile).toFixed(0)} KiB (+${lazyKib.toFixed(0)} KiB lazy chunks) vs ${kib(bare.outfile).toFixed(0)} KiB`] }
+  } finally {
+    destroyAwsClients(clients)
+    await emulators.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** One fresh node process: import the bundle, answer one event, report where the time went. */
+async function probe(outfile: string, exported: string, event: unknown, env: Record<string, string>, cwd: string): Promise<Sample> {
+  const code = `
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
+    const t1 = performance.now();
+    const res = await m[${JSON.stringify(exported)}](${JSON.stringify(event)}, { awsRequestId: 'bench', functionName: 'bench' });
+    const t2 = performance.now();
+    const c = process.cpuUsage(c0);
+    process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode }));
+    process.exit(0);`
+  const prof = process.env.COLDSTART_CPU_PROF && env.AUTH_JWT_SECRET ? ['--cpu-prof', '--cpu-prof-dir', process.env.COLDSTART_CPU_PROF] : []
+  const { stdout } = await promisify(execFile)(process.execPath, [...prof, '--input-type=module', '-e', code], { cwd, env, timeout: 30_000 })
+  return JSON.parse(stdout) as Sample
+}
+
+function functionUrlEvent(method: string, path: string, token: string, body: string) {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { host: 'bench.lambda-url.us-east-1.on.aws', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    requestContext: { domainName: 'bench.lambda-url.us-east-1.on.aws', http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' }, requestId: 'bench', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
+    body,
+    isBase64Encoded: false,
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const fmt = (ms: number) => `${ms.toFixed(0).padStart(6)}ms`

@@ -1,0 +1,119 @@
+/**
+ * The Lambda cold start loads only what a request needs. The API is bundled the way SST builds
+ * it (scripts/lambda-bundle.ts, splitting on), then every output that holds a heavy module — the
+ * MCP SDK and zod, the S3 and SSM clients, the sandbox, the LLM wire clients — is replaced by a
+ * module that throws, and Ajv (required from node_modules on demand) is left out of the package.
+ * A fresh node process then imports the handler and serves a spawn and a manifest request
+ * against the emulators: any of those modules evaluated on that path fails the request.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
+import { processesTableSpec } from '../../lib/stores/aws/process-store'
+import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { buildApiLikeSst, evaluateSstConfig } from '../../scripts/lambda-bundle'
+import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { tokenFor } from '../support/http'
+
+/** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
+const HEAVY = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\/client-s3\//, /node_modules\/@aws-sdk\/client-ssm\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/]
+const SECRET = `cold-start-test-${uniqueSuffix()}`
+
+let dir: string
+let outfile: string
+let poisoned: string[]
+let env: Record<string, string>
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-'))
+  const built = await buildApiLikeSst(await evaluateSstConfig(), dir)
+  outfile = built.outfile
+  poisoned = []
+  for (const [output, meta] of Object.entries(built.metafile.outputs)) {
+    const heavy = Object.keys(meta.inputs).filter((input) => HEAVY.some((h) => h.test(input)))
+    if (!heavy.length || !output.endsWith('.mjs')) continue
+    expect(resolve(output), `the entry itself holds ${heavy.join(', ')}`).not.toBe(outfile)
+    writeFileSync(resolve(output), `throw new Error(${JSON.stringify(`evaluated at cold start: ${heavy.slice(0, 3).join(', ')}`)});\n`)
+    poisoned.push(...heavy)
+  }
+  rmSync(join(dir, 'node_modules', 'ajv'), { recursive: true, force: true })
+
+  const suffix = uniqueSuffix()
+  const tables = { Documents: `cs-docs-${suffix}`, ToolUsage: `cs-usage-${suffix}`, Processes: `cs-proc-${suffix}`, ObservedLimits: `cs-limits-${suffix}` }
+  const clients = awsTestClients()
+  await Promise.all([
+    ensureTable(clients.ddb, documentsTableSpec(tables.Documents)),
+    ensureTable(clients.ddb, toolUsageTableSpec(tables.ToolUsage)),
+    ensureTable(clients.ddb, processesTableSpec(tables.Processes)),
+    ensureTable(clients.ddb, observedLimitsTableSpec(tables.ObservedLimits)),
+    ensureBucket(clients.s3, `cs-blobs-${suffix}`),
+  ])
+  env = {
+    PATH: process.env.PATH ?? '',
+    LAMBDA_TASK_ROOT: dir,
+    AWS_REGION: TEST_REGION,
+    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+    S3_ENDPOINT: inject('s3Endpoint'),
+    SSM_ENDPOINT: 'http://127.0.0.1:9',
+    AUTH_JWT_SECRET: SECRET,
+    LOG_LEVEL: 'error',
+    SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'test' }),
+    ...Object.fromEntries(Object.entries(tables).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })])),
+    SST_RESOURCE_Blobs: JSON.stringify({ name: `cs-blobs-${suffix}`, type: 'sst.aws.Bucket' }),
+  }
+}, 60_000)
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** Imports the handler in a fresh process and sends the requests in order; `{ID}` is the spawned process. */
+async function coldStart(requests: { method: string; path: string; body?: unknown }[]): Promise<{ status: number; body: string }[]> {
+  const token = await tokenFor('acme', undefined, 'alice@example.test', SECRET)
+  const probe = `
+    const { handler } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
+    const out = [];
+    let id = '';
+    for (const r of ${JSON.stringify(requests)}) {
+      const path = r.path.replace('{ID}', id);
+      const event = { version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', body: r.body === undefined ? undefined : JSON.stringify(r.body), isBase64Encoded: false,
+        headers: { host: 'x.lambda-url.us-east-1.on.aws', authorization: 'Bearer ${token}', 'content-type': 'application/json' },
+        requestContext: { domainName: 'x.lambda-url.us-east-1.on.aws', http: { method: r.method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 } };
+      const res = await handler(event, { awsRequestId: 'r', functionName: 'f' });
+      if (res.statusCode === 201) id = JSON.parse(res.body).id;
+      out.push({ status: res.statusCode, body: res.body });
+    }
+    process.stdout.write(JSON.stringify(out));
+    process.exit(0);`
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env, timeout: 20_000 })
+  return JSON.parse(stdout)
+}
+
+describe('the Lambda cold start', () => {
+  it('keeps the MCP SDK, zod, S3, SSM, the sandbox and the LLM clients out of the handler entry', () => {
+    for (const heavy of [/@modelcontextprotocol\/sdk/, /zod/, /client-s3/, /client-ssm/, /lib\/sandbox\/quickjs/, /lib\/llm\/openai/]) {
+      expect(poisoned.some((p) => heavy.test(p)), `${heavy} is bundled somewhere`).toBe(true)
+    }
+  })
+
+  it('imports the handler and serves a spawn and a manifest request without evaluating any of them, or Ajv', async () => {
+    const [spawn, manifest] = await coldStart([
+      { method: 'POST', path: '/brain/acme/projects/p1/processes', body: { recipe: 'default' } },
+      { method: 'GET', path: '/brain/acme/projects/p1/processes/{ID}/manifest' },
+    ])
+    expect(spawn.status, spawn.body).toBe(201)
+    expect(manifest.status, manifest.body).toBe(200)
+    expect(JSON.parse(manifest.body).tools.map((t: { name: string }) => t.name)).toContain('tool_list')
+  })
+
+  it('would notice: a script run reaches the sandbox, whose module was replaced, and fails', async () => {
+    const [call] = await coldStart([{ method: 'POST', path: '/brain/acme/projects/p1/tools/execute_javascript/invoke', body: { params: { code: '1 + 1' } } }])
+    expect(call.body).toContain('evaluated at cold start')
+  })
+})
