@@ -181,7 +181,13 @@ export function openApiDocument() {
           },
         },
       },
-      '/brain/{tenant}/projects/{project}/documents': { get: { summary: 'This layer\'s raw documents (metadata)', parameters: [tenant, project, p('prefix', 'Path prefix', false)], responses: { 200: { description: '{ documents }' } } } },
+      '/brain/{tenant}/projects/{project}/documents': {
+        get: {
+          summary: "This layer's documents (one snapshot): path, version, sha256 of the body, bytes, updatedAt, updatedBy; with bodies=true also the body (exports)",
+          parameters: [tenant, project, p('prefix', 'Path prefix', false), { name: 'bodies', in: 'query', required: false, schema: { type: 'boolean', default: false }, description: 'Include each body' }],
+          responses: { 200: { description: '{ documents: [{ path, version, sha256, bytes, updatedAt, updatedBy, body? }] }' }, 400: problem },
+        },
+      },
       '/brain/{tenant}/projects/{project}/documents/{path}': {
         get: { summary: 'A raw document through the cascade (X-Document-Source)', parameters: [tenant, project, p('path', 'Document path, may contain /')], responses: { 200: { description: 'The body' }, 404: problem } },
         put: { summary: 'Write a raw document (versioned like tools)', parameters: [tenant, project, p('path', 'Document path')], responses: { 200: { description: 'Updated' }, 201: { description: 'Created' }, 412: problem, 413: problem } },

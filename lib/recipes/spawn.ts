@@ -36,6 +36,41 @@ export interface SpawnResult {
   process: ProcessRecord
   /** Things the caller should know: names that resolve to nothing yet, labels selecting nothing, floor entries ignored. */
   warnings: string[]
+  /** The same warnings with what each is about: the document, its field and the entry (for file:line reports). */
+  findings: SpawnFinding[]
+}
+
+export interface SpawnFinding {
+  /** 'engine' for the engine's allowedTools, else 'recipe'. */
+  document: 'recipe' | 'engine'
+  field: string
+  /** The entry as written (`@label`, a name). */
+  entry: string
+  kind: 'label-selects-nothing' | 'unknown-tool' | 'floor-ignored'
+  message: string
+}
+
+/** Collects findings while a draft resolves its selectors (after the request's own warnings). */
+class Findings {
+  readonly list: SpawnFinding[] = []
+  constructor(
+    private readonly engineName: string,
+    private readonly requestWarnings: readonly string[] = [],
+  ) {}
+  get messages(): string[] {
+    return [...this.requestWarnings, ...this.list.map((f) => f.message)]
+  }
+  add(field: string, entry: string, kind: SpawnFinding['kind']) {
+    const document = field === 'allowedTools' ? 'engine' : 'recipe'
+    const where = document === 'engine' ? `engine ${this.engineName} allowedTools` : field
+    const message =
+      kind === 'label-selects-nothing'
+        ? `${where}: '${entry}' selects no tool now (label selectors are resolved once, at spawn)`
+        : kind === 'unknown-tool'
+          ? `${where}: no tool '${entry}' exists now; the name stays in the process and takes effect if such a tool appears`
+          : `${where}: '${entry}' is part of the capability floor and stays primary and callable`
+    this.list.push({ document, field, entry, kind, message })
+  }
 }
 
 const SPAWN_FIELDS = ['recipe', 'engine', 'models', 'clientTools', 'reserve']
@@ -93,12 +128,12 @@ export class ProcessService {
 
     const { tools: inventory } = await this.deps.tools.listAll(tenant, project)
     const sel = new Selector(inventory)
-    const warnings: string[] = req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : []
+    const warnings = new Findings(engineName, req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : [])
     const floorNote = (field: string, names: Iterable<string>) => {
-      for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.push(`${field}: '${n}' is part of the capability floor and stays primary and callable`)
+      for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.add(field, n, 'floor-ignored')
     }
     const engineExplicit = engine.config.allowedTools.length > 0
-    const engineSet = engineExplicit ? sel.resolve(engine.config.allowedTools, `engine ${engineName} allowedTools`, warnings).all : new Set(inventory.map((t) => t.name))
+    const engineSet = engineExplicit ? sel.resolve(engine.config.allowedTools, 'allowedTools', warnings).all : new Set(inventory.map((t) => t.name))
     const add = sel.resolve(recipe.config.allowedToolsAdd, 'allowedToolsAdd', warnings)
     const remove = sel.resolve(recipe.config.allowedToolsRemove, 'allowedToolsRemove', warnings)
     const defer = sel.resolve(recipe.config.allowedToolsDefer, 'allowedToolsDefer', warnings)
@@ -135,7 +170,7 @@ export class ProcessService {
       ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
       ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
     }
-    return { process: record, warnings }
+    return { process: record, warnings: warnings.messages, findings: warnings.list }
   }
 
   /** Replaces a process's client tools (PUT …/client-tools); configured and built-in names win, with a warning. */
@@ -229,7 +264,7 @@ class Selector {
     return this.names.has(name) || isReservedToolName(name)
   }
 
-  resolve(entries: readonly string[], field: string, warnings: string[]): { all: Set<string>; byName: Set<string> } {
+  resolve(entries: readonly string[], field: string, warnings: Findings): { all: Set<string>; byName: Set<string> } {
     const all = new Set<string>()
     const byName = new Set<string>()
     for (const raw of entries) {
@@ -237,11 +272,11 @@ class Selector {
       if (typeof e === 'string') continue // documents are validated before they get here
       if (e.kind === 'label') {
         const selected = this.labels.get(e.label) ?? []
-        if (!selected.length) warnings.push(`${field}: '@${e.label}' selects no tool now (label selectors are resolved once, at spawn)`)
+        if (!selected.length) warnings.add(field, `@${e.label}`, 'label-selects-nothing')
         for (const n of selected) all.add(n)
       } else if (e.kind === 'name') {
         const canonical = this.names.get(e.name)
-        if (!canonical && !CAPABILITY_FLOOR.includes(e.name)) warnings.push(`${field}: no tool '${e.name}' exists now; the name stays in the process and takes effect if such a tool appears`)
+        if (!canonical && !CAPABILITY_FLOOR.includes(e.name)) warnings.add(field, e.name, 'unknown-tool')
         all.add(canonical ?? e.name)
         byName.add(canonical ?? e.name)
       }
@@ -249,7 +284,7 @@ class Selector {
     return { all, byName }
   }
 
-  rank(entries: readonly string[], field: string, warnings: string[]): RankRule {
+  rank(entries: readonly string[], field: string, warnings: Findings): RankRule {
     const rule: RankRule = { names: [], selected: [], prefixes: [] }
     for (const raw of entries) {
       const e = parseEntry(raw, true)
@@ -258,7 +293,7 @@ class Selector {
       else if (e.kind === 'name') rule.names.push(this.names.get(e.name) ?? e.name)
       else {
         const selected = this.labels.get(e.label) ?? []
-        if (!selected.length) warnings.push(`${field}: '@${e.label}' selects no tool now (label selectors are resolved once, at spawn)`)
+        if (!selected.length) warnings.add(field, `@${e.label}`, 'label-selects-nothing')
         rule.selected.push(...selected)
       }
     }

@@ -164,6 +164,8 @@ const LIB_LAYERS: readonly (readonly string[])[] = [
   ['lib/models', 'lib/llm', 'lib/mcp', 'lib/sandbox'],
   ['lib/tools'],
   ['lib/usage', 'lib/recipes', 'lib/surface'],
+  // configuration as code: plans and validation of a whole layer, over every feature's checks
+  ['lib/layers'],
 ]
 const UNRANKED = ['lib/stores']
 

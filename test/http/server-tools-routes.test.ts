@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -180,6 +181,17 @@ describe('documents routes', () => {
     await api.put(`${base}/documents/scripts/a.js`, '1', { 'content-type': 'text/javascript' })
     const body = await (await api.get(`${base}/documents?prefix=scripts/`)).json()
     expect(body.documents.map((d: { path: string }) => d.path)).toEqual(['scripts/a.js'])
+  })
+
+  it('lists each document with its version and the sha256 of its body, and the bodies on request', async () => {
+    await api.put(`${base}/documents/scripts/a.js`, 'return 1', { 'content-type': 'text/javascript' })
+    await api.put(`${base}/documents/scripts/a.js`, 'return 2', { 'content-type': 'text/javascript' })
+    const meta = (await (await api.get(`${base}/documents?prefix=scripts/`)).json()).documents[0]
+    expect(meta).toMatchObject({ path: 'scripts/a.js', version: 2, sha256: createHash('sha256').update('return 2').digest('hex'), bytes: 8 })
+    expect(meta).not.toHaveProperty('body')
+    const full = (await (await api.get(`${base}/documents?prefix=scripts/&bodies=true`)).json()).documents[0]
+    expect(full.body).toBe('return 2')
+    expect((await api.get(`${base}/documents?bodies=yes`)).status).toBe(400)
   })
 })
 

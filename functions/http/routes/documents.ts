@@ -2,7 +2,7 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
-import { notFound } from '../../../lib/errors'
+import { invalidInput, notFound } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { assertTenantAdmin, principalOf, requireScope } from '../auth'
@@ -35,8 +35,21 @@ export function documentRoutes(deps: AppDeps) {
   }
   return new Hono<AuthEnv>()
     .get('/projects/:project/documents', requireScope('tools:read'), async (c) => {
+      const bodies = c.req.query('bodies')
+      if (bodies !== undefined && bodies !== 'true' && bodies !== 'false') throw invalidInput('bodies must be true or false', [{ pointer: '/bodies', message: `got '${bodies.slice(0, 20)}'` }])
       const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
-      return c.json({ documents: docs.map((d) => ({ path: d.key.path, version: d.version, bytes: Buffer.byteLength(d.body), updatedAt: d.updatedAt, updatedBy: d.updatedBy })) })
+      // One consistent snapshot of the layer: versions and content hashes (for plans), bodies on request (for exports).
+      return c.json({
+        documents: docs.map((d) => ({
+          path: d.key.path,
+          version: d.version,
+          sha256: d.sha256,
+          bytes: Buffer.byteLength(d.body),
+          updatedAt: d.updatedAt,
+          updatedBy: d.updatedBy,
+          ...(bodies === 'true' ? { body: d.body } : {}),
+        })),
+      })
     })
     .get('/projects/:project/documents/*', requireScope('tools:read'), async (c) => {
       const project = projectParam(c)

@@ -1,0 +1,76 @@
+/** A layer directory on disk: read it into layer files, write an exported layer into it. */
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { closest } from '../../lib/config/yaml'
+import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
+import { asStored, LAYER_FOLDERS, type LayerFile, layerPath } from '../../lib/layers/layer'
+import type { LayerProblem } from '../../lib/layers/validate'
+
+/** More files than any sane layer; a runaway directory is refused instead of read. */
+const MAX_FILES = 10_000
+
+export interface LayerDir {
+  files: LayerFile[]
+  /** Files that cannot be documents (too large, not UTF-8) and folders that look like a misspelt layer folder. */
+  problems: LayerProblem[]
+}
+
+export async function readLayerDir(dir: string): Promise<LayerDir> {
+  const root = resolve(dir)
+  const info = await stat(root).catch(() => undefined)
+  if (!info?.isDirectory()) throw new Error(`'${dir}' is not a directory`)
+  const files: LayerFile[] = []
+  const problems: LayerProblem[] = []
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith('.')) continue
+    if (!(LAYER_FOLDERS as readonly string[]).includes(entry.name)) {
+      const hint = closest(entry.name, LAYER_FOLDERS)
+      if (hint) problems.push({ path: `${entry.name}/`, layer: 'target', message: `'${entry.name}/' is not a layer folder — did you mean '${hint}/'? (its files are not part of the layer)`, severity: 'error' })
+      continue
+    }
+    await walk(root, join(root, entry.name), files, problems)
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : 1))
+  return { files, problems }
+}
+
+async function walk(root: string, dir: string, files: LayerFile[], problems: LayerProblem[]) {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith('.')) continue
+    const full = join(dir, entry.name)
+    if (entry.isDirectory()) {
+      await walk(root, full, files, problems)
+      continue
+    }
+    if (!entry.isFile()) continue
+    if (files.length >= MAX_FILES) throw new Error(`more than ${MAX_FILES} files under ${root}; is this a layer directory?`)
+    const path = layerPath(relative(root, full))
+    const bytes = await readFile(full)
+    if (bytes.byteLength > MAX_DOCUMENT_BYTES) {
+      problems.push({ path, layer: 'target', message: `${bytes.byteLength} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`, severity: 'error' })
+      continue
+    }
+    let text: string
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch {
+      problems.push({ path, layer: 'target', message: 'not UTF-8 text; documents are text', severity: 'error' })
+      continue
+    }
+    files.push({ path, body: asStored(text) })
+  }
+}
+
+/** Writes each document under `dir` (never outside it); answers the paths written. */
+export async function writeLayerDir(dir: string, docs: readonly LayerFile[]): Promise<string[]> {
+  const root = resolve(dir)
+  const written: string[] = []
+  for (const d of docs) {
+    const target = resolve(root, ...d.path.split('/'))
+    if (!target.startsWith(root + sep)) throw new Error(`refusing to write '${d.path}' outside ${root}`)
+    await mkdir(dirname(target), { recursive: true })
+    await writeFile(target, d.body, 'utf8')
+    written.push(d.path)
+  }
+  return written
+}

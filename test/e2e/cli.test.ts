@@ -1,0 +1,229 @@
+/**
+ * The `server-tools` CLI as a pipeline runs it: the bin as a child process, against `npm start`
+ * (a child process too), with the ST_URL and ST_TOKEN it prints.
+ */
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type LocalService, startLocalService } from '../support/npm-start'
+
+const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
+let service: LocalService
+
+beforeAll(async () => {
+  service = await startLocalService(join(work, 'data'))
+}, 30_000)
+
+afterAll(() => {
+  if (service?.child.exitCode === null) service.child.kill('SIGKILL')
+  rmSync(work, { recursive: true, force: true })
+})
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cli(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/server-tools.mjs', ...args], {
+      env: { ...process.env, ST_URL: service.url, ST_TOKEN: service.token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('exit', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+function layer(name: string, files: Record<string, string>): string {
+  const dir = join(work, name)
+  for (const [path, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true })
+    writeFileSync(join(dir, path), body)
+  }
+  return dir
+}
+
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, ...(init.headers ?? {}) } }) as Promise<Omit<Response, 'json'> & { json(): Promise<any> }>
+
+const handbook = (description: string) => `type: doc_lookup\ndescription: ${description}\nlabels: [handbook]\nparameters:\n  path: documents/handbook.md\n`
+const projectLayer = () => ({
+  'server-tools/handbook.yaml': handbook('Read the team handbook.'),
+  'server-tools/greet.yaml': 'type: scripted\ndescription: Greet someone.\nparameters:\n  scriptPath: scripts/greet.js\n  inputs:\n    - { name: who, type: string }\n',
+  'scripts/greet.js': '`hello ${who}`\n',
+  'documents/handbook.md': '# Handbook\n\nBe kind.\n',
+  'engines/helper.yaml': 'allowedTools: ["@handbook", greet]\n',
+  'recipes/helper.yaml': 'engine: helper\nmodels: [openai/gpt-5.1]\n',
+  'README.md': 'not part of the layer\n',
+})
+
+describe('server-tools validate (offline)', () => {
+  it('reports each problem as file:line:col and exits 1', async () => {
+    const dir = layer('broken', {
+      'server-tools/bad.yaml': 'type: doc_lookup\ndescription: x\nenabled: "yes"\nprimay: true\nparameters:\n  path: documents/getting-started.md\n',
+      'recipes/r.yaml': 'engine: nope\n',
+      'engines/e.yaml': 'allowedTools: [tool_list, "@nothing-has-this"]\n',
+      'server-tools/script.yaml': 'type: scripted\ndescription: s\nparameters:\n  scriptPath: scripts/missing.js\n  inputs: []\n',
+    })
+    const run = await cli('validate', dir)
+    expect(run.code).toBe(1)
+    const lines = run.stdout.trim().split('\n')
+    expect(lines).toContain(`${join(dir, 'server-tools/bad.yaml')}:3:10: enabled must be a boolean, got string`)
+    expect(lines).toContain(`${join(dir, 'server-tools/bad.yaml')}:4:1: unknown field 'primay' — did you mean 'primary'?`)
+    expect(lines).toContain(`${join(dir, 'recipes/r.yaml')}:1:9: recipe 'r' names unknown engine 'nope'`)
+    expect(lines).toContain(`${join(dir, 'engines/e.yaml')}:1:27: engine e allowedTools: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)`)
+    expect(lines).toContain(`${join(dir, 'server-tools/script.yaml')}:4:15: the script 'scripts/missing.js' does not exist in this layer, an outer one or the bundled defaults`)
+    expect(lines.at(-1)).toBe('5 errors, 0 warnings')
+  }, 120_000)
+
+  it('writes GitHub Actions annotations with --format github, and JSON with --format json', async () => {
+    const dir = layer('annotated', { 'server-tools/bad.yaml': 'type: doc_lookup\ndescription: "a, b: c"\nenabled: "yes"\nparameters:\n  path: documents/getting-started.md\n' })
+    const github = await cli('validate', dir, '--format', 'github')
+    expect(github.code).toBe(1)
+    expect(github.stdout.trim()).toBe(`::error file=${join(dir, 'server-tools/bad.yaml')},line=3,col=10,title=server-tools validate::enabled must be a boolean, got string`)
+    const json = await cli('validate', dir, '--format', 'json')
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, problems: [{ file: join(dir, 'server-tools/bad.yaml'), path: 'server-tools/bad.yaml', layer: 'target', line: 3, column: 10, message: 'enabled must be a boolean, got string', severity: 'error' }] })
+  }, 120_000)
+
+  it('exits 0 for a valid layer', async () => {
+    const run = await cli('validate', layer('valid', projectLayer()), '--project', 'p1')
+    expect([run.code, run.stdout.trim()]).toEqual([0, 'no problems'])
+  }, 120_000)
+})
+
+describe('server-tools plan, apply, pull', () => {
+  it('plans, applies and pulls a layer; the round trip ends in an empty plan', async () => {
+    const dir = layer('roundtrip', projectLayer())
+    const first = await cli('plan', dir, '--project', 'p1')
+    expect(first.code).toBe(2)
+    expect(first.stdout).toContain('+ create    server-tools/handbook.yaml')
+    expect(first.stdout).toContain('Plan: 6 to create, 0 to update, 0 to delete, 0 unchanged.')
+    expect(first.stdout.indexOf('scripts/greet.js')).toBeLessThan(first.stdout.indexOf('server-tools/greet.yaml'))
+
+    const applied = await cli('apply', dir, '--project', 'p1')
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.stdout).toContain('Apply complete: 6 created, 0 updated, 0 deleted.')
+    expect(await (await api('/projects/p1/tools/greet/invoke', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"params":{"who":"ada"}}' })).json()).toMatchObject({ isError: false, content: { value: 'hello ada' } })
+    expect((await cli('plan', dir, '--project', 'p1')).code).toBe(0)
+
+    writeFileSync(join(dir, 'server-tools/handbook.yaml'), handbook('Read the handbook, kindly.'))
+    const changed = await cli('plan', dir, '--project', 'p1')
+    expect(changed.code).toBe(2)
+    expect(changed.stdout).toContain('~ update    server-tools/handbook.yaml (version 1)')
+    expect(changed.stdout).toContain('--- a/server-tools/handbook.yaml')
+    expect(changed.stdout).toContain('-description: Read the team handbook.')
+    expect(changed.stdout).toContain('+description: Read the handbook, kindly.')
+    expect((await cli('apply', dir, '--project', 'p1')).code).toBe(0)
+
+    const pulled = join(work, 'pulled')
+    const pull = await cli('pull', pulled, '--project', 'p1')
+    expect(pull.code, pull.stderr).toBe(0)
+    expect(pull.stdout).toContain("Pulled 6 documents of layer 'p1'")
+    expect(readFileSync(join(pulled, 'server-tools/handbook.yaml'), 'utf8')).toBe(handbook('Read the handbook, kindly.'))
+    const again = await cli('plan', pulled, '--project', 'p1')
+    expect([again.code, again.stdout.trim().split('\n').at(-1)]).toEqual([0, 'Plan: 0 to create, 0 to update, 0 to delete, 6 unchanged.'])
+  }, 300_000)
+
+  it('deletes live documents without a file only with --prune, and asks unless --yes', async () => {
+    const dir = layer('prune', {
+      'server-tools/keep.yaml': handbook('Keep me.'),
+      'server-tools/drop.yaml': handbook('Drop me.'),
+      'documents/handbook.md': '# H\n',
+    })
+    expect((await cli('apply', dir, '--project', 'p2')).code).toBe(0)
+    unlinkSync(join(dir, 'server-tools/drop.yaml'))
+    const kept = await cli('plan', dir, '--project', 'p2')
+    expect(kept.code).toBe(0)
+    expect(kept.stdout).toContain('not in the directory, kept (use --prune to delete): server-tools/drop.yaml')
+    const pruning = await cli('plan', dir, '--project', 'p2', '--prune')
+    expect(pruning.code).toBe(2)
+    expect(pruning.stdout).toContain('- delete    server-tools/drop.yaml (version 1)')
+    const unconfirmed = await cli('apply', dir, '--project', 'p2', '--prune')
+    expect(unconfirmed.code).toBe(1)
+    expect(unconfirmed.stderr).toContain('pass --yes')
+    expect((await api('/projects/p2/server-tools/drop')).status).toBe(200)
+    const pruned = await cli('apply', dir, '--project', 'p2', '--prune', '--yes')
+    expect(pruned.code, pruned.stderr).toBe(0)
+    expect(pruned.stdout).toContain('Apply complete: 0 created, 0 updated, 1 deleted.')
+    expect((await api('/projects/p2/server-tools/drop')).status).toBe(404)
+    expect((await cli('plan', dir, '--project', 'p2', '--prune')).code).toBe(0)
+  }, 300_000)
+
+  it('refuses to apply a plan when the layer changed after it, and writes nothing', async () => {
+    const dir = layer('race', { 'server-tools/note.yaml': handbook('First.'), 'documents/handbook.md': '# H\n' })
+    expect((await cli('apply', dir, '--project', 'p3')).code).toBe(0)
+    writeFileSync(join(dir, 'server-tools/note.yaml'), handbook('Mine.'))
+    writeFileSync(join(dir, 'documents/handbook.md'), '# H, edited\n')
+    const planFile = join(work, 'race.plan.json')
+    expect((await cli('plan', dir, '--project', 'p3', '--out', planFile)).code).toBe(2)
+
+    const theirs = await api('/projects/p3/server-tools/note', { method: 'PUT', headers: { 'content-type': 'application/yaml', 'if-match': '"1"' }, body: handbook('Theirs.') })
+    expect(theirs.status).toBe(200)
+
+    const refused = await cli('apply', dir, '--project', 'p3', '--plan', planFile)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('conflict: the live layer changed since the plan — server-tools/note.yaml (planned against version 1, now version 2)')
+    expect((await (await api('/projects/p3/server-tools/note')).json()).description).toBe('Theirs.')
+    expect(await (await api('/projects/p3/documents/documents/handbook.md')).text()).toBe('# H\n')
+  }, 300_000)
+
+  it('refuses a saved plan once the directory changed after it', async () => {
+    const dir = layer('moved', { 'documents/a.md': 'a\n' })
+    const planFile = join(work, 'moved.plan.json')
+    expect((await cli('plan', dir, '--project', 'p4', '--out', planFile)).code).toBe(2)
+    writeFileSync(join(dir, 'documents/a.md'), 'b\n')
+    const refused = await cli('apply', dir, '--project', 'p4', '--plan', planFile)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('the directory changed since the plan (documents/a.md)')
+  }, 120_000)
+
+  it('validates before anything is planned or written', async () => {
+    const dir = layer('invalid-apply', { 'documents/a.md': 'a\n', 'server-tools/bad.yaml': 'type: doc_lookup\n' })
+    const run = await cli('apply', dir, '--project', 'p5')
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('server-tools/bad.yaml:1:1: description is required')
+    expect((await (await api('/projects/p5/documents')).json()).documents).toEqual([])
+  }, 120_000)
+})
+
+describe('server-tools preview and call', () => {
+  it('shows what a spawn would get as a table and as JSON', async () => {
+    const table = await cli('preview', '--project', 'p1', '--recipe', 'helper')
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toContain('recipe helper · engine helper · models openai/gpt-5.1')
+    expect(table.stdout).toMatch(/^FAMILY\s+STATUS\s+TIER\s+TOOLS$/m)
+    expect(table.stdout).toMatch(/^tool_list\s+kept\s+floor\s+tool_list$/m)
+    const json = JSON.parse((await cli('preview', '--project', 'p1', '--recipe', 'helper', '--json')).stdout)
+    expect(json.allowed).toEqual(['greet', 'handbook'])
+    expect(json.provenance.handbook).toEqual({ source: 'project', shadows: [] })
+    const unknown = await cli('preview', '--project', 'p1', '--recipe', 'nope')
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("unknown recipe 'nope'")
+  }, 120_000)
+
+  it('calls one tool and exits 1 when the tool answers an error', async () => {
+    const ok = await cli('call', 'greet', '--project', 'p1', '--params', '{"who":"grace"}')
+    expect(ok.code).toBe(0)
+    expect(JSON.parse(ok.stdout)).toMatchObject({ value: 'hello grace' })
+    const bad = await cli('call', 'greet', '--project', 'p1', '--params', '{"who":7}')
+    expect(bad.code).toBe(1)
+    expect((await cli('call', 'greet', '--params', 'nope')).code).toBe(1)
+  }, 120_000)
+
+  it('says where the connection comes from when it is missing', async () => {
+    const child = spawn(process.execPath, ['bin/server-tools.mjs', 'plan', work], { env: { ...process.env, ST_URL: '', ST_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = await new Promise((r) => child.on('exit', r))
+    expect(code).toBe(1)
+    expect(stderr).toContain('set --url and --token, or ST_URL and ST_TOKEN')
+  }, 30_000)
+})
