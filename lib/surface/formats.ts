@@ -55,15 +55,6 @@ export function annotationsOf(labels: readonly string[]): { readOnlyHint?: boole
   return out.readOnlyHint === undefined && out.destructiveHint === undefined ? undefined : out
 }
 
-const objects = new WeakMap<Tool, unknown>()
-
-/** A tool in MCP `tools/list` shape, built once per tool object. */
-export function mcpToolObject(tool: Tool): unknown {
-  let o = objects.get(tool)
-  if (o === undefined) objects.set(tool, (o = render(tool, 'mcp', false)))
-  return o
-}
-
 export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false): string {
   const key = deferLoading ? `${format}+defer` : format
   const map = (cache[key] ??= new WeakMap())

@@ -392,11 +392,19 @@ export class ProcessSurface implements DiscoverySurface {
 
   // ────────── for protocol front ends (MCP) ──────────
 
-  /** This turn's manifest without client tools (an MCP client lists its own; `reserve` keeps room for them). */
-  async serverTools(): Promise<Tool[]> {
+  /**
+   * This turn's manifest without client tools (an MCP client lists its own; `reserve` keeps room
+   * for them), as the JSON text of an MCP tools array — rendered once per turn, like the manifest.
+   */
+  async serverToolsJson(): Promise<string> {
     const turn = await this.turn()
     this.logBudget(turn)
-    return turn.manifest.filter((t) => !isClientTool(t))
+    const bodies = this.memo.get(this.memoKey)?.turn?.bodies
+    const cached = bodies?.get('mcp-server-tools')
+    if (cached !== undefined) return cached
+    const json = toolsArrayJson(turn.manifest.filter((t) => !isClientTool(t)), 'mcp')
+    bodies?.set('mcp-server-tools', json)
+    return json
   }
 
   /** The system-prompt material of spec §13: the discovery block, the demoted block, the prompt hints. */
@@ -407,6 +415,8 @@ export class ProcessSurface implements DiscoverySurface {
 
   /** Whether `name` calls one of this process's client tools (no configured or built-in tool answers to it). */
   async isClientToolName(name: string): Promise<boolean> {
+    // Most processes declare none: answer without listing the inventory.
+    if (!clientToolsOf(this.record).some((t) => t.name === name)) return false
     const t = (await this.visible()).byName.get(name)
     return t !== undefined && isClientTool(t)
   }

@@ -83,6 +83,17 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(await call.text()).toMatch(/"id":4,"error":\{"code":-32602/)
   })
 
+  it('answers a 2025-03-26 batch with one response per request, in the same answers as lone requests', async () => {
+    const id = await session()
+    const res = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } }], inSession(id, '2025-03-26'))
+    expect(res.status).toBe(200)
+    const answers = (await res.json()) as { id: number; result?: { tools?: { name: string }[] }; error?: { code: number } }[]
+    const lone = (await (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).json()) as { result: unknown }
+    expect(answers.find((a) => a.id === 1)?.result).toEqual(lone.result)
+    expect(answers.find((a) => a.id === 2)?.result).toEqual({})
+    expect(answers.find((a) => a.id === 3)?.error?.code).toBe(-32602)
+  })
+
   it('answers a ping', async () => {
     const id = await session()
     expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} })

@@ -4,26 +4,18 @@
  * API Gateway v2 / Function URL payload-format-2.0 events (test/fixtures/apigw/*.json). The stores
  * are this run's dynalite + s3rver, on a table and bucket made for this file.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { serverToolPath } from '../../lib/config/server-tool'
 import { scopeOf } from '../../lib/documents/ports'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
-import { ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
-import { awsTestClients, coldStartLambda, uniqueSuffix } from '../support/aws'
+import { awsTestClients, coldStartLambda, type LambdaHandler, type LambdaResult, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 const SECRET = `lambda-handler-test-${uniqueSuffix()}`
 
-/** The result shape hono/aws-lambda returns for a v2 event. */
-interface LambdaResult {
-  statusCode: number
-  headers?: Record<string, string>
-  body: string
-  isBase64Encoded: boolean
-}
-type Handler = (event: unknown, context: unknown) => Promise<LambdaResult>
+type Handler = LambdaHandler
 
 let handler: Handler
 let store: DynamoDocumentStore
@@ -50,46 +42,9 @@ const json = (res: LambdaResult) => JSON.parse(res.isBase64Encoded ? Buffer.from
 const key = (name: string) => ({ scope: scopeOf('acme', 'p1'), path: serverToolPath(name) })
 const fresh = (stem: string) => `${stem}_${uniqueSuffix().replace(/-/g, '_')}`
 
-/** Every `Resource.X` functions/api.ts reads. */
-function linkedResources(): string[] {
-  const src = readFileSync(new URL('../../functions/api.ts', import.meta.url), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
-  return [...new Set([...src.matchAll(/\bResource\.(\w+)/g)].map((m) => m[1]))]
-}
-
-/** `<name>TableSpec` exports of lib/stores/aws, keyed by the resource name they imply (documentsTableSpec → Documents). */
-async function tableSpecsByResource(): Promise<Map<string, (name: string) => TableSpec>> {
-  const dir = new URL('../../lib/stores/aws/', import.meta.url)
-  const specs = new Map<string, (name: string) => TableSpec>()
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-    if (!/export\s+(const|function)\s+\w+TableSpec\b/.test(readFileSync(new URL(file, dir), 'utf8'))) continue
-    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>
-    for (const [name, value] of Object.entries(mod)) {
-      const m = /^(\w+)TableSpec$/.exec(name)
-      if (m && typeof value === 'function') specs.set(m[1][0].toUpperCase() + m[1].slice(1), value as (name: string) => TableSpec)
-    }
-  }
-  return specs
-}
-
 beforeAll(async () => {
   const clients = awsTestClients()
-  const suffix = uniqueSuffix()
-  const specs = await tableSpecsByResource()
-  // A fresh table or bucket behind each link SST puts in the function's environment.
-  const names: Record<string, string> = {}
-  await Promise.all(
-    linkedResources().map(async (resource) => {
-      const name = `lambda-${resource.toLowerCase()}-${suffix}`
-      names[resource] = name
-      if (resource === 'Blobs') {
-        await ensureBucket(clients.s3, name)
-        return
-      }
-      const spec = specs.get(resource)
-      if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
-      await ensureTable(clients.ddb, spec(name))
-    }),
-  )
+  const names = await provisionLambdaLinks('lambda')
   table = names.Documents
   bucket = names.Blobs
   store = new DynamoDocumentStore({ ddb: clients.doc, tableName: table, blobs: new S3BlobStore({ s3: clients.s3, bucket }) })

@@ -3,12 +3,13 @@
  * Only lib/stores/aws imports @aws-sdk/*; tests go through it.
  */
 import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import { inject } from 'vitest'
 import { ManualClock, type Clock } from '../../lib/runtime/clock'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
-import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { documentsTableSpec, ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
 
 /** s3rver accepts these; dynalite accepts anything. */
 export const TEST_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
@@ -81,4 +82,100 @@ export async function coldStartLambda<H>(links: Record<string, string>, jwtSecre
   vi.stubEnv('LOG_LEVEL', 'error')
   vi.resetModules()
   return (await import('../../functions/api')).handler as unknown as H
+}
+
+/** Every `Resource.X` functions/api.ts reads. */
+function linkedResources(): string[] {
+  const src = readFileSync(new URL('../../functions/api.ts', import.meta.url), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+  return [...new Set([...src.matchAll(/\bResource\.(\w+)/g)].map((m) => m[1]))]
+}
+
+/** `<name>TableSpec` exports of lib/stores/aws, keyed by the resource name they imply (documentsTableSpec → Documents). */
+async function tableSpecsByResource(): Promise<Map<string, (name: string) => TableSpec>> {
+  const dir = new URL('../../lib/stores/aws/', import.meta.url)
+  const specs = new Map<string, (name: string) => TableSpec>()
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    if (!/export\s+(const|function)\s+\w+TableSpec\b/.test(readFileSync(new URL(file, dir), 'utf8'))) continue
+    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>
+    for (const [name, value] of Object.entries(mod)) {
+      const m = /^(\w+)TableSpec$/.exec(name)
+      if (m && typeof value === 'function') specs.set(m[1][0].toUpperCase() + m[1].slice(1), value as (name: string) => TableSpec)
+    }
+  }
+  return specs
+}
+
+/**
+ * A fresh table or bucket (named `<prefix>-<resource>-<suffix>`) behind each link SST puts in the
+ * Lambda's environment; the link → name map is what coldStartLambda takes.
+ */
+export async function provisionLambdaLinks(prefix: string): Promise<Record<string, string>> {
+  const clients = awsTestClients()
+  const suffix = uniqueSuffix()
+  const specs = await tableSpecsByResource()
+  const names: Record<string, string> = {}
+  await Promise.all(
+    linkedResources().map(async (resource) => {
+      const name = `${prefix}-${resource.toLowerCase()}-${suffix}`
+      names[resource] = name
+      if (resource === 'Blobs') {
+        await ensureBucket(clients.s3, name)
+        return
+      }
+      const spec = specs.get(resource)
+      if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
+      await ensureTable(clients.ddb, spec(name))
+    }),
+  )
+  return names
+}
+
+/** The result shape hono/aws-lambda returns for a v2 event. */
+export interface LambdaResult {
+  statusCode: number
+  headers?: Record<string, string>
+  body: string
+  isBase64Encoded: boolean
+}
+export type LambdaHandler = (event: unknown, context: unknown) => Promise<LambdaResult>
+
+/**
+ * A `fetch` that delivers each request to the next of `handlers` in turn as a Function URL
+ * (payload format 2.0) event — what Lambda does when requests land on different containers.
+ */
+export function lambdaFetch(handlers: LambdaHandler[], onInvoke?: (index: number) => void) {
+  let next = 0
+  return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(String(input))
+    const headers = Object.fromEntries(new Headers(init.headers).entries())
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body)
+    const method = init.method ?? 'GET'
+    const event = {
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      headers: { host: 'abc123.lambda-url.us-east-1.on.aws', 'x-forwarded-proto': 'https', ...headers },
+      requestContext: {
+        accountId: 'anonymous',
+        apiId: 'abc123',
+        domainName: 'abc123.lambda-url.us-east-1.on.aws',
+        domainPrefix: 'abc123',
+        http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: headers['user-agent'] ?? 'test' },
+        requestId: randomBytes(8).toString('hex'),
+        routeKey: '$default',
+        stage: '$default',
+        time: '01/Jan/2026:00:00:00 +0000',
+        timeEpoch: Date.now(),
+      },
+      isBase64Encoded: false,
+      ...(body !== undefined ? { body } : {}),
+    }
+    const index = next++ % handlers.length
+    onInvoke?.(index)
+    const res = await handlers[index](event, { awsRequestId: event.requestContext.requestId, functionName: 'server-tools-test-Api' })
+    const payload = res.isBase64Encoded ? Buffer.from(res.body, 'base64') : res.body
+    const status = res.statusCode
+    return new Response(status === 202 || status === 204 || payload.length === 0 ? null : payload, { status, headers: res.headers ?? {} })
+  }
 }
