@@ -129,7 +129,9 @@ export async function benchColdstart() {
   } finally {
     destroyAwsClients(clients)
     await emulators.close()
-    rmSync(dir, { recursive: true, force: true })
+    // COLDSTART_CPU_PROF keeps the bundles, so the profiles can be read against them
+    if (process.env.COLDSTART_CPU_PROF) process.stdout.write(`bundles kept in ${dir}\n`)
+    else rmSync(dir, { recursive: true, force: true })
   }
 }
 

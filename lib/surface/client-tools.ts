@@ -118,9 +118,12 @@ export function clashWarnings(declared: readonly ClientToolDeclaration[], taken:
 /** Tool objects per (process, version of its declarations): stable objects keep every per-tool cache warm. */
 const built = new BoundedCache<string, readonly Tool[]>(5_000)
 
+const NO_CLIENT_TOOLS: readonly Tool[] = Object.freeze([])
+
 export function clientToolsOf(record: { tenant: string; project: string; id: string; clientTools?: readonly ClientToolDeclaration[]; clientToolsVersion?: number }): readonly Tool[] {
   const declared = record.clientTools ?? []
-  if (!declared.length) return []
+  // one shared empty list: the surface memo compares this by identity (a fresh [] missed it on every turn)
+  if (!declared.length) return NO_CLIENT_TOOLS
   const key = `${record.tenant}\u0000${record.project}\u0000${record.id}\u0000${record.clientToolsVersion ?? 0}`
   let tools = built.get(key)
   if (!tools) tools = built.set(key, declared.map(clientTool))
