@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import type { default as AjvClass, ErrorObject, Options } from 'ajv'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
+import { schemaOverBudget } from './expansion-budget'
 import { interpret, supportsSchema } from './schema-interpreter'
 
 export type JsonSchema = Record<string, unknown>
@@ -35,10 +36,16 @@ let shared: AjvClass | undefined
 const sharedAjv = () => (shared ??= newAjv({ allErrors: true, strict: false, useDefaults: false }))
 const compiled = new WeakMap<object, Validator>()
 
-/** Compiles once per schema object (schemas are built once and reused). */
+/**
+ * Compiles once per schema object (schemas are built once and reused). A schema over the node
+ * budget throws before anything is built from it: a tenant's schema (or a remote server's) must
+ * not hold the event loop while ajv generates code per node, or make every validation slow.
+ */
 export function compile(schema: JsonSchema): Validator {
   let fn = compiled.get(schema)
   if (!fn) {
+    const over = schemaOverBudget(schema)
+    if (over) throw new Error(over)
     fn = supportsSchema(schema) ? interpret(schema) : sharedAjv().compile(schema)
     compiled.set(schema, fn)
   }
@@ -55,6 +62,8 @@ const transient = new BoundedCache<string, Validator>(2_000)
 export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): Validator {
   let fn = compiled.get(schema) ?? transient.get(text)
   if (!fn) {
+    const over = schemaOverBudget(schema)
+    if (over) throw new Error(over)
     if (supportsSchema(schema)) fn = interpret(schema)
     else {
       const ajv = sharedAjv()

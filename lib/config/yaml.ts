@@ -3,20 +3,31 @@
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml'
 import type { Issue } from '../errors'
-import { MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
+import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
 export interface ParsedYaml {
   data: unknown
-  doc: Document
-  lines: LineCounter
+  /** Absent for a JSON text too large for the YAML parser: issues then carry pointers only. */
+  doc?: Document
+  lines?: LineCounter
 }
+
+/**
+ * Largest text handed to the YAML parser. It costs ~1–4 µs per byte on the event loop (1 MiB:
+ * 1–4 s), so larger documents must be JSON, which is parsed natively (1 MiB: ~10 ms).
+ */
+export const MAX_YAML_BYTES = 64 * 1024
 
 export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
 
 export function parseYaml(text: string, path?: string): YamlResult {
   // the shape first: the parser's cost grows with nesting (issue 10 F3), this scan's does not
+  if (/^\s*[[{]/.test(text) && text.length > MAX_YAML_BYTES) return parseLargeJson(text, path)
   const deep = yamlTooDeep(text, MAX_NESTING_DEPTH, path)
   if (deep) return { ok: false, issues: [deep] }
+  if (text.length > MAX_YAML_BYTES) {
+    return { ok: false, issues: [{ path, message: `a YAML document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(text.length / 1024)} KiB); send larger documents as JSON` }] }
+  }
   const lines = new LineCounter()
   // uniqueKeys is checked below in one pass: the parser's own check compares every key with every
   // earlier one (a 40,000-key mapping took 25 s)
@@ -39,6 +50,17 @@ export function parseYaml(text: string, path?: string): YamlResult {
   } catch (e) {
     // alias bombs and similar: a document error, not a crash
     return { ok: false, issues: [{ path, message: `document cannot be read: ${(e as Error).message}` }] }
+  }
+}
+
+/** A JSON document above the YAML size: parsed natively, its issues located by pointer only. */
+function parseLargeJson(text: string, path?: string): YamlResult {
+  const deep = jsonTooDeep(text, MAX_NESTING_DEPTH, path)
+  if (deep) return { ok: false, issues: [deep] }
+  try {
+    return { ok: true, value: { data: JSON.parse(text) } }
+  } catch {
+    return { ok: false, issues: [jsonSyntaxIssue(text, path)] }
   }
 }
 
@@ -70,6 +92,7 @@ const unescape = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
 
 /** Line/column of the node a JSON pointer names; the nearest existing ancestor when it is missing. */
 export function positionOf(parsed: ParsedYaml, pointer: string): { line: number; column: number } | undefined {
+  if (!parsed.doc || !parsed.lines) return undefined
   const parts = pointer.split('/').slice(1).map(unescape)
   let node: unknown = parsed.doc.contents
   let best: [number, number, number] | undefined = rangeOf(node)
@@ -96,6 +119,7 @@ export function positionOf(parsed: ParsedYaml, pointer: string): { line: number;
 
 /** Position of a top-level key (for unknown-field errors). */
 export function keyPosition(parsed: ParsedYaml, key: string): { line: number; column: number } | undefined {
+  if (!parsed.doc || !parsed.lines) return undefined
   const root = parsed.doc.contents
   if (!isMap(root)) return undefined
   const pair = root.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === key)

@@ -18,6 +18,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget } from '../config/expansion-budget'
 import type { EgressClient } from '../egress/client'
 import { ServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
@@ -228,8 +229,12 @@ export class McpConnections {
       await conn.ready
       const tools: RemoteTool[] = []
       let cursor: string | undefined
+      // a remote catalog is tenant-controlled input like a document: bounded in tools and schema nodes
+      const nodes = new ExpansionBudget(EXPANSION_LIMITS.packNodes, `the input schemas of server '${conn.ref.name}' (nodes)`)
       for (let page = 0; page < 100; page++) {
         const res = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: conn.ref.config.timeoutMs })
+        if (tools.length + res.tools.length > EXPANSION_LIMITS.packTools) throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
+        for (const tool of res.tools) nodes.spend(countNodes(tool.inputSchema, nodes.limit))
         tools.push(...res.tools)
         cursor = res.nextCursor
         if (!cursor) break

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from '../../lib/config/nesting'
-import { parseYaml } from '../../lib/config/yaml'
+import { MAX_YAML_BYTES, parseYaml } from '../../lib/config/yaml'
 
 const nestedJson = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
 
@@ -72,10 +72,28 @@ describe('the YAML shape scan', () => {
 })
 
 describe('duplicate keys', () => {
-  it('are refused with the line of the repeated key, in a mapping of 40,000 keys as in a small one', () => {
-    const many = Array.from({ length: 40_000 }, (_, i) => `k${i}: ${i}`).join('\n') + '\nk7: again\n'
-    expect(parseYaml(many)).toMatchObject({ ok: false, issues: [{ line: 40_001, column: 1, message: 'Map keys must be unique' }] })
+  it('are refused with the line of the repeated key, in a mapping of 5,000 keys as in a small one', () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => `k${i}: ${i}`).join('\n') + '\nk7: again\n'
+    expect(parseYaml(many)).toMatchObject({ ok: false, issues: [{ line: 5_001, column: 1, message: 'Map keys must be unique' }] })
     expect(parseYaml('a: 1\nb:\n  c: 1\n  c: 2\n')).toMatchObject({ ok: false, issues: [{ line: 4, column: 3 }] })
     expect(parseYaml('a: 1\nb:\n  a: 1\n').ok).toBe(true)
+  })
+})
+
+describe('document sizes the YAML parser sees', () => {
+  it('refuses YAML over 64 KiB with the sizes and a pointer to JSON, before parsing it', () => {
+    const big = Array.from({ length: 8_000 }, (_, i) => `key${i}: value ${i}`).join('\n')
+    expect(big.length).toBeGreaterThan(MAX_YAML_BYTES)
+    expect(parseYaml(big, 'recipes/big.yaml')).toMatchObject({ ok: false, issues: [{ path: 'recipes/big.yaml', message: expect.stringMatching(/at most 64 KiB .*send larger documents as JSON/) }] })
+  })
+
+  it('reads JSON over 64 KiB natively, without positions, and names where broken JSON breaks', () => {
+    const value = { items: Array.from({ length: 10_000 }, (_, i) => ({ i })) }
+    const text = JSON.stringify(value)
+    expect(text.length).toBeGreaterThan(MAX_YAML_BYTES)
+    const read = parseYaml(text)
+    expect(read.ok && read.value.data).toEqual(value)
+    expect(read.ok && read.value.doc).toBeUndefined()
+    expect(parseYaml(text.slice(0, -1))).toMatchObject({ ok: false, issues: [{ line: 1, column: text.length }] })
   })
 })

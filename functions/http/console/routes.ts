@@ -6,7 +6,6 @@ import { Hono } from 'hono'
 import type { Context, MiddlewareHandler } from 'hono'
 import { gzipSync } from 'node:zlib'
 import type { PageId } from './pages'
-import { renderPage } from './pages'
 
 export interface ConsoleAsset {
   body: string
@@ -53,6 +52,7 @@ export function consoleRoutes(assets: Map<string, ConsoleAsset>) {
   const urls = { script: url('console.js'), style: url('console.css'), icon: url('favicon.svg') }
   // Shells depend only on the asset hashes, assets only on the files: each is rendered and
   // gzipped once per container (compressing per request measured ~8× the cost of GET /health).
+  // The page code (hono/jsx) loads with the first page: API cold starts never pay for it.
   const bodies = new Map<string, Promise<Body>>()
   const once = (key: string, make: () => Promise<string> | string) => {
     let body = bodies.get(key)
@@ -63,7 +63,7 @@ export function consoleRoutes(assets: Map<string, ConsoleAsset>) {
   for (const [path, page] of PAGE_PATHS) {
     app.get(path, async (c) => {
       c.header('cache-control', 'no-cache')
-      return send(c, await once(`page:${page}`, () => renderPage(page, urls)), 'text/html; charset=UTF-8')
+      return send(c, await once(`page:${page}`, async () => (await import('./pages')).renderPage(page, urls)), 'text/html; charset=UTF-8')
     })
   }
   app.get('/assets/:file', async (c) => {

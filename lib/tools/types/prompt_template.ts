@@ -24,6 +24,7 @@
  * naming the pointers. Result: `{ text | value, model, usage: { inputTokens, outputTokens } }`.
  * Every call goes through the egress guard; secret values are scrubbed from results and errors.
  */
+import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget } from '../../config/expansion-budget'
 import { compile, validateAgainst } from '../../config/json-schema'
 import type { EgressClient } from '../../egress/client'
 import { isEgressError } from '../../egress/errors'
@@ -145,7 +146,13 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     const cap = model.entry.maxOutputTokens
     const maxTokens = Math.min(p.maxTokens ?? cap ?? DEFAULT_MAX_TOKENS, cap ?? Number.MAX_SAFE_INTEGER)
     const timeoutMs = Math.min(p.timeoutMs ?? provider.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS, MAX_LLM_TIMEOUT_MS)
-    const prompt = renderPrompt(p, params)
+    let prompt: string
+    try {
+      prompt = renderPrompt(p, params)
+    } catch (e) {
+      if (!(e instanceof BudgetExceeded)) throw e
+      return toolError(`Tool '${tool}' cannot build its prompt: ${e.message}.`, { limit: e.limit })
+    }
     const wire = this.wires[provider.wireType]
     if (!wire) return toolError(`Tool '${tool}' cannot call model '${model.ref}': wire type '${provider.wireType}' is not supported.`)
 
@@ -200,12 +207,30 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
   }
 }
 
-/** The prefix with `{{name}}` replaced, then every input it does not mention as a tagged block. */
-export function renderPrompt(p: Pick<PromptTemplateParameters, 'promptPrefix' | 'inputs' | 'outputSchema'>, params: Record<string, unknown>): string {
+/**
+ * The prefix with `{{name}}` replaced, then every input it does not mention as a tagged block.
+ * The size is added up before anything is built: 40,000 placeholders of a 1 MB input would be a
+ * 40 GB string (issue 10 F1), so a prompt over `promptChars` throws BudgetExceeded instead.
+ */
+export function renderPrompt(p: Pick<PromptTemplateParameters, 'promptPrefix' | 'inputs' | 'outputSchema'>, params: Record<string, unknown>, maxChars: number = EXPANSION_LIMITS.promptChars): string {
+  const texts = new Map<string, string>()
+  const textOf = (name: string) => {
+    let t = texts.get(name)
+    if (t === undefined) texts.set(name, (t = valueText(params[name])))
+    return t
+  }
+  const budget = new ExpansionBudget(maxChars, 'the rendered prompt (characters)')
+  budget.spend(p.promptPrefix.length)
+  const mentioned = new Set<string>()
+  for (const m of p.promptPrefix.matchAll(PLACEHOLDER)) {
+    mentioned.add(m[1])
+    budget.spend(textOf(m[1]).length)
+  }
+  for (const i of p.inputs) if (!mentioned.has(i.name)) budget.spend(textOf(i.name).length + 2 * i.name.length + 8)
   const used = new Set<string>()
   let text = p.promptPrefix.replace(PLACEHOLDER, (_m, name: string) => {
     used.add(name)
-    return valueText(params[name])
+    return textOf(name)
   })
   const blocks = p.inputs.filter((i) => !used.has(i.name) && params[i.name] !== undefined).map((i) => `<${i.name}>\n${valueText(params[i.name])}\n</${i.name}>`)
   if (blocks.length) text = `${text.trimEnd()}\n\n${blocks.join('\n\n')}`

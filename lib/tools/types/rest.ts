@@ -22,6 +22,7 @@
  * Every outbound call goes through the egress client; every secret value used in the call is
  * scrubbed from the result and from any error.
  */
+import { schemaOverBudget } from '../../config/expansion-budget'
 import { issuesFromAjv, newAjv, validateAgainst, type Validator } from '../../config/json-schema'
 import { interpret as interpretSchema, supportsSchema } from '../../config/schema-interpreter'
 import type { EgressClient, EgressRequest, EgressResponse } from '../../egress/client'
@@ -169,6 +170,8 @@ export function compileUserSchema(schema: JsonSchema): Validator {
     hit = schemaCache.get(key)
     if (!hit) {
       try {
+        const over = schemaOverBudget(rest)
+        if (over) throw new Error(over)
         hit = supportsSchema(rest) ? interpretSchema(rest) : newAjv({ allErrors: true, strict: false, validateSchema: true }).compile(rest)
       } catch (e) {
         hit = e as Error

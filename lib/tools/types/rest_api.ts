@@ -34,6 +34,7 @@ import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
 import { toolError } from '../../calls/outcome'
+import { BudgetExceeded } from '../../config/expansion-budget'
 import { readOpenApi, serverUrl, type OpenApiDocument } from './openapi/document'
 import { appendQuery, extractOperations, headerParams, renderPath, renderRequestBody, type Operation } from './openapi/operations'
 import { fitLocalName, globToRegExp, matchesAny, shortHash } from './openapi/names'
@@ -155,11 +156,16 @@ interface ParsedSpec {
   problems: string[]
 }
 
-function parseSpec(input: unknown): ParsedSpec {
+async function parseSpec(input: unknown): Promise<ParsedSpec> {
   const read = readOpenApi(input)
   if (!read.ok) return { ok: false, message: read.message, operations: [], problems: [] }
-  const { operations, problems } = extractOperations(read.doc)
-  return { ok: true, doc: read.doc, operations, problems }
+  try {
+    const { operations, problems } = await extractOperations(read.doc)
+    return { ok: true, doc: read.doc, operations, problems }
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e
+    return { ok: false, message: `the OpenAPI document expands too far: ${e.message} (see "Limits a tenant can rely on")`, operations: [], problems: [] }
+  }
 }
 
 const MAX_DESCRIPTION = 1024
@@ -177,8 +183,8 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   readonly kind = 'pack' as const
   readonly dynamic = true
   readonly parametersSchema = restApiParametersSchema
-  private readonly inlineByObject = new WeakMap<object, ParsedSpec>()
-  private readonly byKey = new Map<string, ParsedSpec>()
+  private readonly inlineByObject = new WeakMap<object, Promise<ParsedSpec>>()
+  private readonly byKey = new Map<string, Promise<ParsedSpec>>()
   /** Parses performed (tests prove that a cached version is not parsed again). */
   parses = 0
 
@@ -191,7 +197,7 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
     return checkRestApi(parameters)
   }
 
-  private cached(key: string, input: () => unknown): ParsedSpec {
+  private cached(key: string, input: () => unknown): Promise<ParsedSpec> {
     const hit = this.byKey.get(key)
     if (hit) return hit
     this.parses++

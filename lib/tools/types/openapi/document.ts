@@ -3,6 +3,10 @@
  * resolving its local `$ref`s into self-contained JSON Schemas a model can read.
  */
 import { parse as parseYaml } from 'yaml'
+import type { ExpansionBudget } from '../../../config/expansion-budget'
+import { countNodes } from '../../../config/expansion-budget'
+import { jsonTooDeep, yamlTooDeep } from '../../../config/nesting'
+import { MAX_YAML_BYTES } from '../../../config/yaml'
 import type { JsonSchema } from '../../../config/json-schema'
 
 export type OpenApiDocument = Record<string, any>
@@ -13,8 +17,13 @@ export type ReadResult = { ok: true; doc: OpenApiDocument } | { ok: false; messa
 export function readOpenApi(input: unknown): ReadResult {
   let doc: unknown = input
   if (typeof input === 'string') {
+    // the shape before any parser: JSON natively (far cheaper than YAML), YAML only when it is not JSON
+    const json = /^\s*[[{]/.test(input)
+    const deep = json ? jsonTooDeep(input) : yamlTooDeep(input)
+    if (deep) return { ok: false, message: `the OpenAPI document is ${deep.message}` }
+    if (!json && input.length > MAX_YAML_BYTES) return { ok: false, message: `a YAML OpenAPI document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(input.length / 1024)} KiB); store larger specs as JSON` }
     try {
-      doc = parseYaml(input, { maxAliasCount: 100 }) // JSON is YAML
+      doc = json ? JSON.parse(input) : parseYaml(input, { maxAliasCount: 100 })
     } catch (e) {
       return { ok: false, message: `the OpenAPI document does not parse: ${(e as Error).message.split('\n')[0]}` }
     }
@@ -79,6 +88,8 @@ export interface InlineOptions {
   maxDepth?: number
   /** Drop `readOnly` properties (request bodies) or `writeOnly` ones (responses). */
   drop?: 'readOnly' | 'writeOnly'
+  /** Charged one unit per node produced; throws BudgetExceeded when spent (issue 10 F1). */
+  budget?: ExpansionBudget
 }
 
 /**
@@ -92,6 +103,7 @@ export function inlineSchema(doc: OpenApiDocument, schema: unknown, problems: st
 }
 
 function walk(doc: OpenApiDocument, s: unknown, problems: string[], opts: InlineOptions, stack: string[], depth: number): unknown {
+  opts.budget?.spend()
   if (s === true || s === false) return s
   if (!s || typeof s !== 'object' || Array.isArray(s)) return {}
   const src = s as Record<string, any>
@@ -164,6 +176,8 @@ function walkObject(doc: OpenApiDocument, src: Record<string, any>, problems: st
         if (Array.isArray(v)) out.required = v
         break
       default:
+        // enums, defaults, patterns: shared, not copied, but they are part of what ajv and the model get
+        if (opts.budget && v && typeof v === 'object') opts.budget.spend(countNodes(v, opts.budget.limit))
         out[k] = v
     }
   }

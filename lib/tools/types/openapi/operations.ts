@@ -3,6 +3,7 @@
  * mapping from tool arguments back to path, query, header parameters and the request body.
  */
 import type { JsonSchema } from '../../../config/json-schema'
+import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, yieldToEventLoop } from '../../../config/expansion-budget'
 import { deref, inlineSchema, type OpenApiDocument } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 
@@ -53,28 +54,54 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/i
 const FORM_MEDIA = 'application/x-www-form-urlencoded'
 
-/** Extracts every operation (cookie parameters are not offered; non-JSON bodies other than forms skip the operation). */
-export function extractOperations(doc: OpenApiDocument): ExtractResult {
+/**
+ * Extracts every operation (cookie parameters are not offered; non-JSON bodies other than forms
+ * skip the operation). Expansion is budgeted (issue 10 F1): an operation whose schemas pass
+ * `schemaNodes` is left out with a problem; a document whose operations together pass `packNodes`
+ * or `packTools` throws BudgetExceeded (the caller makes the whole pack a problem). Between
+ * operations the event loop gets a turn, so one large document never holds it for long.
+ */
+export async function extractOperations(doc: OpenApiDocument, limits: { schemaNodes: number; packNodes: number; packTools: number } = EXPANSION_LIMITS): Promise<ExtractResult> {
   const operations: Operation[] = []
   const problems: string[] = []
+  const pack = new ExpansionBudget(limits.packNodes, 'the expanded schemas of all operations (nodes)')
+  const tools = new ExpansionBudget(limits.packTools, 'the number of operations')
+  let sinceYield = 0
   for (const [path, rawItem] of Object.entries<any>(doc.paths ?? {})) {
     const item = deref<any>(doc, rawItem, problems)
     if (!item || typeof item !== 'object') continue
     for (const m of OPENAPI_METHODS) {
       const op = item[m]
       if (!op || typeof op !== 'object') continue
+      tools.spend()
       const method = m.toUpperCase()
       const opProblems: string[] = []
-      const built = buildOperation(doc, path, method, item, op, opProblems)
       const label = typeof op.operationId === 'string' ? op.operationId : `${method} ${path}`
+      const budget = pack.child(limits.schemaNodes, 'its expanded input schema (nodes)')
+      let built: Operation | undefined
+      try {
+        built = buildOperation(doc, path, method, item, op, opProblems, budget)
+      } catch (e) {
+        // the pack's own budget is the caller's to report; one operation's is this operation's
+        if (!(e instanceof BudgetExceeded) || pack.used > pack.limit) throw e
+        opProblems.push(`${e.message}; the operation was left out`)
+      }
       for (const p of opProblems) problems.push(`${label}: ${p}`)
       if (built) operations.push(built)
+      sinceYield += budget.used + 1
+      if (sinceYield > YIELD_EVERY_NODES) {
+        sinceYield = 0
+        await yieldToEventLoop()
+      }
     }
   }
   return { operations, problems }
 }
 
-function buildOperation(doc: OpenApiDocument, path: string, method: string, item: any, op: any, problems: string[]): Operation | undefined {
+/** Nodes expanded between two turns of the event loop (a slice then costs a few ms). */
+const YIELD_EVERY_NODES = 2_000
+
+function buildOperation(doc: OpenApiDocument, path: string, method: string, item: any, op: any, problems: string[], budget: ExpansionBudget): Operation | undefined {
   const hasId = typeof op.operationId === 'string' && op.operationId.trim() !== ''
   const operationId = hasId ? op.operationId.trim() : derivedOperationId(method, path)
   const localName = sanitizeLocalName(operationId) || sanitizeLocalName(derivedOperationId(method, path))
@@ -115,10 +142,10 @@ function buildOperation(doc: OpenApiDocument, path: string, method: string, item
     }
     let schema: JsonSchema = {}
     let json = false
-    if (p.schema !== undefined) schema = inlineSchema(doc, p.schema, problems)
+    if (p.schema !== undefined) schema = inlineSchema(doc, p.schema, problems, { budget })
     else if (p.content && typeof p.content === 'object') {
       const [, media] = Object.entries<any>(p.content)[0] ?? []
-      if (media?.schema !== undefined) schema = inlineSchema(doc, media.schema, problems)
+      if (media?.schema !== undefined) schema = inlineSchema(doc, media.schema, problems, { budget })
       json = true
     }
     const description = [p.description, p.in === 'path' ? undefined : `(${p.in} parameter${p.in === 'header' ? ` ${p.name}` : ''})`].filter(Boolean).join(' ')
@@ -152,7 +179,7 @@ function buildOperation(doc: OpenApiDocument, path: string, method: string, item
       }
     } else {
       const arg = taken.has('body') ? argFor('requestBody', 'body') : argFor('body', 'body')
-      const schema = content[mediaType]?.schema !== undefined ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly' }) : {}
+      const schema = content[mediaType]?.schema !== undefined ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly', budget }) : {}
       const description = typeof rb.description === 'string' ? rb.description : 'Request body'
       properties[arg] = { ...schema, description: schema.description ?? description }
       const isRequired = rb.required === true
