@@ -1,8 +1,8 @@
 /**
  * `npm run bench -- soak` (issue 10 F9): `npm start`'s app (functions/local.ts as a child on a
  * free port, embedded dynalite + s3rver, worker sandboxes) takes 50,000 listings and 20,000
- * scripted calls, 8 at a time; the app's RSS and heap are sampled (after a GC) every 2,500
- * requests and the slope per 1,000 requests is fitted by least squares over the samples after
+ * scripted calls, 8 at a time; the app's RSS and heap are sampled (after a GC) ~28 times
+ * over the run and the slope per 1,000 requests is fitted by least squares over the samples after
  * the first tenth (warm-up). Goal: ≈ 0 — before the dynalite patch it was ~18 KB per listing.
  * `SOAK_LISTINGS` / `SOAK_CALLS` change the counts.
  */
@@ -11,7 +11,6 @@ import { hammer, listing } from '../test/hostile/rows/store'
 
 const SCRIPT = 'type: scripted\ndescription: Add two numbers.\nparameters:\n  inputs: [{ name: a, type: number }, { name: b, type: number }]\n  source: a + b\n'
 const DOC = 'type: doc_lookup\ndescription: Soak.\nparameters:\n  path: documents/getting-started.md\n'
-const SAMPLE_EVERY = 2_500
 
 interface Sample {
   requests: number
@@ -33,10 +32,10 @@ function slope(xs: number[], ys: number[]): number {
   return den === 0 ? 0 : num / den
 }
 
-async function phase(app: HostileApp, label: string, total: number, send: (i: number) => Promise<Response>, samples: Sample[], offset: number) {
+async function phase(app: HostileApp, label: string, total: number, every: number, send: (i: number) => Promise<Response>, samples: Sample[], offset: number) {
   const t0 = performance.now()
-  for (let done = 0; done < total; done += SAMPLE_EVERY) {
-    const n = Math.min(SAMPLE_EVERY, total - done)
+  for (let done = 0; done < total; done += every) {
+    const n = Math.min(every, total - done)
     await hammer(n, 8, send)
     const s = await app.sample({ gc: true })
     samples.push({ requests: offset + done + n, rssMb: s.rssMb, heapMb: s.heapUsedMb })
@@ -48,7 +47,9 @@ async function phase(app: HostileApp, label: string, total: number, send: (i: nu
 export async function benchSoak() {
   const listings = Number(process.env.SOAK_LISTINGS ?? 50_000)
   const calls = Number(process.env.SOAK_CALLS ?? 20_000)
-  console.log(`\nsoak: ${listings} listings + ${calls} scripted calls on npm start's app (8 concurrent; RSS/heap after a GC every ${SAMPLE_EVERY})`)
+  // ~28 samples over the run, none closer than 500 requests
+  const every = Math.max(500, Math.round((listings + calls) / 28 / 100) * 100)
+  console.log(`\nsoak: ${listings} listings + ${calls} scripted calls on npm start's app (8 concurrent; RSS/heap after a GC every ${every})`)
   const app = await startApp({ label: 'soak' })
   try {
     const headers = { 'content-type': 'application/yaml' }
@@ -58,8 +59,8 @@ export async function benchSoak() {
     }
     const start = await app.sample({ gc: true })
     const samples: Sample[] = [{ requests: 0, rssMb: start.rssMb, heapMb: start.heapUsedMb }]
-    const listRate = await phase(app, 'listings', listings, listing(app, BYSTANDER), samples, 0)
-    const callRate = await phase(app, 'scripted', calls, (i) => app.call(BYSTANDER, 'POST', '/projects/p1/tools/add/invoke', { params: { a: i, b: 1 } }), samples, listings)
+    const listRate = await phase(app, 'listings', listings, every, listing(app, BYSTANDER), samples, 0)
+    const callRate = await phase(app, 'scripted', calls, every, (i) => app.call(BYSTANDER, 'POST', '/projects/p1/tools/add/invoke', { params: { a: i, b: 1 } }), samples, listings)
     if (!app.alive()) throw new Error('the app died during the soak')
 
     const steady = samples.filter((s) => s.requests >= (listings + calls) / 10)
