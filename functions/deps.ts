@@ -26,9 +26,8 @@ import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
 import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
-import type { SandboxIsolation } from '../lib/sandbox/isolation'
-import { lazySandbox } from '../lib/sandbox/lazy'
-import type { SandboxOptions } from '../lib/sandbox/quickjs'
+import type { SandboxSettings } from '../lib/sandbox'
+import { lazySandbox, type LazySandbox } from '../lib/sandbox/lazy'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import { ScriptedToolFactory } from '../lib/tools/types/scripted'
@@ -87,10 +86,13 @@ export interface CoreOptions {
    * Sandbox limits for scripted tools and execute_javascript (memory default 32 MiB:
    * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
    */
-  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
+  sandbox?: SandboxSettings
 }
 
-export function buildDeps(opts: CoreOptions): AppDeps {
+/** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
+export type BuiltDeps = AppDeps & { sandbox: LazySandbox }
+
+export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
@@ -134,11 +136,12 @@ export function buildDeps(opts: CoreOptions): AppDeps {
     consoleAssets: loadConsoleAssets(),
     log,
     clock,
+    sandbox,
   }
 }
 
 /** Everything in memory: unit and HTTP tests, and benches. */
-export function createMemoryDeps(opts: Partial<CoreOptions> = {}): AppDeps & { store: MemoryDocumentStore } {
+export function createMemoryDeps(opts: Partial<CoreOptions> = {}): BuiltDeps & { store: MemoryDocumentStore } {
   const store = (opts.store as MemoryDocumentStore | undefined) ?? new MemoryDocumentStore(opts.clock)
   return { ...buildDeps({ jwtSecret: 'test-secret-please-change', ...opts, store }), store }
 }
@@ -165,7 +168,7 @@ export interface AwsDepsConfig {
   egressAllow?: AllowList
   /** Listeners of the runtime and the HTTP port; the emulator endpoints above are added to them. */
   ownEndpoints?: OwnEndpoints
-  sandbox?: SandboxOptions & { isolation?: SandboxIsolation }
+  sandbox?: SandboxSettings
 }
 
 /** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */

@@ -1,6 +1,7 @@
 /** The deployment settings read from the environment, in one place (edge only). */
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
+import type { SandboxSettings } from '../lib/sandbox'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
 import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
 
@@ -19,16 +20,33 @@ export const optionalEnv = (name: string) => process.env[name] || undefined
 
 /**
  * SANDBOX_MEMORY_MB: the QuickJS memory limit per run (default 32). SANDBOX_ISOLATION: `worker` or
- * `inline` (the entry point's default otherwise). A bad value fails the cold start.
+ * `inline` (the entry point's default otherwise). Sharing between tenants (README "Scripted tools"):
+ * SANDBOX_TENANT_CONCURRENCY (scripts one tenant runs at once, default half the workers),
+ * SANDBOX_TENANT_QUEUE (scripts one tenant may have waiting, default 8), SANDBOX_QUEUE (waiting
+ * across tenants, default 64). A bad value fails the cold start.
  */
-export function sandboxSettingsFromEnv(defaultIsolation: SandboxIsolation): { memoryBytes?: number; isolation: SandboxIsolation } {
+export function sandboxSettingsFromEnv(defaultIsolation: SandboxIsolation): SandboxSettings & { isolation: SandboxIsolation } {
   const isolation = (optionalEnv('SANDBOX_ISOLATION') ?? defaultIsolation) as SandboxIsolation
   if (!SANDBOX_ISOLATIONS.includes(isolation)) throw new Error(`SANDBOX_ISOLATION must be one of ${SANDBOX_ISOLATIONS.join(', ')}, got '${isolation}'`)
-  const raw = optionalEnv('SANDBOX_MEMORY_MB')
-  if (raw === undefined) return { isolation }
-  const mb = Number(raw)
-  if (!Number.isInteger(mb) || mb < 4 || mb > 1024) throw new Error(`SANDBOX_MEMORY_MB must be a whole number from 4 to 1024, got '${raw}'`)
-  return { memoryBytes: mb * 1024 * 1024, isolation }
+  const mb = wholeEnv('SANDBOX_MEMORY_MB', 4, 1024)
+  const tenantConcurrency = wholeEnv('SANDBOX_TENANT_CONCURRENCY', 1, 64)
+  const tenantQueue = wholeEnv('SANDBOX_TENANT_QUEUE', 1, 1000)
+  const queue = wholeEnv('SANDBOX_QUEUE', 1, 10_000)
+  return {
+    isolation,
+    ...(mb === undefined ? {} : { memoryBytes: mb * 1024 * 1024 }),
+    ...(tenantConcurrency === undefined ? {} : { tenantConcurrency }),
+    ...(tenantQueue === undefined ? {} : { tenantQueue }),
+    ...(queue === undefined ? {} : { queue }),
+  }
+}
+
+function wholeEnv(name: string, min: number, max: number): number | undefined {
+  const raw = optionalEnv(name)
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got '${raw}'`)
+  return n
 }
 
 /**

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'EGRESS_DENIED'
   | 'UPSTREAM_FAILURE'
   | 'THROTTLED'
+  | 'OVERLOADED' // refused for capacity (e.g. the sandbox queue is full); details.retryAfterSeconds
 
 /** One problem inside a document or body: where (pointer and/or line/column) and what. */
 export interface Issue {

@@ -24,6 +24,7 @@ export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   EGRESS_DENIED: 403,
   UPSTREAM_FAILURE: 502,
   THROTTLED: 503,
+  OVERLOADED: 503,
 }
 
 const TITLES: Partial<Record<number, string>> = {
@@ -51,7 +52,7 @@ export function problem(c: Context, status: ContentfulStatusCode, detail: string
 export const toProblem = (log: Logger) => (err: Error, c: Context) => {
   if (err instanceof ServerToolsError) {
     const status = STATUS[err.code]
-    if (status === 503) c.header('retry-after', '1')
+    if (status === 503) c.header('retry-after', String(retryAfterSeconds(err.details?.retryAfterSeconds)))
     const { errors, ...rest } = err.details ?? {}
     return problem(c, status, err.message, { code: err.code, ...(errors ? { errors } : {}), ...pick(rest) })
   }
@@ -62,6 +63,9 @@ export const toProblem = (log: Logger) => (err: Error, c: Context) => {
   log.log('error', 'http.unhandled', { method: c.req.method, path: c.req.path, error: err.message, stack: err.stack })
   return problem(c, 500, 'Something went wrong on our side; it has been logged.')
 }
+
+/** A whole number of seconds (RFC 9110 §10.2.3), 1 when the error names none. */
+const retryAfterSeconds = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 1 ? Math.ceil(v) : 1)
 
 /** Only plain, JSON-safe detail fields travel to the client. */
 function pick(rest: Record<string, unknown>) {

@@ -19,15 +19,20 @@ export const toolError = (message: string, extra: Record<string, unknown> = {}):
   content: { message, ...extra },
 })
 
+/** A sibling call may carry a signal of its own (a script's run): the call ends with it. */
+export interface SiblingCallOptions {
+  signal?: AbortSignal
+}
+
 /** What a running tool may do with its siblings: the same gates as a model's own call. */
 export interface SiblingTools {
-  call(name: string, params: unknown): Promise<ToolOutcome>
+  call(name: string, params: unknown, opts?: SiblingCallOptions): Promise<ToolOutcome>
   /**
    * The wrapper path: call the tool this one wraps as its mechanical half (spec §14.4,
    * `file_read → client_file_read`). Same gates as `call`; progress listeners hear it, the usage
    * counter does not (one intent is one count).
    */
-  delegate(name: string, params: unknown): Promise<ToolOutcome>
+  delegate(name: string, params: unknown, opts?: SiblingCallOptions): Promise<ToolOutcome>
   list(): Promise<string[]>
   has(name: string): Promise<boolean>
 }

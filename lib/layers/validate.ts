@@ -111,7 +111,7 @@ async function checkToolReferences(deps: LayerValidationDeps, tenant: string, pr
   if ((view.type === 'mcp' || view.type === 'mcp_server') && typeof p.server === 'string') refs.push(['/parameters/server', mcpServerPath(p.server), 'MCP server document'])
   if (view.type === 'prompt_template' && typeof p.model === 'string') {
     const ref = parseModelName(p.model)
-    if (typeof ref !== 'string') refs.push(['/parameters/model', providerPath(ref.instance), `provider of model instance '${ref.instance}'`])
+    if (typeof ref !== 'string') refs.push(['/parameters/model', providerPath(ref.instance), 'model provider document'])
   }
   let missing = 0
   for (const [pointer, path, what] of refs) {

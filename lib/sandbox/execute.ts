@@ -38,6 +38,16 @@ export interface SandboxRequest {
   host?: SandboxHost
   /** Shown in error locations. */
   filename?: string
+  /** Ends the run (queued or running) and, through its host calls, every run nested under it. */
+  signal?: AbortSignal
+  /** Told when the run's deadline clock starts (its engine is loaded and acquired). */
+  onStarted?: () => void
+}
+
+/** The answer of a run ended by its signal (its parent timed out, its caller went away). */
+export const CANCELLED: SandboxFailure = {
+  error: 'TIMEOUT',
+  message: 'the script was cancelled: the call it belongs to ended (it timed out or its caller went away)',
 }
 
 /** The sync build can't suspend for a host call: such a run is abandoned and redone on an async engine. */
@@ -54,7 +64,10 @@ const MAX_MESSAGE = 2000
 
 export class RunState implements Interruptible {
   ticks = 0
-  reason: 'timeout' | 'fuel' | 'async' | undefined
+  reason: 'timeout' | 'fuel' | 'async' | 'cancelled' | undefined
+  /** The run's signal fired: interrupt at the next poll, stop waiting for host calls. */
+  cancelled = false
+  private readonly wakers = new Set<() => void>()
   /** Sync build: the script reached for `vance`. */
   needsAsync = false
   /** The deadline passed while a host call was outstanding. */
@@ -65,6 +78,8 @@ export class RunState implements Interruptible {
   finishing = false
   finished = false
   siblingCalls = 0
+  /** True once the engine refused this run memory (set by runOnEngine). */
+  outOfMemory: () => boolean = () => false
   readonly hostErrors: { handle: QuickJSHandle; error: SandboxErrorClass; message: string }[] = []
   readonly outstanding = new Set<Promise<void>>()
   /** Guest promises handed out for host calls made from promise jobs; released with the run. */
@@ -78,19 +93,35 @@ export class RunState implements Interruptible {
 
   shouldInterrupt(): boolean {
     if (this.reason) return true
-    if (this.needsAsync) this.reason = 'async'
+    if (this.cancelled) this.reason = 'cancelled'
+    else if (this.needsAsync) this.reason = 'async'
     else if (this.timedOutWaiting || this.now() > this.deadline) this.reason = 'timeout'
     else if (++this.ticks > this.maxTicks) this.reason = 'fuel'
     return this.reason !== undefined
   }
 
-  /** Resolves when the deadline passes (or never, once cleared). */
+  cancel() {
+    this.cancelled = true
+    for (const wake of this.wakers) wake()
+  }
+
+  /** Resolves when the deadline passes or the run is cancelled (or never, once cleared). */
   deadlineTimer(): { promise: Promise<'deadline'>; clear(): void } {
     let timer: NodeJS.Timeout | undefined
+    let wake = () => {}
     const promise = new Promise<'deadline'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), Math.max(0, this.deadline - this.now()))
+      wake = () => resolve('deadline')
+      if (this.cancelled) return wake()
+      timer = setTimeout(wake, Math.max(0, this.deadline - this.now()))
+      this.wakers.add(wake)
     })
-    return { promise, clear: () => clearTimeout(timer) }
+    return {
+      promise,
+      clear: () => {
+        clearTimeout(timer)
+        this.wakers.delete(wake)
+      },
+    }
   }
 }
 
@@ -106,6 +137,8 @@ export interface RunSettings {
 export async function runOnEngine(engine: Engine, req: SandboxRequest, state: RunState, settings: RunSettings): Promise<RunOutcome> {
   const ctx = engine.runtime.newContext()
   engine.runs++
+  const refusedBefore = engine.memory.refused
+  state.outOfMemory = () => engine.memory.refused > refusedBefore
   const filename = req.filename ?? 'script.js'
   let stringify: QuickJSHandle | undefined
   try {
@@ -142,6 +175,11 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
       return interruption(state, settings) ?? { error: 'GUEST_EXCEPTION', message: 'the script returned a promise that never settles: nothing is left that could settle it' }
     }
     if ('error' in settled) return failure(ctx, settled.error, state, settings, filename)
+    const leftover = drainJobs(engine, state)
+    if (leftover) {
+      settled.value.dispose()
+      return failure(ctx, leftover, state, settings, filename)
+    }
 
     state.finishing = true
     const read = readResult(engine, ctx, stringify, settled.value, settings.limits)
@@ -163,8 +201,30 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
     if (stringify?.alive) stringify.dispose()
     engine.current = undefined
     // A failed instance may hang or corrupt on dispose; it is dropped whole instead.
-    if (!engine.broken) ctx.dispose()
+    if (!engine.broken) {
+      ctx.dispose()
+      // Jobs still queued (left by an interrupted run, or finalizers queued as the context went)
+      // would run in the next run — another tenant's, on its budget. QuickJS can't drop them: the
+      // engine is retired instead.
+      if (engine.runtime.hasPendingJob()) engine.retire = true
+    }
   }
+}
+
+/**
+ * Promise jobs the script left queued after its result settled (`Promise.resolve().then(f)` never
+ * awaited) are its own work: they run now, on its fuel and deadline — never in a later run. An
+ * endless chain ends in the run's own RESOURCE_EXHAUSTED or TIMEOUT. Returns what interrupted them.
+ */
+function drainJobs(engine: Engine, state: RunState): QuickJSHandle | undefined {
+  while (engine.runtime.hasPendingJob()) {
+    const jobs = engine.runtime.executePendingJobs()
+    if (jobs.error) {
+      if (state.reason || state.needsAsync) return jobs.error
+      jobs.error.dispose() // a job that threw: its own promise rejected, nobody is waiting for it
+    }
+  }
+  return undefined
 }
 
 type Settled = { value: QuickJSHandle } | { error: QuickJSHandle } | { pending: true }
@@ -204,6 +264,7 @@ async function settle(engine: Engine, ctx: QuickJSContext, handle: QuickJSHandle
 }
 
 function interruption(state: RunState, { limits, timeoutMs }: RunSettings): SandboxFailure | undefined {
+  if (state.cancelled) return CANCELLED
   if (state.reason === 'timeout' || state.timedOutWaiting)
     return { error: 'TIMEOUT', message: `the script did not finish within its ${timeoutMs} ms timeout` }
   if (state.reason === 'fuel')
@@ -219,14 +280,15 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     if (state.needsAsync) return RETRY_ASYNC
     const interrupted = interruption(state, settings)
     if (interrupted) return interrupted
+    // At the ceiling QuickJS may not even manage its own "out of memory" error and throws null.
+    if (state.outOfMemory()) return outOfMemory(settings.limits)
     for (const h of state.hostErrors) if (ctx.eq(thrown, h.handle)) return { error: h.error, message: h.message }
     const { name, message, location } = describe(ctx, thrown, filename)
     // Reading the thrown value runs its getters, which the budgets stop like any other code.
     const interruptedWhileReading = interruption(state, settings)
     if (interruptedWhileReading) return interruptedWhileReading
     const { limits } = settings
-    if (name === 'InternalError' && message === 'out of memory')
-      return { error: 'RESOURCE_EXHAUSTED', message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})` }
+    if (name === 'InternalError' && message === 'out of memory') return outOfMemory(limits)
     // JSON.parse and the parser report running out of stack as a SyntaxError (seen in a worker, whose
     // host stack is deep enough for QuickJS's own limit to trip first).
     if ((name === 'InternalError' || name === 'SyntaxError') && message === 'stack overflow')
@@ -239,6 +301,11 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     if (thrown.alive) thrown.dispose()
   }
 }
+
+const outOfMemory = (limits: SandboxLimits): SandboxFailure => ({
+  error: 'RESOURCE_EXHAUSTED',
+  message: `the script ran out of memory (limit ${formatBytes(limits.memoryBytes)})`,
+})
 
 /** Name, message and script location of a thrown value, read defensively (getters may throw or be interrupted). */
 function describe(ctx: QuickJSContext, thrown: QuickJSHandle, filename: string): { name: string; message: string; location?: string } {
@@ -572,7 +639,9 @@ async function raceDeadline(work: Promise<Reply>, state: RunState): Promise<Repl
   work.catch(() => undefined) // a late rejection after the deadline must not go unhandled
   try {
     const first = await Promise.race([work, deadline.promise])
-    if (first === 'deadline') {
+    // An answer that comes only after the deadline (a nested run cut short by this run's own
+    // deadline ends just after it) is this run's timeout, not a failed sibling.
+    if (first === 'deadline' || state.now() > state.deadline) {
       state.timedOutWaiting = true
       return { fail: 'TIMEOUT', message: 'the script did not finish within its timeout' }
     }

@@ -21,12 +21,14 @@ import {
   AsyncEnginePool,
   engineStats,
   NoEngineFreeError,
+  outgrown,
   SyncEngineHolder,
   type Engine,
   type EngineStats,
   type SyncEngine,
 } from './engines'
 import {
+  CANCELLED,
   EngineFailure,
   RETRY_ASYNC,
   RunState,
@@ -50,11 +52,26 @@ export interface InProcessOptions extends Partial<SandboxLimits> {
 
 export interface SandboxStats {
   engines: EngineStats[]
-  /** Engines dropped because WebAssembly failed inside them. */
+  /** Engines dropped because WebAssembly failed inside them (with worker isolation: plus workers terminated by the watchdog or lost). */
   enginesReplaced: number
+  /** Engines dropped after a run that grew their memory past the margin or left pending jobs behind. */
+  enginesRetired: number
+  /** Worker threads alive (worker isolation only). */
+  workers?: number
 }
 
 const MENTIONS_VANCE = /\bvance\b/
+
+/** Runs `work` with the request's signal cancelling `state` (interrupting the script, ending its waits). */
+async function metered<T>(req: SandboxRequest, state: RunState, work: (state: RunState) => Promise<T>): Promise<T> {
+  const cancel = () => state.cancel()
+  req.signal?.addEventListener('abort', cancel, { once: true })
+  try {
+    return await work(state)
+  } finally {
+    req.signal?.removeEventListener('abort', cancel)
+  }
+}
 
 export class InProcessSandbox {
   readonly limits: SandboxLimits
@@ -63,6 +80,7 @@ export class InProcessSandbox {
   private readonly pool: AsyncEnginePool
   private readonly useSyncBuild: boolean
   private replaced = 0
+  private retired = 0
   private syncTurn: Promise<unknown> = Promise.resolve()
   private readonly onStarted: (req: SandboxRequest) => void
 
@@ -85,12 +103,15 @@ export class InProcessSandbox {
     const settings = { limits: this.limits, timeoutMs }
     const ticks = ticksFor(this.limits.maxStatements)
 
+    if (req.signal?.aborted) return CANCELLED
+
     if (this.useSyncBuild && !MENTIONS_VANCE.test(req.source)) {
       let started = 0
       const outcome = await this.onSyncEngine(async (engine) => {
+        if (req.signal?.aborted) return CANCELLED
         started = this.now()
-        this.onStarted(req)
-        return this.guard(engine, () => runOnEngine(engine, req, new RunState(started + timeoutMs, ticks, this.now), settings))
+        this.started(req)
+        return this.guard(engine, () => metered(req, new RunState(started + timeoutMs, ticks, this.now), (state) => runOnEngine(engine, req, state, settings)))
       })
       if (outcome !== RETRY_ASYNC) return this.finish(outcome, started)
       // Redone with a fresh statement budget (the sync run was speculative) but the same deadline.
@@ -113,16 +134,34 @@ export class InProcessSandbox {
         return await work(engine)
       } finally {
         engine.busy = false
+        engine.current = undefined
+        if (!engine.broken && (engine.retire || outgrown(engine))) {
+          this.retired++
+          this.sync.discard(engine)
+        }
       }
     })
     this.syncTurn = turn.catch(() => undefined)
     return turn
   }
 
+  private started(req: SandboxRequest) {
+    this.onStarted(req)
+    req.onStarted?.()
+  }
+
+  /**
+   * Loads the sync engine ahead of the first run (a worker does this as it starts, so that its
+   * first script does not wait for WebAssembly). Failures surface on the first run instead.
+   */
+  prepare(): Promise<void> {
+    return this.useSyncBuild ? this.sync.get().then(() => undefined, () => undefined) : Promise.resolve()
+  }
+
   /** Engines and their memory: for the memory test and operational metrics. */
   async stats(): Promise<SandboxStats> {
     const engines: Engine[] = [...(await this.sync.all()), ...this.pool.all()]
-    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced }
+    return { engines: engines.filter((e) => !e.broken).map(engineStats), enginesReplaced: this.replaced, enginesRetired: this.retired }
   }
 
   private async runAsync(
@@ -132,24 +171,26 @@ export class InProcessSandbox {
     ticks: number,
     startedAt: number | undefined,
   ): Promise<SandboxResult> {
+    const nested = (req.host?.depth ?? 0) > 0
     let engine
     try {
-      engine = await this.pool.acquire((req.host?.depth ?? 0) > 0)
+      engine = await this.pool.acquire(nested)
     } catch (e) {
       if (e instanceof NoEngineFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
       throw e
     }
     try {
+      if (req.signal?.aborted) return CANCELLED
       const started = startedAt ?? this.now()
-      if (startedAt === undefined) this.onStarted(req)
+      if (startedAt === undefined) this.started(req)
       const state = new RunState(deadline ?? started + settings.timeoutMs, ticks, this.now)
       const acquired = engine
-      const outcome = await this.guard(acquired, () => runOnEngine(acquired, req, state, settings))
+      const outcome = await this.guard(acquired, () => metered(req, state, (s) => runOnEngine(acquired, req, s, settings)))
       // An async engine never asks for a retry; treat it as the engine misbehaving.
       if (outcome === RETRY_ASYNC) return { error: 'HOST_EXCEPTION', message: 'the sandbox could not run the script' }
       return this.finish(outcome, started)
     } finally {
-      this.pool.release(engine)
+      if (this.pool.release(engine, nested)) this.retired++
     }
   }
 
@@ -171,6 +212,6 @@ export class InProcessSandbox {
 
   private finish(outcome: SandboxResult, started: number): SandboxResult {
     if ('error' in outcome) return outcome
-    return { value: outcome.value, durationMs: Math.round((this.now() - started) * 1000) / 1000 }
+    return { value: outcome.value, durationMs: Math.round(this.now() - started) }
   }
 }

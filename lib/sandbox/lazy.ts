@@ -4,15 +4,30 @@
  * in the Lambda bundle) are loaded — most requests run no script (cold start, README).
  */
 import type { SandboxRequest, SandboxResult } from './execute'
+import type { SandboxStats } from './in-process'
+import type { FairnessOptions } from './index'
 import type { SandboxIsolation } from './isolation'
 import type { SandboxOptions } from './quickjs'
+import type { SchedulerStats } from './scheduler'
 
 export interface LazySandbox {
   run(req: SandboxRequest): Promise<SandboxResult>
+  /** Engines, workers and the scheduler's counts (operational metrics); all empty before the first script. */
+  stats(): Promise<SandboxStats & { scheduler: SchedulerStats }>
 }
 
-export function lazySandbox(isolation: SandboxIsolation, options: SandboxOptions = {}): LazySandbox {
+const NOTHING_YET: SandboxStats & { scheduler: SchedulerStats } = {
+  engines: [],
+  enginesReplaced: 0,
+  enginesRetired: 0,
+  scheduler: { running: 0, nested: 0, queued: 0 },
+}
+
+export function lazySandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions = {}): LazySandbox {
   let sandbox: Promise<LazySandbox> | undefined
   const get = () => (sandbox ??= import('./index').then((m) => m.createSandbox(isolation, options)))
-  return { run: async (req) => (await get()).run(req) }
+  return {
+    run: async (req) => (await get()).run(req),
+    stats: async () => (sandbox ? (await sandbox).stats() : NOTHING_YET),
+  }
 }

@@ -30,8 +30,8 @@
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
-import type { EngineStats } from './engines'
-import type { SandboxRequest, SandboxResult } from './execute'
+import type { SandboxStats } from './in-process'
+import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import { DEFAULT_TIMEOUT_MS, resolveLimits, type SandboxLimits } from './limits'
 import { isWorkerSetup, serveWorker, WORKER_MARK, type FromWorker, type HostAnswer, type HostOp, type ToWorker, type WorkerSetup } from './worker'
 
@@ -44,11 +44,7 @@ export interface SandboxOptions extends Partial<SandboxLimits> {
   useSyncBuild?: boolean
 }
 
-export interface SandboxStats {
-  engines: EngineStats[]
-  /** Engines dropped because WebAssembly failed inside them, plus workers terminated by the watchdog or lost. */
-  enginesReplaced: number
-}
+export type { SandboxStats }
 
 /** How long past its deadline a run may hold its worker before the worker is terminated. */
 export const WATCHDOG_GRACE_MS = 150
@@ -88,13 +84,18 @@ interface Run {
   resolve: (r: SandboxResult) => void
   reject: (e: unknown) => void
   timer: NodeJS.Timeout | undefined
+  /** Its signal fired: the worker was told, and gets WATCHDOG_GRACE_MS to answer. */
+  cancelled: boolean
+  detach?: () => void
+  onStarted?: () => void
 }
 
 class SandboxWorker {
   busy = false
   dead = false
-  /** Engines replaced inside this worker, as of its last stats answer. */
+  /** Engines replaced and retired inside this worker, as of its last stats answer. */
   replacedInside = 0
+  retiredInside = 0
   private readonly worker: Worker
   private run: Run | undefined
   private nextId = 1
@@ -116,9 +117,15 @@ class SandboxWorker {
   execute(req: SandboxRequest, timeoutMs: number): Promise<SandboxResult> {
     return new Promise((resolve, reject) => {
       const id = this.nextId++
-      const run: Run = { id, timeoutMs, host: req.host, resolve, reject, timer: undefined }
+      const run: Run = { id, timeoutMs, host: req.host, resolve, reject, timer: undefined, cancelled: false, onStarted: req.onStarted }
       this.run = run
       this.arm(run, timeoutMs + WATCHDOG_GRACE_MS + STARTUP_ALLOWANCE_MS)
+      const signal = req.signal
+      if (signal) {
+        const cancel = () => this.cancel(run)
+        signal.addEventListener('abort', cancel, { once: true })
+        run.detach = () => signal.removeEventListener('abort', cancel)
+      }
       this.post({
         t: 'run',
         id,
@@ -166,8 +173,16 @@ class SandboxWorker {
 
   private watchdog(run: Run) {
     if (this.run !== run) return
-    this.finish({ error: 'TIMEOUT', message: `the script did not finish within its ${run.timeoutMs} ms timeout` })
+    this.finish(run.cancelled ? CANCELLED : { error: 'TIMEOUT', message: `the script did not finish within its ${run.timeoutMs} ms timeout` })
     this.die(1)
+  }
+
+  /** The run's call tree ended: the worker interrupts the script, or is terminated after the grace. */
+  private cancel(run: Run) {
+    if (this.run !== run || run.cancelled) return
+    run.cancelled = true
+    this.post({ t: 'cancel', id: run.id })
+    this.arm(run, WATCHDOG_GRACE_MS)
   }
 
   private finish(result: SandboxResult | { failed: string }) {
@@ -175,6 +190,7 @@ class SandboxWorker {
     if (!run) return
     this.run = undefined
     clearTimeout(run.timer)
+    run.detach?.()
     if ('failed' in result) run.reject(new Error(result.failed))
     else run.resolve(result)
   }
@@ -198,12 +214,16 @@ class SandboxWorker {
   private receive(m: FromWorker) {
     if (m.t === 'stats') {
       this.replacedInside = m.stats.enginesReplaced
+      this.retiredInside = m.stats.enginesRetired
       this.statsWaiters.get(m.id)?.(m.stats)
       return
     }
     const run = this.run
     if (!run || run.id !== m.id) return // a late message of a run already answered
-    if (m.t === 'started') this.arm(run, run.timeoutMs + WATCHDOG_GRACE_MS)
+    if (m.t === 'started') {
+      if (!run.cancelled) this.arm(run, run.timeoutMs + WATCHDOG_GRACE_MS)
+      run.onStarted?.()
+    }
     else if (m.t === 'done') this.finish(m.result)
     else if (m.t === 'failed') this.finish({ failed: m.message })
     else if (m.t === 'host') void this.host(run, m.callId, m.call)
@@ -244,6 +264,9 @@ export class QuickJsSandbox {
   private readonly workers: SandboxWorker[] = []
   private readonly waiters: ((w: SandboxWorker) => void)[] = []
   private replaced = 0
+  private retired = 0
+  /** Top-level runs holding or waiting for a worker. */
+  private topLevel = 0
 
   constructor(options: SandboxOptions = {}) {
     const { asyncEngines = 4, now: _now, useSyncBuild = true, ...limits } = options
@@ -259,18 +282,26 @@ export class QuickJsSandbox {
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > this.limits.maxTimeoutMs)
       throw new RangeError(`timeoutMs must be an integer from 1 to ${this.limits.maxTimeoutMs}, got ${timeoutMs}`)
+    if (req.signal?.aborted) return CANCELLED
+    const nested = (req.host?.depth ?? 0) > 0
     let worker
     try {
-      worker = this.acquire((req.host?.depth ?? 0) > 0)
+      worker = this.acquire(nested)
     } catch (e) {
       if (e instanceof NoWorkerFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
       throw e
     }
-    const acquired = await worker
+    if (!nested) this.topLevel++
     try {
-      return await acquired.execute(req, timeoutMs)
+      const acquired = await worker
+      try {
+        if (req.signal?.aborted) return CANCELLED
+        return await acquired.execute(req, timeoutMs)
+      } finally {
+        this.release(acquired)
+      }
     } finally {
-      this.release(acquired)
+      if (!nested) this.topLevel--
     }
   }
 
@@ -281,6 +312,8 @@ export class QuickJsSandbox {
     return {
       engines: answers.flatMap((s) => s?.engines ?? []),
       enginesReplaced: this.replaced + live.reduce((n, w) => n + w.replacedInside, 0),
+      enginesRetired: this.retired + live.reduce((n, w) => n + w.retiredInside, 0),
+      workers: live.length,
     }
   }
 
@@ -290,14 +323,17 @@ export class QuickJsSandbox {
       free.busy = true
       return free
     }
+    // Top-level runs may have `size` workers whatever the nested ones hold: a run that finished
+    // nested work never makes a top-level one wait.
     const live = this.workers.length
-    if (live < this.size || (nested && live < this.hardCap)) return this.start()
+    if (live < this.hardCap && (nested || this.topLevel < this.size)) return this.start(!nested)
     if (nested) throw new NoWorkerFreeError(`all ${this.hardCap} sandbox engines are busy`)
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
-  private start(): SandboxWorker {
-    const worker = new SandboxWorker(this.setup, (w, replaced) => this.died(w, replaced))
+  /** `prepare`: load the sync engine as the thread starts (a base worker; one started for a nested run loads only what it runs). */
+  private start(prepare = true): SandboxWorker {
+    const worker = new SandboxWorker({ ...this.setup, prepare }, (w, replaced) => this.died(w, replaced))
     worker.busy = true
     this.workers.push(worker)
     return worker
@@ -310,6 +346,7 @@ export class QuickJsSandbox {
     if (this.workers.length > this.size) {
       this.remove(worker)
       this.replaced += worker.replacedInside
+      this.retired += worker.retiredInside
       worker.stop()
       return
     }
@@ -318,6 +355,7 @@ export class QuickJsSandbox {
 
   private died(worker: SandboxWorker, replaced: number) {
     this.replaced += replaced + worker.replacedInside
+    this.retired += worker.retiredInside
     this.remove(worker)
     const waiter = this.waiters.shift()
     if (waiter) waiter(this.start())

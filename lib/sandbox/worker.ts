@@ -21,6 +21,8 @@ export interface WorkerSetup {
   [WORKER_MARK]: true
   limits: SandboxLimits
   useSyncBuild: boolean
+  /** Load the sync engine as the thread starts, so that its first script does not wait for WebAssembly. */
+  prepare?: boolean
 }
 
 export interface WireRequest {
@@ -41,6 +43,7 @@ export type ToWorker =
   | { t: 'run'; id: number; req: WireRequest }
   | { t: 'answer'; id: number; callId: number; answer: HostAnswer }
   | { t: 'stats'; id: number }
+  | { t: 'cancel'; id: number }
 
 export type FromWorker =
   | { t: 'started'; id: number }
@@ -60,6 +63,7 @@ const NOT_JSON = { toJSON() {
 
 export function serveWorker(port: MessagePort, setup: WorkerSetup) {
   const runIds = new Map<SandboxRequest, number>()
+  const cancels = new Map<number, AbortController>()
   const sandbox = new InProcessSandbox({
     ...setup.limits,
     asyncEngines: 1,
@@ -69,6 +73,7 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       if (id !== undefined) post({ t: 'started', id })
     },
   })
+  if (setup.prepare) void sandbox.prepare()
   const pending = new Map<number, { resolve: (a: HostAnswer) => void }>()
   let nextCall = 1
   const post = (m: FromWorker) => port.postMessage(m)
@@ -109,10 +114,15 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       // Only where the process was started with --expose-gc (the memory test): its samples must
       // see this thread's heap collected too, not just the main thread's.
       ;(globalThis as { gc?: () => void }).gc?.()
-      sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0 } }))
+      sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0, enginesRetired: 0 } }))
+    } else if (m.t === 'cancel') {
+      cancels.get(m.id)?.abort()
     } else if (m.t === 'run') {
       const { req: wire, id } = m
+      const cancel = new AbortController()
+      cancels.set(id, cancel)
       const req: SandboxRequest = {
+        signal: cancel.signal,
         source: wire.source,
         inputs: wire.inputs === undefined ? undefined : (JSON.parse(wire.inputs) as Record<string, unknown>),
         timeoutMs: wire.timeoutMs,
@@ -123,7 +133,10 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       sandbox.run(req).then(
         (result) => post({ t: 'done', id, result }),
         (e) => post({ t: 'failed', id, message: e instanceof Error ? e.message : String(e) }),
-      ).finally(() => runIds.delete(req))
+      ).finally(() => {
+        runIds.delete(req)
+        cancels.delete(id)
+      })
     }
   })
 }

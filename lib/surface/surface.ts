@@ -92,7 +92,7 @@ export class SurfaceService {
    * rendering. Only describing or calling a tool writes (an activation), and nothing here does.
    */
   detached(record: ProcessRecord): ProcessSurface {
-    return new ProcessSurface(this.deps, this.meta, record)
+    return new ProcessSurface(this.deps, this.meta, record, undefined, false)
   }
 
   /** What a process spawned now would get on its first turn (lib/surface/preview.ts); nothing is stored. */
@@ -128,6 +128,8 @@ export class ProcessSurface implements DiscoverySurface {
     private readonly meta: ReadonlyMap<string, Tool>,
     readonly record: ProcessRecord,
     private readonly memo: BoundedCache<string, SurfaceMemo> = new BoundedCache(1),
+    /** false for a detached surface (a preview): no process exists whose budget the logs would report. */
+    private readonly stored = true,
   ) {
     this.gate = {
       resolve: (name) => this.resolveForCall(name),
@@ -182,7 +184,6 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   async manifest(req: ManifestRequest = {}): Promise<string> {
-    const format = req.format ?? 'native'
     return this.manifestOf(await this.turnWith(req.extraTools), req)
   }
 
@@ -444,6 +445,7 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private logBudget(turn: Turn) {
+    if (!this.stored) return
     if (!turn.budget.demoted || this.deps.log.enabled?.('info') === false) return
     const ids = { tenant: this.record.tenant, project: this.record.project, processId: this.record.id }
     this.deps.log.log('info', 'surface.budget_demoted', {

@@ -75,9 +75,20 @@ export class ToolDispatcher {
     this.listeners.push(listener)
   }
 
-  async call(gate: ToolGate, caller: CallerIdentity, name: unknown, params: unknown, opts: { depth?: number; delegate?: boolean; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+  /**
+   * `overloaded: 'throw'`: a caller outside any process answers a tool refused for capacity
+   * (OVERLOADED) itself — as 503 with Retry-After; elsewhere it is a tool error saying so.
+   */
+  async call(
+    gate: ToolGate,
+    caller: CallerIdentity,
+    name: unknown,
+    params: unknown,
+    opts: { depth?: number; delegate?: boolean; signal?: AbortSignal; overloaded?: 'throw' } = {},
+  ): Promise<ToolOutcome> {
     const depth = opts.depth ?? 0
     if (typeof name !== 'string' || !name) return toolError('A tool call needs a tool name (a non-empty string).')
+    if (opts.signal?.aborted) return toolError(`Tool '${name}' was not called: the call it belongs to was cancelled (it timed out or its caller went away).`)
     if (depth > MAX_SIBLING_DEPTH) {
       return toolError(`Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`)
     }
@@ -118,8 +129,13 @@ export class ToolDispatcher {
     try {
       outcome = await tool.invoke(args as Record<string, unknown>, ctx)
     } catch (e) {
-      this.log.log('warn', 'tool.failed', { tenant: caller.tenant, project: caller.project, tool: tool.name, error: (e as Error).message })
-      outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
+      if (isServerToolsError(e, 'OVERLOADED')) {
+        if (opts.overloaded === 'throw') throw e
+        outcome = toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
+      } else {
+        this.log.log('warn', 'tool.failed', { tenant: caller.tenant, project: caller.project, tool: tool.name, error: (e as Error).message })
+        outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
+      }
     }
     const event: AfterCallEvent = { caller, tool, outcome, depth, delegate }
     this.notify((l) => (delegate ? (l.afterDelegate ?? l.afterCall) : l.afterCall)?.call(l, event))
@@ -147,8 +163,8 @@ export class ToolDispatcher {
   /** Sibling calls go back through the same gate, one level deeper. */
   siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: AbortSignal): SiblingTools {
     return {
-      call: (name, params) => this.call(gate, caller, name, params, { depth: depth + 1, signal }),
-      delegate: (name, params) => this.delegate(gate, caller, name, params, { depth: depth + 1, signal }),
+      call: (name, params, opts) => this.call(gate, caller, name, params, { depth: depth + 1, signal: opts?.signal ?? signal }),
+      delegate: (name, params, opts) => this.delegate(gate, caller, name, params, { depth: depth + 1, signal: opts?.signal ?? signal }),
       list: () => gate.names(),
       has: async (name) => (await gate.resolve(name).catch(() => undefined)) !== undefined,
     }

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run } from '../../functions/cli/main'
 import { type LocalService, startLocalService } from '../support/npm-start'
 
 const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
@@ -157,6 +158,19 @@ describe('server-tools plan, apply, pull', () => {
     expect((await cli('plan', dir, '--project', 'p2', '--prune')).code).toBe(0)
   }, 300_000)
 
+  it('asks before deleting on a terminal, and deletes nothing when the answer is no', async () => {
+    const dir = layer('ask', { 'documents/a.md': 'a\n', 'documents/b.md': 'b\n' })
+    expect((await cli('apply', dir, '--project', 'p7')).code).toBe(0)
+    unlinkSync(join(dir, 'documents/b.md'))
+    const questions: string[] = []
+    const io = (answer: boolean) => ({ out: () => {}, err: () => {}, env: { ST_URL: service.url, ST_TOKEN: service.token }, confirm: async (q: string) => (questions.push(q), answer) })
+    expect(await run(['apply', dir, '--project', 'p7', '--prune'], io(false))).toBe(1)
+    expect(questions).toEqual(["Delete 1 document from layer 'p7'? [y/N] "])
+    expect((await api('/projects/p7/documents/documents/b.md')).status).toBe(200)
+    expect(await run(['apply', dir, '--project', 'p7', '--prune'], io(true))).toBe(0)
+    expect((await api('/projects/p7/documents/documents/b.md')).status).toBe(404)
+  }, 300_000)
+
   it('refuses to apply a plan when the layer changed after it, and writes nothing', async () => {
     const dir = layer('race', { 'server-tools/note.yaml': handbook('First.'), 'documents/handbook.md': '# H\n' })
     expect((await cli('apply', dir, '--project', 'p3')).code).toBe(0)
@@ -192,6 +206,28 @@ describe('server-tools plan, apply, pull', () => {
     expect(run.stderr).toContain('server-tools/bad.yaml:1:1: description is required')
     expect((await (await api('/projects/p5/documents')).json()).documents).toEqual([])
   }, 120_000)
+})
+
+describe('the tenant layer', () => {
+  it('applies the _tenant layer with its egress allow-list, and checks a project layer against it', async () => {
+    const tenantDir = layer('tenant', {
+      'server-tools/wiki.yaml': 'type: doc_lookup\ndescription: The wiki.\nlabels: [wiki]\nparameters:\n  path: documents/wiki.md\n',
+      'documents/wiki.md': '# Wiki\n',
+      'egress/allow.yaml': 'hosts: [intranet.example.com]\n',
+    })
+    const applied = await cli('apply', tenantDir)
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.stdout).toContain('Apply complete: 3 created, 0 updated, 0 deleted.')
+    expect(await (await api('/projects/_tenant/documents/egress/allow.yaml')).text()).toBe('hosts: [intranet.example.com]\n')
+
+    const projectDir = layer('uses-tenant', { 'recipes/wiki.yaml': 'engine: default\nallowedToolsAdd: ["@wiki"]\n' })
+    const alone = await cli('validate', projectDir, '--project', 'p6')
+    expect(alone.code).toBe(1)
+    expect(alone.stdout).toContain("recipes/wiki.yaml:2:19: allowedToolsAdd: '@wiki' selects no tool now")
+    expect((await cli('validate', projectDir, '--project', 'p6', '--tenant-dir', tenantDir)).code).toBe(0)
+    const planned = await cli('plan', projectDir, '--project', 'p6')
+    expect(planned.code, planned.stderr).toBe(2)
+  }, 300_000)
 })
 
 describe('server-tools preview and call', () => {

@@ -3,6 +3,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import type { ProcessKey, ProcessRecord } from '../../lib/recipes/ports'
 import { ManualClock } from '../../lib/runtime/clock'
+import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemoryProcessStore } from '../../lib/stores/memory/process-store'
 import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
@@ -25,10 +26,12 @@ class RecordingProcessStore extends MemoryProcessStore {
 
 let api: ReturnType<typeof client>
 let processStore: RecordingProcessStore
+let log: MemoryLogger
 
 beforeEach(async () => {
   processStore = new RecordingProcessStore()
-  api = client(createApp(createMemoryDeps({ extraFactories: [echoPackFactory], clock: new ManualClock(), processStore })), await tokenFor('acme'))
+  log = new MemoryLogger()
+  api = client(createApp(createMemoryDeps({ extraFactories: [echoPackFactory], clock: new ManualClock(), processStore, log })), await tokenFor('acme'))
 })
 
 const putDoc = async (path: string, body: string, project = 'p1') => {
@@ -83,11 +86,12 @@ describe('POST /projects/{p}/surface/preview', () => {
     expect(seen.families).toContainEqual({ family: 'beta_one', tools: ['beta_one'], status: 'kept', tier: 'keep' })
   })
 
-  it('stores no process and activates nothing', async () => {
+  it('stores no process, activates nothing and logs no process budget', async () => {
     await crowdedProject()
-    await preview({ recipe: 'crowded' })
+    expect((await preview({ recipe: 'crowded' })).manifest.budget.demoted).toBeGreaterThan(0)
     await preview({})
     expect(processStore.writes).toEqual([])
+    expect(log.find('surface.budget_demoted')).toEqual([])
   })
 
   it('lists every visible tool by family with its status and tier, ranked as the triage ranked them', async () => {

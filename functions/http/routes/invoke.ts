@@ -11,7 +11,12 @@ export function invokeRoutes(deps: AppDeps) {
     const tenant = tenantParam(c)
     const project = projectParam(c)
     const body = await objectBody(c)
-    const outcome = await deps.dispatcher.call(projectGate(deps.tools, tenant, project), { tenant, project, subject: principalOf(c).subject }, c.req.param('name'), body.params ?? {})
+    // The request's signal ends the whole call tree when the client goes away; a tool refused for
+    // capacity is this request's 503, not a tool result.
+    const outcome = await deps.dispatcher.call(projectGate(deps.tools, tenant, project), { tenant, project, subject: principalOf(c).subject }, c.req.param('name'), body.params ?? {}, {
+      signal: c.req.raw.signal,
+      overloaded: 'throw',
+    })
     return c.json(outcome)
   })
 }

@@ -46,6 +46,7 @@ export function executeJavascriptTool(sandbox: ScriptSandbox): Tool {
         timeoutMs: (params.timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS,
         filename: 'code.js',
         host: { tools: ctx.tools, context: { tenant: ctx.tenant, project: ctx.project, processId: ctx.processId }, depth: ctx.depth },
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
       })
       return 'error' in result
         ? { isError: true, content: { error: result.error, message: result.message } }

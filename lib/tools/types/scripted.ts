@@ -22,7 +22,7 @@ export interface ScriptedParameters {
   scriptPath?: string
 }
 
-/** What the factory needs of the sandbox (QuickJsSandbox in production). */
+/** What the factory needs of the sandbox (lib/sandbox's createSandbox in production: fair between tenants, cancellable). */
 export interface ScriptSandbox {
   run(req: SandboxRequest): Promise<SandboxResult>
 }
@@ -146,6 +146,7 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
             timeoutMs,
             filename: p.scriptPath ?? `${config.name}.js`,
             host: { tools: ctx.tools, context: { tenant: ctx.tenant, project: ctx.project, processId: ctx.processId }, depth: ctx.depth },
+            ...(ctx.signal ? { signal: ctx.signal } : {}),
           })
           return 'error' in result ? errorOutcome(result) : success({ value: result.value, durationMs: result.durationMs })
         },

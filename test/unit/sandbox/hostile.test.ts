@@ -5,8 +5,9 @@ import { success, toolError } from '../../../lib/calls/outcome'
 import { HOSTILE_SCRIPTS, type HostileScript } from '../../fixtures/hostile-scripts/corpus'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
+// One tenant runs up to 50 scripts at once here: its queue is made room for (fairness has tests of its own).
 const sandboxesFor = (isolation: SandboxIsolation) => ({
-  default: createSandbox(isolation),
+  default: createSandbox(isolation, { tenantQueue: 64 }),
   unmetered: createSandbox(isolation, { maxStatements: 1e12 }),
   shallow: createSandbox(isolation, { maxStatements: 1e12, stackBytes: 32 * 1024 }),
 })
