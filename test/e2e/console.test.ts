@@ -95,8 +95,8 @@ describe('the web console', () => {
     const names = await rowNames(page)
     expect(names).toEqual(expect.arrayContaining(['handbook', 'doc_errors', 'hostile', 'pets', 'retired', 'whoami', 'doc_discovery']))
     const cells = async (name: string) => page.$$eval(`#tools-body tr[data-tool="${name}"] td`, (tds) => tds.map((td) => td.textContent?.trim()))
-    expect((await cells('handbook')).slice(1, 6)).toEqual(['doc_lookup', 'project', 'yes', 'deferred', 'docsproject'])
-    expect((await cells('doc_errors')).slice(2, 5)).toEqual(['project', 'yes', 'primary'])
+    expect((await cells('handbook')).slice(1, 6)).toEqual(['doc_lookup', 'project over tenant', 'yes', 'deferred', 'docsproject'])
+    expect((await cells('doc_errors')).slice(2, 5)).toEqual(['project over bundled', 'yes', 'primary'])
     expect((await cells('doc_discovery'))[2]).toBe('bundled')
     expect((await cells('whoami'))[2]).toBe('built-in')
     expect((await cells('retired'))[3]).toBe('disabled')
@@ -163,6 +163,37 @@ describe('the web console', () => {
     expect(await broken.textContent('#yaml')).toContain('path: 42')
   })
 
+  it('draws what an agent sees: the budget bar, families with their tier, the deferred list and the discovery block', async () => {
+    const agent = await visit('/console/agent?project=p1&recipe=coder')
+    await agent.waitForSelector('#budget-bar rect')
+    const segments = await agent.$$eval('#budget-bar rect', (rs) => Object.fromEntries(rs.map((r) => [r.getAttribute('class'), Number(r.getAttribute('data-count'))])))
+    expect(segments).toEqual({ floor: 2, kept: 1, reserved: 1, demoted: 1 })
+    expect(await agent.textContent('#budget .legend')).toContain('limit 4')
+    const families = await agent.$$eval('#families tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)))
+    expect(families).toEqual(
+      expect.arrayContaining([
+        ['tool_list', 'kept', 'floor: always in the manifest'],
+        ['whoami', 'kept', 'built-in'],
+        ['doc_errors', 'demoted', 'demoted (did not fit) — dropFirst: the recipe gives it up first'],
+      ]),
+    )
+    expect(await agent.$$eval('#deferred li', (lis) => lis.map((l) => l.textContent))).toEqual(expect.arrayContaining(['handbook', 'hostile', 'pets__listPets']))
+    const block = await agent.textContent('#discovery')
+    expect(block).toContain('## More tools you can load')
+    expect(block).toContain(XSS_DESCRIPTION.slice(0, 40))
+    expect(await agent.textContent('#demoted-discovery')).toContain('doc_errors')
+    expect(await agent.$$('main img')).toEqual([])
+    expect(await agent.evaluate('window.__pwned')).toBeUndefined()
+    await shot(agent, 'agent')
+    // a recipe that does not exist: the API's 422 with its did-you-mean, and Chromium's own log line for the 422
+    const before = browserErrors.length
+    await agent.fill('#recipe', 'coderr')
+    await agent.click('#agent-form button[type=submit]')
+    await agent.waitForSelector('#status.error')
+    expect(await agent.textContent('#status')).toMatch(/coder/)
+    expect(browserErrors.splice(before)).toEqual([expect.stringMatching(/Failed to load resource: the server responded with a status of 422/)])
+  })
+
   it('draws usage per role: demand per tool, the discovery funnel and recommendations', async () => {
     const usage = await visit('/console/usage?project=p1')
     await usage.waitForSelector('section[data-role="coder"] svg.demand rect')
@@ -177,7 +208,7 @@ describe('the web console', () => {
   })
 
   it('has no serious or critical accessibility violations on any page', async () => {
-    const pages = ['/console', '/console/tools?project=p1', '/console/tool?project=p1&name=pets', '/console/usage?project=p1']
+    const pages = ['/console', '/console/tools?project=p1', '/console/tool?project=p1&name=pets', '/console/agent?project=p1&recipe=coder', '/console/usage?project=p1']
     const found: Record<string, string[]> = {}
     for (const path of pages) {
       await visit(path)

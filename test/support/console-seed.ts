@@ -37,9 +37,9 @@ export async function seedConsoleData(url: string, token: string) {
   // written as a raw document: the tool route would refuse it; the listing reports it with its line
   await doc('p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: Broken on purpose\nparameters:\n  path: 42\n')
 
-  await doc('p1', 'engines/helper.yaml', 'allowedTools: [tool_list, tool_description, whoami, handbook, doc_errors, "@pets", "@docs"]\nroles: [worker]\n')
+  await doc('p1', 'engines/helper.yaml', 'allowedTools: [tool_list, tool_description, whoami, handbook, doc_errors, "@pets", "@docs", "@odd"]\nroles: [worker]\n')
   await doc('p1', 'recipes/coder.yaml', 'engine: helper\nallowedToolsDefer: [handbook]\nallowedToolsDropFirst: [doc_errors]\nmodels: [tiny/small]\n')
-  await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 5\n')
+  await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 4\n')
 
   // usage: the role "coder" describes the deferred handbook three times and calls it once (a
   // promote recommendation), calls whoami, and lists the tools

@@ -329,7 +329,7 @@
             { 'data-tool': v.name },
             nameCell,
             h('td', {}, v.type),
-            h('td', {}, layerBadge(v.source)),
+            h('td', {}, layerBadge(v.source), Array.isArray(v.shadows) && v.shadows.length ? h('span', { class: 'muted over' }, ` over ${v.shadows.join(', ')}`) : null),
             h('td', {}, v.enabled ? 'yes' : h('span', { class: 'badge off' }, 'disabled')),
             h('td', {}, surface),
             h('td', {}, labelList(v.labels)),
@@ -542,7 +542,9 @@
     }
     const deferred = $('deferred')
     clear(deferred)
-    const d = Array.isArray(r.deferred) ? r.deferred : []
+    // every tool left to discovery: the deferred families (the recipe's own defer list is part of them)
+    const fromFamilies = families.filter((/** @type {any} */ f) => f.status === 'deferred').flatMap(namesOf)
+    const d = [...new Set(fromFamilies.length ? fromFamilies : Array.isArray(r.deferred) ? r.deferred : [])].sort()
     if (d.length === 0) deferred.append(h('li', { class: 'muted' }, 'none'))
     for (const n of d) deferred.append(h('li', {}, typeof n === 'string' ? n : String(n?.name ?? '')))
     $('discovery').textContent = r.manifest?.discoveryBlock || '(empty: nothing is deferred)'
@@ -569,8 +571,8 @@
   }
 
   /**
-   * A horizontal bar: floor | kept | demoted (over the limit) | free, scaled to the larger of the
-   * limit and what was asked for.
+   * A horizontal bar of slots: floor | kept | free | reserved up to the limit line, then what did
+   * not fit (demoted) past it. Without a known limit: floor | kept.
    * @param {HTMLElement} host
    * @param {{ limit: number | null, effective: number | null, reserved: number, floor: number, kept: number, demoted: number }} b
    */
@@ -578,32 +580,33 @@
     clear(host)
     const used = b.floor + b.kept
     const free = b.effective === null ? 0 : Math.max(0, b.effective - used)
-    const total = Math.max(1, b.limit === null ? used + b.demoted : Math.max(b.limit, used + b.demoted))
+    const reserved = b.limit === null ? 0 : b.reserved
+    const inside = b.limit === null ? used : Math.max(b.limit, used)
     const width = 800
-    const scale = width / total
-    const parts = [
+    const gap = b.demoted ? 12 : 0
+    const scale = (width - gap) / Math.max(1, inside + b.demoted)
+    const parts = /** @type {[string, number][]} */ ([
       ['floor', b.floor],
       ['kept', b.kept],
       ['free', free],
+      ['reserved', reserved],
       ['demoted', b.demoted],
-    ]
-    const desc = `limit ${b.limit ?? 'none'}, effective ${b.effective ?? 'none'}, reserved ${b.reserved}; floor ${b.floor}, kept ${b.kept}, demoted ${b.demoted}, free ${free}`
-    const svg = s('svg', { viewBox: `0 0 ${width} 48`, width: '100%', height: 48, role: 'img', 'aria-label': `Tool budget: ${desc}`, id: 'budget-bar' })
+    ])
+    const desc = `limit ${b.limit ?? 'none'}: floor ${b.floor}, kept ${b.kept}, free ${free}, reserved ${reserved}; ${b.demoted} demoted past the limit`
+    const svg = s('svg', { viewBox: `0 0 ${width} 50`, width: '100%', height: 50, preserveAspectRatio: 'xMinYMid meet', role: 'img', 'aria-label': `Tool budget: ${desc}`, id: 'budget-bar' })
     let x = 0
     for (const [cls, n] of parts) {
+      if (cls === 'demoted') x = inside * scale + gap
       if (!n) continue
-      const w = Number(n) * scale
-      svg.append(s('rect', { class: String(cls), x: x.toFixed(1), y: 4, width: w.toFixed(1), height: 26, 'data-count': n }, s('title', {}, `${cls}: ${n}`)))
+      const w = n * scale
+      svg.append(s('rect', { class: cls, x: x.toFixed(1), y: 4, width: Math.max(0, w - 1).toFixed(1), height: 26, 'data-count': n }, s('title', {}, `${cls}: ${n}`)))
       x += w
     }
     if (b.limit !== null) {
       const lx = Math.min(width - 1, b.limit * scale)
-      svg.append(s('line', { class: 'axis', x1: lx, x2: lx, y1: 0, y2: 34, stroke: '#24292f', 'stroke-width': 2 }), s('text', { x: Math.max(0, lx - 4), y: 46, 'text-anchor': 'end' }, `limit ${b.limit}`))
+      svg.append(s('line', { class: 'limit', x1: lx.toFixed(1), x2: lx.toFixed(1), y1: 0, y2: 36 }), s('text', { x: Math.max(0, lx - 4).toFixed(1), y: 47, 'text-anchor': 'end' }, `limit ${b.limit}`))
     }
-    host.append(
-      svg,
-      h('ul', { class: 'legend' }, ...parts.map(([cls, n]) => h('li', {}, h('span', { class: `swatch ${cls}` }), `${cls} ${n}`)), h('li', {}, `reserved ${b.reserved}`), h('li', {}, b.limit === null ? 'no known limit' : `limit ${b.limit}`)),
-    )
+    host.append(svg, h('ul', { class: 'legend' }, ...parts.map(([cls, n]) => h('li', {}, h('span', { class: `swatch ${cls}` }), `${cls} ${n}`)), h('li', {}, b.limit === null ? 'no known limit' : `limit ${b.limit}`)))
   }
 
   // ────────── usage ──────────
