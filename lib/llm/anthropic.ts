@@ -11,7 +11,7 @@
  */
 import type { EgressClient } from '../egress/client'
 import type { Completion, CompletionRequest, WireClient } from './wire'
-import { count, LlmCallError, objectRoot, parseJsonBody, providerMessage } from './wire'
+import { count, cut, LlmCallError, objectRoot, parseJsonBody, providerMessage } from './wire'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 const OUTPUT_TOOL = 'record_answer'
@@ -60,7 +60,7 @@ export class AnthropicMessagesClient implements WireClient {
     const blocks = answer.content as { type?: unknown; text?: unknown; name?: unknown; input?: unknown }[]
     const text = blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string).join('')
     const tool = req.outputSchema ? blocks.find((b) => b.type === 'tool_use' && b.name === OUTPUT_TOOL) : undefined
-    if (answer.stop_reason === 'refusal') throw new LlmCallError('refusal', `the model refused${text ? `: ${text.slice(0, 500)}` : ''}`, undefined, usage)
+    if (answer.stop_reason === 'refusal') throw new LlmCallError('refusal', `the model refused${text ? `: ${cut(text, req.scrub)}` : ''}`, undefined, usage)
     return {
       text,
       ...(tool ? { data: { value: tool.input } } : {}),

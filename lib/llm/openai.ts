@@ -8,7 +8,7 @@
  */
 import type { EgressClient } from '../egress/client'
 import type { Completion, CompletionRequest, WireClient } from './wire'
-import { count, LlmCallError, objectRoot, parseJsonBody, providerMessage } from './wire'
+import { count, cut, LlmCallError, objectRoot, parseJsonBody, providerMessage } from './wire'
 
 export class OpenAiChatClient implements WireClient {
   constructor(private readonly http: Pick<EgressClient, 'request'>) {}
@@ -47,7 +47,7 @@ export class OpenAiChatClient implements WireClient {
     const choice = Array.isArray(answer.choices) ? (answer.choices[0] as Record<string, unknown> | undefined) : undefined
     const message = choice?.message as { content?: unknown; refusal?: unknown } | undefined
     if (!message) throw new LlmCallError('malformed', 'the endpoint\'s answer is not a chat completion (no choices[0].message)', undefined, usage)
-    if (typeof message.refusal === 'string' && message.refusal) throw new LlmCallError('refusal', `the model refused: ${message.refusal.slice(0, 500)}`, undefined, usage)
+    if (typeof message.refusal === 'string' && message.refusal) throw new LlmCallError('refusal', `the model refused: ${cut(message.refusal, req.scrub)}`, undefined, usage)
     const text = typeof message.content === 'string' ? message.content : ''
     return {
       text,

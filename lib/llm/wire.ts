@@ -65,20 +65,23 @@ export function objectRoot(schema: JsonSchema): { schema: JsonSchema; wrapped: b
   return schema.type === 'object' ? { schema, wrapped: false } : { schema: { type: 'object', properties: { value: schema }, required: ['value'], additionalProperties: false }, wrapped: true }
 }
 
+/** Text an endpoint sent back, for a message: scrubbed first, then cut (a cut through a secret would leave its prefix). */
+export const cut = (text: string, scrub: (text: string) => string = (t) => t, max = 500) => scrub(text).slice(0, max)
+
 /**
  * The provider's own error message from a JSON error body (`{ error: { message } }`), else the
  * trimmed text. Scrubbed before it is cut: a cut through a secret would leave its prefix behind.
  */
 export function providerMessage(body: Buffer, scrub: (text: string) => string = (t) => t): string {
-  const text = scrub(body.toString('utf8'))
+  const text = body.toString('utf8')
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown }
     const m = typeof parsed.error === 'object' ? parsed.error?.message : typeof parsed.error === 'string' ? parsed.error : parsed.message
-    if (typeof m === 'string' && m.trim()) return m.trim().slice(0, 500)
+    if (typeof m === 'string' && m.trim()) return cut(m.trim(), scrub)
   } catch {
     // not JSON
   }
-  return text.trim().slice(0, 500) || '(empty body)'
+  return cut(text.trim(), scrub) || '(empty body)'
 }
 
 export function parseJsonBody(body: Buffer, what: string): Record<string, unknown> {

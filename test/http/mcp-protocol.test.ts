@@ -58,6 +58,14 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } })
   })
 
+  it('refuses a body nested deeper than 100 levels before parsing it (400, -32600)', async () => {
+    const id = await session()
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"a":${'['.repeat(5000)}${']'.repeat(5000)}}}}`
+    const res = await post(deep, inSession(id))
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining('nested deeper than 100 levels') } })
+  })
+
   it('answers JSON that is not a JSON-RPC message with -32700', async () => {
     const id = await session()
     const res = await post({ hello: 'world' }, inSession(id))

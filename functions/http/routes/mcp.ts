@@ -10,6 +10,7 @@
  */
 import { type Context, Hono } from 'hono'
 import type { ProcessKey } from '../../../lib/recipes/ports'
+import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessSurface } from '../../../lib/surface/surface'
 import type { AppDeps } from '../app'
@@ -65,7 +66,11 @@ export function mcpRoutes(deps: AppDeps) {
     if (bytes.byteLength > MAX_MCP_BODY_BYTES) return rpcError(413, -32000, `the request body may be at most ${MAX_MCP_BODY_BYTES} bytes`)
     let body: unknown
     try {
-      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+      const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+      // The same linear scan every JSON body gets, before any parser: arguments reach validators and tools.
+      const deep = jsonTooDeep(text)
+      if (deep) return rpcError(400, -32600, `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels (${deep.message})`)
+      body = JSON.parse(text)
     } catch {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
     }
