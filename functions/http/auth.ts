@@ -62,10 +62,12 @@ export const principalOf = (c: Context<AuthEnv>) => c.get('principal')
 export const assertTenantAdmin = (c: Context<AuthEnv>, what: string) => assertScope(c, 'tenant:admin', `${what} changes the whole tenant: it`)
 
 const LAYER_WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
+/** Under a project, these hold a process's runtime state (sessions, client tools), not the layer's documents. */
+const RUNTIME_PATH = /^\/brain\/[^/]+\/projects\/[^/]+\/(?:processes(?:\/|$)|mcp$)/
 
-/** For /brain/:tenant/projects/:project/*: any write to the `_tenant` layer, whatever route a later change adds. */
+/** For /brain/:tenant/projects/:project/*: any write to the `_tenant` layer, whatever layer route a later change adds. */
 export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => {
-  if (LAYER_WRITES.has(c.req.method) && c.req.param('project') === TENANT_LAYER_ID) assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
+  if (LAYER_WRITES.has(c.req.method) && c.req.param('project') === TENANT_LAYER_ID && !RUNTIME_PATH.test(c.req.path)) assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
   await next()
 }
 

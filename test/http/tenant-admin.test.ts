@@ -15,11 +15,12 @@ function setup() {
   return { app: createApp(deps), store: deps.store }
 }
 
-/** Every PUT/DELETE under /brain/:tenant/projects/:project, aimed at the tenant layer. */
+/** Every PUT/DELETE of layer content under /brain/:tenant/projects/:project (not a process's runtime state), aimed at the tenant layer. */
 function tenantLayerWrites(app: ReturnType<typeof createApp>) {
   const seen = new Set<string>()
   for (const r of app.routes) {
-    if ((r.method === 'PUT' || r.method === 'DELETE') && r.path.startsWith('/brain/:tenant/projects/:project/')) seen.add(`${r.method} ${r.path}`)
+    const runtime = /\/projects\/:project\/(processes|mcp)/.test(r.path)
+    if ((r.method === 'PUT' || r.method === 'DELETE') && r.path.startsWith('/brain/:tenant/projects/:project/') && !runtime) seen.add(`${r.method} ${r.path}`)
   }
   return [...seen].map((route) => {
     const [method, path] = route.split(' ')
@@ -49,6 +50,18 @@ describe('the _tenant layer', () => {
     expect((await admin.delete('/brain/acme/projects/_tenant/server-tools/handbook')).status).toBe(204)
     const reader = client(app, await tokenFor('acme', 'tools:read'))
     expect((await reader.get('/brain/acme/projects/_tenant/server-tools')).status).toBe(200)
+  })
+
+  it("does not ask tenant:admin for a process's runtime state in the tenant project (sessions, client tools)", async () => {
+    const { app } = setup()
+    const api = client(app, await tokenFor('acme', WITHOUT_ADMIN))
+    const outcomes = [
+      await api.delete('/brain/acme/projects/_tenant/mcp', { 'mcp-session-id': 'no-such-session' }),
+      await api.delete('/brain/acme/projects/_tenant/processes/no-such-process/mcp'),
+      await api.put('/brain/acme/projects/_tenant/processes/no-such-process/client-tools', { clientTools: [] }),
+    ].map((r) => r.status)
+    expect(outcomes).not.toContain(403)
+    expect(outcomes).not.toContain(401)
   })
 
   it('leaves project-layer writes to tools:write alone', async () => {
