@@ -195,10 +195,10 @@ export function openApiDocument() {
       },
       '/brain/{tenant}/projects/{project}/tools/{name}/invoke': {
         post: {
-          summary: 'Call a tool outside any process',
+          summary: 'Call a tool outside any process; a script refused for capacity (the sandbox queue is full) is a 503 OVERLOADED with Retry-After',
           parameters: [tenant, project, name],
           requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { params: { type: 'object' } } } } } },
-          responses: { ...outcome, 400: problem, 401: problem, 403: problem },
+          responses: { ...outcome, 400: problem, 401: problem, 403: problem, 503: problem },
         },
       },
       '/brain/{tenant}/projects/{project}/processes': {
@@ -231,7 +231,15 @@ export function openApiDocument() {
           summary: "Call a tool through the process's surface (allowed list, floor, meta-tools; a deferred tool is activated); scope tools:invoke",
           parameters: [tenant, project, p('id', 'Process id')],
           requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, params: { type: 'object' } } } } } },
-          responses: { ...outcome, 400: problem, 403: problem, 404: problem },
+          responses: {
+            200: {
+              description: 'The call ran: `{ isError, content }`; for a client tool `{ isError: false, runOn: "client", name, params }` (the backend runs it with the validated params)',
+              content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/ToolOutcome' }, { type: 'object', required: ['isError', 'runOn', 'name', 'params'], properties: { isError: { const: false }, runOn: { const: 'client' }, name: { type: 'string' }, params: { type: 'object' } } }] } } },
+            },
+            400: problem,
+            403: problem,
+            404: problem,
+          },
         },
       },
       '/brain/{tenant}/projects/{project}/processes/{id}/client-tools': {
