@@ -234,7 +234,8 @@ describe('invocation', () => {
 
   it('ends self-recursion through siblings at the nesting limit with a clear error', async () => {
     // A tool that calls itself; the siblings enforce depth like the dispatcher does.
-    const tool = await single(config({ inputs: [{ name: 'n', type: 'integer' }], source: 'vance.tools.call("loop", { n: n + 1 })' }, 'loop'))
+    // four nested levels may each start an engine (seconds on a loaded machine): the deadline is not what this tests
+    const tool = await single(config({ inputs: [{ name: 'n', type: 'integer' }], source: 'vance.tools.call("loop", { n: n + 1 })', timeoutMs: 30_000 }, 'loop'))
     const seen: number[] = []
     const fake: FakeSiblings = new FakeSiblings({
       loop: (p, depth) => {

@@ -22,6 +22,11 @@ import { describe, expect, it } from 'vitest'
 import type { Sample } from './memory-workload'
 
 const TOLERANCE = 0.05
+/**
+ * RSS also carries the allocator's and V8's own noise (+6.6 % measured once on a machine at load
+ * average 19 with no leak: WASM and QuickJS heaps flat); the leak detectors are the two heaps above.
+ */
+const RSS_TOLERANCE = 0.1
 /** A per-run leak of even 32 bytes would exceed this over 10,000 runs. */
 const QUICKJS_HEAP_SLACK = 256 * 1024
 const within = (after: number, before: number) => Math.abs(after - before) / before
@@ -46,8 +51,8 @@ describe('memory over 20,000 invocations', () => {
       const { before, after } = report[kind]
       expect(within(after.wasm, before.wasm), `${kind} WASM heap`).toBeLessThanOrEqual(TOLERANCE)
       // A leak only grows RSS; a shrink (the allocator returning warm-up pages, seen at −5.2 % on a
-      // loaded machine) is not one, so RSS is held to +5 % and the WASM heap to ±5 %.
-      expect(growth(after.rss, before.rss), `${kind} RSS growth`).toBeLessThanOrEqual(TOLERANCE)
+      // loaded machine) is not one, so RSS is held to +10 % and the WASM heap to ±5 %.
+      expect(growth(after.rss, before.rss), `${kind} RSS growth`).toBeLessThanOrEqual(RSS_TOLERANCE)
       expect(after.quickjs - before.quickjs, `${kind} QuickJS heap growth`).toBeLessThanOrEqual(QUICKJS_HEAP_SLACK)
     }
   }, 180_000)
