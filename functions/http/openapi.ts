@@ -231,7 +231,15 @@ export function openApiDocument() {
           summary: "Call a tool through the process's surface (allowed list, floor, meta-tools; a deferred tool is activated); scope tools:invoke",
           parameters: [tenant, project, p('id', 'Process id')],
           requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, params: { type: 'object' } } } } } },
-          responses: { ...outcome, 400: problem, 403: problem, 404: problem },
+          responses: {
+            200: {
+              description: 'The call ran: `{ isError, content }`; for a client tool `{ isError: false, runOn: "client", name, params }` (the backend runs it with the validated params)',
+              content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/ToolOutcome' }, { type: 'object', required: ['isError', 'runOn', 'name', 'params'], properties: { isError: { const: false }, runOn: { const: 'client' }, name: { type: 'string' }, params: { type: 'object' } } }] } } },
+            },
+            400: problem,
+            403: problem,
+            404: problem,
+          },
         },
       },
       '/brain/{tenant}/projects/{project}/processes/{id}/client-tools': {

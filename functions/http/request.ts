@@ -5,6 +5,7 @@ import type { Context } from 'hono'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH } from '../../lib/config/nesting'
 import { parseYaml } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
+import type { Preconditions } from '../../lib/documents/preconditions'
 import { invalidInput, ServerToolsError } from '../../lib/errors'
 import { ID_PATTERN, isValidProjectId, TENANT_LAYER_ID } from './auth'
 
@@ -90,19 +91,38 @@ export async function objectBody(c: Context): Promise<Record<string, unknown>> {
 
 export const etag = (version: number) => `"${version}"`
 
-/** `If-Match: "3"` → 3; `If-None-Match: *` → createOnly. Anything else malformed is a 400. */
-export function versionPreconditions(c: Context): { expectedVersion?: number; createOnly?: boolean } {
+/**
+ * `If-Match` and `If-None-Match` as RFC 9110 §13.1.1–2 define them: `*` or a comma-separated list
+ * of entity-tags (`"3"`, `W/"3"`). A malformed header is a 400; a well-formed tag that names no
+ * version of a document (our ETags are `"<version>"`) just never matches. If-Match compares
+ * strongly (a weak tag never matches), If-None-Match weakly.
+ */
+export function preconditionsOf(c: Context): Preconditions {
+  const out: Preconditions = {}
   const ifMatch = c.req.header('if-match')
   const ifNoneMatch = c.req.header('if-none-match')
-  const out: { expectedVersion?: number; createOnly?: boolean } = {}
-  if (ifMatch !== undefined) {
-    const m = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(ifMatch)
-    if (!m) throw invalidInput(`If-Match must be an ETag like "3", got '${ifMatch.slice(0, 40)}'`)
-    out.expectedVersion = Number(m[1])
-  }
-  if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() !== '*') throw invalidInput("If-None-Match supports only '*' (create only)")
-    out.createOnly = true
-  }
+  if (ifMatch !== undefined) out.ifMatch = entityTags('If-Match', ifMatch, 'strong')
+  if (ifNoneMatch !== undefined) out.ifNoneMatch = entityTags('If-None-Match', ifNoneMatch, 'weak')
   return out
 }
+
+const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/
+
+function entityTags(header: string, value: string, comparison: 'strong' | 'weak'): '*' | number[] {
+  if (value.trim() === '*') return '*'
+  const versions: number[] = []
+  const items = value.split(',').map((t) => t.trim())
+  // A list may carry empty elements (RFC 9110 §5.6.1), but not be empty as a whole.
+  if (items.every((t) => t === '')) throw badTag(header, value)
+  for (const item of items) {
+    if (!item) continue
+    const m = ENTITY_TAG.exec(item)
+    if (!m) throw badTag(header, value)
+    if (m[1] && comparison === 'strong') continue
+    if (/^(0|[1-9]\d{0,14})$/.test(m[2])) versions.push(Number(m[2]))
+  }
+  return versions
+}
+
+const badTag = (header: string, value: string) =>
+  invalidInput(`${header} must be '*' or a list of quoted entity-tags such as "3" or W/"3", got '${value.slice(0, 60)}'`, [{ pointer: `/headers/${header.toLowerCase()}`, message: 'malformed entity-tag' }])

@@ -5,7 +5,7 @@
  */
 import type { Issue } from '../errors'
 import { type JsonSchema, validateAgainst } from './json-schema'
-import { closest, keyPosition, locate, parseYaml } from './yaml'
+import { closest, keyPosition, locate, notAMapping, parseYaml } from './yaml'
 
 export const PACK_SEPARATOR = '__'
 /** The capability floor (spec §13.1) and invoke_tool: never configurable. */
@@ -41,11 +41,13 @@ export const SERVER_TOOLS_PREFIX = 'server-tools/'
 export const serverToolPath = (name: string) => `${SERVER_TOOLS_PREFIX}${name}.yaml`
 export const nameFromPath = (path: string) => path.slice(SERVER_TOOLS_PREFIX.length).replace(/\.ya?ml$/, '')
 
-export const normalizeToolName = (raw: string) => raw.trim().toLowerCase()
-
-/** Why a (normalized) name can't name a server tool, or undefined when it can. */
+/**
+ * Why a name can't name a server tool, or undefined when it can. Names are taken as written: an
+ * upper-case or padded name is refused, not quietly folded onto another tool's name.
+ */
 export function toolNameProblem(name: string): string | undefined {
   if (!name) return 'a tool name must not be empty'
+  if (name !== name.toLowerCase()) return `tool name '${name}' must be lower case: tool names are lower case (did you mean '${name.toLowerCase()}'?)`
   if (name.length > MAX_TOOL_NAME_LENGTH) return `tool name '${name}' is longer than ${MAX_TOOL_NAME_LENGTH} characters`
   if (name.includes('@')) return `tool name '${name}' must not contain '@' (it marks label selectors)`
   if (name.includes(PACK_SEPARATOR)) return `tool name '${name}' must not contain '${PACK_SEPARATOR}' (it separates a pack from its sub-tools)`
@@ -96,7 +98,7 @@ export function parseServerTool(text: string, name: string, opts: { mode: 'write
   if (!parsed.ok) return parsed
   const data = parsed.value.data
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'a server tool must be a YAML mapping (key: value lines)' }] }
+    return { ok: false, issues: [notAMapping(data, path, 'a server tool', 'type and description')] }
   }
   const raw = { ...(data as Record<string, unknown>) }
   const issues: Issue[] = []
@@ -115,7 +117,8 @@ export function parseServerTool(text: string, name: string, opts: { mode: 'write
 
   issues.push(...locate(parsed.value, validateAgainst(serverToolSchema, raw), path))
 
-  if (typeof raw.name === 'string' && normalizeToolName(raw.name) !== name) {
+  // A YAML `name` is compared folded, as documents written before names were strict spelled it.
+  if (typeof raw.name === 'string' && raw.name.trim().toLowerCase() !== name) {
     issues.push(...locate(parsed.value, [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }], path))
   }
 

@@ -53,6 +53,15 @@ export function parseYaml(text: string, path?: string): YamlResult {
   }
 }
 
+/**
+ * The issue for a document whose top level is not a mapping. An empty (or whitespace- or
+ * comment-only) document parses to null and is told so, rather than that it is not a mapping.
+ */
+export function notAMapping(data: unknown, path: string | undefined, what: string, needs: string): Issue {
+  const message = data === null || data === undefined ? `the document is empty: ${what} needs at least ${needs}` : `${what} must be a YAML mapping (key: value lines)`
+  return { path, pointer: '', line: 1, column: 1, message }
+}
+
 /** A JSON document above the YAML size: parsed natively, its issues located by pointer only. */
 function parseLargeJson(text: string, path?: string): YamlResult {
   const deep = jsonTooDeep(text, MAX_NESTING_DEPTH, path)

@@ -31,6 +31,8 @@ export interface PutOptions {
   expectedVersion?: number
   /** Write only if no document exists yet (`If-None-Match: *`). */
   createOnly?: boolean
+  /** Write only if a live document exists, whatever its version (`If-Match: *`). */
+  mustExist?: boolean
 }
 
 export interface DeleteOptions {
@@ -42,7 +44,8 @@ export interface DocumentStore {
   /** Reads several keys in one round trip (one BatchGetItem); the map is keyed by `docId(key)`. */
   getMany(keys: DocumentKey[]): Promise<Map<string, StoredDocument>>
   /**
-   * ConflictError (code CONFLICT) on a stale version or when createOnly meets an existing document.
+   * ConflictError (code CONFLICT) on a stale version, when createOnly meets an existing document or
+   * when mustExist finds none.
    * `created` is true when no live document was there before (a first write, or one after a delete).
    */
   put(doc: NewDocument, opts?: PutOptions): Promise<StoredDocument & { created: boolean }>

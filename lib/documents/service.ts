@@ -2,9 +2,11 @@
  * Raw documents (scripts, Markdown, recipes, engines, model catalog, MCP servers): the same
  * versioned store as tool documents, with safe paths and size limits.
  */
+import { checkDocumentText, unsafeCharacter } from '../config/text-hygiene'
 import { invalidConfig, invalidInput, ServerToolsError, type Issue } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
+import { deleteConditions, liveVersion, type Preconditions, writeConditions } from './preconditions'
 import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
 
 export const MAX_PATH_LENGTH = 512
@@ -13,7 +15,9 @@ export const MAX_PATH_LENGTH = 512
 export function normalizeDocumentPath(raw: string): string {
   const problem = (why: string) => invalidInput(`document path '${raw.slice(0, 100)}' ${why}`, [{ pointer: '/path', message: why }])
   if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw)) throw problem('must be relative (no leading / or drive letter)')
-  if (/[\u0000-\u001f\u007f\\]/.test(raw)) throw problem('must not contain control characters or backslashes')
+  if (raw.includes('\\')) throw problem('must not contain backslashes')
+  const unsafe = unsafeCharacter(raw, 'single-line')
+  if (unsafe) throw problem(`must not contain control characters or bidi overrides (${unsafe.character} at character ${unsafe.position})`)
   const parts: string[] = []
   for (const seg of raw.split('/')) {
     if (seg === '' || seg === '.') continue
@@ -42,16 +46,20 @@ export class DocumentService {
     return this.cascade.read(tenant, project, normalizeDocumentPath(rawPath))
   }
 
-  put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; expectedVersion?: number; createOnly?: boolean }): Promise<StoredDocument & { created: boolean }> {
+  async put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; preconditions?: Preconditions }): Promise<StoredDocument & { created: boolean }> {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-    const issues = this.check?.(path, body) ?? []
+    const issues = checkDocumentText(path, body)
+    if (!issues.length) issues.push(...(this.check?.(path, body) ?? []))
     if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)
-    return this.store.put({ key: { scope: scopeOf(tenant, project), path }, body, actor: opts.actor }, opts)
+    const key = { scope: scopeOf(tenant, project), path }
+    const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.store, key))
+    return this.store.put({ key, body, actor: opts.actor }, conditions)
   }
 
-  delete(tenant: string, project: string, rawPath: string, opts: { expectedVersion?: number } = {}): Promise<void> {
-    return this.store.delete({ scope: scopeOf(tenant, project), path: normalizeDocumentPath(rawPath) }, opts)
+  async delete(tenant: string, project: string, rawPath: string, preconditions: Preconditions = {}): Promise<void> {
+    const key = { scope: scopeOf(tenant, project), path: normalizeDocumentPath(rawPath) }
+    await this.store.delete(key, await deleteConditions(key.path, preconditions, liveVersion(this.store, key)))
   }
 
   /** This layer's documents under a prefix (metadata only is what callers usually want). */

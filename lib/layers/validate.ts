@@ -67,10 +67,12 @@ export async function validateLayer(deps: LayerValidationDeps, input: LayerValid
 /** Writes each file through the service's own checks; answers the files that were accepted. */
 async function load(deps: LayerValidationDeps, tenant: string, project: string, files: readonly LayerFile[], layer: LayerProblem['layer'], problems: LayerProblem[]): Promise<LayerFile[]> {
   const accepted: LayerFile[] = []
+  // The context layer is not what is being applied: its own validation fails on its problems, this one only mentions them.
+  const severity: LayerProblem['severity'] = layer === 'target' ? 'error' : 'warning'
   for (const file of files) {
     const pathProblem = layerPathProblem(file.path, project)
     if (pathProblem) {
-      problems.push({ path: file.path, layer, message: pathProblem, severity: 'error' })
+      problems.push({ path: file.path, layer, message: pathProblem, severity })
       continue
     }
     try {
@@ -80,7 +82,7 @@ async function load(deps: LayerValidationDeps, tenant: string, project: string, 
         if (file.path === TENANT_ALLOW_LIST_PATH) {
           const { issues } = parseTenantAllowList(file.body)
           if (issues.length) {
-            for (const i of issues) problems.push(problemAt(file, i, layer))
+            for (const i of issues) problems.push(problemAt(file, i, layer, severity))
             continue
           }
         }
@@ -90,8 +92,8 @@ async function load(deps: LayerValidationDeps, tenant: string, project: string, 
     } catch (e) {
       if (!isServerToolsError(e)) throw e
       const issues = e.details?.errors ?? []
-      if (!issues.length) problems.push({ path: file.path, layer, message: e.message, severity: 'error' })
-      for (const i of issues) problems.push(problemAt(file, i, layer))
+      if (!issues.length) problems.push({ path: file.path, layer, message: e.message, severity })
+      for (const i of issues) problems.push(problemAt(file, i, layer, severity))
     }
   }
   return accepted

@@ -13,7 +13,7 @@
  * Unknown fields are errors: a misspelt `header:` would otherwise silently drop credentials.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, parseYaml } from '../config/yaml'
+import { locate, notAMapping, parseYaml } from '../config/yaml'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -68,7 +68,7 @@ export function parseMcpServer(text: string, path: string): McpServerParse {
   if (!parsed.ok) return parsed
   const data = parsed.value.data
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'an MCP server document must be a YAML mapping with at least `url`' }] }
+    return { ok: false, issues: [notAMapping(data, path, 'an MCP server document', '`url`')] }
   }
   const raw = data as Record<string, unknown>
   const issues: Issue[] = validateAgainst(mcpServerSchema, raw)

@@ -7,15 +7,16 @@ import type { ConfigResult } from '../config/server-tool'
 import {
   isReservedToolName,
   nameFromPath,
-  normalizeToolName,
   parseServerTool,
   SERVER_TOOLS_PREFIX,
   serverToolPath,
   toolNameProblem,
 } from '../config/server-tool'
+import { checkDocumentText } from '../config/text-hygiene'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
+import { deleteConditions, liveVersion, type Preconditions, writeConditions } from '../documents/preconditions'
 import { MAX_DOCUMENT_BYTES, scopeOf } from '../documents/ports'
 import type { Issue } from '../errors'
 import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../errors'
@@ -213,7 +214,7 @@ export class ServerToolService {
     project: string,
     rawName: string,
     text: string,
-    opts: { actor: string; expectedVersion?: number; createOnly?: boolean },
+    opts: { actor: string; preconditions?: Preconditions },
   ): Promise<{ view: ToolView; created: boolean }> {
     const name = this.checkedName(rawName)
     if (isReservedToolName(name)) {
@@ -223,23 +224,26 @@ export class ServerToolService {
     }
     if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
-    const result = parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
+    const unsafe = checkDocumentText(path, text)
+    const result = unsafe.length ? { ok: false as const, issues: unsafe } : parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
     if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
-    const stored = await this.deps.store.put({ key: { scope: scopeOf(tenant, project), path }, body: text, actor: opts.actor }, opts)
+    const key = { scope: scopeOf(tenant, project), path }
+    const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
+    const stored = await this.deps.store.put({ key, body: text, actor: opts.actor }, conditions)
     this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
     return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
   }
 
-  async delete(tenant: string, project: string, rawName: string, opts: { expectedVersion?: number } = {}): Promise<void> {
+  async delete(tenant: string, project: string, rawName: string, preconditions: Preconditions = {}): Promise<void> {
     const name = this.checkedName(rawName)
-    await this.deps.store.delete({ scope: scopeOf(tenant, project), path: serverToolPath(name) }, opts)
+    const key = { scope: scopeOf(tenant, project), path: serverToolPath(name) }
+    await this.deps.store.delete(key, await deleteConditions(key.path, preconditions, liveVersion(this.deps.store, key)))
   }
 
   // ────────── internals ──────────
 
-  private checkedName(raw: string): string {
-    const name = normalizeToolName(raw)
+  private checkedName(name: string): string {
     const problem = toolNameProblem(name)
     if (problem) throw invalidInput(problem, [{ pointer: '/name', message: problem }])
     return name

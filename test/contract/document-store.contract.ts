@@ -112,6 +112,19 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(await store.get(key('a.yaml'))).toMatchObject({ body: winner.body, version: 2 })
     })
 
+    it('writes a must-exist update over any live version and refuses it for a missing or deleted document', async () => {
+      await expectCode(store.put({ key: key('a.yaml'), body: 'x', actor: 'alice' }, { mustExist: true }), 'CONFLICT')
+      expect(await store.get(key('a.yaml'))).toBeUndefined()
+      await store.put({ key: key('a.yaml'), body: 'one', actor: 'alice' })
+      await store.put({ key: key('a.yaml'), body: 'two', actor: 'alice' })
+      expect(await store.put({ key: key('a.yaml'), body: 'three', actor: 'bob' }, { mustExist: true })).toMatchObject({ version: 3, created: false })
+      await store.delete(key('a.yaml'))
+      await expectCode(store.put({ key: key('a.yaml'), body: 'four', actor: 'bob' }, { mustExist: true }), 'CONFLICT')
+      await expectCode(store.put({ key: key('big.md'), body: 'y'.repeat(INLINE_BODY_LIMIT + 1), actor: 'bob' }, { mustExist: true }), 'CONFLICT')
+      expect(await store.get(key('a.yaml'))).toBeUndefined()
+      expect(await store.get(key('big.md'))).toBeUndefined()
+    })
+
     it('lets exactly one of two concurrent create-only writers win', async () => {
       const results = await Promise.allSettled([
         store.put({ key: key('new.yaml'), body: 'from bob', actor: 'bob' }, { createOnly: true }),
@@ -126,6 +139,20 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       const doc = await store.get(key('busy.yaml'))
       expect(doc?.version).toBe(4)
       expect(doc?.body).toBe(doc?.updatedBy)
+    })
+
+    it('lets the last of 50 concurrent unconditional writers of a large body win, each with its own version', async () => {
+      const writers = Array.from({ length: 50 }, (_, i) => `writer-${String(i).padStart(2, '0')}`)
+      const bodyOf = (actor: string) => `${actor}\n${'x'.repeat(INLINE_BODY_LIMIT)}`
+      const results = await Promise.allSettled(writers.map((actor) => store.put({ key: key('documents/big.md'), body: bodyOf(actor), actor })))
+      const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason))
+      expect(rejected).toEqual([])
+      const written = results.map((r) => (r as PromiseFulfilledResult<{ version: number; updatedBy: string }>).value)
+      expect(written.map((w) => w.version).sort((a, b) => a - b)).toEqual(writers.map((_, i) => i + 1))
+      const last = written.find((w) => w.version === 50)!
+      const doc = await store.get(key('documents/big.md'))
+      expect(doc).toMatchObject({ version: 50, updatedBy: last.updatedBy })
+      expect(doc?.body === bodyOf(last.updatedBy)).toBe(true)
     })
 
     it('deletes a document, after which it reads as absent', async () => {

@@ -103,6 +103,13 @@ describe('calling client tools', () => {
     expect(tool).toMatchObject({ calls: 1 })
   })
 
+  it('is a tool error from a script, saying it runs on the client', async () => {
+    const p = await spawn({ clientTools: [fileRead] })
+    const res = await call(p.id, 'execute_javascript', { code: "try { vance.tools.call('file_read', { path: 'a' }) } catch (e) { e.message }" })
+    expect(res.isError).toBe(false)
+    expect(res.content.value).toContain('runs on the client')
+  })
+
   it('is a tool error from invoke_tool, saying it runs on the client', async () => {
     const p = await spawn({ clientTools: [fileRead] })
     const res = await call(p.id, 'invoke_tool', { name: 'file_read', params: { path: 'a' } })

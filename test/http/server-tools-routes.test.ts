@@ -29,10 +29,15 @@ describe('server-tool routes', () => {
     expect(res.status).toBe(201)
   })
 
-  it('trims and lower-cases the name from the path', async () => {
-    const res = await api.put(`${base}/server-tools/%20My_Doc%20`, yaml('Mine'))
-    expect(res.status).toBe(201)
-    expect((await res.json()).name).toBe('my_doc')
+  it('refuses an upper-case or padded name in the path with a 400 saying names are lower case', async () => {
+    const upper = await api.put(`${base}/server-tools/My_Doc`, yaml('Mine'))
+    expect(upper.status).toBe(400)
+    expect((await upper.json()).detail).toBe("tool name 'My_Doc' must be lower case: tool names are lower case (did you mean 'my_doc'?)")
+    expect((await api.put(`${base}/server-tools/%20my_doc%20`, yaml('Mine'))).status).toBe(400)
+    await api.put(`${base}/server-tools/my_doc`, yaml('Mine'))
+    expect((await api.get(`${base}/server-tools/MY_DOC`)).status).toBe(400)
+    expect((await api.delete(`${base}/server-tools/My_Doc`)).status).toBe(400)
+    expect((await api.get(`${base}/server-tools/my_doc`)).status).toBe(200)
   })
 
   it('answers 200 to an update and 412 to a stale If-Match', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseServerTool, toolNameProblem, normalizeToolName } from '../../lib/config/server-tool'
+import { parseServerTool, toolNameProblem } from '../../lib/config/server-tool'
 import { FactoryRegistry } from '../../lib/tools/registry'
 import { docLookupFactory } from '../../lib/tools/types/doc_lookup'
 import { echoPackFactory } from '../support/pack-factory'
@@ -83,8 +83,9 @@ describe('server-tool documents', () => {
     if (!r.ok) expect(r.issues[0].message).toContain('must be a YAML mapping')
   })
 
-  it('enforces the name rules: pattern, length, no pack separator, no @', () => {
-    expect(normalizeToolName('  My_Tool ')).toBe('my_tool')
+  it('enforces the name rules: lower case, pattern, length, no pack separator, no @', () => {
+    expect(toolNameProblem('My_Tool')).toContain('must be lower case')
+    expect(toolNameProblem(' my_tool ')).toContain('must start with a letter')
     expect(toolNameProblem('my_tool-2')).toBeUndefined()
     expect(toolNameProblem('2tool')).toContain('must start with a letter')
     expect(toolNameProblem('a'.repeat(49))).toContain('longer than 48')

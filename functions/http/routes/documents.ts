@@ -6,7 +6,7 @@ import { invalidInput, notFound } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { assertTenantAdmin, principalOf, requireScope } from '../auth'
-import { bodyText, etag, projectParam, tenantParam, versionPreconditions } from '../request'
+import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 const CONTENT_TYPES: Record<string, string> = {
   md: 'text/markdown; charset=utf-8',
@@ -65,12 +65,12 @@ export function documentRoutes(deps: AppDeps) {
     .put('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
       const project = projectParam(c)
       const body = await bodyText(c, { allowAnyText: true })
-      const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, ...versionPreconditions(c) })
+      const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, preconditions: preconditionsOf(c) })
       c.header('etag', etag(stored.version))
       return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.created ? 201 : 200)
     })
     .delete('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
-      await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), versionPreconditions(c))
+      await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), preconditionsOf(c))
       return c.body(null, 204)
     })
 }

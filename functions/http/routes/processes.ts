@@ -8,7 +8,8 @@ import { iso } from '../../../lib/runtime/clock'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
-import { etag, objectBody, projectParam, tenantParam, versionPreconditions } from '../request'
+import { writeConditions } from '../../../lib/documents/preconditions'
+import { etag, objectBody, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
   const key = (c: Context) => ({ tenant: tenantParam(c), project: projectParam(c), id: c.req.param('id') ?? '' })
@@ -39,8 +40,9 @@ export function processRoutes(deps: AppDeps) {
       return c.json({ isError: outcome.isError, content: outcome.content })
     })
     .put('/projects/:project/processes/:id/client-tools', requireScope('tools:invoke'), async (c) => {
-      const { expectedVersion } = versionPreconditions(c)
-      const result = await deps.processes.setClientTools(key(c), await objectBody(c), expectedVersion)
+      // Version 0 = no client tools declared yet, so If-None-Match: * means "declare only once".
+      const conditions = await writeConditions(`the client tools of process '${c.req.param('id')}'`, preconditionsOf(c), async () => (await deps.processes.get(key(c))).clientToolsVersion ?? 0)
+      const result = await deps.processes.setClientTools(key(c), await objectBody(c), conditions.createOnly ? 0 : conditions.expectedVersion)
       c.header('etag', etag(result.version))
       return c.json({ clientTools: result.names, version: result.version, warnings: result.warnings })
     })

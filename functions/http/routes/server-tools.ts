@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
-import { bodyText, etag, projectParam, tenantParam, versionPreconditions } from '../request'
+import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function serverToolRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>()
@@ -25,14 +25,14 @@ export function serverToolRoutes(deps: AppDeps) {
       const text = await bodyText(c)
       const { view, created } = await deps.tools.put(tenantParam(c), project, c.req.param('name'), text, {
         actor: principalOf(c).subject,
-        ...versionPreconditions(c),
+        preconditions: preconditionsOf(c),
       })
       c.header('etag', etag(view.version))
       if (created) c.header('location', `/brain/${tenantParam(c)}/projects/${project}/server-tools/${view.name}`)
       return c.json(view, created ? 201 : 200)
     })
     .delete('/projects/:project/server-tools/:name', requireScope('tools:write'), async (c) => {
-      await deps.tools.delete(tenantParam(c), projectParam(c), c.req.param('name'), versionPreconditions(c))
+      await deps.tools.delete(tenantParam(c), projectParam(c), c.req.param('name'), preconditionsOf(c))
       return c.body(null, 204)
     })
 }

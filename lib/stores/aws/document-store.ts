@@ -6,8 +6,8 @@
  * - A lost update is impossible: every write is one UpdateItem whose ConditionExpression pins the
  *   version it replaces (or `attribute_not_exists` for create-only); an unconditional write lets
  *   DynamoDB increment the version atomically. `createdAt`/`createdBy` survive via `if_not_exists`.
- * - A large body is written to the blob store BEFORE the item, under a key holding the new version,
- *   the body hash and a random nonce, so an item never points at missing or foreign bytes; a write
+ * - A large body is written to the blob store BEFORE the item, under a key holding the body hash
+ *   and a random nonce, so an item never points at missing or foreign bytes; a write
  *   that loses its condition deletes its orphan blob (best-effort), and a successful write or a
  *   delete removes the blob it replaced after the item changed.
  * - Reads are strongly consistent; a cascade lookup is one BatchGetItem, a listing one Query
@@ -64,15 +64,10 @@ export interface DocumentItem {
   deleted?: boolean
 }
 
-/** PutOptions plus the adapter's own mode for continuing a tombstone's version. */
-type WriteMode = PutOptions & { overTombstone?: boolean }
-
 /** BatchGetItem accepts at most 100 keys per request. */
 const BATCH_GET_LIMIT = 100
 /** Retries for UnprocessedKeys before giving up with THROTTLED. */
 const UNPROCESSED_RETRIES = 8
-/** Attempts for an unconditional write of a large body (it must learn the version it replaces). */
-const LARGE_UPSERT_ATTEMPTS = 5
 
 const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
 
@@ -137,23 +132,13 @@ export class DynamoDocumentStore implements DocumentStore {
 
   async put(doc: NewDocument, opts: PutOptions = {}) {
     const bytes = checkedSize(doc)
-    const hash = sha256(doc.body)
-    const inline = bytes <= INLINE_BODY_LIMIT
-    if (inline || opts.expectedVersion !== undefined) return this.write(doc, bytes, hash, opts)
-
-    // A large write without a version must learn the one it replaces before the item changes (the
-    // blob key holds it; a tombstone's version is continued), so it reads the current version and
-    // writes conditionally on it, retrying if it moved.
-    for (let attempt = 1; ; attempt++) {
+    if (opts.createOnly && bytes > INLINE_BODY_LIMIT) {
+      // Refuse before uploading: a create-only write over a live document would only upload bytes
+      // to delete them again.
       const current = await this.readItem(doc.key, true)
-      if (opts.createOnly && current && !current.deleted) throw conflict(`${doc.key.path} already exists (version ${current.version})`)
-      const pinned: WriteMode = current ? { expectedVersion: current.version, overTombstone: !!current.deleted } : { createOnly: true }
-      try {
-        return await this.write(doc, bytes, hash, pinned)
-      } catch (e) {
-        if (!(e instanceof ServerToolsError && e.code === 'CONFLICT') || attempt >= LARGE_UPSERT_ATTEMPTS) throw e
-      }
+      if (current && !current.deleted) throw conflict(`${doc.key.path} already exists (version ${current.version})`)
     }
+    return this.write(doc, bytes, sha256(doc.body), opts)
   }
 
   async delete(key: DocumentKey, opts: DeleteOptions = {}) {
@@ -209,19 +194,19 @@ export class DynamoDocumentStore implements DocumentStore {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * One conditional UpdateItem. Mode: createOnly (no live document; a tombstone's version is
-   * continued), expectedVersion (of a live document, or of the tombstone when overTombstone), or
-   * unconditional (inline only).
+   * One UpdateItem, inline or large alike. Mode: createOnly (no live document; a tombstone's
+   * version is continued), expectedVersion (of a live document), mustExist (any live version), or
+   * unconditional — in the last two DynamoDB
+   * increments the version atomically, so concurrent unconditional writers never race: each gets
+   * its own version and the last one wins, whatever the body size.
    */
-  private async write(doc: NewDocument, bytes: number, hash: string, opts: WriteMode): Promise<StoredDocument & { created: boolean }> {
+  private async write(doc: NewDocument, bytes: number, hash: string, opts: PutOptions): Promise<StoredDocument & { created: boolean }> {
     const { key, body, actor } = doc
     const now = iso(this.clock.now())
     const inline = bytes <= INLINE_BODY_LIMIT
-    // createOnly pins version 1 only for large bodies, which come here only when no item exists
-    const nextVersion = opts.createOnly ? (inline ? undefined : 1) : opts.expectedVersion !== undefined ? opts.expectedVersion + 1 : undefined
-    if (!inline && nextVersion === undefined) throw new Error('internal: a large body needs a pinned version')
+    const nextVersion = opts.expectedVersion !== undefined ? opts.expectedVersion + 1 : undefined
 
-    const bodyKey = inline ? undefined : blobKey(key, nextVersion!, hash)
+    const bodyKey = inline ? undefined : blobKey(key, hash)
     if (bodyKey) await this.blobs.put(bodyKey, body)
 
     const names: Record<string, string> = {
@@ -260,12 +245,14 @@ export class DynamoDocumentStore implements DocumentStore {
     remove += ', #del'
     let condition: string | undefined
     if (opts.createOnly) {
-      condition = inline ? 'attribute_not_exists(#s) OR attribute_exists(#del)' : 'attribute_not_exists(#s)'
+      condition = 'attribute_not_exists(#s) OR attribute_exists(#del)'
     } else if (opts.expectedVersion !== undefined) {
-      condition = opts.overTombstone ? '#v = :expected AND attribute_exists(#del)' : '#v = :expected AND attribute_not_exists(#del)'
+      condition = '#v = :expected AND attribute_not_exists(#del)'
       values[':expected'] = opts.expectedVersion
+    } else if (opts.mustExist) {
+      condition = 'attribute_exists(#s) AND attribute_not_exists(#del)'
     }
-    if (!opts.createOnly) delete names['#s'] // DynamoDB refuses names an expression does not use
+    if (!condition?.includes('#s')) delete names['#s'] // DynamoDB refuses names an expression does not use
 
     let old: DocumentItem | undefined
     try {
@@ -291,7 +278,7 @@ export class DynamoDocumentStore implements DocumentStore {
       if (opts.createOnly) {
         throw conflict(`${key.path} already exists${current ? ` (version ${current.version})` : ''}`, e)
       }
-      if (opts.overTombstone) throw conflict(`${key.path} changed while it was being re-created`, e)
+      if (opts.expectedVersion === undefined) throw conflict(`${key.path} does not exist`, e)
       throw conflict(
         current
           ? `${key.path} is at version ${current.version}, not ${opts.expectedVersion}`
@@ -401,10 +388,15 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 }
 
-/** `docs/<scope>/<path>@v<version>-<sha prefix>-<nonce>`: unique per write attempt, never reused. */
-export function blobKey(key: DocumentKey, version: number, hash: string) {
+/**
+ * `docs/<scope>/<path>@<sha prefix>-<nonce>`: unique per write attempt, never reused. It holds no
+ * version: the blob is uploaded before the item learns its version, so an unconditional write
+ * needs no read-then-pin round (which lost to concurrent writers) and the nonce alone keeps two
+ * writers of the same bytes apart.
+ */
+export function blobKey(key: DocumentKey, hash: string) {
   const path = key.path.split('/').map(encodeURIComponent).join('/')
-  return `docs/${encodeURIComponent(key.scope)}/${path}@v${version}-${hash.slice(0, 16)}-${randomBytes(6).toString('hex')}`
+  return `docs/${encodeURIComponent(key.scope)}/${path}@${hash.slice(0, 16)}-${randomBytes(8).toString('hex')}`
 }
 
 const errorName = (e: unknown) => (e as { name?: string } | null)?.name

@@ -38,6 +38,7 @@ export class MemoryDocumentStore implements DocumentStore {
     const id = docId(doc.key)
     const current = this.docs.get(id)
     if (opts.createOnly && current) throw conflict(`${doc.key.path} already exists (version ${current.version})`)
+    if (opts.mustExist && !current) throw conflict(`${doc.key.path} does not exist`)
     if (opts.expectedVersion !== undefined && current?.version !== opts.expectedVersion) {
       throw conflict(`${doc.key.path} is at version ${current?.version ?? 'none'}, not ${opts.expectedVersion}`)
     }

@@ -56,6 +56,15 @@ describe('validateLayer (offline, the service’s own checks)', () => {
     ])
   })
 
+  it('mentions problems of the tenant layer given as context as warnings: they are not what is validated', async () => {
+    const problems = await validateOffline({
+      project: 'p1',
+      files: [{ path: 'documents/a.md', body: 'a' }],
+      tenantFiles: [{ path: 'server-tools/bad.yaml', body: 'type: doc_lookup\nparameters: { path: documents/a.md }\n' }],
+    })
+    expect(problems).toEqual([{ path: 'server-tools/bad.yaml', layer: 'context', line: 1, column: 1, message: 'description is required', severity: 'warning' }])
+  })
+
   it('holds egress/allow.yaml to the tenant layer and its own parser', async () => {
     const inProject = await validateOffline({ project: 'p1', files: [{ path: 'egress/allow.yaml', body: 'hosts: [a.example.com]\n' }] })
     expect(inProject.map((p) => p.message)).toEqual(["egress/allow.yaml is read from the _tenant layer only; a project cannot widen its tenant's egress"])

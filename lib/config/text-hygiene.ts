@@ -1,0 +1,98 @@
+/**
+ * Text a tenant writes into structured documents (names, labels, descriptions, hints, every other
+ * key and string) ends up in model manifests, listings and logs. Characters that are invisible
+ * or reorder what a reader sees there are refused on write, with the field and the position:
+ *
+ * - C0 controls U+0000–U+001F except TAB and LF (a multi-line description legitimately has them;
+ *   YAML folds CR LF line breaks into LF, so a CR that survives parsing was written on purpose),
+ *   DEL U+007F and the C1 controls U+0080–U+009F;
+ * - bidi embeddings, overrides and isolates U+202A–U+202E, U+2066–U+2069 (the "Trojan Source"
+ *   characters). The marks U+200E/U+200F stay allowed: right-to-left text needs them.
+ */
+import type { Issue } from '../errors'
+import { locate, type ParsedYaml, parseYaml } from './yaml'
+
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+/** Single-line text (names, paths): TAB and LF are refused too. */
+const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+const NAMES: Record<number, string> = {
+  0x00: 'NUL',
+  0x09: 'TAB',
+  0x0a: 'LINE FEED',
+  0x0d: 'CARRIAGE RETURN',
+  0x1b: 'ESCAPE',
+  0x7f: 'DELETE',
+  0x202a: 'LEFT-TO-RIGHT EMBEDDING',
+  0x202b: 'RIGHT-TO-LEFT EMBEDDING',
+  0x202c: 'POP DIRECTIONAL FORMATTING',
+  0x202d: 'LEFT-TO-RIGHT OVERRIDE',
+  0x202e: 'RIGHT-TO-LEFT OVERRIDE',
+  0x2066: 'LEFT-TO-RIGHT ISOLATE',
+  0x2067: 'RIGHT-TO-LEFT ISOLATE',
+  0x2068: 'FIRST STRONG ISOLATE',
+  0x2069: 'POP DIRECTIONAL ISOLATE',
+}
+
+/** Why `text` is unsafe — the character and its 1-based position — or undefined when it is clean. */
+export function unsafeCharacter(text: string, lines: 'multi-line' | 'single-line' = 'multi-line'): { position: number; character: string } | undefined {
+  const m = (lines === 'multi-line' ? UNSAFE : UNSAFE_SINGLE_LINE).exec(text)
+  if (!m) return undefined
+  const code = m[0].charCodeAt(0)
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
+  const name = NAMES[code] ?? (code < 0x20 || (code >= 0x7f && code <= 0x9f) ? 'a control character' : 'a bidi control')
+  return { position: m.index + 1, character: `${hex} (${name})` }
+}
+
+const MAX_REPORTED = 20
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
+
+/**
+ * Every key and string of a parsed document that holds an unsafe character, as issues with a JSON
+ * pointer, line and column. Walked without recursion, so a deeply nested document cannot overflow
+ * the stack, and each object once, so aliases (even a self-referencing `&a [*a]`) cost nothing
+ * extra; at most MAX_REPORTED issues are returned.
+ */
+export function unsafeTextIssues(parsed: ParsedYaml, path?: string): Issue[] {
+  const issues: Issue[] = []
+  const seen = new Set<object>()
+  const stack: { value: unknown; pointer: string }[] = [{ value: parsed.data, pointer: '' }]
+  while (stack.length && issues.length < MAX_REPORTED) {
+    const { value, pointer } = stack.pop()!
+    if (value && typeof value === 'object') {
+      if (seen.has(value)) continue
+      seen.add(value)
+    }
+    if (typeof value === 'string') {
+      const bad = unsafeCharacter(value)
+      if (bad) issues.push({ pointer, message: `${pointer.slice(1) || 'the document'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed` })
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], pointer: `${pointer}/${i}` })
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value)
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, v] = entries[i]
+        const child = `${pointer}/${escapePointer(key)}`
+        const bad = unsafeCharacter(key)
+        if (bad) issues.push({ pointer: child, message: `the key '${key.replace(UNSAFE, '?')}' at ${pointer || '/'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed` })
+        stack.push({ value: v, pointer: child })
+      }
+    }
+  }
+  return locate(parsed, issues, path)
+}
+
+/** Structured documents (YAML, or JSON, which is YAML) are checked; other bodies are opaque text. */
+const STRUCTURED = /\.(ya?ml|json)$/i
+
+/**
+ * The write-time check every tenant-written structured document passes, whatever its type
+ * (server tools, recipes, engines, model catalog, MCP servers, allow-lists, specs): [] when the
+ * text is clean or the path is not structured. A document that does not parse is left to its
+ * type's own check, which reports the syntax error.
+ */
+export function checkDocumentText(path: string, body: string): Issue[] {
+  if (!STRUCTURED.test(path)) return []
+  const parsed = parseYaml(body, path)
+  return parsed.ok ? unsafeTextIssues(parsed.value, path) : []
+}
