@@ -195,10 +195,10 @@ export function openApiDocument() {
       },
       '/brain/{tenant}/projects/{project}/tools/{name}/invoke': {
         post: {
-          summary: 'Call a tool outside any process',
+          summary: 'Call a tool outside any process; a script refused for capacity (the sandbox queue is full) is a 503 OVERLOADED with Retry-After',
           parameters: [tenant, project, name],
           requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { params: { type: 'object' } } } } } },
-          responses: { ...outcome, 400: problem, 401: problem, 403: problem },
+          responses: { ...outcome, 400: problem, 401: problem, 403: problem, 503: problem },
         },
       },
       '/brain/{tenant}/projects/{project}/processes': {
