@@ -126,9 +126,12 @@ export class ProcessService {
       )
     }
 
-    const { tools: inventory } = await this.deps.tools.listAll(tenant, project)
+    const { tools: inventory, problems } = await this.deps.tools.listAll(tenant, project)
     const sel = new Selector(inventory)
-    const warnings = new Findings(engineName, req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : [])
+    // A tool document that is there but yields no tools (a pack whose server is unreachable, whose
+    // spec is missing): the process is spawned without them, and says so.
+    const leftOut = problems.filter((p) => !p.errors).map((p) => `tool '${p.name}' (${p.source} layer): ${p.message}`)
+    const warnings = new Findings(engineName, [...leftOut, ...(req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : [])])
     const floorNote = (field: string, names: Iterable<string>) => {
       for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.add(field, n, 'floor-ignored')
     }

@@ -10,9 +10,15 @@ import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 
+/**
+ * The key a learned limit is stored under: `instance/model` trimmed and lower-cased, so a backend
+ * (or a recipe) that spells the model `GLM-5` still gets the limit learned for `glm-5`.
+ */
+export const endpointKey = (endpoint: string) => endpoint.trim().toLowerCase()
+
 export interface ObservedLimitRecord {
   tenant: string
-  /** `instance/model`. */
+  /** `instance/model`; adapters key it with endpointKey. */
   endpoint: string
   maxTools: number
   observedAt: string
@@ -27,7 +33,10 @@ export interface ObservedLimitStore {
    * stored afterwards and whether this call lowered it.
    */
   lower(record: ObservedLimitRecord): Promise<{ maxTools: number; lowered: boolean }>
-  /** The stored limits of the given endpoints (absent ones left out), in one round trip. */
+  /**
+   * The stored limits of the given endpoints (absent ones left out), in one round trip. Endpoints
+   * match by endpointKey; the map is keyed by the endpoints as given.
+   */
   getMany(tenant: string, endpoints: readonly string[]): Promise<Map<string, number>>
 }
 
@@ -76,7 +85,9 @@ export class ObservedLimits {
   }
 
   async learn(tenant: string, req: LearnRequest): Promise<LearnAnswer> {
-    const model = `${req.instance}/${req.model}`
+    // Instances are lower case in the catalog; the model keeps its spelling for the catalog lookup
+    // and the store folds it (endpointKey).
+    const model = `${req.instance.trim().toLowerCase()}/${req.model.trim()}`
     const ref = parseModelRef(model)
     if (typeof ref === 'string') throw invalidInput(ref, [{ pointer: '/model', message: ref }])
     const project = req.project ?? '_tenant'

@@ -69,6 +69,12 @@ export class ServerToolService {
   private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
   private readonly listings = new BoundedCache<string, { fingerprint: string; tools: Tool[]; problems: ListingProblem[] }>(2_000)
+  /**
+   * What the last expansion of a pack document (per project, layer, path and version) left out:
+   * the admin listing reports it without expanding again; the next expansion (a call, a listing of
+   * callable tools, a spawn) replaces it, so a server that comes back clears its entry.
+   */
+  private readonly expansionProblems = new BoundedCache<string, string[]>(10_000)
   /** Documents parsed since start (diagnostics; proves the cache holds across reads). */
   parses = 0
 
@@ -139,7 +145,7 @@ export class ServerToolService {
           return { hit, ...(await this.expand(tenant, project, hit, hit.result.config)) }
         } catch (e) {
           memoisable = false
-          problems.push({ name: hit.name, source: hit.source, path: hit.path, message: `could not be expanded: ${(e as Error).message}` })
+          problems.push({ name: hit.name, source: hit.source, path: hit.path, message: expansionFailure(e) })
           return undefined
         }
       }),
@@ -164,6 +170,7 @@ export class ServerToolService {
   /** The admin listing: one view per configured tool or built-in, the innermost layer's. */
   async listViews(tenant: string, project: string, opts: { label?: string; includeDisabled?: boolean } = {}): Promise<{ tools: ToolView[]; problems: ListingProblem[] }> {
     const { hits, builtins, problems, layersOf } = await this.merged(tenant, project)
+    problems.push(...(await this.packProblems(tenant, project, hits)))
     const views: ToolView[] = builtins.map((b) => ({ ...builtinView(b), shadows: [] }))
     for (const hit of hits) {
       if (!hit.result.ok) continue
@@ -293,9 +300,34 @@ export class ServerToolService {
     return { hits, builtins, problems, layersOf }
   }
 
+  /**
+   * Why enabled packs leave tools out, for the admin listing: the remembered outcome of each pack
+   * document version, expanding (in parallel, through the expansion caches) only the versions not
+   * seen yet — so a listing costs at most one expansion per pack document version.
+   */
+  private async packProblems(tenant: string, project: string, hits: readonly ConfigHit[]): Promise<ListingProblem[]> {
+    const packs = hits.filter((h) => h.result.ok && h.result.config.enabled && this.deps.factories.find(h.result.config.type)?.kind === 'pack')
+    const outcomes = await Promise.all(
+      packs.map(async (hit) => {
+        const remembered = this.expansionProblems.get(this.expansionKey(tenant, project, hit))
+        if (remembered) return { hit, messages: remembered }
+        try {
+          return { hit, messages: (await this.expand(tenant, project, hit, (hit.result as { config: ServerToolConfig }).config)).problems }
+        } catch (e) {
+          return { hit, messages: [expansionFailure(e)] }
+        }
+      }),
+    )
+    return outcomes.flatMap(({ hit, messages }) => messages.map((message) => ({ name: hit.name, source: hit.source, path: hit.path, message })))
+  }
+
+  private expansionKey(tenant: string, project: string, hit: ConfigHit) {
+    return `${tenant}|${project}|${hit.source}|${cacheKey(hit.source, hit.path, hit.version)}`
+  }
+
   private expand(tenant: string, project: string, hit: ConfigHit, config: ServerToolConfig): Promise<{ tools: Tool[]; problems: string[] }> {
     const factory = this.deps.factories.find(config.type)!
-    const key = `${tenant}|${project}|${hit.source}|${cacheKey(hit.source, hit.path, hit.version)}`
+    const key = this.expansionKey(tenant, project, hit)
     const cached = factory.dynamic ? undefined : this.expansions.get(key)
     if (cached) return cached
     const problems: string[] = []
@@ -309,6 +341,10 @@ export class ServerToolService {
         problem: (m) => problems.push(m),
       })
       .then((specs) => ({ tools: buildTools(config, specs, sourceOf(hit.source), factory), problems }))
+    run.then(
+      (r) => this.expansionProblems.set(key, r.problems),
+      (e) => this.expansionProblems.set(key, [expansionFailure(e)]),
+    )
     if (!factory.dynamic) {
       this.expansions.set(key, run)
       run.catch(() => this.expansions.delete(key)) // a failed expansion is retried next time
@@ -327,6 +363,7 @@ export class ServerToolService {
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
+const expansionFailure = (e: unknown) => `could not be expanded: ${(e as Error).message}`
 
 /** What a listing depends on in the store: every layer's (path, version). */
 function layerFingerprint(layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): string {

@@ -262,6 +262,17 @@ describe('POST /models/observed-limits', () => {
     expect((await (await b.get(`${base}/processes/${p.id}/manifest`)).json()).budget).toMatchObject({ limit: 96, effective: 95 })
   })
 
+  it('keys a learned limit case-insensitively: learned for CORTECS/GLM-5, it applies to cortecs/glm-5', async () => {
+    await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/_provider.yaml', 'wireType: openai\n')
+    const learned = await api.post('/brain/acme/models/observed-limits', { instance: ' CORTECS ', model: 'GLM-5 ', errorMessage: rejection.replace('128', '64') })
+    expect(learned.status).toBe(200)
+    expect(await learned.json()).toMatchObject({ learned: true, limit: 64, model: 'cortecs/GLM-5' })
+    const p = await (await api.post(`${base}/processes`, { models: ['cortecs/glm-5'] })).json()
+    expect((await (await api.get(`${base}/processes/${p.id}/manifest`)).json()).budget.limit).toBe(64)
+    const again = await (await api.post('/brain/acme/models/observed-limits', { instance: 'cortecs', model: 'glm-5', errorMessage: rejection.replace('128', '80') })).json()
+    expect(again).toMatchObject({ learned: false, previous: 64, limit: 64 })
+  })
+
   it('keeps the minimum and says why nothing was learned', async () => {
     const post = async (errorMessage: string) => (await api.post('/brain/acme/models/observed-limits', { instance: 'openai', model: 'gpt-4o', errorMessage, requestedToolCount: 163 })).json()
     expect(await post(rejection)).toMatchObject({ learned: true, limit: 128 })

@@ -7,6 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { ServerToolsError } from '../../errors'
 import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
+import { endpointKey } from '../../surface/limits'
 import type { TableSpec } from './provision'
 
 export const observedLimitsTableSpec = (name: string): TableSpec => ({
@@ -37,7 +38,7 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         this.doc.send(
           new UpdateCommand({
             TableName: this.table,
-            Key: { tenant: r.tenant, endpoint: r.endpoint },
+            Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
             UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
             ConditionExpression: 'attribute_not_exists(#max) OR #max > :n',
             ExpressionAttributeNames: { '#max': 'maxTools' },
@@ -53,14 +54,14 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
       return { maxTools: r.maxTools, lowered: true }
     } catch (e) {
       if (errorName(e) !== 'ConditionalCheckFailedException') throw e
-      const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { tenant: r.tenant, endpoint: r.endpoint }, ConsistentRead: true })))
+      const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true })))
       return { maxTools: (out.Item?.maxTools as number | undefined) ?? r.maxTools, lowered: false }
     }
   }
 
   async getMany(tenant: string, endpoints: readonly string[]) {
-    const out = new Map<string, number>()
-    const unique = [...new Set(endpoints)]
+    const found = new Map<string, number>()
+    const unique = [...new Set(endpoints.map(endpointKey))]
     for (let i = 0; i < unique.length; i += 100) {
       let pending: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((endpoint) => ({ tenant, endpoint }))
       for (let retry = 0; pending && pending.length; retry++) {
@@ -68,9 +69,14 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
         const keys: Record<string, unknown>[] = pending
         const res = await this.send(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })))
-        for (const item of res.Responses?.[this.table] ?? []) out.set(item.endpoint as string, item.maxTools as number)
+        for (const item of res.Responses?.[this.table] ?? []) found.set(item.endpoint as string, item.maxTools as number)
         pending = res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
       }
+    }
+    const out = new Map<string, number>()
+    for (const e of endpoints) {
+      const n = found.get(endpointKey(e))
+      if (n !== undefined) out.set(e, n)
     }
     return out
   }

@@ -1,5 +1,6 @@
 /** In-process ObservedLimitStore: keeps the minimum per (tenant, endpoint), like the DynamoDB adapter. */
 import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
+import { endpointKey } from '../../surface/limits'
 
 export class MemoryObservedLimitStore implements ObservedLimitStore {
   private readonly items = new Map<string, ObservedLimitRecord>()
@@ -8,10 +9,10 @@ export class MemoryObservedLimitStore implements ObservedLimitStore {
 
   async lower(record: ObservedLimitRecord) {
     this.roundTrips++
-    const key = `${record.tenant}\u0000${record.endpoint}`
+    const key = `${record.tenant}\u0000${endpointKey(record.endpoint)}`
     const current = this.items.get(key)
     if (current && current.maxTools <= record.maxTools) return { maxTools: current.maxTools, lowered: false }
-    this.items.set(key, { ...record })
+    this.items.set(key, { ...record, endpoint: endpointKey(record.endpoint) })
     return { maxTools: record.maxTools, lowered: true }
   }
 
@@ -19,7 +20,7 @@ export class MemoryObservedLimitStore implements ObservedLimitStore {
     this.roundTrips++
     const out = new Map<string, number>()
     for (const e of endpoints) {
-      const r = this.items.get(`${tenant}\u0000${e}`)
+      const r = this.items.get(`${tenant}\u0000${endpointKey(e)}`)
       if (r) out.set(e, r.maxTools)
     }
     return out

@@ -447,12 +447,9 @@
     for (const [k, val] of rows) summary.append(h('dt', {}, k), h('dd', {}, val))
     const prov = $('provenance')
     prov.append(h('li', {}, 'comes from the ', layerBadge(v.source), ' layer', v.version ? ` (version ${v.version})` : ''))
-    if (!Array.isArray(v.shadows)) return prov.append(h('li', { class: 'muted' }, 'this service does not report the layers it shadows'))
-    if (v.shadows.length === 0) prov.append(h('li', { class: 'muted' }, 'shadows no other layer'))
-    for (const sh of v.shadows) {
-      const layer = typeof sh === 'string' ? sh : String(sh?.source ?? sh?.layer ?? '')
-      prov.append(h('li', {}, 'shadows ', h('span', { class: 'shadowed' }, layerBadge(layer)), typeof sh === 'object' && sh?.version ? ` (version ${sh.version})` : ''))
-    }
+    const shadows = Array.isArray(v.shadows) ? v.shadows : []
+    if (shadows.length === 0) prov.append(h('li', { class: 'muted' }, 'shadows no other layer'))
+    for (const layer of shadows) prov.append(h('li', {}, 'shadows the ', h('span', { class: 'shadowed' }, layerBadge(String(layer))), ' layer (it shows again if this one is deleted)'))
   }
 
   // ────────── what an agent sees ──────────
