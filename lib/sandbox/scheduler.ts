@@ -146,25 +146,37 @@ export class FairSandbox<Stats> {
       if (left < 1) return CANCELLED
       timeoutMs = Math.min(timeoutMs, left)
     }
-    const run = new AbortController()
-    this.deadlines.set(run.signal, Infinity) // until its clock starts
+    // The run's own signal is made on its first host call (most runs make none): it is what the
+    // host calls carry, and it ends — with its nested runs — when the run ends or its caller's does.
+    let run: AbortController | undefined
+    let deadline = Infinity // until the run's clock starts
+    const onAbort = () => run?.abort(req.signal?.reason)
+    const runSignal = () => {
+      if (!run) {
+        run = new AbortController()
+        this.deadlines.set(run.signal, deadline)
+        if (req.signal?.aborted) run.abort(req.signal.reason)
+        else req.signal?.addEventListener('abort', onAbort, { once: true })
+      }
+      return run.signal
+    }
     const started = () => {
-      this.deadlines.set(run.signal, this.now() + timeoutMs)
+      deadline = this.now() + timeoutMs
+      if (run) this.deadlines.set(run.signal, deadline)
       req.onStarted?.()
     }
-    const onAbort = () => run.abort(req.signal?.reason)
-    req.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       return await this.inner.run({
         ...req,
         timeoutMs,
-        signal: run.signal,
         onStarted: started,
-        ...(req.host ? { host: { ...req.host, tools: carrying(req.host.tools, run.signal) } } : {}),
+        ...(req.host ? { host: { ...req.host, tools: carrying(req.host.tools, runSignal) } } : {}),
       })
     } finally {
-      req.signal?.removeEventListener('abort', onAbort)
-      run.abort() // whatever ended the run ends its nested runs and host calls too
+      if (run) {
+        req.signal?.removeEventListener('abort', onAbort)
+        run.abort() // whatever ended the run ends its nested runs and host calls too
+      }
     }
   }
 
@@ -269,10 +281,10 @@ export class FairSandbox<Stats> {
 }
 
 /** The script's sibling tools, each call carrying the run's signal into the nested dispatch. */
-function carrying(tools: SiblingTools, signal: AbortSignal): SiblingTools {
+function carrying(tools: SiblingTools, signal: () => AbortSignal): SiblingTools {
   return {
-    call: (name, params) => tools.call(name, params, { signal }),
-    delegate: (name, params) => tools.delegate(name, params, { signal }),
+    call: (name, params) => tools.call(name, params, { signal: signal() }),
+    delegate: (name, params) => tools.delegate(name, params, { signal: signal() }),
     list: () => tools.list(),
     has: (name) => tools.has(name),
   }
