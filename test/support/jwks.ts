@@ -1,4 +1,5 @@
 /** A tenant identity provider for tests: keys generated here, their JWKS served on 127.0.0.1, tokens signed with them. */
+import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
@@ -52,9 +53,13 @@ export class JwksServer {
   }
 }
 
-/** A token as the provider would issue it (tenant acme, subject user-42, tools:read, 10 minutes), with overrides. */
+/**
+ * A token as the provider would issue it (tenant acme, subject user-42, tools:read, 10 minutes),
+ * with overrides. Each has its own `jti`: RS256 signatures are deterministic, so two tokens with the
+ * same claims in the same second would otherwise be one token, and the second a cache hit.
+ */
 export function idpToken(key: SigningKey, claims: Record<string, unknown> = {}, opts: { issuer?: string; audience?: string; expiresIn?: number | null; kid?: string } = {}) {
-  const jwt = new SignJWT({ 'custom:tenant': 'acme', scp: ['tools:read'], sub: 'user-42', ...claims })
+  const jwt = new SignJWT({ 'custom:tenant': 'acme', scp: ['tools:read'], sub: 'user-42', jti: randomUUID(), ...claims })
     .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: 'JWT' })
     .setIssuedAt()
     .setIssuer(opts.issuer ?? ISSUER)
