@@ -175,7 +175,7 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
       return interruption(state, settings) ?? { error: 'GUEST_EXCEPTION', message: 'the script returned a promise that never settles: nothing is left that could settle it' }
     }
     if ('error' in settled) return failure(ctx, settled.error, state, settings, filename)
-    const leftover = drainJobs(engine, state)
+    const leftover = drainJobs(engine, ctx, state, filename)
     if (leftover) {
       settled.value.dispose()
       return failure(ctx, leftover, state, settings, filename)
@@ -216,15 +216,27 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
  * awaited) are its own work: they run now, on its fuel and deadline — never in a later run. An
  * endless chain ends in the run's own RESOURCE_EXHAUSTED or TIMEOUT. Returns what interrupted them.
  */
-function drainJobs(engine: Engine, state: RunState): QuickJSHandle | undefined {
+function drainJobs(engine: Engine, ctx: QuickJSContext, state: RunState, filename: string): QuickJSHandle | undefined {
   while (engine.runtime.hasPendingJob()) {
     const jobs = engine.runtime.executePendingJobs()
     if (jobs.error) {
-      if (state.reason || state.needsAsync) return jobs.error
+      // The engine's own limits end the run like the budgets do: an endless chain that reaches the
+      // memory ceiling before its fuel runs out throws out-of-memory (or null) from a job, and the
+      // chain then stops — that must not read as a clean finish.
+      if (state.reason || state.needsAsync || state.outOfMemory() || engineLimit(ctx, jobs.error, filename)) return jobs.error
       jobs.error.dispose() // a job that threw: its own promise rejected, nobody is waiting for it
     }
   }
-  return undefined
+  // QuickJS may also swallow the failed allocation inside its job loop (the chain just stops, no
+  // job reports an error): the refused growth is what tells. failure() reads it first.
+  return state.outOfMemory() ? ctx.null : undefined
+}
+
+/** Whether a thrown value is QuickJS running out of something (memory, stack, an engine limit), not the script's own error. */
+function engineLimit(ctx: QuickJSContext, thrown: QuickJSHandle, filename: string): boolean {
+  if (ctx.typeof(thrown) !== 'object') return false
+  // at the ceiling QuickJS may not manage to build its error and throws null
+  return ctx.eq(thrown, ctx.null) || describe(ctx, thrown, filename).name === 'InternalError'
 }
 
 type Settled = { value: QuickJSHandle } | { error: QuickJSHandle } | { pending: true }
