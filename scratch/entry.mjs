@@ -1,5 +1,0 @@
-import { build } from 'esbuild'
-const r = await build({ entryPoints: { api: 'functions/api.ts' }, outdir: '/tmp/cs3', outExtension: { '.js': '.mjs' }, splitting: true, chunkNames: 'chunks/[name]-[hash]', bundle: true, platform: 'node', target: 'node22', format: 'esm', minify: true, metafile: true, mainFields: ['module','main'], external: ['quickjs-emscripten','quickjs-emscripten-core','@jitl/*', 'ajv', 'ajv-formats'], banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" }, logLevel: 'error' })
-const entry = Object.entries(r.metafile.outputs).find(([k]) => k.endsWith('api.mjs'))[1]
-console.log('entry', (entry.bytes/1024).toFixed(0), 'K; static chunk imports:', entry.imports.filter(i => i.kind === 'import-statement').map(i => i.path.split('/').pop() + ' ' + (r.metafile.outputs[i.path]?.bytes/1024).toFixed(0)+'K').join(', '))
-console.log(Object.entries(entry.inputs).filter(([f]) => !f.includes('node_modules')).sort((a,b)=>b[1].bytesInOutput-a[1].bytesInOutput).slice(0,25).map(([f,i])=>`${(i.bytesInOutput/1024).toFixed(1)}K ${f}`).join('\n'))
