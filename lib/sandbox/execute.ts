@@ -217,19 +217,22 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
  * endless chain ends in the run's own RESOURCE_EXHAUSTED or TIMEOUT. Returns what interrupted them.
  */
 function drainJobs(engine: Engine, ctx: QuickJSContext, state: RunState, filename: string): QuickJSHandle | undefined {
+  // only growths refused while draining count: the script may have caught an earlier one itself
+  const refusedBefore = engine.memory.refused
+  const outOfMemory = () => engine.memory.refused > refusedBefore
   while (engine.runtime.hasPendingJob()) {
     const jobs = engine.runtime.executePendingJobs()
     if (jobs.error) {
       // The engine's own limits end the run like the budgets do: an endless chain that reaches the
       // memory ceiling before its fuel runs out throws out-of-memory (or null) from a job, and the
       // chain then stops — that must not read as a clean finish.
-      if (state.reason || state.needsAsync || state.outOfMemory() || engineLimit(ctx, jobs.error, filename)) return jobs.error
+      if (state.reason || state.needsAsync || outOfMemory() || engineLimit(ctx, jobs.error, filename)) return jobs.error
       jobs.error.dispose() // a job that threw: its own promise rejected, nobody is waiting for it
     }
   }
   // QuickJS may also swallow the failed allocation inside its job loop (the chain just stops, no
   // job reports an error): the refused growth is what tells. failure() reads it first.
-  return state.outOfMemory() ? ctx.null : undefined
+  return outOfMemory() ? ctx.null : undefined
 }
 
 /** Whether a thrown value is QuickJS running out of something (memory, stack, an engine limit), not the script's own error. */
