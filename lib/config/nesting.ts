@@ -36,8 +36,11 @@ const tooDeep = (text: string, offset: number, max: number, path?: string): Issu
   return { path, ...pos, message: `nested deeper than ${max} levels at line ${pos.line}, column ${pos.column}` }
 }
 
-/** JSON: brackets outside strings. Undefined when the text is within the limit. */
-export function jsonTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string): Issue | undefined {
+/**
+ * JSON: brackets outside strings. The offset of the first bracket that opens level `max + 1`, or
+ * -1 when the text stays within `max` levels. Also what the sandbox checks its results with.
+ */
+export function jsonDeeperThan(text: string, max: number): number {
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
@@ -47,10 +50,16 @@ export function jsonTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string
       else if (c === 34 /* " */) inString = false
     } else if (c === 34) inString = true
     else if (c === 91 /* [ */ || c === 123 /* { */) {
-      if (++depth > max) return tooDeep(text, i, max, path)
+      if (++depth > max) return i
     } else if (c === 93 /* ] */ || c === 125 /* } */) depth--
   }
-  return undefined
+  return -1
+}
+
+/** JSON nested deeper than the limit, as an Issue with its line and column; undefined when within it. */
+export function jsonTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string): Issue | undefined {
+  const offset = jsonDeeperThan(text, max)
+  return offset < 0 ? undefined : tooDeep(text, offset, max, path)
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { QuickJSAsyncContext, QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten'
 import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import type { AsyncEngine, Engine, Interruptible } from './engines'
-import { jsonDepth, utf8Bytes } from './json'
+import { jsonDeeperThanLimit, utf8Bytes } from './json'
 import { formatBytes, type SandboxLimits } from './limits'
 
 export type SandboxErrorClass = 'TIMEOUT' | 'RESOURCE_EXHAUSTED' | 'GUEST_EXCEPTION' | 'HOST_EXCEPTION'
@@ -435,7 +435,7 @@ function checkedText(text: string, limits: SandboxLimits): Read {
         message: `the result is ${huge ? `more than ${formatBytes(bytes)}` : `${bytes.toLocaleString('en-US')} bytes`} of JSON; the limit is ${limits.maxResultBytes.toLocaleString('en-US')} (${formatBytes(limits.maxResultBytes)})`,
       },
     }
-  if (jsonDepth(text) > limits.maxResultDepth) return { result: tooDeep(limits) }
+  if (jsonDeeperThanLimit(text, limits.maxResultDepth)) return { result: tooDeep(limits) }
   return { result: { value: JSON.parse(text), durationMs: 0 } }
 }
 
@@ -584,7 +584,7 @@ function installVance(ctx: QuickJSAsyncContext, state: RunState, host: SandboxHo
       let params: unknown = {}
       if (paramsH && ctx.typeof(paramsH) === 'string') {
         const text = ctx.getString(paramsH)
-        if (utf8Bytes(text) > limits.maxResultBytes || jsonDepth(text) > limits.maxResultDepth)
+        if (utf8Bytes(text) > limits.maxResultBytes || jsonDeeperThanLimit(text, limits.maxResultDepth))
           return { fail: 'TypeError', message: `vance.tools.call('${name}'): params must be at most ${formatBytes(limits.maxResultBytes)} of JSON nested at most ${limits.maxResultDepth} deep` }
         params = JSON.parse(text)
       }
@@ -635,7 +635,7 @@ async function siblingCall(tools: SiblingTools, name: string, params: Record<str
   json ??= 'null'
   if (json.length > limits.maxSiblingResultBytes || utf8Bytes(json) > limits.maxSiblingResultBytes)
     return { fail: 'HOST_EXCEPTION', message: `the result of '${name}' is larger than a script may receive (${formatBytes(limits.maxSiblingResultBytes)} of JSON)` }
-  if (jsonDepth(json) > limits.maxResultDepth)
+  if (jsonDeeperThanLimit(json, limits.maxResultDepth))
     return { fail: 'HOST_EXCEPTION', message: `the result of '${name}' nests deeper than ${limits.maxResultDepth} levels` }
   return { json }
 }

@@ -5,7 +5,7 @@
  * expression is the result: `{ value, durationMs }`, or `{ error, message }` on failure.
  */
 import { validateAgainst } from '../../config/json-schema'
-import { jsonDepth } from '../../sandbox/json'
+import { jsonDeeperThanLimit } from '../../sandbox/json'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
 import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
@@ -127,7 +127,7 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
           const bound: Record<string, unknown> = {}
           for (const input of inputs) {
             const value = params[input.name] ?? null
-            if (value !== null && typeof value === 'object' && jsonDepth(JSON.stringify(value)) > maxDepth)
+            if (value !== null && typeof value === 'object' && jsonDeeperThanLimit(JSON.stringify(value), maxDepth))
               return toolError(`Invalid arguments for '${config.name}': ${input.name} nests deeper than ${maxDepth} levels.`)
             bound[input.name] = value
           }
