@@ -11,7 +11,7 @@
  * request split, and the ratio of cold start (import + first response, from inside the process,
  * so node's own start is left out on both sides) — goal ≤ 1.3×.
  *
- * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every service sample there (`--cpu-prof`),
+ * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every sample to <dir>/service and <dir>/floor (`--cpu-prof`),
  * to see which modules the cold start compiles and evaluates; with COLDSTART_UNMINIFIED=1 the
  * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
  */
@@ -147,7 +147,7 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     const c = process.cpuUsage(c0);
     process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode }));
     process.exit(0);`
-  const prof = process.env.COLDSTART_CPU_PROF && env.AUTH_JWT_SECRET ? ['--cpu-prof', '--cpu-prof-dir', process.env.COLDSTART_CPU_PROF] : []
+  const prof = process.env.COLDSTART_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')] : []
   const { stdout } = await promisify(execFile)(process.execPath, [...prof, '--input-type=module', '-e', code], { cwd, env, timeout: 30_000 })
   return JSON.parse(stdout) as Sample
 }
