@@ -105,6 +105,14 @@ export class SurfaceService {
     return (await this.open(key)).manifest(req)
   }
 
+  /**
+   * The same body as UTF-8 bytes, encoded once per rendered manifest (the route serves these: a
+   * turn whose inputs did not change costs no re-encoding). Read-only: shared between requests.
+   */
+  async manifestBytes(key: ProcessKey, req: ManifestRequest = {}): Promise<Uint8Array<ArrayBuffer>> {
+    return (await this.open(key)).manifestBytes(req)
+  }
+
   /** A tool call through the process's gates. */
   async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
     return this.callOn(dispatcher, await this.open(key), subject, name, params)
@@ -184,21 +192,39 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   async manifest(req: ManifestRequest = {}): Promise<string> {
-    return this.manifestOf(await this.turnWith(req.extraTools), req)
+    return this.renderedOf(await this.turnWith(req.extraTools), req).text
+  }
+
+  /** The manifest body as UTF-8 bytes (encoded once per memoised body; do not modify them). */
+  async manifestBytes(req: ManifestRequest = {}): Promise<Uint8Array<ArrayBuffer>> {
+    return this.renderedOf(await this.turnWith(req.extraTools), req).bytes
   }
 
   /** The manifest body of a turn computed by turnWith(req.extraTools). */
   manifestOf(turn: Turn, req: ManifestRequest = {}): string {
+    return this.renderedOf(turn, req).text
+  }
+
+  private renderedOf(turn: Turn, req: ManifestRequest): RenderedBody {
     const format = req.format ?? 'native'
     this.logBudget(turn)
     const deferLoading = format === 'anthropic' && req.deferLoading === true
-    const bodies = req.extraTools?.length ? undefined : this.memo.get(this.memoKey)?.turn?.bodies
+    const bodies = req.extraTools?.length ? undefined : this.bodiesOf(turn)
     const bodyKey = deferLoading ? `${format}+defer` : format
     const cached = bodies?.get(bodyKey)
     if (cached !== undefined) return cached
-    const body = this.render(turn, format, deferLoading)
+    const body = new RenderedBody(this.render(turn, format, deferLoading))
     bodies?.set(bodyKey, body)
     return body
+  }
+
+  /**
+   * The memoised bodies of exactly this turn: a concurrent request of the same process may have
+   * replaced the memo's turn since this one was computed, and its bodies are not this turn's.
+   */
+  private bodiesOf(turn: Turn): Map<string, RenderedBody> | undefined {
+    const memoised = this.memo.get(this.memoKey)?.turn
+    return memoised?.turn === turn ? memoised.bodies : undefined
   }
 
   private render(turn: Turn, format: ManifestFormat, deferLoading: boolean): string {
@@ -400,11 +426,11 @@ export class ProcessSurface implements DiscoverySurface {
   async serverToolsJson(): Promise<string> {
     const turn = await this.turn()
     this.logBudget(turn)
-    const bodies = this.memo.get(this.memoKey)?.turn?.bodies
+    const bodies = this.bodiesOf(turn)
     const cached = bodies?.get('mcp-server-tools')
-    if (cached !== undefined) return cached
+    if (cached !== undefined) return cached.text
     const json = toolsArrayJson(turn.manifest.filter((t) => !isClientTool(t)), 'mcp')
-    bodies?.set('mcp-server-tools', json)
+    bodies?.set('mcp-server-tools', new RenderedBody(json))
     return json
   }
 
@@ -515,7 +541,18 @@ interface SurfaceMemo {
     validFrom: number
     validUntil: number
     /** Rendered manifest bodies by format. */
-    bodies: Map<string, string>
+    bodies: Map<string, RenderedBody>
+  }
+}
+
+const utf8 = new TextEncoder()
+
+/** A rendered body: its JSON text, and its UTF-8 bytes encoded on first use. */
+class RenderedBody {
+  private encoded?: Uint8Array<ArrayBuffer>
+  constructor(readonly text: string) {}
+  get bytes(): Uint8Array<ArrayBuffer> {
+    return (this.encoded ??= utf8.encode(this.text))
   }
 }
 

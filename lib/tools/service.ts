@@ -68,7 +68,7 @@ const sourceOf = (layer: Layer): ToolSource => layer
 export class ServerToolService {
   private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
-  private readonly listings = new BoundedCache<string, { fingerprint: string; tools: Tool[]; problems: ListingProblem[] }>(2_000)
+  private readonly listings = new BoundedCache<string, { fingerprint: LayerFingerprint; tools: Tool[]; problems: ListingProblem[] }>(2_000)
   /**
    * What the last expansion of a pack document (per project, layer, path and version) left out:
    * the admin listing reports it without expanding again; the next expansion (a call, a listing of
@@ -130,10 +130,10 @@ export class ServerToolService {
    */
   async listAll(tenant: string, project: string): Promise<{ tools: Tool[]; problems: ListingProblem[] }> {
     const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
-    const fingerprint = layerFingerprint(layers)
     const memoKey = `${tenant}\u0000${project}`
     const memo = this.listings.get(memoKey)
-    if (memo && memo.fingerprint === fingerprint) return { tools: memo.tools.slice(), problems: memo.problems.slice() }
+    if (memo && sameFingerprint(memo.fingerprint, layers)) return { tools: memo.tools.slice(), problems: memo.problems.slice() }
+    const fingerprint = layerFingerprint(layers)
     const { hits, builtins, problems } = this.mergeLayers(tenant, project, layers)
     const tools: Tool[] = [...builtins]
     let memoisable = true
@@ -365,13 +365,28 @@ export class ServerToolService {
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
 const expansionFailure = (e: unknown) => `could not be expanded: ${(e as Error).message}`
 
-/** What a listing depends on in the store: every layer's (path, version). */
-function layerFingerprint(layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): string {
-  let out = ''
-  for (const d of layers.tenant) out += `${d.path}@${d.version}|`
-  out += '#'
-  for (const d of layers.project) out += `${d.path}@${d.version}|`
-  return out
+/**
+ * What a listing depends on in the store: every stored layer's (path, version), in listing order
+ * (the bundled layer never changes). Versions are never reused, even after a delete.
+ */
+interface LayerFingerprint {
+  tenant: { paths: string[]; versions: number[] }
+  project: { paths: string[]; versions: number[] }
+}
+
+function layerFingerprint(layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): LayerFingerprint {
+  const of = (docs: LayeredDocument[]) => ({ paths: docs.map((d) => d.path), versions: docs.map((d) => d.version) })
+  return { tenant: of(layers.tenant), project: of(layers.project) }
+}
+
+/** Compared in place: building a fingerprint string of every document per manifest cost more than the rest of the check. */
+function sameFingerprint(f: LayerFingerprint, layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): boolean {
+  const same = (l: LayerFingerprint['tenant'], docs: LayeredDocument[]) => {
+    if (l.paths.length !== docs.length) return false
+    for (let i = 0; i < docs.length; i++) if (l.versions[i] !== docs[i].version || l.paths[i] !== docs[i].path) return false
+    return true
+  }
+  return same(f.tenant, layers.tenant) && same(f.project, layers.project)
 }
 
 function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSource, factory: ToolFactory): Tool[] {

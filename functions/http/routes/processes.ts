@@ -29,7 +29,8 @@ export function processRoutes(deps: AppDeps) {
       const deferLoading = c.req.query('deferLoading')
       if (deferLoading !== undefined && !['true', 'false'].includes(deferLoading)) throw invalidInput('deferLoading must be true or false')
       if (deferLoading === 'true' && format !== 'anthropic') throw invalidInput('deferLoading applies to format=anthropic only')
-      const body = await deps.surface.manifest(key(c), { format, extraTools, deferLoading: deferLoading === 'true' })
+      // bytes encoded once per rendered manifest, not once per request
+      const body = await deps.surface.manifestBytes(key(c), { format, extraTools, deferLoading: deferLoading === 'true' })
       return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
     })
     .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
