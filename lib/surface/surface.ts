@@ -113,14 +113,14 @@ export class SurfaceService {
     return (await this.open(key)).manifestBytes(req)
   }
 
-  /** A tool call through the process's gates. */
-  async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
-    return this.callOn(dispatcher, await this.open(key), subject, name, params)
+  /** A tool call through the process's gates; `signal` (the request's) ends the whole call tree when the caller goes away. */
+  async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    return this.callOn(dispatcher, await this.open(key), subject, name, params, opts)
   }
 
   /** A tool call through an already open surface's gates (the MCP endpoint opens it once per request). */
-  callOn(dispatcher: ToolDispatcher, surface: ProcessSurface, subject: string, name: unknown, params: unknown): Promise<ToolOutcome> {
-    return dispatcher.call(surface.gate, surface.caller(subject), name, params)
+  callOn(dispatcher: ToolDispatcher, surface: ProcessSurface, subject: string, name: unknown, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    return dispatcher.call(surface.gate, surface.caller(subject), name, params, opts.signal ? { signal: opts.signal } : {})
   }
 }
 

@@ -5,6 +5,7 @@
  * Asserted on outcomes and the sandbox's own stats, never on a duration (durations are printed).
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { tokenFor } from '../support/http'
 import { ISOLATIONS, invoke, js, putScript, rssMb, sandboxApp, settled, UNMETERED } from './sandbox-support'
 
 const BASE_WORKERS = 4
@@ -78,6 +79,27 @@ describe('cancellation when the caller goes away (worker)', () => {
     for (let i = 0; i < 200 && (await app.deps.sandbox.stats()).scheduler.nested === 0; i++) await new Promise((r) => setTimeout(r, 25))
     caller.abort()
     const body = await (await pending).json()
+    expect(body.content).toMatchObject({ error: 'TIMEOUT', message: expect.stringMatching(/cancelled/) })
+    const stats = await settled(app, BASE_WORKERS)
+    expect(stats.scheduler).toEqual({ running: 0, nested: 0, queued: 0 })
+  }, 30_000)
+
+  it('ends a stalled script and everything under it when the caller of a process tool call goes away', async () => {
+    const token = await tokenFor('fan')
+    const spawned = await (await app.as('fan')).post('/brain/fan/projects/p1/processes', {})
+    expect(spawned.status).toBe(201)
+    const { id } = await spawned.json()
+    const caller = new AbortController()
+    const pending = app.app.request(`/brain/fan/projects/p1/processes/${id}/tool-calls`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'execute_javascript', params: { code: 'vance.tools.call("execute_javascript", { code: "for (;;) {}", timeoutMs: 30000 })', timeoutMs: 30000 } }),
+      signal: caller.signal,
+    })
+    // Aborted once the nested run holds its place, so the whole tree is in flight when the caller leaves.
+    for (let i = 0; i < 200 && (await app.deps.sandbox.stats()).scheduler.nested === 0; i++) await new Promise((r) => setTimeout(r, 25))
+    caller.abort()
+    const body = (await (await pending).json()) as { content: unknown }
     expect(body.content).toMatchObject({ error: 'TIMEOUT', message: expect.stringMatching(/cancelled/) })
     const stats = await settled(app, BASE_WORKERS)
     expect(stats.scheduler).toEqual({ running: 0, nested: 0, queued: 0 })

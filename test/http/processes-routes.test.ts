@@ -9,6 +9,8 @@ import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { MemoryObservedLimitStore } from '../../lib/stores/memory/observed-limit-store'
 import { MemoryProcessStore } from '../../lib/stores/memory/process-store'
+import { toolError } from '../../lib/calls/outcome'
+import type { Tool } from '../../lib/tools/contracts'
 import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
@@ -199,6 +201,45 @@ describe('POST /processes/{id}/tool-calls', () => {
     expect(await callTool(p.id, 'whoami')).toEqual({ isError: false, content: { tenant: 'acme', project: 'p1', subject: 'alice@example.test', processId: p.id } })
     expect(await callTool(p.id, 'doc_errors')).toMatchObject({ isError: true, content: { message: "Unknown tool 'doc_errors'. Call tool_list to see the tools you can use." } })
     expect(await callTool(p.id, 'tool_list')).toEqual({ isError: false, content: { count: 3, inContext: ['tool_description', 'tool_list', 'whoami'], available: [] } })
+  })
+
+  it('hands the request’s signal to the running tool, so a client that goes away ends the call', async () => {
+    let running!: () => void
+    const started = new Promise<void>((resolve) => (running = resolve))
+    // Answers only when its call is cancelled (a script stalled on a host call, a slow upstream…).
+    const waitForCancel: Tool = {
+      name: 'wait_for_cancel',
+      description: 'Answers when its call is cancelled.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      labels: [],
+      primary: true,
+      deferred: false,
+      source: 'builtin',
+      typeId: 'builtin',
+      invoke: (_params, ctx) =>
+        new Promise((resolve) => {
+          running()
+          const signal = ctx.signal
+          if (!signal) return resolve(toolError('the call carries no signal'))
+          signal.addEventListener('abort', () => resolve(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
+        }),
+    }
+    const app = createApp(createMemoryDeps({ extraBuiltins: [waitForCancel], log, clock }))
+    const token = await tokenFor('acme')
+    const own = client(app, token)
+    await own.put(`${base}/documents/engines/e.yaml`, 'allowedTools: [wait_for_cancel]\n')
+    await own.put(`${base}/documents/recipes/r.yaml`, 'engine: e\n')
+    const p = await (await own.post(`${base}/processes`, { recipe: 'r' })).json()
+    const caller = new AbortController()
+    const pending = app.request(`${base}/processes/${p.id}/tool-calls`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'wait_for_cancel', params: {} }),
+      signal: caller.signal,
+    })
+    await started
+    caller.abort() // the client goes away while the tool runs
+    expect(await (await pending).json()).toEqual({ isError: true, content: { message: expect.stringMatching(/^cancelled: .*AbortError/) } })
   })
 })
 

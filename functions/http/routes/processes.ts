@@ -35,7 +35,9 @@ export function processRoutes(deps: AppDeps) {
     })
     .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
       const body = await objectBody(c)
-      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {})
+      // The request's signal ends the whole call tree when the client goes away (as on the invoke
+      // route); a tool refused for capacity stays a tool error here, a result the model can act on.
+      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {}, { signal: c.req.raw.signal })
       // A client tool (spec §7): the backend runs it with the validated params.
       if (outcome.clientCall) return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
       return c.json({ isError: outcome.isError, content: outcome.content })
