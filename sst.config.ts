@@ -17,11 +17,12 @@
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
 
 /**
- * Loaded at run time from node_modules rather than bundled: Ajv only for a JSON Schema the
- * service's interpreter does not cover (lib/config/json-schema.ts), required synchronously on
- * first need, so it costs the cold start nothing.
+ * Loaded at run time from node_modules rather than bundled, required synchronously on first need,
+ * so they cost the cold start nothing: Ajv only for a JSON Schema the service's interpreter does
+ * not cover (lib/config/json-schema.ts); `yaml` only for a write, a document stored without the
+ * JSON form of its data, or an issue that needs a line number (lib/config/yaml.ts).
  */
-const RUNTIME_PACKAGES = ['ajv', 'ajv-formats']
+const RUNTIME_PACKAGES = ['ajv', 'ajv-formats', 'yaml']
 
 const QUICKJS_PACKAGES = [
   'quickjs-emscripten',

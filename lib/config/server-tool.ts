@@ -5,7 +5,7 @@
  */
 import type { Issue } from '../errors'
 import { type JsonSchema, validateAgainst } from './json-schema'
-import { closest, keyPosition, locate, notAMapping, parseYaml } from './yaml'
+import { closest, keyPosition, locate, notAMapping, parseYaml, type YamlSource } from './yaml'
 
 export const PACK_SEPARATOR = '__'
 /** The capability floor (spec §13.1) and invoke_tool: never configurable. */
@@ -92,7 +92,7 @@ export type ConfigResult =
  * Parses and validates one server-tool document. Every problem is reported at once, each with
  * its JSON pointer and, where the text has one, its line and column.
  */
-export function parseServerTool(text: string, name: string, opts: { mode: 'write' | 'read'; types: TypeLookup; path?: string }): ConfigResult {
+export function parseServerTool(text: YamlSource, name: string, opts: { mode: 'write' | 'read'; types: TypeLookup; path?: string }): ConfigResult {
   const path = opts.path ?? serverToolPath(name)
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed

@@ -10,7 +10,7 @@
  *   characters). The marks U+200E/U+200F stay allowed: right-to-left text needs them.
  */
 import type { Issue } from '../errors'
-import { locate, type ParsedYaml, parseYaml } from './yaml'
+import { jsonFormOf, locate, type ParsedYaml, parseYaml } from './yaml'
 
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 /** Single-line text (names, paths): TAB and LF are refused too. */
@@ -87,12 +87,15 @@ const STRUCTURED = /\.(ya?ml|json)$/i
 
 /**
  * The write-time check every tenant-written structured document passes, whatever its type
- * (server tools, recipes, engines, model catalog, MCP servers, allow-lists, specs): [] when the
- * text is clean or the path is not structured. A document that does not parse is left to its
- * type's own check, which reports the syntax error.
+ * (server tools, recipes, engines, model catalog, MCP servers, allow-lists, specs), with the JSON
+ * form of its data to store beside the body (`jsonFormOf`), so reads need no YAML parser. No
+ * issues when the text is clean or the path is not structured; a document that does not parse is
+ * left to its type's own check, which reports the syntax error.
  */
-export function checkDocumentText(path: string, body: string): Issue[] {
-  if (!STRUCTURED.test(path)) return []
+export function checkDocumentText(path: string, body: string): { issues: Issue[]; json?: string } {
+  if (!STRUCTURED.test(path)) return { issues: [] }
   const parsed = parseYaml(body, path)
-  return parsed.ok ? unsafeTextIssues(parsed.value, path) : []
+  if (!parsed.ok) return { issues: [] }
+  const issues = unsafeTextIssues(parsed.value, path)
+  return issues.length ? { issues } : { issues, json: jsonFormOf(parsed.value.data) }
 }

@@ -1,15 +1,70 @@
 /**
  * YAML (and JSON, which is YAML) parsing that keeps positions, so every issue can name its line.
+ *
+ * Reads usually need no YAML parser at all: a structured document is stored with the JSON form of
+ * its data (`jsonFormOf`, computed by the write that validated it), and `parseYaml` takes that form
+ * when it is given. The `yaml` package (~110 KiB, 25–55 ms of a Lambda cold start to load and run)
+ * is required from node_modules on first use — a write, a document stored without a JSON form, or
+ * an issue that needs a line number — never at module load (SST installs it beside the bundle).
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml'
+import { createRequire } from 'node:module'
+import type { Document, LineCounter } from 'yaml'
 import type { Issue } from '../errors'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
+type YamlModule = typeof import('yaml')
+let loaded: YamlModule | undefined
+/** The `yaml` package, loaded synchronously on first use. */
+export const yamlModule = (): YamlModule => (loaded ??= createRequire(import.meta.url)('yaml') as YamlModule)
+
 export interface ParsedYaml {
   data: unknown
+  /**
+   * The text the data came from, when its syntax tree was not built yet (the data was read from
+   * the stored JSON form): `doc` and `lines` are built from it when an issue first needs a position.
+   */
+  text?: string
   /** Absent for a JSON text too large for the YAML parser: issues then carry pointers only. */
   doc?: Document
   lines?: LineCounter
+}
+
+/** A structured document's text, and the JSON form of its data when its writer stored one. */
+export type YamlSource = string | { text: string; json?: string }
+
+/** The text of a YamlSource. */
+export const textOf = (source: YamlSource): string => (typeof source === 'string' ? source : source.text)
+
+/** What a stored or bundled document gives `parseYaml`: its body and JSON form. */
+export const yamlSourceOf = (doc: { body: string; json?: string }): YamlSource => (doc.json === undefined ? doc.body : { text: doc.body, json: doc.json })
+
+/** Largest JSON form stored beside a body (the inline body limit: an item stays far below DynamoDB's 400 KB). */
+export const MAX_JSON_FORM = 64 * 1024
+const NOT_EXACT = new Error('not exactly representable as JSON')
+
+/**
+ * The JSON text of parsed YAML data, or undefined when JSON cannot hold it exactly (`.inf`, `.nan`,
+ * `-0`, a self-referencing alias) or it would exceed MAX_JSON_FORM. The size is counted while
+ * serialising: aliases can make the data far larger than its text (`[*a, *a, …]` of a long
+ * string), so the walk stops at the limit instead of building the whole string first.
+ */
+export function jsonFormOf(data: unknown): string | undefined {
+  let budget = MAX_JSON_FORM
+  try {
+    const json = JSON.stringify(data, (key: string, value: unknown) => {
+      budget -= key.length + 4
+      if (typeof value === 'string') budget -= value.length
+      else if (typeof value === 'number') {
+        if (!Number.isFinite(value) || Object.is(value, -0)) throw NOT_EXACT
+        budget -= 24
+      } else budget -= 8
+      if (budget < 0) throw NOT_EXACT
+      return value
+    })
+    return json !== undefined && json.length <= MAX_JSON_FORM ? json : undefined
+  } catch {
+    return undefined // NOT_EXACT, or a cycle
+  }
 }
 
 /**
@@ -20,7 +75,15 @@ export const MAX_YAML_BYTES = 64 * 1024
 
 export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
 
-export function parseYaml(text: string, path?: string): YamlResult {
+export function parseYaml(source: YamlSource, path?: string): YamlResult {
+  const text = textOf(source)
+  if (typeof source !== 'string' && source.json !== undefined) {
+    try {
+      return { ok: true, value: { data: JSON.parse(source.json), text } }
+    } catch {
+      // not JSON after all: the text is the truth
+    }
+  }
   // the shape first: the parser's cost grows with nesting (issue 10 F3), this scan's does not
   if (/^\s*[[{]/.test(text) && text.length > MAX_YAML_BYTES) return parseLargeJson(text, path)
   const deep = yamlTooDeep(text, MAX_NESTING_DEPTH, path)
@@ -28,10 +91,10 @@ export function parseYaml(text: string, path?: string): YamlResult {
   if (text.length > MAX_YAML_BYTES) {
     return { ok: false, issues: [{ path, message: `a YAML document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(text.length / 1024)} KiB); send larger documents as JSON` }] }
   }
-  const lines = new LineCounter()
+  const lines = new (yamlModule().LineCounter)()
   // uniqueKeys is checked below in one pass: the parser's own check compares every key with every
   // earlier one (a 40,000-key mapping took 25 s)
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: false })
+  const doc = yamlModule().parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: false })
   if (doc.errors.length) {
     return {
       ok: false,
@@ -75,6 +138,7 @@ function parseLargeJson(text: string, path?: string): YamlResult {
 
 /** The first mapping key that repeats an earlier one in the same mapping (scalar keys by value). */
 function duplicateKey(doc: Document, lines: LineCounter, path?: string): Issue | undefined {
+  const { isScalar, visit } = yamlModule()
   let found: Issue | undefined
   visit(doc, {
     Map(_, map) {
@@ -101,9 +165,10 @@ const unescape = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
 
 /** Line/column of the node a JSON pointer names; the nearest existing ancestor when it is missing. */
 export function positionOf(parsed: ParsedYaml, pointer: string): { line: number; column: number } | undefined {
-  if (!parsed.doc || !parsed.lines) return undefined
+  if (!syntaxTree(parsed)) return undefined
+  const { isMap, isPair, isScalar, isSeq } = yamlModule()
   const parts = pointer.split('/').slice(1).map(unescape)
-  let node: unknown = parsed.doc.contents
+  let node: unknown = parsed.doc!.contents
   let best: [number, number, number] | undefined = rangeOf(node)
   for (const part of parts) {
     if (isMap(node)) {
@@ -122,13 +187,14 @@ export function positionOf(parsed: ParsedYaml, pointer: string): { line: number;
     } else break
   }
   if (!best) return undefined
-  const pos = parsed.lines.linePos(best[0])
+  const pos = parsed.lines!.linePos(best[0])
   return { line: pos.line, column: pos.col }
 }
 
 /** Position of a top-level key (for unknown-field errors). */
 export function keyPosition(parsed: ParsedYaml, key: string): { line: number; column: number } | undefined {
-  if (!parsed.doc || !parsed.lines) return undefined
+  if (!syntaxTree(parsed) || !parsed.doc || !parsed.lines) return undefined
+  const { isMap, isPair, isScalar } = yamlModule()
   const root = parsed.doc.contents
   if (!isMap(root)) return undefined
   const pair = root.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === key)
@@ -136,6 +202,21 @@ export function keyPosition(parsed: ParsedYaml, key: string): { line: number; co
   if (!r) return undefined
   const pos = parsed.lines.linePos(r[0])
   return { line: pos.line, column: pos.col }
+}
+
+/**
+ * Builds the syntax tree of data that came from a JSON form, once, when a position is first asked
+ * for; false when there is none to build (a large JSON text, or a text that no longer parses).
+ */
+function syntaxTree(parsed: ParsedYaml): boolean {
+  if (parsed.doc && parsed.lines) return true
+  if (parsed.text === undefined) return false
+  const again = parseYaml(parsed.text)
+  parsed.text = undefined
+  if (!again.ok || !again.value.doc) return false
+  parsed.doc = again.value.doc
+  parsed.lines = again.value.lines
+  return true
 }
 
 function rangeOf(node: unknown): [number, number, number] | undefined {

@@ -1,31 +1,61 @@
 /**
  * The bundled layer (`defaults/`): read once at cold start by the composition root, held in
  * memory, never written. Version 0 marks "bundled" in views and ETags.
+ *
+ * Like stored documents, bundled ones carry the JSON form of their data, so reading them needs no
+ * YAML parser: the forms are built from the same files (`npm run defaults:forms`, checked by a
+ * test) into defaults/parsed-forms.json, each with the hash of the text it was built from; a file
+ * whose text no longer matches is simply read from its text.
  */
+import { checkDocumentText } from '../config/text-hygiene'
+import { sha256 } from '../runtime/hash'
+
+/** The file beside the bundled documents that holds their JSON forms (not itself a document). */
+export const BUNDLED_FORMS_FILE = 'parsed-forms.json'
+
+/** Path → the hash of the text a form was built from, and the form. */
+export type BundledForms = Record<string, { sha256: string; json: string }>
 export interface BundledFile {
   path: string
   body: string
+  /** The JSON form of the body's data, from the build (defaults/parsed-forms.json), as stored documents carry one. */
+  json?: string
 }
 
 export class BundledLayer {
-  private readonly files = new Map<string, string>()
+  private readonly files = new Map<string, BundledFile>()
   /** The layer never changes, so each prefix's listing is computed once (listings are hot). */
   private readonly listings = new Map<string, BundledFile[]>()
   constructor(files: BundledFile[] = []) {
-    for (const f of files) this.files.set(f.path, f.body)
+    for (const f of files) this.files.set(f.path, Object.freeze({ ...f }))
   }
-  get(path: string): string | undefined {
+  get(path: string): BundledFile | undefined {
     return this.files.get(path)
   }
   list(prefix: string): BundledFile[] {
     let listed = this.listings.get(prefix)
     if (!listed) {
-      listed = [...this.files.entries()]
-        .filter(([p]) => p.startsWith(prefix))
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([path, body]) => Object.freeze({ path, body }))
+      listed = [...this.files.values()].filter((f) => f.path.startsWith(prefix)).sort((a, b) => (a.path < b.path ? -1 : 1))
       this.listings.set(prefix, listed)
     }
     return listed.slice()
   }
+}
+
+/** The JSON form of every structured file that has one (what defaults/parsed-forms.json holds). */
+export function buildBundledForms(files: readonly BundledFile[]): BundledForms {
+  const forms: BundledForms = {}
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    const { json } = checkDocumentText(f.path, f.body)
+    if (json !== undefined) forms[f.path] = { sha256: sha256(f.body), json }
+  }
+  return forms
+}
+
+/** The files with the forms built from exactly their text. */
+export function withBundledForms(files: readonly BundledFile[], forms: BundledForms): BundledFile[] {
+  return files.map((f) => {
+    const form = Object.hasOwn(forms, f.path) ? forms[f.path] : undefined
+    return form && form.sha256 === sha256(f.body) ? { ...f, json: form.json } : f
+  })
 }

@@ -2,7 +2,7 @@
  * The document cascade: project → _tenant → bundled. One storage round trip per lookup
  * (a BatchGetItem of both layers), one Query per layer for listings, run in parallel.
  */
-import type { BundledLayer } from './bundled'
+import type { BundledFile, BundledLayer } from './bundled'
 import type { DocumentStore, StoredDocument } from './ports'
 import { docId, scopeOf, TENANT_LAYER } from './ports'
 
@@ -11,6 +11,8 @@ export type Layer = 'project' | 'tenant' | 'bundled'
 export interface LayeredDocument {
   path: string
   body: string
+  /** The JSON form of a structured body's data (StoredDocument.json), when its layer has one. */
+  json?: string
   version: number
   source: Layer
   stored?: StoredDocument
@@ -55,8 +57,8 @@ export class DocumentCascade {
       const t = found.get(docId(tenantKey))
       if (t) out.push(fromStored(t, 'tenant'))
     }
-    const body = this.bundled.get(path)
-    if (body !== undefined) out.push({ path, body, version: 0, source: 'bundled' })
+    const bundled = this.bundled.get(path)
+    if (bundled) out.push(fromBundled(bundled))
     return out
   }
 
@@ -67,7 +69,7 @@ export class DocumentCascade {
       project === TENANT_LAYER ? Promise.resolve([]) : this.store.list(scopeOf(tenant, project), prefix),
     ])
     return {
-      bundled: this.bundled.list(prefix).map((f) => ({ path: f.path, body: f.body, version: 0, source: 'bundled' as const })),
+      bundled: this.bundled.list(prefix).map(fromBundled),
       tenant: t.map((d) => fromStored(d, 'tenant')),
       project: p.map((d) => fromStored(d, 'project')),
     }
@@ -84,4 +86,5 @@ export class DocumentCascade {
   }
 }
 
-const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({ path: d.key.path, body: d.body, version: d.version, source, stored: d })
+export const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({ path: d.key.path, body: d.body, ...(d.json !== undefined ? { json: d.json } : {}), version: d.version, source, stored: d })
+export const fromBundled = (f: BundledFile): LayeredDocument => ({ path: f.path, body: f.body, ...(f.json !== undefined ? { json: f.json } : {}), version: 0, source: 'bundled' })

@@ -12,6 +12,13 @@ export interface DocumentKey {
 export interface StoredDocument {
   key: DocumentKey
   body: string
+  /**
+   * The JSON text of a structured document's data, written with the body by the write that
+   * validated it (lib/config/yaml.ts `jsonFormOf`), so a read needs no YAML parser. Absent for
+   * unstructured documents, bodies kept in the blob store, data JSON cannot hold exactly, and
+   * documents written before it existed; a write without one leaves none behind.
+   */
+  json?: string
   version: number
   sha256: string
   createdAt: string
@@ -23,6 +30,8 @@ export interface StoredDocument {
 export interface NewDocument {
   key: DocumentKey
   body: string
+  /** The JSON form of the body's data (see StoredDocument.json); stored only with an inline body. */
+  json?: string
   actor: string // the token's `sub`, stamped into createdBy/updatedBy
 }
 

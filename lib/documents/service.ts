@@ -3,6 +3,7 @@
  * versioned store as tool documents, with safe paths and size limits.
  */
 import { checkDocumentText, unsafeCharacter } from '../config/text-hygiene'
+import type { YamlSource } from '../config/yaml'
 import { invalidConfig, invalidInput, ServerToolsError, type Issue } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
@@ -30,8 +31,11 @@ export function normalizeDocumentPath(raw: string): string {
   return path
 }
 
-/** Problems of a document a feature owns (e.g. recipes/*.yaml); empty for valid or foreign paths. */
-export type DocumentCheck = (path: string, body: string) => Issue[]
+/**
+ * Problems of a document a feature owns (e.g. recipes/*.yaml); empty for valid or foreign paths.
+ * The body comes with its JSON form when it has one, so the check does not parse the YAML again.
+ */
+export type DocumentCheck = (path: string, body: YamlSource) => Issue[]
 
 export class DocumentService {
   constructor(
@@ -49,12 +53,12 @@ export class DocumentService {
   async put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; preconditions?: Preconditions }): Promise<StoredDocument & { created: boolean }> {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-    const issues = checkDocumentText(path, body)
-    if (!issues.length) issues.push(...(this.check?.(path, body) ?? []))
+    const { issues, json } = checkDocumentText(path, body)
+    if (!issues.length) issues.push(...(this.check?.(path, json === undefined ? body : { text: body, json }) ?? []))
     if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.store, key))
-    return this.store.put({ key, body, actor: opts.actor }, conditions)
+    return this.store.put({ key, body, json, actor: opts.actor }, conditions)
   }
 
   async delete(tenant: string, project: string, rawPath: string, preconditions: Preconditions = {}): Promise<void> {

@@ -13,7 +13,7 @@
  * closed) and is logged.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, parseYaml } from '../config/yaml'
+import { locate, parseYaml, textOf, yamlSourceOf, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import type { DocumentStore } from '../documents/ports'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
@@ -36,8 +36,8 @@ export const tenantAllowListSchema = {
 }
 
 /** Parses and validates the document body; issues carry JSON pointers and, where they point at something, line and column. */
-export function parseTenantAllowList(body: string): { list: AllowList; issues: Issue[] } {
-  if (body.trim() === '') return { list: AllowList.empty, issues: [] }
+export function parseTenantAllowList(body: YamlSource): { list: AllowList; issues: Issue[] } {
+  if (textOf(body).trim() === '') return { list: AllowList.empty, issues: [] }
   const parsed = parseYaml(body, TENANT_ALLOW_LIST_PATH)
   if (!parsed.ok) return { list: AllowList.empty, issues: parsed.issues }
   const data = parsed.value.data ?? {}
@@ -48,7 +48,7 @@ export function parseTenantAllowList(body: string): { list: AllowList; issues: I
 }
 
 /** The write-time check (DocumentService): a bad entry is a 422 naming its line, not a list that silently allows nothing. */
-export function checkTenantAllowListDocument(path: string, body: string): Issue[] {
+export function checkTenantAllowListDocument(path: string, body: YamlSource): Issue[] {
   return path === TENANT_ALLOW_LIST_PATH ? parseTenantAllowList(body).issues : []
 }
 
@@ -62,7 +62,7 @@ export function documentTenantAllowList(store: DocumentStore, opts: { path?: str
     if (!doc) return AllowList.empty
     const hit = cache.get(tenant)
     if (hit && hit.version === doc.version) return hit.list
-    const { list, issues } = parseTenantAllowList(doc.body)
+    const { list, issues } = parseTenantAllowList(yamlSourceOf(doc))
     if (issues.length) log.log('warn', 'egress.tenant_allow_list_invalid', { tenant, path, version: doc.version, issues })
     if (cache.size >= max && !cache.has(tenant)) cache.delete(cache.keys().next().value as string)
     cache.set(tenant, { version: doc.version, list })

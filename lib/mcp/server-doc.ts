@@ -13,7 +13,7 @@
  * Unknown fields are errors: a misspelt `header:` would otherwise silently drop credentials.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, notAMapping, parseYaml } from '../config/yaml'
+import { locate, notAMapping, parseYaml, yamlSourceOf, type YamlSource } from '../config/yaml'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -63,7 +63,7 @@ const RESERVED_HEADERS = ['host', 'content-length', 'content-type', 'accept', 'm
 
 export type McpServerParse = { ok: true; config: McpServerConfig } | { ok: false; issues: Issue[] }
 
-export function parseMcpServer(text: string, path: string): McpServerParse {
+export function parseMcpServer(text: YamlSource, path: string): McpServerParse {
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
   const data = parsed.value.data
@@ -100,7 +100,7 @@ export function parseMcpServer(text: string, path: string): McpServerParse {
 }
 
 /** Write-time check for the raw documents API: problems of an `mcp-servers/<name>.yaml`, with positions; [] for other paths. */
-export function checkMcpServerDocument(path: string, body: string): Issue[] {
+export function checkMcpServerDocument(path: string, body: YamlSource): Issue[] {
   if (!path.startsWith(MCP_SERVERS_PREFIX) || !/\.ya?ml$/.test(path)) return [] // notes beside the documents are fine
   const name = /^mcp-servers\/([^/]+)\.yaml$/.exec(path)?.[1]
   if (!name || !new RegExp(MCP_SERVER_NAME_PATTERN).test(name)) {
@@ -134,7 +134,7 @@ export class McpServerDocuments {
     const scope = scopeOfDocument(tenant, project, doc)
     const key = `${scope}\u0000${path}\u0000${doc.version}`
     let parsed = this.parses.get(key)
-    if (!parsed) parsed = this.parses.set(key, parseMcpServer(doc.body, path))
+    if (!parsed) parsed = this.parses.set(key, parseMcpServer(yamlSourceOf(doc), path))
     if (!parsed.ok) {
       const detail = parsed.issues.map((i) => i.message).join('; ')
       return { ok: false, message: `MCP server document ${path} (${doc.source} layer) is invalid: ${detail}`, issues: parsed.issues }

@@ -23,7 +23,7 @@
  * document may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, parseYaml, type ParsedYaml } from '../config/yaml'
+import { locate, parseYaml, type ParsedYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { malformedSecretReferences } from '../secrets/references'
 
@@ -92,7 +92,7 @@ const modelSchema = {
   },
 }
 
-function mapping(text: string, path: string): { ok: true; raw: Record<string, unknown>; parsed: ParsedYaml } | { ok: false; issues: Issue[] } {
+function mapping(text: YamlSource, path: string): { ok: true; raw: Record<string, unknown>; parsed: ParsedYaml } | { ok: false; issues: Issue[] } {
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
   const data = parsed.value.data ?? {}
@@ -100,7 +100,7 @@ function mapping(text: string, path: string): { ok: true; raw: Record<string, un
   return { ok: true, raw: data as Record<string, unknown>, parsed: parsed.value }
 }
 
-export function parseProviderDocument(text: string, path: string): CatalogParse<ProviderDocument> {
+export function parseProviderDocument(text: YamlSource, path: string): CatalogParse<ProviderDocument> {
   const m = mapping(text, path)
   if (!m.ok) return m
   const issues = [...validateAgainst(providerSchema, m.raw)]
@@ -124,7 +124,7 @@ export function parseProviderDocument(text: string, path: string): CatalogParse<
   }
 }
 
-export function parseModelDocument(text: string, path: string): CatalogParse<ModelDocument> {
+export function parseModelDocument(text: YamlSource, path: string): CatalogParse<ModelDocument> {
   const m = mapping(text, path)
   if (!m.ok) return m
   const issues = validateAgainst(modelSchema, m.raw)
@@ -173,7 +173,7 @@ export function catalogDocumentOf(path: string): { kind: 'provider'; instance: s
 }
 
 /** Write-time check for the raw documents API: problems of a model catalog document, with positions; [] for other paths. */
-export function checkModelCatalogDocument(path: string, body: string): Issue[] {
+export function checkModelCatalogDocument(path: string, body: YamlSource): Issue[] {
   const doc = catalogDocumentOf(path)
   if (!doc) return []
   if (doc.kind === 'model') {

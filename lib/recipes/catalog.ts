@@ -3,10 +3,10 @@
  * are cached by (layer scope, path, version), so freshness never costs a re-parse; the model
  * catalog of a whole chain is read in one storage round trip (one BatchGetItem).
  */
-import { closest } from '../config/yaml'
+import { closest, yamlSourceOf, type YamlSource } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
-import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
-import type { DocumentStore, StoredDocument } from '../documents/ports'
+import { fromBundled, fromStored, type DocumentCascade, type Layer, type LayeredDocument } from '../documents/cascade'
+import type { DocumentStore } from '../documents/ports'
 import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -106,12 +106,12 @@ export class SurfaceDocuments {
 
   // ────────── internals ──────────
 
-  private load<T>(doc: LayeredDocument | undefined, parse: (text: string, path: string) => DocResult<T>): Resolved<T> | undefined {
+  private load<T>(doc: LayeredDocument | undefined, parse: (text: YamlSource, path: string) => DocResult<T>): Resolved<T> | undefined {
     if (!doc) return undefined
     const scope = doc.source === 'bundled' ? 'bundled' : doc.stored!.key.scope
     const key = `${scope}|${doc.path}|${doc.version}`
     let result = this.parsed.get(key) as DocResult<T> | undefined
-    if (!result) result = this.parsed.set(key, parse(doc.body, doc.path)) as DocResult<T>
+    if (!result) result = this.parsed.set(key, parse(yamlSourceOf(doc), doc.path)) as DocResult<T>
     if (!result.ok) throw invalidConfig(`${doc.path} (${doc.source} layer) is invalid (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
     return { config: result.config, source: doc.source, version: doc.version }
   }
@@ -124,15 +124,14 @@ export class SurfaceDocuments {
     const projectScope = project === TENANT_LAYER ? undefined : scopeOf(tenant, project)
     const keys = paths.flatMap((path) => [...(projectScope ? [{ scope: projectScope, path }] : []), { scope: tenantScope, path }])
     const found = await this.deps.store.getMany(keys)
-    const layered = (d: StoredDocument, source: Layer): LayeredDocument => ({ path: d.key.path, body: d.body, version: d.version, source, stored: d })
     for (const path of paths) {
       const p = projectScope ? found.get(docId({ scope: projectScope, path })) : undefined
       const t = found.get(docId({ scope: tenantScope, path }))
-      if (p) out.set(path, layered(p, projectScope === undefined ? 'tenant' : 'project'))
-      else if (t) out.set(path, layered(t, 'tenant'))
+      if (p) out.set(path, fromStored(p, projectScope === undefined ? 'tenant' : 'project'))
+      else if (t) out.set(path, fromStored(t, 'tenant'))
       else {
-        const body = this.deps.bundled.get(path)
-        if (body !== undefined) out.set(path, { path, body, version: 0, source: 'bundled' })
+        const bundled = this.deps.bundled.get(path)
+        if (bundled) out.set(path, fromBundled(bundled))
       }
     }
     return out
@@ -141,7 +140,7 @@ export class SurfaceDocuments {
   private validateBundled() {
     for (const prefix of [RECIPES_PREFIX, ENGINES_PREFIX, MODELS_PREFIX]) {
       for (const f of this.deps.bundled.list(prefix)) {
-        const issues = prefix === MODELS_PREFIX ? checkModelCatalogDocument(f.path, f.body) : checkSurfaceDocument(f.path, f.body)
+        const issues = prefix === MODELS_PREFIX ? checkModelCatalogDocument(f.path, yamlSourceOf(f)) : checkSurfaceDocument(f.path, yamlSourceOf(f))
         if (issues.length) throw invalidConfig(`bundled default ${f.path} is invalid: ${issues.map((i) => i.message).join('; ')}`, issues)
       }
     }

@@ -4,7 +4,7 @@
  * rule). The model catalog documents they name are read by lib/models.
  */
 import { validateAgainst } from '../config/json-schema'
-import { closest, keyPosition, locate, parseYaml, type ParsedYaml } from '../config/yaml'
+import { closest, keyPosition, locate, parseYaml, type ParsedYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { parseModelRef } from '../models/documents'
 
@@ -100,7 +100,7 @@ export function parseDuration(text: string): number | undefined {
   return ms > 0 ? ms : undefined
 }
 
-function mapping(text: string, path: string): { ok: true; parsed: ParsedYaml; raw: Record<string, unknown> } | { ok: false; issues: Issue[] } {
+function mapping(text: YamlSource, path: string): { ok: true; parsed: ParsedYaml; raw: Record<string, unknown> } | { ok: false; issues: Issue[] } {
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
   const data = parsed.value.data
@@ -137,7 +137,7 @@ function nameIssue(raw: Record<string, unknown>, name: string): Issue[] {
   return typeof raw.name === 'string' && raw.name !== name ? [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }] : []
 }
 
-export function parseEngine(text: string, name: string, path = enginePath(name)): DocResult<EngineConfig> {
+export function parseEngine(text: YamlSource, name: string, path = enginePath(name)): DocResult<EngineConfig> {
   const m = mapping(text, path)
   if (!m.ok) return m
   const issues = [
@@ -156,7 +156,7 @@ export function parseEngine(text: string, name: string, path = enginePath(name))
   }
 }
 
-export function parseRecipe(text: string, name: string, path = recipePath(name)): DocResult<RecipeConfig> {
+export function parseRecipe(text: YamlSource, name: string, path = recipePath(name)): DocResult<RecipeConfig> {
   const m = mapping(text, path)
   if (!m.ok) return m
   const raw = m.raw
@@ -210,7 +210,7 @@ export function surfaceDocumentOf(path: string):
 }
 
 /** Every problem of a surface document at `path` (empty when valid or not a surface document). */
-export function checkSurfaceDocument(path: string, text: string): Issue[] {
+export function checkSurfaceDocument(path: string, text: YamlSource): Issue[] {
   const kind = surfaceDocumentOf(path)
   if (!kind) return []
   const nameProblem = (name: string, what: string): Issue[] =>

@@ -13,6 +13,7 @@ import {
   toolNameProblem,
 } from '../config/server-tool'
 import { checkDocumentText } from '../config/text-hygiene'
+import { yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
@@ -231,12 +232,12 @@ export class ServerToolService {
     }
     if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
-    const unsafe = checkDocumentText(path, text)
-    const result = unsafe.length ? { ok: false as const, issues: unsafe } : parseServerTool(text, name, { mode: 'write', types: this.deps.factories, path })
+    const { issues: unsafe, json } = checkDocumentText(path, text)
+    const result = unsafe.length ? { ok: false as const, issues: unsafe } : parseServerTool(json === undefined ? text : { text, json }, name, { mode: 'write', types: this.deps.factories, path })
     if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
-    const stored = await this.deps.store.put({ key, body: text, actor: opts.actor }, conditions)
+    const stored = await this.deps.store.put({ key, body: text, json, actor: opts.actor }, conditions)
     this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
     return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
@@ -267,7 +268,7 @@ export class ServerToolService {
     let result = this.configs.get(key)
     if (!result) {
       this.parses++
-      result = parseServerTool(doc.body, name, { mode: 'read', types: this.deps.factories, path: doc.path })
+      result = parseServerTool(yamlSourceOf(doc), name, { mode: 'read', types: this.deps.factories, path: doc.path })
       if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
       this.configs.set(key, result)
     }
@@ -355,7 +356,7 @@ export class ServerToolService {
   private validateBundled() {
     for (const f of this.deps.bundled.list(SERVER_TOOLS_PREFIX)) {
       const name = nameFromPath(f.path)
-      const result = parseServerTool(f.body, name, { mode: 'write', types: this.deps.factories, path: f.path })
+      const result = parseServerTool(yamlSourceOf(f), name, { mode: 'write', types: this.deps.factories, path: f.path })
       if (!result.ok) throw invalidConfig(`bundled default ${f.path} is invalid: ${result.issues.map((i) => i.message).join("; ")}`, result.issues)
       this.configs.set(cacheKey('bundled', f.path, 0), result)
     }

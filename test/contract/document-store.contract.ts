@@ -362,6 +362,33 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(read?.body === v2).toBe(true)
     })
 
+    it('stores the JSON form of a document with its body and returns it from get, getMany and list', async () => {
+      const json = '{"type":"add","description":"Adds."}'
+      const written = await store.put({ key: key('server-tools/add.yaml'), body: 'type: add\ndescription: Adds.\n', json, actor: 'alice' })
+      expect(written.json).toBe(json)
+      expect((await store.get(key('server-tools/add.yaml')))?.json).toBe(json)
+      expect((await store.getMany([key('server-tools/add.yaml')])).get(docId(key('server-tools/add.yaml')))?.json).toBe(json)
+      expect((await store.list(project, 'server-tools/')).map((d) => d.json)).toEqual([json])
+    })
+
+    it('never keeps an earlier version\'s JSON form: a write without one, a large body or a delete drops it', async () => {
+      const path = 'server-tools/add.yaml'
+      await store.put({ key: key(path), body: 'type: add\n', json: '{"type":"add"}', actor: 'alice' })
+      await store.put({ key: key(path), body: 'type: sub\n', actor: 'bob' })
+      expect((await store.get(key(path)))?.json).toBeUndefined()
+
+      await store.put({ key: key(path), body: 'type: add\n', json: '{"type":"add"}', actor: 'alice' })
+      const large = `{"type":"add","description":"${'x'.repeat(INLINE_BODY_LIMIT)}"}`
+      const big = await store.put({ key: key(path), body: large, json: large, actor: 'bob' })
+      expect(big.json).toBeUndefined()
+      expect((await store.get(key(path)))?.json).toBeUndefined()
+
+      await store.put({ key: key(path), body: 'type: add\n', json: '{"type":"add"}', actor: 'alice' })
+      await store.delete(key(path))
+      await store.put({ key: key(path), body: 'type: mul\n', actor: 'carol' })
+      expect((await store.get(key(path)))?.json).toBeUndefined()
+    })
+
     it('returns copies, so mutating a result never changes the store', async () => {
       const written = await store.put({ key: key('a.yaml'), body: 'x', actor: 'alice' })
       written.body = 'mutated'

@@ -2,7 +2,9 @@
  * The Lambda cold start loads only what a request needs. The API is bundled the way SST builds
  * it (scripts/lambda-bundle.ts, splitting on), then every output that holds a heavy module — the
  * MCP SDK and zod, the S3 and SSM clients, the sandbox, the LLM wire clients — is replaced by a
- * module that throws, and Ajv (required from node_modules on demand) is left out of the package.
+ * module that throws, and Ajv and yaml (required from node_modules on demand) are left out of the
+ * package: documents written through the API and the bundled defaults carry the JSON form of their
+ * data, so reading them parses no YAML.
  * A fresh node process then imports the handler and serves a spawn and a manifest request
  * against the emulators: any of those modules evaluated on that path fails the request.
  */
@@ -42,7 +44,7 @@ beforeAll(async () => {
     writeFileSync(resolve(output), `throw new Error(${JSON.stringify(`evaluated at cold start: ${heavy.slice(0, 3).join(', ')}`)});\n`)
     poisoned.push(...heavy)
   }
-  rmSync(join(dir, 'node_modules', 'ajv'), { recursive: true, force: true })
+  for (const pkg of ['ajv', 'yaml']) rmSync(join(dir, 'node_modules', pkg), { recursive: true, force: true })
 
   const suffix = uniqueSuffix()
   const tables = { Documents: `cs-docs-${suffix}`, ToolUsage: `cs-usage-${suffix}`, Processes: `cs-proc-${suffix}`, ObservedLimits: `cs-limits-${suffix}` }
@@ -102,7 +104,7 @@ describe('the Lambda cold start', () => {
     }
   })
 
-  it('imports the handler and serves a spawn and a manifest request without evaluating any of them, or Ajv', async () => {
+  it('imports the handler and serves a spawn and a manifest request without evaluating any of them, Ajv or yaml', async () => {
     const [spawn, manifest] = await coldStart([
       { method: 'POST', path: '/brain/acme/projects/p1/processes', body: { recipe: 'default' } },
       { method: 'GET', path: '/brain/acme/projects/p1/processes/{ID}/manifest' },

@@ -53,6 +53,8 @@ export interface DocumentItem {
   path: string
   body?: string
   bodyKey?: string
+  /** The JSON form of an inline body's data (StoredDocument.json); never beside a `bodyKey`. */
+  json?: string
   bytes?: number
   version: number
   sha256: string
@@ -151,7 +153,7 @@ export class DynamoDocumentStore implements DocumentStore {
           new UpdateCommand({
             TableName: this.table,
             Key: { scope: key.scope, path: key.path },
-            UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #sha, #bytes, #ca, #cb, #ub',
+            UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub',
             ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''}`,
             ExpressionAttributeNames: {
               '#s': 'scope',
@@ -160,6 +162,7 @@ export class DynamoDocumentStore implements DocumentStore {
               '#ua': 'updatedAt',
               '#body': 'body',
               '#bodyKey': 'bodyKey',
+              '#json': 'json',
               '#sha': 'sha256',
               '#bytes': 'bytes',
               '#ca': 'createdAt',
@@ -215,6 +218,7 @@ export class DynamoDocumentStore implements DocumentStore {
       '#bytes': 'bytes',
       '#body': 'body',
       '#bodyKey': 'bodyKey',
+      '#json': 'json',
       '#ca': 'createdAt',
       '#cb': 'createdBy',
       '#ua': 'updatedAt',
@@ -232,17 +236,22 @@ export class DynamoDocumentStore implements DocumentStore {
       set.push('#v = :next')
       values[':next'] = nextVersion
     }
-    let remove: string
+    // every write replaces the JSON form or removes it: never one left from an earlier body
+    const json = inline ? doc.json : undefined
+    const remove: string[] = ['#del']
     if (inline) {
       set.push('#body = :body')
       values[':body'] = body
-      remove = '#bodyKey'
+      remove.push('#bodyKey')
     } else {
       set.push('#bodyKey = :bodyKey')
       values[':bodyKey'] = bodyKey
-      remove = '#body'
+      remove.push('#body')
     }
-    remove += ', #del'
+    if (json !== undefined) {
+      set.push('#json = :json')
+      values[':json'] = json
+    } else remove.push('#json')
     let condition: string | undefined
     if (opts.createOnly) {
       condition = 'attribute_not_exists(#s) OR attribute_exists(#del)'
@@ -261,7 +270,7 @@ export class DynamoDocumentStore implements DocumentStore {
           new UpdateCommand({
             TableName: this.table,
             Key: { scope: key.scope, path: key.path },
-            UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove}`,
+            UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
             ConditionExpression: condition,
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
@@ -292,6 +301,7 @@ export class DynamoDocumentStore implements DocumentStore {
     return {
       key: { scope: key.scope, path: key.path },
       body,
+      ...(json !== undefined ? { json } : {}),
       version: nextVersion ?? (old?.version ?? 0) + 1,
       sha256: hash,
       createdAt: old?.createdAt ?? now,
@@ -357,6 +367,7 @@ export class DynamoDocumentStore implements DocumentStore {
     return {
       key: { scope: item.scope, path: item.path },
       body: body ?? '',
+      ...(item.json !== undefined && item.bodyKey === undefined ? { json: item.json } : {}),
       version: Number(item.version),
       sha256: item.sha256,
       createdAt: item.createdAt,

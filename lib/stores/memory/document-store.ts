@@ -1,5 +1,5 @@
 import type { DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
-import { checkedSize, docId } from '../../documents/ports'
+import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
@@ -33,7 +33,7 @@ export class MemoryDocumentStore implements DocumentStore {
   }
 
   async put(doc: NewDocument, opts: PutOptions = {}) {
-    checkedSize(doc)
+    const bytes = checkedSize(doc)
     this.roundTrips++
     const id = docId(doc.key)
     const current = this.docs.get(id)
@@ -46,6 +46,7 @@ export class MemoryDocumentStore implements DocumentStore {
     const stored: StoredDocument = {
       key: { ...doc.key },
       body: doc.body,
+      ...(doc.json !== undefined && bytes <= INLINE_BODY_LIMIT ? { json: doc.json } : {}),
       version: (current?.version ?? this.tombstones.get(id) ?? 0) + 1,
       sha256: sha256(doc.body),
       createdAt: current?.createdAt ?? now,

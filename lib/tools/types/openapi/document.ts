@@ -2,11 +2,10 @@
  * Reading an OpenAPI 3.0/3.1 document (JSON or YAML text, or an already parsed value) and
  * resolving its local `$ref`s into self-contained JSON Schemas a model can read.
  */
-import { parse as parseYaml } from 'yaml'
 import type { ExpansionBudget } from '../../../config/expansion-budget'
 import { countNodes } from '../../../config/expansion-budget'
 import { jsonTooDeep, yamlTooDeep } from '../../../config/nesting'
-import { MAX_YAML_BYTES } from '../../../config/yaml'
+import { MAX_YAML_BYTES, yamlModule } from '../../../config/yaml'
 import type { JsonSchema } from '../../../config/json-schema'
 
 export type OpenApiDocument = Record<string, any>
@@ -23,7 +22,7 @@ export function readOpenApi(input: unknown): ReadResult {
     if (deep) return { ok: false, message: `the OpenAPI document is ${deep.message}` }
     if (!json && input.length > MAX_YAML_BYTES) return { ok: false, message: `a YAML OpenAPI document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(input.length / 1024)} KiB); store larger specs as JSON` }
     try {
-      doc = json ? JSON.parse(input) : parseYaml(input, { maxAliasCount: 100 })
+      doc = json ? JSON.parse(input) : yamlModule().parse(input, { maxAliasCount: 100 })
     } catch (e) {
       return { ok: false, message: `the OpenAPI document does not parse: ${(e as Error).message.split('\n')[0]}` }
     }
