@@ -546,13 +546,28 @@ interface SurfaceMemo {
 }
 
 const utf8 = new TextEncoder()
+const utf8Text = new TextDecoder()
 
-/** A rendered body: its JSON text, and its UTF-8 bytes encoded on first use. */
+/**
+ * A rendered body: its JSON text, or its UTF-8 bytes once asked for. Encoding drops the text, so a
+ * memoised body costs its size once (the route only ever asks for bytes); text is decoded again
+ * only for a caller that asks for it afterwards.
+ */
 class RenderedBody {
-  private encoded?: Uint8Array<ArrayBuffer>
-  constructor(readonly text: string) {}
+  private textForm?: string
+  private bytesForm?: Uint8Array<ArrayBuffer>
+  constructor(text: string) {
+    this.textForm = text
+  }
+  get text(): string {
+    return (this.textForm ??= utf8Text.decode(this.bytesForm!))
+  }
   get bytes(): Uint8Array<ArrayBuffer> {
-    return (this.encoded ??= utf8.encode(this.text))
+    if (!this.bytesForm) {
+      this.bytesForm = utf8.encode(this.textForm!)
+      this.textForm = undefined
+    }
+    return this.bytesForm
   }
 }
 
