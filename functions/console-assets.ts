@@ -1,4 +1,4 @@
-/** Reads the console's browser files (script, style sheet) from disk once per cold start. */
+/** Reads the console's browser files (script, style sheet) from disk, once, when the console is first served. */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -18,4 +18,10 @@ export function loadConsoleAssets(dir = consoleAssetsDir()): Map<string, Console
     out.set(file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` })
   }
   return out
+}
+
+/** loadConsoleAssets on first call, then the same map. */
+export function lazyConsoleAssets(dir?: string): () => Map<string, ConsoleAsset> {
+  let assets: Map<string, ConsoleAsset> | undefined
+  return () => (assets ??= loadConsoleAssets(dir))
 }

@@ -52,7 +52,7 @@ import type { SurfaceSettings } from '../lib/surface/surface'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { loadBundledFiles } from './defaults'
-import { loadConsoleAssets } from './console-assets'
+import { lazyConsoleAssets } from './console-assets'
 
 export interface CoreOptions {
   store: DocumentStore
@@ -133,7 +133,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     usage,
     secrets,
     auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
-    consoleAssets: loadConsoleAssets(),
+    consoleAssets: lazyConsoleAssets(),
     log,
     clock,
     sandbox,

@@ -5,11 +5,12 @@
  * `alg` header picks which verifier to ask, and that verifier pins its algorithms, so an HS256
  * token signed with a public key, or an `alg: none` token, can never pass.
  */
-import { hash, webcrypto } from 'node:crypto'
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
+import { hash } from 'node:crypto'
+import type { JWTPayload } from 'jose'
 import { ServerToolsError } from '../../lib/errors'
 import { BoundedCache } from '../../lib/runtime/bounded-cache'
 import { type Logger, silentLogger } from '../../lib/runtime/logger'
+import { type Hs256Failure, protectedHeader, verifyHs256 } from './hs256'
 
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const
 export type AsymmetricAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number]
@@ -76,12 +77,9 @@ export function createTokenVerifier(settings: AuthSettings, log: Logger = silent
     const now = Date.now()
     const known = verified.get(key)
     if (known && known.until > now) return known
-    let alg: unknown
-    try {
-      alg = decodeProtectedHeader(token).alg
-    } catch {
-      throw unauthenticated('bad signature or format')
-    }
+    const header = protectedHeader(token)
+    if (!header) throw unauthenticated('bad signature or format')
+    const alg = header.alg
     let payload: JWTPayload
     let identity: VerifiedToken
     if (alg === 'HS256' && service) {
@@ -99,20 +97,33 @@ export function createTokenVerifier(settings: AuthSettings, log: Logger = silent
   }
 }
 
-/** HS256 with the deployment secret, imported once: importing a raw key per request measured as ~15% of a tool call. */
+/** HS256 with the deployment secret (./hs256.ts: node:crypto, no jose or WebCrypto on this path). */
 function serviceTokens(secret: string) {
-  let key: Promise<webcrypto.CryptoKey> | undefined
-  const keyOf = () => (key ??= webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']))
+  const key = Buffer.from(secret, 'utf8')
   return {
-    verify: async (token: string) => {
-      try {
-        return (await jwtVerify(token, await keyOf(), { algorithms: ['HS256'], requiredClaims: ['exp'] })).payload
-      } catch (e) {
-        throw fromJoseError(e, false)
-      }
+    verify: async (token: string): Promise<JWTPayload> => {
+      const result = verifyHs256(token, key, Math.floor(Date.now() / 1000))
+      if (!result.ok) throw fromHs256Failure(result.failure)
+      return result.payload as JWTPayload
     },
   }
 }
+
+/** The same verdicts as jose's for the same token (fromJoseError). */
+function fromHs256Failure(failure: Hs256Failure): ServerToolsError {
+  switch (failure.kind) {
+    case 'expired':
+      return unauthenticated('it has expired')
+    case 'claim':
+      return unauthenticated(failure.claim === 'exp' && failure.reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${failure.claim}' claim is not accepted (${failure.message})`)
+    case 'format':
+      return unauthenticated('bad signature or format')
+  }
+}
+
+let joseModule: Promise<typeof import('jose')> | undefined
+/** jose, loaded with the first identity-provider token: deployments that use only HS256 never load it. */
+const jose = () => (joseModule ??= import('jose'))
 
 /**
  * The identity provider's keys, fetched from its JWKS URL and cached; a token whose `kid` is not
@@ -120,14 +131,17 @@ function serviceTokens(secret: string) {
  * of made-up kids costs the provider one request per cooldown.
  */
 function identityProviderTokens(settings: IdentityProviderSettings, log: Logger) {
-  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 })
+  let keySet: Promise<ReturnType<(typeof import('jose'))['createRemoteJWKSet']>> | undefined
+  const keys = () => (keySet ??= jose().then((j) => j.createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 })))
   const algorithms = new Set<unknown>(settings.algorithms)
   return {
     settings,
     accepts: (alg: unknown) => algorithms.has(alg),
     verify: async (token: string) => {
+      const { jwtVerify } = await jose()
+      const jwks = await keys()
       try {
-        const { payload } = await jwtVerify(token, keys, {
+        const { payload } = await jwtVerify(token, jwks, {
           algorithms: settings.algorithms,
           issuer: settings.issuer,
           audience: settings.audience,
@@ -135,7 +149,7 @@ function identityProviderTokens(settings: IdentityProviderSettings, log: Logger)
         })
         return payload
       } catch (e) {
-        const err = fromJoseError(e, true)
+        const err = fromJoseError(e)
         if (err.code === 'UPSTREAM_FAILURE') log.log('warn', 'auth.jwks_unavailable', { jwksUrl: settings.jwksUrl, error: (e as Error).message })
         throw err
       }
@@ -148,7 +162,7 @@ function identityProviderTokens(settings: IdentityProviderSettings, log: Logger)
  * refused connection, a timeout, a non-200, a malformed key set) are the provider's fault, a 502 —
  * the URL and the cause go to the log, not to the caller.
  */
-function fromJoseError(e: unknown, fetchesKeys: boolean): ServerToolsError {
+function fromJoseError(e: unknown): ServerToolsError {
   const err = e as { code?: string; claim?: string; reason?: string; message?: string }
   switch (err.code) {
     case 'ERR_JWT_EXPIRED':
@@ -168,7 +182,7 @@ function fromJoseError(e: unknown, fetchesKeys: boolean): ServerToolsError {
   }
   // no code: fetch itself failed (refused, DNS); these three: timeout, a set that is not a JWKS, a non-200
   const keysUnavailable = err.code === undefined || ['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC'].includes(err.code)
-  if (keysUnavailable && fetchesKeys) return new ServerToolsError('UPSTREAM_FAILURE', "the identity provider's keys could not be fetched; try again shortly", {}, { cause: e })
+  if (keysUnavailable) return new ServerToolsError('UPSTREAM_FAILURE', "the identity provider's keys could not be fetched; try again shortly", {}, { cause: e })
   return unauthenticated('bad signature or format')
 }
 

@@ -127,7 +127,8 @@ export function parseAddress(text: string): AddressBytes | undefined {
 
 export function formatAddress(bytes: AddressBytes): string {
   if (bytes.length === 4) return Array.from(bytes).join('.')
-  if (inRange(bytes, IPV6_MAPPED)) return `::ffff:${Array.from(bytes.slice(12)).join('.')}`
+  // ::ffff:0:0/96, checked by hand: formatting must not build the classification tables
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `::ffff:${Array.from(bytes.slice(12)).join('.')}`
   const groups: number[] = []
   for (let i = 0; i < 8; i++) groups.push((bytes[2 * i] << 8) | bytes[2 * i + 1])
   // RFC 5952: compress the longest run (≥ 2) of zero groups, the first one on a tie
@@ -172,68 +173,78 @@ export function inRange(bytes: AddressBytes, range: { bytes: AddressBytes; prefi
   return true
 }
 
-// Most specific first where ranges nest (169.254.169.254 before 169.254/16 is handled by `metadata`).
-const IPV4_TABLE: [Range, AddressClass][] = [
-  [v4('255.255.255.255/32'), 'broadcast'],
-  [v4('0.0.0.0/8'), 'unspecified'],
-  [v4('10.0.0.0/8'), 'private'],
-  [v4('100.64.0.0/10'), 'cgnat'],
-  [v4('127.0.0.0/8'), 'loopback'],
-  [v4('169.254.0.0/16'), 'link-local'],
-  [v4('172.16.0.0/12'), 'private'],
-  [v4('192.0.0.0/24'), 'reserved'], // IETF protocol assignments (incl. 192.0.0.192, Oracle metadata)
-  [v4('192.0.2.0/24'), 'reserved'], // TEST-NET-1
-  [v4('192.88.99.0/24'), 'reserved'], // deprecated 6to4 relay anycast
-  [v4('192.168.0.0/16'), 'private'],
-  [v4('198.18.0.0/15'), 'reserved'], // benchmarking
-  [v4('198.51.100.0/24'), 'reserved'], // TEST-NET-2
-  [v4('203.0.113.0/24'), 'reserved'], // TEST-NET-3
-  [v4('224.0.0.0/4'), 'multicast'],
-  [v4('240.0.0.0/4'), 'reserved'],
-]
+/**
+ * The classification tables, parsed on first use: a request that never checks an address (most
+ * requests: no outbound call) does not pay for them at cold start.
+ */
+let tables: ReturnType<typeof buildTables> | undefined
+const T = () => (tables ??= buildTables())
 
-const IPV4_METADATA = [v4('169.254.169.254/32'), v4('169.254.170.2/32'), v4('169.254.169.123/32'), v4('100.100.100.200/32')]
+function buildTables() {
+  // Most specific first where ranges nest (169.254.169.254 before 169.254/16 is handled by `metadata`).
+  const IPV4_TABLE: [Range, AddressClass][] = [
+    [v4('255.255.255.255/32'), 'broadcast'],
+    [v4('0.0.0.0/8'), 'unspecified'],
+    [v4('10.0.0.0/8'), 'private'],
+    [v4('100.64.0.0/10'), 'cgnat'],
+    [v4('127.0.0.0/8'), 'loopback'],
+    [v4('169.254.0.0/16'), 'link-local'],
+    [v4('172.16.0.0/12'), 'private'],
+    [v4('192.0.0.0/24'), 'reserved'], // IETF protocol assignments (incl. 192.0.0.192, Oracle metadata)
+    [v4('192.0.2.0/24'), 'reserved'], // TEST-NET-1
+    [v4('192.88.99.0/24'), 'reserved'], // deprecated 6to4 relay anycast
+    [v4('192.168.0.0/16'), 'private'],
+    [v4('198.18.0.0/15'), 'reserved'], // benchmarking
+    [v4('198.51.100.0/24'), 'reserved'], // TEST-NET-2
+    [v4('203.0.113.0/24'), 'reserved'], // TEST-NET-3
+    [v4('224.0.0.0/4'), 'multicast'],
+    [v4('240.0.0.0/4'), 'reserved'],
+  ]
 
-/** IPv6 prefixes whose low 32 bits (or bits 16–48 for 6to4) are an IPv4 address to classify. */
-const IPV6_MAPPED = v6('::ffff:0:0/96')
-const IPV6_COMPATIBLE = v6('::/96')
-const IPV6_SIIT = v6('::ffff:0:0:0/96')
-const IPV6_NAT64 = v6('64:ff9b::/96')
-const IPV6_6TO4 = v6('2002::/16')
+  const IPV4_METADATA = [v4('169.254.169.254/32'), v4('169.254.170.2/32'), v4('169.254.169.123/32'), v4('100.100.100.200/32')]
 
-const IPV6_TABLE: [Range, AddressClass][] = [
-  [v6('::/128'), 'unspecified'],
-  [v6('::1/128'), 'loopback'],
-  [v6('64:ff9b:1::/48'), 'reserved'], // local-use NAT64
-  [v6('100::/64'), 'reserved'], // discard-only
-  [v6('2001::/32'), 'reserved'], // Teredo (carries an obfuscated IPv4 client address)
-  [v6('2001:db8::/32'), 'reserved'], // documentation
-  [v6('2001:2::/48'), 'reserved'], // benchmarking
-  [v6('2001:10::/28'), 'reserved'], // ORCHID
-  [v6('2001:20::/28'), 'reserved'], // ORCHIDv2
-  [v6('3fff::/20'), 'reserved'], // documentation (RFC 9637)
-  [v6('5f00::/16'), 'reserved'], // SRv6 SIDs
-  [v6('fc00::/7'), 'unique-local'],
-  [v6('fe80::/10'), 'link-local'],
-  [v6('fec0::/10'), 'private'], // deprecated site-local
-  [v6('ff00::/8'), 'multicast'],
-]
-const IPV6_GLOBAL_UNICAST = v6('2000::/3')
-const IPV6_METADATA = [v6('fd00:ec2::254/128')]
+  /** IPv6 prefixes whose low 32 bits (or bits 16–48 for 6to4) are an IPv4 address to classify. */
+  const IPV6_MAPPED = v6('::ffff:0:0/96')
+  const IPV6_COMPATIBLE = v6('::/96')
+  const IPV6_SIIT = v6('::ffff:0:0:0/96')
+  const IPV6_NAT64 = v6('64:ff9b::/96')
+  const IPV6_6TO4 = v6('2002::/16')
+
+  const IPV6_TABLE: [Range, AddressClass][] = [
+    [v6('::/128'), 'unspecified'],
+    [v6('::1/128'), 'loopback'],
+    [v6('64:ff9b:1::/48'), 'reserved'], // local-use NAT64
+    [v6('100::/64'), 'reserved'], // discard-only
+    [v6('2001::/32'), 'reserved'], // Teredo (carries an obfuscated IPv4 client address)
+    [v6('2001:db8::/32'), 'reserved'], // documentation
+    [v6('2001:2::/48'), 'reserved'], // benchmarking
+    [v6('2001:10::/28'), 'reserved'], // ORCHID
+    [v6('2001:20::/28'), 'reserved'], // ORCHIDv2
+    [v6('3fff::/20'), 'reserved'], // documentation (RFC 9637)
+    [v6('5f00::/16'), 'reserved'], // SRv6 SIDs
+    [v6('fc00::/7'), 'unique-local'],
+    [v6('fe80::/10'), 'link-local'],
+    [v6('fec0::/10'), 'private'], // deprecated site-local
+    [v6('ff00::/8'), 'multicast'],
+  ]
+  const IPV6_GLOBAL_UNICAST = v6('2000::/3')
+  const IPV6_METADATA = [v6('fd00:ec2::254/128')]
+  return { IPV4_TABLE, IPV4_METADATA, IPV6_MAPPED, IPV6_COMPATIBLE, IPV6_SIIT, IPV6_NAT64, IPV6_6TO4, IPV6_TABLE, IPV6_GLOBAL_UNICAST, IPV6_METADATA }
+}
 
 function classifyV4(bytes: AddressBytes): { class: AddressClass; metadata: boolean } {
-  const metadata = IPV4_METADATA.some((r) => inRange(bytes, r))
-  for (const [range, cls] of IPV4_TABLE) if (inRange(bytes, range)) return { class: cls, metadata }
+  const metadata = T().IPV4_METADATA.some((r) => inRange(bytes, r))
+  for (const [range, cls] of T().IPV4_TABLE) if (inRange(bytes, range)) return { class: cls, metadata }
   return { class: metadata ? 'reserved' : 'public', metadata }
 }
 
 /** The IPv4 address an IPv6 address carries, for the forms that route to it. */
 export function embeddedIPv4(bytes: AddressBytes): AddressBytes | undefined {
   if (bytes.length !== 16) return undefined
-  if (inRange(bytes, IPV6_MAPPED) || inRange(bytes, IPV6_SIIT) || inRange(bytes, IPV6_NAT64)) return bytes.slice(12)
+  if (inRange(bytes, T().IPV6_MAPPED) || inRange(bytes, T().IPV6_SIIT) || inRange(bytes, T().IPV6_NAT64)) return bytes.slice(12)
   // ::a.b.c.d (deprecated "compatible"), but not :: and ::1 which have their own meaning
-  if (inRange(bytes, IPV6_COMPATIBLE) && (bytes[12] | bytes[13]) !== 0) return bytes.slice(12)
-  if (inRange(bytes, IPV6_6TO4)) return bytes.slice(2, 6)
+  if (inRange(bytes, T().IPV6_COMPATIBLE) && (bytes[12] | bytes[13]) !== 0) return bytes.slice(12)
+  if (inRange(bytes, T().IPV6_6TO4)) return bytes.slice(2, 6)
   return undefined
 }
 
@@ -249,11 +260,11 @@ export function classifyBytes(bytes: AddressBytes): ClassifiedAddress {
     const embedded = formatAddress(inner)
     return { address: formatAddress(bytes), family: 6, class: cls, embeddedIPv4: embedded, ...(metadata ? { metadata } : {}) }
   }
-  const metadata = IPV6_METADATA.some((r) => inRange(bytes, r))
-  for (const [range, cls] of IPV6_TABLE) {
+  const metadata = T().IPV6_METADATA.some((r) => inRange(bytes, r))
+  for (const [range, cls] of T().IPV6_TABLE) {
     if (inRange(bytes, range)) return { address: formatAddress(bytes), family: 6, class: cls, ...(metadata ? { metadata } : {}) }
   }
-  const cls: AddressClass = inRange(bytes, IPV6_GLOBAL_UNICAST) ? 'public' : 'reserved'
+  const cls: AddressClass = inRange(bytes, T().IPV6_GLOBAL_UNICAST) ? 'public' : 'reserved'
   return { address: formatAddress(bytes), family: 6, class: cls }
 }
 
@@ -294,13 +305,13 @@ export function parseCidr(text: string): Cidr | undefined {
  */
 export function cidrContains(cidr: Cidr, bytes: AddressBytes): boolean {
   if (inRange(bytes, cidr)) return true
-  if (cidr.bytes.length === 4 && bytes.length === 16 && inRange(bytes, IPV6_MAPPED)) return inRange(bytes.slice(12), cidr)
+  if (cidr.bytes.length === 4 && bytes.length === 16 && inRange(bytes, T().IPV6_MAPPED)) return inRange(bytes.slice(12), cidr)
   return false
 }
 
 /** Where to connect for a checked address: an IPv4-mapped IPv6 address is the IPv4 socket it names. */
 export function socketAddress(a: ClassifiedAddress): { address: string; family: 4 | 6 } {
   const bytes = parseAddress(a.address)
-  if (bytes && bytes.length === 16 && inRange(bytes, IPV6_MAPPED)) return { address: formatAddress(bytes.slice(12)), family: 4 }
+  if (bytes && bytes.length === 16 && inRange(bytes, T().IPV6_MAPPED)) return { address: formatAddress(bytes.slice(12)), family: 4 }
   return { address: a.address, family: a.family }
 }

@@ -13,7 +13,6 @@
  *   reserved addresses can only be opened by the deployment;
  * - the caller connects to the returned `pinned` address, never re-resolving (no DNS rebinding).
  */
-import { lookup } from 'node:dns/promises'
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
 import { classifyBytes, parseAddress, type AddressClass, type ClassifiedAddress } from './address'
@@ -35,6 +34,8 @@ export interface Resolver {
 /** getaddrinfo through node:dns (honours /etc/hosts, as the connection would). */
 export const systemResolver: Resolver = {
   async resolve(hostname) {
+    // node:dns/promises loads with the first outbound call, not at cold start
+    const { lookup } = await import('node:dns/promises')
     const answers = await lookup(hostname, { all: true, verbatim: true })
     return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
   },

@@ -10,9 +10,9 @@ import type { DocumentStore } from '../documents/ports'
 import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
-import { catalogDocumentOf, checkModelCatalogDocument, MODELS_PREFIX, modelPath, parseModelDocument, parseModelRef, parseProviderDocument, providerPath } from '../models/documents'
+import { catalogDocumentOf, MODELS_PREFIX, modelPath, parseModelDocument, parseModelRef, parseProviderDocument, providerPath } from '../models/documents'
 import type { DocResult, EngineConfig, RecipeConfig } from './documents'
-import { checkSurfaceDocument, ENGINES_PREFIX, enginePath, parseEngine, parseRecipe, RECIPES_PREFIX, recipePath } from './documents'
+import { ENGINES_PREFIX, enginePath, parseEngine, parseRecipe, RECIPES_PREFIX, recipePath } from './documents'
 
 export interface Resolved<T> {
   config: T
@@ -34,9 +34,7 @@ export class SurfaceDocuments {
 
   constructor(
     private readonly deps: { store: DocumentStore; cascade: DocumentCascade; bundled: BundledLayer },
-  ) {
-    this.validateBundled()
-  }
+  ) {}
 
   async recipe(tenant: string, project: string, name: string): Promise<Resolved<RecipeConfig> | undefined> {
     return this.load(await this.deps.cascade.read(tenant, project, recipePath(name)), (t, p) => parseRecipe(t, name, p))
@@ -135,14 +133,5 @@ export class SurfaceDocuments {
       }
     }
     return out
-  }
-
-  private validateBundled() {
-    for (const prefix of [RECIPES_PREFIX, ENGINES_PREFIX, MODELS_PREFIX]) {
-      for (const f of this.deps.bundled.list(prefix)) {
-        const issues = prefix === MODELS_PREFIX ? checkModelCatalogDocument(f.path, yamlSourceOf(f)) : checkSurfaceDocument(f.path, yamlSourceOf(f))
-        if (issues.length) throw invalidConfig(`bundled default ${f.path} is invalid: ${issues.map((i) => i.message).join('; ')}`, issues)
-      }
-    }
   }
 }

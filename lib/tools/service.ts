@@ -79,9 +79,8 @@ export class ServerToolService {
   /** Documents parsed since start (diagnostics; proves the cache holds across reads). */
   parses = 0
 
-  constructor(private readonly deps: ServerToolServiceDeps) {
-    this.validateBundled()
-  }
+  /** The bundled defaults are validated by the test suite (test/unit/bundled-defaults.test.ts), not at every cold start. */
+  constructor(private readonly deps: ServerToolServiceDeps) {}
 
   // ────────── Type registry ──────────
   listTypes(): ToolFactory[] {
@@ -353,14 +352,6 @@ export class ServerToolService {
     return run
   }
 
-  private validateBundled() {
-    for (const f of this.deps.bundled.list(SERVER_TOOLS_PREFIX)) {
-      const name = nameFromPath(f.path)
-      const result = parseServerTool(yamlSourceOf(f), name, { mode: 'write', types: this.deps.factories, path: f.path })
-      if (!result.ok) throw invalidConfig(`bundled default ${f.path} is invalid: ${result.issues.map((i) => i.message).join("; ")}`, result.issues)
-      this.configs.set(cacheKey('bundled', f.path, 0), result)
-    }
-  }
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`

@@ -47,9 +47,11 @@ const PAGE_PATHS: [string, PageId][] = [
   ['/usage', 'usage'],
 ]
 
-export function consoleRoutes(assets: Map<string, ConsoleAsset>) {
-  const url = (file: string) => `/console/assets/${file}?v=${encodeURIComponent(assets.get(file)?.etag.replace(/"/g, '') ?? '')}`
-  const urls = { script: url('console.js'), style: url('console.css'), icon: url('favicon.svg') }
+/** `assets` reads the files on first use: an API cold start never touches them. */
+export function consoleRoutes(assets: () => Map<string, ConsoleAsset>) {
+  const url = (file: string) => `/console/assets/${file}?v=${encodeURIComponent(assets().get(file)?.etag.replace(/"/g, '') ?? '')}`
+  let built: { script: string; style: string; icon: string } | undefined
+  const urls = () => (built ??= { script: url('console.js'), style: url('console.css'), icon: url('favicon.svg') })
   // Shells depend only on the asset hashes, assets only on the files: each is rendered and
   // gzipped once per container (compressing per request measured ~8× the cost of GET /health).
   // The page code (hono/jsx) loads with the first page: API cold starts never pay for it.
@@ -63,11 +65,11 @@ export function consoleRoutes(assets: Map<string, ConsoleAsset>) {
   for (const [path, page] of PAGE_PATHS) {
     app.get(path, async (c) => {
       c.header('cache-control', 'no-cache')
-      return send(c, await once(`page:${page}`, async () => (await import('./pages')).renderPage(page, urls)), 'text/html; charset=UTF-8')
+      return send(c, await once(`page:${page}`, async () => (await import('./pages')).renderPage(page, urls())), 'text/html; charset=UTF-8')
     })
   }
   app.get('/assets/:file', async (c) => {
-    const asset = assets.get(c.req.param('file'))
+    const asset = assets().get(c.req.param('file'))
     if (!asset) return c.text('not found', 404)
     c.header('etag', asset.etag)
     c.header('cache-control', c.req.query('v') ? 'public, max-age=31536000, immutable' : 'no-cache')

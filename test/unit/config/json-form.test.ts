@@ -6,11 +6,9 @@ import { describe, expect, it } from 'vitest'
 import { parseServerTool } from '../../../lib/config/server-tool'
 import { checkDocumentText } from '../../../lib/config/text-hygiene'
 import { jsonFormOf, MAX_JSON_FORM, parseYaml } from '../../../lib/config/yaml'
+import { docLookupFactory } from '../../../lib/tools/types/doc_lookup'
 
-const types = {
-  find: (id: string) => (id === 'doc_lookup' ? { parametersSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } : undefined),
-  typeIds: () => ['doc_lookup'],
-}
+const types = { find: (id: string) => (id === 'doc_lookup' ? docLookupFactory : undefined), typeIds: () => ['doc_lookup'] }
 
 describe('the JSON form of a document', () => {
   it('is the parsed data of the YAML, and parsing it gives the same data as parsing the text', () => {

@@ -1,12 +1,35 @@
 /**
- * The bundled defaults carry the JSON form of their data (defaults/parsed-forms.json), built from
- * the same files, so the service reads them without a YAML parser.
+ * The bundled defaults (defaults/): validated here, as a write of each would be, instead of at
+ * every cold start; and they carry the JSON form of their data (defaults/parsed-forms.json), built
+ * from the same files, so the service reads them without a YAML parser.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { defaultsDir, loadBundledFiles } from '../../functions/defaults'
+import { createMemoryDeps } from '../../functions/deps'
+import { nameFromPath, SERVER_TOOLS_PREFIX } from '../../lib/config/server-tool'
 import { BUNDLED_FORMS_FILE, buildBundledForms, withBundledForms } from '../../lib/documents/bundled'
+
+describe('the bundled defaults', () => {
+  it('are every one valid: each passes the checks a write of it through the API passes', async () => {
+    const deps = createMemoryDeps()
+    const files = loadBundledFiles()
+    expect(files.length).toBeGreaterThan(10)
+    for (const f of files) {
+      const write = f.path.startsWith(SERVER_TOOLS_PREFIX)
+        ? deps.tools.put('acme', 'check', nameFromPath(f.path), f.body, { actor: 'test' })
+        : deps.documents.put('acme', 'check', f.path, f.body, { actor: 'test' })
+      await expect(write, f.path).resolves.toBeDefined()
+    }
+  })
+
+  it('are refused the same way when one is broken (the check above would notice)', async () => {
+    const deps = createMemoryDeps()
+    await expect(deps.documents.put('acme', 'check', 'recipes/default.yaml', 'engine: 42\n', { actor: 'test' })).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
+    await expect(deps.tools.put('acme', 'check', 'doc_errors', 'type: doc_lookup\n', { actor: 'test' })).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
+  })
+})
 
 describe('the bundled JSON forms', () => {
   it('are up to date with defaults/ (after editing a default, run `npm run defaults:forms`)', () => {
