@@ -51,7 +51,7 @@ import type { ObservedLimitStore } from '../lib/surface/limits'
 import type { SurfaceSettings } from '../lib/surface/surface'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
-import { loadBundledFiles } from './defaults'
+import { bundledDefaults } from './defaults'
 import { lazyConsoleAssets } from './console-assets'
 
 export interface CoreOptions {
@@ -95,7 +95,7 @@ export type BuiltDeps = AppDeps & { sandbox: LazySandbox }
 export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
   const clock = opts.clock ?? systemClock
-  const bundled = new BundledLayer(opts.bundledFiles ?? loadBundledFiles())
+  const bundled = new BundledLayer(opts.bundledFiles ?? bundledDefaults())
   const cascade = new DocumentCascade(opts.store, bundled)
   const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()

@@ -1,6 +1,8 @@
 /**
- * The bundled layer (`defaults/`): read once at cold start by the composition root, held in
- * memory, never written. Version 0 marks "bundled" in views and ETags.
+ * The bundled layer (`defaults/`): read on demand from its source (the composition root's, over
+ * the files), held in memory, never written. Version 0 marks "bundled" in views and ETags. A
+ * lookup reads only its own file; the first listing reads them all — so a tool call pays for one
+ * file, not for the whole layer, at cold start.
  *
  * Like stored documents, bundled ones carry the JSON form of their data, so reading them needs no
  * YAML parser: the forms are built from the same files (`npm run defaults:forms`, checked by a
@@ -22,20 +24,39 @@ export interface BundledFile {
   json?: string
 }
 
+/** Where the bundled files come from. `one(path)` must find exactly the file `all()` holds at that path. */
+export interface BundledSource {
+  all(): BundledFile[]
+  one(path: string): BundledFile | undefined
+}
+
 export class BundledLayer {
-  private readonly files = new Map<string, BundledFile>()
+  /** Every file, once a listing needed them. */
+  private everything: Map<string, BundledFile> | undefined
+  /** Lookups before that, hits and misses alike. */
+  private readonly looked = new Map<string, BundledFile | undefined>()
   /** The layer never changes, so each prefix's listing is computed once (listings are hot). */
   private readonly listings = new Map<string, BundledFile[]>()
-  constructor(files: BundledFile[] = []) {
-    for (const f of files) this.files.set(f.path, Object.freeze({ ...f }))
+  private readonly source: BundledSource
+
+  constructor(files: BundledFile[] | BundledSource = []) {
+    this.source = Array.isArray(files) ? { all: () => files, one: (path) => files.find((f) => f.path === path) } : files
   }
+
   get(path: string): BundledFile | undefined {
-    return this.files.get(path)
+    if (this.everything) return this.everything.get(path)
+    if (!this.looked.has(path)) {
+      const found = this.source.one(path)
+      this.looked.set(path, found && Object.freeze({ ...found }))
+    }
+    return this.looked.get(path)
   }
+
   list(prefix: string): BundledFile[] {
     let listed = this.listings.get(prefix)
     if (!listed) {
-      listed = [...this.files.values()].filter((f) => f.path.startsWith(prefix)).sort((a, b) => (a.path < b.path ? -1 : 1))
+      this.everything ??= new Map(this.source.all().map((f) => [f.path, Object.freeze({ ...f })]))
+      listed = [...this.everything.values()].filter((f) => f.path.startsWith(prefix)).sort((a, b) => (a.path < b.path ? -1 : 1))
       this.listings.set(prefix, listed)
     }
     return listed.slice()

@@ -18,7 +18,8 @@ import { ServerToolsError } from '../errors'
 import { cidrContains, parseAddress, parseCidr, type Cidr, type ClassifiedAddress } from './address'
 import { normalizeHost, splitPort } from './allow-list'
 
-const LOCAL = ['127.0.0.0/8', '::1/128', '0.0.0.0/8', '::/128'].map((c) => parseCidr(c)!)
+let local: Cidr[] | undefined
+const LOCAL = () => (local ??= ['127.0.0.0/8', '::1/128', '0.0.0.0/8', '::/128'].map((c) => parseCidr(c)!))
 
 export class OwnEndpoints {
   private readonly blocks: { cidr: Cidr; port: number }[] = []
@@ -26,27 +27,38 @@ export class OwnEndpoints {
   /** Ports open on every interface: refused on every non-public address. */
   private readonly everyInterface = new Set<number>()
 
+  /** Read but not yet classified: the address work waits for the first check (cold start). */
+  private readonly pending: { host: string; port: number }[] = []
+
   constructor(endpoints: Iterable<string> = []) {
     for (const e of endpoints) this.add(e)
   }
 
   /** Adds a listener; an endpoint that cannot be read is an INVALID_CONFIG error (a setting is wrong). */
   add(endpoint: string): this {
-    const { host, port } = readEndpoint(endpoint)
+    this.pending.push(readEndpoint(endpoint))
+    return this
+  }
+
+  private classify() {
+    for (const endpoint of this.pending.splice(0)) this.classifyOne(endpoint)
+  }
+
+  private classifyOne({ host, port }: { host: string; port: number }) {
     const name = normalizeHost(host)
     const bytes = parseAddress(name)
     if (!bytes) {
-      if (name === 'localhost' || name.endsWith('.localhost')) for (const cidr of LOCAL) this.blocks.push({ cidr, port })
+      if (name === 'localhost' || name.endsWith('.localhost')) for (const cidr of LOCAL()) this.blocks.push({ cidr, port })
       this.names.push({ host: name, port })
-    } else if (LOCAL.some((c) => cidrContains(c, bytes))) {
-      for (const cidr of LOCAL) this.blocks.push({ cidr, port })
+    } else if (LOCAL().some((c) => cidrContains(c, bytes))) {
+      for (const cidr of LOCAL()) this.blocks.push({ cidr, port })
       if (bytes.every((b) => b === 0)) this.everyInterface.add(port)
     } else this.blocks.push({ cidr: parseCidr(name)!, port })
-    return this
   }
 
   /** Whether `port` of this address (reached through the name `host`) is one of the service's own listeners. */
   covers(host: string, address: ClassifiedAddress, port: number): boolean {
+    if (this.pending.length) this.classify()
     if (this.everyInterface.has(port) && address.class !== 'public') return true
     if (this.names.some((n) => n.port === port && n.host === normalizeHost(host))) return true
     const candidates = [parseAddress(address.address)!, ...(address.embeddedIPv4 ? [parseAddress(address.embeddedIPv4)!] : [])]

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { defaultsDir, loadBundledFiles } from '../../functions/defaults'
+import { bundledDefaults, defaultsDir, loadBundledFiles } from '../../functions/defaults'
 import { createMemoryDeps } from '../../functions/deps'
 import { nameFromPath, SERVER_TOOLS_PREFIX } from '../../lib/config/server-tool'
-import { BUNDLED_FORMS_FILE, buildBundledForms, withBundledForms } from '../../lib/documents/bundled'
+import { BUNDLED_FORMS_FILE, BundledLayer, buildBundledForms, withBundledForms } from '../../lib/documents/bundled'
 
 describe('the bundled defaults', () => {
   it('are every one valid: each passes the checks a write of it through the API passes', async () => {
@@ -50,5 +50,32 @@ describe('the bundled JSON forms', () => {
     expect(changed.json).toBeUndefined()
     const [same] = withBundledForms([{ path: 'engines/e.yaml', body: 'description: before\n' }], forms)
     expect(same.json).toBe('{"description":"before"}')
+  })
+})
+
+describe('a bundled lookup', () => {
+  it('finds exactly the file the whole layer holds at that path, forms included', () => {
+    const source = bundledDefaults()
+    for (const f of loadBundledFiles()) expect(source.one(f.path), f.path).toEqual(f)
+  })
+
+  it('finds nothing at a path the layer does not hold or that could leave its directory', () => {
+    const source = bundledDefaults()
+    for (const path of [BUNDLED_FORMS_FILE, 'server-tools', 'server-tools/', 'server-tools/missing.yaml', '../package.json', 'documents/../../package.json', '/etc/passwd', 'documents//errors.md', 'README.md', '.hidden']) {
+      expect(source.one(path), path).toBeUndefined()
+    }
+  })
+
+  it('reads only the file looked up; the first listing reads them all, after which lookups use it', () => {
+    const calls: string[] = []
+    const files = [{ path: 'a/x.md', body: 'x' }, { path: 'b/y.md', body: 'y' }]
+    const layer = new BundledLayer({ all: () => (calls.push('all'), files), one: (path) => (calls.push(`one ${path}`), files.find((f) => f.path === path)) })
+    expect(layer.get('a/x.md')?.body).toBe('x')
+    expect(layer.get('a/x.md')?.body).toBe('x')
+    expect(layer.get('nope.md')).toBeUndefined()
+    expect(calls).toEqual(['one a/x.md', 'one nope.md'])
+    expect(layer.list('b/').map((f) => f.path)).toEqual(['b/y.md'])
+    expect(layer.get('b/y.md')?.body).toBe('y')
+    expect(calls).toEqual(['one a/x.md', 'one nope.md', 'all'])
   })
 })

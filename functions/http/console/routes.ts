@@ -2,7 +2,7 @@
  * The read-only web console (spec §11) at /console: page shells and their script and style sheet,
  * all public — nothing here carries tenant data; the browser fetches it with the user's token.
  */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import type { Context, MiddlewareHandler } from 'hono'
 import { gzipSync } from 'node:zlib'
 import type { PageId } from './pages'

@@ -1,5 +1,6 @@
 /** Raw documents of one layer, read through the cascade. */
-import { Hono, type MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
+import { Hono } from '../hono'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'

@@ -1,5 +1,5 @@
 /** Spec §14.4 insights: per role, what the agents called and looked up. Read-only. */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import { invalidInput } from '../../../lib/errors'
 import { MAX_WINDOW_DAYS } from '../../../lib/usage/service'
 import type { AppDeps } from '../app'

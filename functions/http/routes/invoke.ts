@@ -1,5 +1,5 @@
 /** Calling a tool outside any process: the allow-set is the project's callable tools. */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import { projectGate } from '../../../lib/tools/project-gate'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'

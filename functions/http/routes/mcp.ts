@@ -8,7 +8,8 @@
  * web-standard transport (stateless, one per request) and lib/surface/mcp-server.ts do JSON-RPC.
  * The SDK is imported on the first MCP request, never at cold start.
  */
-import { type Context, Hono } from 'hono'
+import type { Context } from 'hono'
+import { Hono } from '../hono'
 import type { ProcessKey } from '../../../lib/recipes/ports'
 import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'

@@ -1,5 +1,5 @@
 /** The model catalog's learned side: an endpoint's tool limit, learned from its rejection (spec §14.1). */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import { invalidInput, type Issue } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'

@@ -1,5 +1,6 @@
 /** Processes: spawn, the per-turn manifest, tool calls through the surface, empty-response diagnosis. */
-import { type Context, Hono } from 'hono'
+import type { Context } from 'hono'
+import { Hono } from '../hono'
 import { invalidInput, type Issue } from '../../../lib/errors'
 import { MANIFEST_FORMATS, type ManifestFormat } from '../../../lib/surface/formats'
 import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'

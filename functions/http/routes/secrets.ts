@@ -3,7 +3,7 @@
  * names. No response, log line or error ever carries a value.
  * Mounted under `/brain/:tenant`, after `authenticate`.
  */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import { invalidInput } from '../../../lib/errors'
 import type { SecretStore } from '../../../lib/secrets/ports'
 import { assertSecretName, assertSecretValue } from '../../../lib/secrets/ports'

@@ -1,5 +1,5 @@
 /** Server-tool documents: cascade listing, lookup, write, delete; and the type registry. */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'

@@ -1,5 +1,5 @@
 /** The surface preview: what a process spawned now would get, computed by the spawn's own code and never stored. */
-import { Hono } from 'hono'
+import { Hono } from '../hono'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
