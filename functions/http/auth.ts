@@ -4,10 +4,10 @@
  * route. Runs before any route touches a store.
  */
 import type { Context, MiddlewareHandler } from 'hono'
-import { sign } from 'hono/jwt'
 import { ServerToolsError } from '../../lib/errors'
 import type { Logger } from '../../lib/runtime/logger'
 import { type AuthSettings, createTokenVerifier } from './token-verifier'
+import { signHs256 } from './hs256'
 
 export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'tenant:admin'
 export const ALL_SCOPES: Scope[] = ['tools:read', 'tools:write', 'tools:invoke', 'insights:read', 'secrets:write', 'tenant:admin']
@@ -74,5 +74,5 @@ export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => 
 /** An HS256 token for the deployment secret; every token expires (a token without `exp` is refused). */
 export function issueToken(secret: string, claims: { tenant: string; sub: string; scope: string; expiresInSeconds: number }, nowSeconds: number) {
   const { expiresInSeconds, ...rest } = claims
-  return sign({ ...rest, iat: nowSeconds, exp: nowSeconds + expiresInSeconds }, secret, 'HS256')
+  return Promise.resolve(signHs256({ ...rest, iat: nowSeconds, exp: nowSeconds + expiresInSeconds }, secret))
 }

@@ -39,6 +39,12 @@ export function protectedHeader(token: string): Record<string, unknown> | undefi
   return dot > 0 ? jsonObject(token.slice(0, dot)) : undefined
 }
 
+/** A compact HS256 JWT of these claims. */
+export function signHs256(claims: Record<string, unknown>, key: Buffer | string): string {
+  const input = `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+  return `${input}.${createHmac('sha256', key).update(input, 'ascii').digest('base64url')}`
+}
+
 export function verifyHs256(token: string, key: Buffer, nowSeconds: number): Hs256Result {
   const parts = token.split('.')
   if (parts.length !== 3) return FORMAT

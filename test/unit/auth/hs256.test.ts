@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto'
 import { jwtVerify } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { protectedHeader, verifyHs256 } from '../../../functions/http/hs256'
+import { protectedHeader, signHs256, verifyHs256 } from '../../../functions/http/hs256'
 
 const SECRET = 'hs256-test-secret'
 const NOW = Math.floor(Date.now() / 1000)
@@ -72,6 +72,12 @@ describe('the HS256 verifier', () => {
   it('is stricter than jose in one way: padding on a part is refused (RFC 7515 base64url has none)', async () => {
     expect(await joseVerdict(`${valid}=`)).toBe('ok')
     expect(ourVerdict(`${valid}=`)).toBe('format')
+  })
+
+  it('signs tokens that jose verifies with the same secret', async () => {
+    const token = signHs256(good, SECRET)
+    expect(await joseVerdict(token)).toBe('ok')
+    expect(ourVerdict(token)).toBe('ok')
   })
 
   it('passes the claims of a valid token through', () => {
