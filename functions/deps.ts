@@ -25,7 +25,7 @@ import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import type { ToolUsageStore } from '../lib/usage/ports'
-import { type RoleSurfaceLookup, UsageService } from '../lib/usage/service'
+import { UsageService } from '../lib/usage/service'
 import type { SandboxSettings } from '../lib/sandbox'
 import { lazySandbox, type LazySandbox } from '../lib/sandbox/lazy'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
@@ -43,8 +43,9 @@ import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
 import type { AuthSettings } from './http/token-verifier'
-import { buildAgentSurface, META_BUILTINS } from './surface-deps'
-import { roleSurfaceLookup } from './usage-deps'
+import { META_BUILTINS } from '../lib/tools/builtins/meta'
+import { deferred, once } from '../lib/runtime/deferred'
+import type { AgentSurface } from './surface-deps'
 import type { ProcessStore } from '../lib/recipes/ports'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
 import type { ObservedLimitStore } from '../lib/surface/limits'
@@ -107,28 +108,30 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
-  let roleSurfaces: RoleSurfaceLookup = async () => new Map()
-  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log, surfaces: (t, p, r) => roleSurfaces(t, p, r) })
+  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log, surfaces: async (t, p, r) => (await agent()).roleSurfaces(t, p, r) })
   if (opts.countUsage !== false) dispatcher.addListener(usage.counter)
-  const agent = buildAgentSurface({
-    store: opts.store,
-    cascade,
-    bundled,
-    tools,
-    log,
-    clock,
-    processStore: opts.processStore,
-    observedLimitStore: opts.observedLimitStore,
-    settings: opts.surface,
-    demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
-  })
-  roleSurfaces = roleSurfaceLookup({ processes: agent.processes, surface: agent.surface, log })
+  // The agent surface (processes, manifests, MCP sessions, learned limits) is built, and its code
+  // loaded, by the first request that needs it: a cold start serving a tool call never pays for it.
+  const agent: () => Promise<AgentSurface> = once(async () =>
+    (await import('./surface-deps')).buildAgentSurface({
+      store: opts.store,
+      cascade,
+      bundled,
+      tools,
+      log,
+      clock,
+      processStore: opts.processStore,
+      observedLimitStore: opts.observedLimitStore,
+      settings: opts.surface,
+      demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
+    }),
+  )
   return {
     tools,
     documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument)),
-    processes: agent.processes,
-    surface: agent.surface,
-    observedLimits: agent.observedLimits,
+    processes: deferred(async () => (await agent()).processes),
+    surface: deferred(async () => (await agent()).surface),
+    observedLimits: deferred(async () => (await agent()).observedLimits),
     dispatcher,
     usage,
     secrets,

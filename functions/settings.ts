@@ -2,6 +2,7 @@
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
 import type { SandboxSettings } from '../lib/sandbox'
+import type { SurfaceSettings } from '../lib/surface/surface'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
 import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
 
@@ -118,4 +119,13 @@ export function ownEndpointsFromEnv(env: Record<string, string | undefined> = pr
   // a relative credentials URI is served by the container agent at this fixed address
   if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) own.add('http://169.254.170.2')
   return own
+}
+
+/** `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1). */
+export function surfaceSettingsFromEnv(env: Record<string, string | undefined> = process.env): Partial<SurfaceSettings> {
+  const raw = env.TOOL_BUDGET_RESERVE
+  if (raw === undefined || raw === '') return {}
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error(`TOOL_BUDGET_RESERVE must be a whole number from 0 to 64, got '${raw}'`)
+  return { reserve: n }
 }

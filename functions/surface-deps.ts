@@ -1,7 +1,7 @@
 /**
  * Composition of the agent surface (recipes, processes, manifest, learned limits) — kept beside
- * deps.ts so the composition root only wires it in. Also reads its deployment settings from the
- * environment (edge only).
+ * deps.ts, which imports it on the first request that needs it (a process, a manifest, MCP,
+ * learned limits, usage insights): a cold start that serves a tool call never loads this code.
  */
 import type { BundledLayer } from '../lib/documents/bundled'
 import type { DocumentCascade } from '../lib/documents/cascade'
@@ -15,13 +15,10 @@ import { MemoryObservedLimitStore } from '../lib/stores/memory/observed-limit-st
 import { MemoryProcessStore } from '../lib/stores/memory/process-store'
 import { ObservedLimits, type ObservedLimitStore } from '../lib/surface/limits'
 import { DEFAULT_SURFACE_SETTINGS, type DemandSource, SurfaceService, type SurfaceSettings } from '../lib/surface/surface'
-import { invokeToolTool } from '../lib/tools/builtins/invoke_tool'
-import { toolDescriptionTool } from '../lib/tools/builtins/tool_description'
-import { toolListTool } from '../lib/tools/builtins/tool_list'
+import { META_BUILTINS } from '../lib/tools/builtins/meta'
 import type { ServerToolService } from '../lib/tools/service'
-
-/** The meta-tools: registered as built-ins and resolved by the process surface itself. */
-export const META_BUILTINS = [toolListTool, toolDescriptionTool, invokeToolTool]
+import type { RoleSurfaceLookup } from '../lib/usage/service'
+import { roleSurfaceLookup } from './usage-deps'
 
 export interface AgentSurfaceOptions {
   store: DocumentStore
@@ -41,6 +38,8 @@ export interface AgentSurface {
   surface: SurfaceService
   observedLimits: ObservedLimits
   surfaceDocuments: SurfaceDocuments
+  /** What each role's processes are offered (usage insights). */
+  roleSurfaces: RoleSurfaceLookup
 }
 
 export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
@@ -61,18 +60,9 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     settings,
     ...(o.demand ? { demand: o.demand } : {}),
   })
-  return { processes, surface, observedLimits, surfaceDocuments }
+  return { processes, surface, observedLimits, surfaceDocuments, roleSurfaces: roleSurfaceLookup({ processes, surface, log: o.log }) }
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
-}
-
-/** `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1). */
-export function surfaceSettingsFromEnv(env: Record<string, string | undefined> = process.env): Partial<SurfaceSettings> {
-  const raw = env.TOOL_BUDGET_RESERVE
-  if (raw === undefined || raw === '') return {}
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error(`TOOL_BUDGET_RESERVE must be a whole number from 0 to 64, got '${raw}'`)
-  return { reserve: n }
 }

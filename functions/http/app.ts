@@ -8,6 +8,7 @@ import type { Logger } from '../../lib/runtime/logger'
 import type { ToolDispatcher } from '../../lib/tools/dispatcher'
 import type { ServerToolService } from '../../lib/tools/service'
 import type { ProcessService } from '../../lib/recipes/spawn'
+import type { AsyncMethods } from '../../lib/runtime/deferred'
 import type { ObservedLimits } from '../../lib/surface/limits'
 import type { SurfaceService } from '../../lib/surface/surface'
 import type { UsageService } from '../../lib/usage/service'
@@ -37,11 +38,11 @@ export interface AppDeps {
   /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
   usage: UsageService
   /** Spawn and look up processes (recipes, engines, frozen allowed lists). */
-  processes: ProcessService
+  processes: AsyncMethods<ProcessService>
   /** Per-turn manifests and tool calls through a process's surface. */
-  surface: SurfaceService
+  surface: AsyncMethods<SurfaceService>
   /** Endpoint tool limits learned from rejections. */
-  observedLimits: ObservedLimits
+  observedLimits: AsyncMethods<ObservedLimits>
   /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
   secrets: SecretStore
   /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */

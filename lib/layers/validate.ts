@@ -30,7 +30,7 @@ export interface LayerProblem {
 export interface LayerValidationDeps {
   tools: ServerToolService
   documents: DocumentService
-  processes: ProcessService
+  processes: Pick<ProcessService, 'draft'>
 }
 
 export interface LayerValidationInput {
