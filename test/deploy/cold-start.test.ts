@@ -24,7 +24,9 @@ import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../
 import { tokenFor } from '../support/http'
 
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
-const HEAVY = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\/client-s3\//, /node_modules\/@aws-sdk\/client-ssm\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/]
+const HEAVY: RegExp[] = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\/client-s3\//, /node_modules\/@aws-sdk\/client-ssm\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/]
+/** What a tool call (outside any process) must not evaluate either: the agent surface. */
+const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
 const SECRET = `cold-start-test-${uniqueSuffix()}`
 
 let dir: string
@@ -32,19 +34,24 @@ let outfile: string
 let poisoned: string[]
 let env: Record<string, string>
 
+/** Builds the API like SST into `into`, replaces every output holding one of `heavy` by a module that throws, removes Ajv and yaml. */
+async function poisonedBuild(into: string, heavy: RegExp[]): Promise<{ outfile: string; poisoned: string[] }> {
+  const built = await buildApiLikeSst(await evaluateSstConfig(), into)
+  const found: string[] = []
+  for (const [output, meta] of Object.entries(built.metafile.outputs)) {
+    const inputs = Object.keys(meta.inputs).filter((input) => heavy.some((h) => h.test(input)))
+    if (!inputs.length || !output.endsWith('.mjs')) continue
+    expect(resolve(output), `the entry itself holds ${inputs.join(', ')}`).not.toBe(built.outfile)
+    writeFileSync(resolve(output), `throw new Error(${JSON.stringify(`evaluated at cold start: ${inputs.slice(0, 3).join(', ')}`)});\n`)
+    found.push(...inputs)
+  }
+  for (const pkg of ['ajv', 'yaml']) rmSync(join(into, 'node_modules', pkg), { recursive: true, force: true })
+  return { outfile: built.outfile, poisoned: found }
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-'))
-  const built = await buildApiLikeSst(await evaluateSstConfig(), dir)
-  outfile = built.outfile
-  poisoned = []
-  for (const [output, meta] of Object.entries(built.metafile.outputs)) {
-    const heavy = Object.keys(meta.inputs).filter((input) => HEAVY.some((h) => h.test(input)))
-    if (!heavy.length || !output.endsWith('.mjs')) continue
-    expect(resolve(output), `the entry itself holds ${heavy.join(', ')}`).not.toBe(outfile)
-    writeFileSync(resolve(output), `throw new Error(${JSON.stringify(`evaluated at cold start: ${heavy.slice(0, 3).join(', ')}`)});\n`)
-    poisoned.push(...heavy)
-  }
-  for (const pkg of ['ajv', 'yaml']) rmSync(join(dir, 'node_modules', pkg), { recursive: true, force: true })
+  ;({ outfile, poisoned } = await poisonedBuild(dir, HEAVY))
 
   const suffix = uniqueSuffix()
   const tables = { Documents: `cs-docs-${suffix}`, ToolUsage: `cs-usage-${suffix}`, Processes: `cs-proc-${suffix}`, ObservedLimits: `cs-limits-${suffix}` }
@@ -76,10 +83,10 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Imports the handler in a fresh process and sends the requests in order; `{ID}` is the spawned process. */
-async function coldStart(requests: { method: string; path: string; body?: unknown }[]): Promise<{ status: number; body: string }[]> {
+async function coldStart(requests: { method: string; path: string; body?: unknown }[], bundle = outfile): Promise<{ status: number; body: string }[]> {
   const token = await tokenFor('acme', undefined, 'alice@example.test', SECRET)
   const probe = `
-    const { handler } = await import(${JSON.stringify(pathToFileURL(outfile).href)});
+    const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
     const out = [];
     let id = '';
     for (const r of ${JSON.stringify(requests)}) {
@@ -91,10 +98,11 @@ async function coldStart(requests: { method: string; path: string; body?: unknow
       if (res.statusCode === 201) id = JSON.parse(res.body).id;
       out.push({ status: res.statusCode, body: res.body });
     }
-    process.stdout.write(JSON.stringify(out));
+    process.stdout.write('\\n@@answer@@' + JSON.stringify(out));
     process.exit(0);`
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env, timeout: 20_000 })
-  return JSON.parse(stdout)
+  // the service may log to stdout (a request that fails is logged); the answer comes last
+  return JSON.parse(stdout.slice(stdout.lastIndexOf('@@answer@@') + '@@answer@@'.length))
 }
 
 describe('the Lambda cold start', () => {
@@ -113,6 +121,27 @@ describe('the Lambda cold start', () => {
     expect(manifest.status, manifest.body).toBe(200)
     expect(JSON.parse(manifest.body).tools.map((t: { name: string }) => t.name)).toContain('tool_list')
   })
+
+  it('serves a tool call without evaluating the agent surface either', async () => {
+    const toolDir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-tool-'))
+    try {
+      const built = await poisonedBuild(toolDir, [...HEAVY, ...AGENT_SURFACE])
+      expect(built.poisoned).toEqual(expect.arrayContaining(['functions/surface-deps.ts', 'lib/surface/surface.ts']))
+      const [call, spawn] = await coldStart(
+        [
+          { method: 'POST', path: '/brain/acme/projects/p1/tools/whoami/invoke', body: { params: {} } },
+          { method: 'POST', path: '/brain/acme/projects/p1/processes', body: { recipe: 'default' } },
+        ],
+        built.outfile,
+      )
+      expect(call.status, call.body).toBe(200)
+      expect(JSON.parse(call.body)).toMatchObject({ isError: false })
+      // and it would notice: the spawn needs the surface, whose module was replaced
+      expect(spawn.body).toContain('evaluated at cold start')
+    } finally {
+      rmSync(toolDir, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   it('would notice: a script run reaches the sandbox, whose module was replaced, and fails', async () => {
     const [call] = await coldStart([{ method: 'POST', path: '/brain/acme/projects/p1/tools/execute_javascript/invoke', body: { params: { code: '1 + 1' } } }])
