@@ -1,6 +1,6 @@
 /** Lambda entry (API Gateway v2 HTTP API or Function URL): handle(createApp(createAwsDeps(...))). */
 import { handle } from 'hono/aws-lambda'
-import { Resource } from 'sst'
+import { Resource } from 'sst/resource' // not 'sst': its index adds a log polyfill and loads node:util
 import { createAwsDeps } from './deps'
 import { createApp } from './http/app'
 import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv, surfaceSettingsFromEnv } from './settings'
