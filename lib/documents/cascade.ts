@@ -3,7 +3,7 @@
  * (a BatchGetItem of both layers), one Query per layer for listings, run in parallel.
  */
 import type { BundledFile, BundledLayer } from './bundled'
-import type { DocumentStore, StoredDocument } from './ports'
+import type { DocumentStore, DocumentVersion, StoredDocument } from './ports'
 import { docId, scopeOf, TENANT_LAYER } from './ports'
 
 export type Layer = 'project' | 'tenant' | 'bundled'
@@ -73,6 +73,15 @@ export class DocumentCascade {
       tenant: t.map((d) => fromStored(d, 'tenant')),
       project: p.map((d) => fromStored(d, 'project')),
     }
+  }
+
+  /** Path and version of every layer's documents under `prefix` (no bodies read): what changed, cheaply. */
+  async listLayerVersions(tenant: string, project: string, prefix: string): Promise<{ bundled: DocumentVersion[]; tenant: DocumentVersion[]; project: DocumentVersion[] }> {
+    const [t, p] = await Promise.all([
+      this.store.listVersions(scopeOf(tenant, TENANT_LAYER), prefix),
+      project === TENANT_LAYER ? Promise.resolve([]) : this.store.listVersions(scopeOf(tenant, project), prefix),
+    ])
+    return { bundled: this.bundled.list(prefix).map((f) => ({ path: f.path, version: 0 })), tenant: t, project: p }
   }
 
   /** A reader bound to one tenant/project, handed to tool factories. */

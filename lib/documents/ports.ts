@@ -66,6 +66,17 @@ export interface DocumentStore {
   delete(key: DocumentKey, opts?: DeleteOptions): Promise<void>
   /** Every document of a scope whose path starts with prefix, sorted by path (one Query). */
   list(scope: string, prefix: string): Promise<StoredDocument[]>
+  /**
+   * The path and version of the same documents, nothing else (one Query that reads no body and no
+   * blob): what a memo needs to know whether anything under a prefix changed.
+   */
+  listVersions(scope: string, prefix: string): Promise<DocumentVersion[]>
+}
+
+/** A live document's path and version. */
+export interface DocumentVersion {
+  path: string
+  version: number
 }
 
 /** Large bodies live here; keys include the document version so bytes are never overwritten. */

@@ -129,10 +129,14 @@ export class ServerToolService {
    * expansion are never memoised.
    */
   async listAll(tenant: string, project: string): Promise<{ tools: Tool[]; problems: ListingProblem[] }> {
-    const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
     const memoKey = `${tenant}\u0000${project}`
     const memo = this.listings.get(memoKey)
-    if (memo && sameFingerprint(memo.fingerprint, layers)) return { tools: memo.tools.slice(), problems: memo.problems.slice() }
+    // Every turn asks: the memo is checked against the layers' paths and versions alone (no body and
+    // no blob is read); only a change reads the documents themselves.
+    if (memo && sameFingerprint(memo.fingerprint, await this.deps.cascade.listLayerVersions(tenant, project, SERVER_TOOLS_PREFIX))) {
+      return { tools: memo.tools.slice(), problems: memo.problems.slice() }
+    }
+    const layers = await this.deps.cascade.listLayers(tenant, project, SERVER_TOOLS_PREFIX)
     const fingerprint = layerFingerprint(layers)
     const { hits, builtins, problems } = this.mergeLayers(tenant, project, layers)
     const tools: Tool[] = [...builtins]
@@ -366,14 +370,16 @@ interface LayerFingerprint {
   project: { paths: string[]; versions: number[] }
 }
 
-function layerFingerprint(layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): LayerFingerprint {
-  const of = (docs: LayeredDocument[]) => ({ paths: docs.map((d) => d.path), versions: docs.map((d) => d.version) })
+type Versioned = { path: string; version: number }
+
+function layerFingerprint(layers: { tenant: Versioned[]; project: Versioned[] }): LayerFingerprint {
+  const of = (docs: Versioned[]) => ({ paths: docs.map((d) => d.path), versions: docs.map((d) => d.version) })
   return { tenant: of(layers.tenant), project: of(layers.project) }
 }
 
 /** Compared in place: building a fingerprint string of every document per manifest cost more than the rest of the check. */
-function sameFingerprint(f: LayerFingerprint, layers: { tenant: LayeredDocument[]; project: LayeredDocument[] }): boolean {
-  const same = (l: LayerFingerprint['tenant'], docs: LayeredDocument[]) => {
+function sameFingerprint(f: LayerFingerprint, layers: { tenant: Versioned[]; project: Versioned[] }): boolean {
+  const same = (l: LayerFingerprint['tenant'], docs: Versioned[]) => {
     if (l.paths.length !== docs.length) return false
     for (let i = 0; i < docs.length; i++) if (l.versions[i] !== docs[i].version || l.paths[i] !== docs[i].path) return false
     return true

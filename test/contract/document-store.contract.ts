@@ -389,6 +389,24 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect((await store.get(key(path)))?.json).toBeUndefined()
     })
 
+    it('lists the path and version of every live document under a prefix, sorted, in one round trip', async () => {
+      await store.put({ key: key('server-tools/b.yaml'), body: 'b', actor: 'alice' })
+      await store.put({ key: key('server-tools/a.yaml'), body: bodyOfBytes(INLINE_BODY_LIMIT + 10), actor: 'alice' })
+      await store.put({ key: key('server-tools/a.yaml'), body: 'a2', actor: 'bob' })
+      await store.put({ key: key('server-tools/gone.yaml'), body: 'x', actor: 'alice' })
+      await store.delete(key('server-tools/gone.yaml'))
+      await store.put({ key: key('documents/c.md'), body: 'c', actor: 'alice' })
+      await store.put({ key: key('server-tools/other.yaml', otherTenant), body: 'o', actor: 'alice' })
+      const before = store.roundTrips
+      expect(await store.listVersions(project, 'server-tools/')).toEqual([
+        { path: 'server-tools/a.yaml', version: 2 },
+        { path: 'server-tools/b.yaml', version: 1 },
+      ])
+      expect(store.roundTrips - before).toBe(1)
+      expect((await store.listVersions(project, '')).map((d) => d.path)).toEqual(['documents/c.md', 'server-tools/a.yaml', 'server-tools/b.yaml'])
+      expect(await store.listVersions(scopeOf('nobody', 'none'), '')).toEqual([])
+    })
+
     it('returns copies, so mutating a result never changes the store', async () => {
       const written = await store.put({ key: key('a.yaml'), body: 'x', actor: 'alice' })
       written.body = 'mutated'

@@ -111,6 +111,22 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 
   async list(scope: string, prefix: string) {
+    const items = await this.query(scope, prefix, false)
+    const docs = (await Promise.all(items.map((item) => this.hydrate(item)))).filter((d): d is StoredDocument => !!d)
+    // DynamoDB orders range keys by UTF-8 bytes; sort by JS string order like every other adapter.
+    return docs.sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+  }
+
+  async listVersions(scope: string, prefix: string) {
+    const items = await this.query(scope, prefix, true)
+    return items
+      .filter((item) => !item.deleted)
+      .map((item) => ({ path: item.path, version: Number(item.version) }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  }
+
+  /** Every item of a scope under a prefix, page by page; `versionsOnly` projects the key, version and tombstone flag. */
+  private async query(scope: string, prefix: string, versionsOnly: boolean): Promise<DocumentItem[]> {
     const items: DocumentItem[] = []
     let startKey: Record<string, unknown> | undefined
     do {
@@ -118,18 +134,16 @@ export class DynamoDocumentStore implements DocumentStore {
         TableName: this.table,
         ConsistentRead: true,
         KeyConditionExpression: prefix ? '#s = :scope AND begins_with(#p, :prefix)' : '#s = :scope',
-        ExpressionAttributeNames: { '#s': 'scope', ...(prefix ? { '#p': 'path' } : {}) },
+        ExpressionAttributeNames: { '#s': 'scope', ...(prefix || versionsOnly ? { '#p': 'path' } : {}), ...(versionsOnly ? { '#v': 'version', '#del': 'deleted' } : {}) },
         ExpressionAttributeValues: { ':scope': scope, ...(prefix ? { ':prefix': prefix } : {}) },
+        ...(versionsOnly ? { ProjectionExpression: '#s, #p, #v, #del' } : {}),
         ExclusiveStartKey: startKey,
       }
       const page = await this.send(() => this.doc.send(new QueryCommand(input)))
       items.push(...((page.Items ?? []) as DocumentItem[]))
       startKey = page.LastEvaluatedKey
     } while (startKey)
-
-    const docs = (await Promise.all(items.map((item) => this.hydrate(item)))).filter((d): d is StoredDocument => !!d)
-    // DynamoDB orders range keys by UTF-8 bytes; sort by JS string order like every other adapter.
-    return docs.sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+    return items
   }
 
   async put(doc: NewDocument, opts: PutOptions = {}) {

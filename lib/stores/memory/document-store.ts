@@ -1,4 +1,4 @@
-import type { DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
+import type { DeleteOptions, DocumentKey, DocumentStore, DocumentVersion, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
 import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound } from '../../errors'
 import type { Clock } from '../../runtime/clock'
@@ -74,14 +74,25 @@ export class MemoryDocumentStore implements DocumentStore {
 
   async list(scope: string, prefix: string) {
     this.roundTrips++
+    const out: StoredDocument[] = []
+    for (const d of this.sortedScope(scope)) if (d.key.path.startsWith(prefix)) out.push(clone(d)!)
+    return out
+  }
+
+  async listVersions(scope: string, prefix: string) {
+    this.roundTrips++
+    const out: DocumentVersion[] = []
+    for (const d of this.sortedScope(scope)) if (d.key.path.startsWith(prefix)) out.push({ path: d.key.path, version: d.version })
+    return out
+  }
+
+  private sortedScope(scope: string): StoredDocument[] {
     let docs = this.sorted.get(scope)
     if (!docs) {
       docs = [...this.docs.values()].filter((d) => d.key.scope === scope).sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
       this.sorted.set(scope, docs)
     }
-    const out: StoredDocument[] = []
-    for (const d of docs) if (d.key.path.startsWith(prefix)) out.push(clone(d)!)
-    return out
+    return docs
   }
 }
 
