@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { ManualClock } from '../../lib/runtime/clock'
-import { success } from '../../lib/calls/outcome'
-import type { ToolFactory } from '../../lib/tools/contracts'
+import { success, toolError } from '../../lib/calls/outcome'
+import type { Tool, ToolFactory } from '../../lib/tools/contracts'
 import { connectMcp } from '../support/mcp'
 import { ALL, tokenFor } from '../support/http'
 
@@ -159,5 +159,46 @@ describe('the process’s own MCP URL', () => {
     expect(raw.status).toBe(200)
     expect(((await raw.json()) as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name)).toContain('doc_errors')
     await client.close()
+  })
+})
+
+describe('a tools/call whose client goes away', () => {
+  it('hands the request’s signal to the running tool, so the call ends', async () => {
+    let running!: () => void
+    const started = new Promise<void>((resolve) => (running = resolve))
+    const waitForCancel: Tool = {
+      name: 'wait_for_cancel',
+      description: 'Answers when its call is cancelled.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      labels: [],
+      primary: true,
+      deferred: false,
+      source: 'builtin',
+      typeId: 'builtin',
+      invoke: (_params, ctx) =>
+        new Promise((resolve) => {
+          running()
+          const signal = ctx.signal
+          if (!signal) return resolve(toolError('the call carries no signal'))
+          signal.addEventListener('abort', () => resolve(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
+        }),
+    }
+    const app = createApp(createMemoryDeps({ extraBuiltins: [waitForCancel] }))
+    const token = await tokenFor('acme', ALL)
+    const mcp = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+      app.request('/brain/acme/projects/p1/mcp', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(body),
+        ...(signal ? { signal } : {}),
+      })
+    const init = await mcp({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
+    expect((await mcp({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202)
+    const caller = new AbortController()
+    const pending = mcp({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait_for_cancel', arguments: {} } }, session, caller.signal)
+    await started
+    caller.abort() // the client goes away while the tool runs
+    expect(await (await pending).text()).toMatch(/cancelled: .*AbortError/)
   })
 })

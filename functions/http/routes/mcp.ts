@@ -108,7 +108,8 @@ export function mcpRoutes(deps: AppDeps) {
     let toolsChanged = false
     const session = {
       ...(surface ? { surface } : {}),
-      call: (name: string, args: Record<string, unknown>) => deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args),
+      // the request's signal ends the call tree when the client goes away (as on the other call routes)
+      call: (name: string, args: Record<string, unknown>) => deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
       toolsChanged: () => (toolsChanged = true),
     }
     let res: Response
