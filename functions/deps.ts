@@ -7,7 +7,7 @@ import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
-import type { EgressClient } from '../lib/egress/client'
+import { EgressClient } from '../lib/egress/client'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
@@ -50,6 +50,8 @@ import type { ProcessStore } from '../lib/recipes/ports'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
 import type { ObservedLimitStore } from '../lib/surface/limits'
 import type { SurfaceSettings } from '../lib/surface/surface'
+import { DynamoProcessStore } from '../lib/stores/aws/process-store'
+import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { bundledDefaults } from './defaults'
 import { lazyConsoleAssets } from './console-assets'
 
@@ -96,9 +98,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? bundledDefaults())
   const cascade = new DocumentCascade(opts.store, bundled)
-  // built, and its code (guard, pinned connector) loaded, by the first outbound call
-  const egress: Pick<EgressClient, 'check' | 'request'> =
-    opts.egress ?? deferred(async () => new (await import('../lib/egress/client')).EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log }))
+  const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
@@ -181,9 +181,8 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
   const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: config.documentsTable, blobs, clock })
   const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
-  // used only by the agent surface, which loads on first need: so do these adapters
-  const processStore = deferred(async () => new (await import('../lib/stores/aws/process-store')).DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable }))
-  const observedLimitStore = deferred(async () => new (await import('../lib/stores/aws/observed-limit-store')).DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable }))
+  const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
+  const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)

@@ -35,7 +35,7 @@ import type { McpServerRef } from './server-doc'
 export type RemoteTool = McpTool
 
 export interface McpConnectionsOptions {
-  egress: Pick<EgressClient, 'check' | 'request'>
+  egress: EgressClient
   secrets: SecretStore
   log?: Logger
   clock?: Clock
