@@ -38,7 +38,7 @@ export const textOf = (source: YamlSource): string => (typeof source === 'string
 /** What a stored or bundled document gives `parseYaml`: its body and JSON form. */
 export const yamlSourceOf = (doc: { body: string; json?: string }): YamlSource => (doc.json === undefined ? doc.body : { text: doc.body, json: doc.json })
 
-/** Largest JSON form stored beside a body (the inline body limit: an item stays far below DynamoDB's 400 KB). */
+/** Largest JSON form (UTF-8 bytes) stored beside a body: with an inline body of at most 64 KiB, an item stays far below DynamoDB's 400 KB. */
 export const MAX_JSON_FORM = 64 * 1024
 const NOT_EXACT = new Error('not exactly representable as JSON')
 
@@ -61,7 +61,8 @@ export function jsonFormOf(data: unknown): string | undefined {
       if (budget < 0) throw NOT_EXACT
       return value
     })
-    return json !== undefined && json.length <= MAX_JSON_FORM ? json : undefined
+    // the budget counts characters; the item holds UTF-8 bytes (up to 3 per character)
+    return json !== undefined && Buffer.byteLength(json, 'utf8') <= MAX_JSON_FORM ? json : undefined
   } catch {
     return undefined // NOT_EXACT, or a cycle
   }

@@ -34,6 +34,8 @@ describe('the JSON form of a document', () => {
     expect(parsed.ok).toBe(true)
     expect(jsonFormOf((parsed as { ok: true; value: { data: unknown } }).value.data)).toBeUndefined()
     expect(jsonFormOf({ a: 'y'.repeat(MAX_JSON_FORM - 100) })).toBeDefined()
+    // measured in the bytes the item holds, not characters
+    expect(jsonFormOf({ a: '日'.repeat(MAX_JSON_FORM / 2) })).toBeUndefined()
   })
 
   it('is produced by the write-time check for structured paths only, and not for a text with unsafe characters', () => {
