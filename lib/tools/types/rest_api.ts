@@ -36,7 +36,7 @@ import type { ServerToolConfig } from '../../config/server-tool'
 import { toolError } from '../../calls/outcome'
 import { BudgetExceeded } from '../../config/expansion-budget'
 import { readOpenApi, serverUrl, type OpenApiDocument } from './openapi/document'
-import type { Operation } from './openapi/operations'
+import { appendQuery, extractOperations, headerParams, renderPath, renderRequestBody, type Operation } from './openapi/operations'
 import { fitLocalName, globToRegExp, matchesAny, shortHash } from './openapi/names'
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -154,17 +154,14 @@ interface ParsedSpec {
   doc?: OpenApiDocument
   operations: Operation[]
   problems: string[]
-  /** The request building of ./openapi/operations, loaded with the first spec (no cold start pays for it). */
-  render?: Pick<typeof import('./openapi/operations'), 'appendQuery' | 'headerParams' | 'renderPath' | 'renderRequestBody'>
 }
 
 async function parseSpec(input: unknown): Promise<ParsedSpec> {
   const read = readOpenApi(input)
   if (!read.ok) return { ok: false, message: read.message, operations: [], problems: [] }
   try {
-    const render = await import('./openapi/operations')
-    const { operations, problems } = await render.extractOperations(read.doc)
-    return { ok: true, doc: read.doc, operations, problems, render }
+    const { operations, problems } = await extractOperations(read.doc)
+    return { ok: true, doc: read.doc, operations, problems }
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e
     return { ok: false, message: `the OpenAPI document expands too far: ${e.message} (see "Limits a tenant can rely on")`, operations: [], problems: [] }
@@ -246,7 +243,6 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
     }
     for (const m of spec.problems) report(m)
 
-    const render = spec.render!
     const baseTemplate = p.baseUrl ?? (spec.doc ? serverUrl(spec.doc) : undefined)
     if (!baseTemplate) {
       report('no baseUrl is configured and the document has no servers entry')
@@ -320,16 +316,16 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
           const { values, scrubber } = loaded
           try {
             const base = substituteSecrets(baseTemplate, values).replace(/\/+$/, '')
-            const url = new URL(base + render.renderPath(op, params))
-            render.appendQuery(url, op, params)
+            const url = new URL(base + renderPath(op, params))
+            appendQuery(url, op, params)
             const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
-            for (const [k, v] of Object.entries(render.headerParams(op, params))) setHeader(headers, k, v)
+            for (const [k, v] of Object.entries(headerParams(op, params))) setHeader(headers, k, v)
             for (const [k, v] of Object.entries(p.headers ?? {})) setHeader(headers, k, substituteSecrets(v, values))
             applyAuth(p.auth, values, headers, url, scrubber)
             for (const [k, v] of Object.entries(headers)) {
               if (unsafeHeaderValue(v)) return scrubber.scrub(toolError(`Header '${k}' would contain a line break; the call was not made.`))
             }
-            const body = render.renderRequestBody(op, params)
+            const body = renderRequestBody(op, params)
             if (body) setHeader(headers, 'content-type', body.contentType)
             return await performCall(
               deps.http,
