@@ -13,7 +13,7 @@ import type { DescribedTool, DiscoverySurface, Tool } from '../tools/contracts'
 import type { ToolOutcome } from '../calls/outcome'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
-import { BoundedCache } from '../runtime/bounded-cache'
+import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import { usageRole } from '../usage/role'
 import { classify, type Bucket, type Turn } from './classify'
 import { clientToolsOf, isClientTool } from './client-tools'
@@ -27,6 +27,12 @@ import { previewSurface, type SurfacePreview } from './preview'
 export interface SurfaceSettings {
   /** Slots kept free for the engine's own action tool (deployment setting, default 1). */
   reserve: number
+  /**
+   * Rendered manifest bodies kept for reuse, all processes together (default 64 MiB): a tenant
+   * spawning many processes over hundreds of tools pushes out the oldest bodies (they are rendered
+   * again when asked), never the container's memory.
+   */
+  manifestMemoBytes?: number
   /** Activations that keep their class (spec §14.2 max-activated-tools, default 40). */
   maxActivated: number
   /** A process lives this long after its last write (default 24 h). */
@@ -34,6 +40,7 @@ export interface SurfaceSettings {
 }
 
 export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = { reserve: 1, maxActivated: 40, processTtlMs: 24 * 3600_000 }
+export const DEFAULT_MANIFEST_MEMO_BYTES = 64 * 1024 * 1024
 
 /** Measured demand per tool for a role (spec §14.4); the Usage feature plugs in here. */
 export interface DemandSource {
@@ -71,8 +78,11 @@ export class SurfaceService {
   private readonly meta: Map<string, Tool>
   /** Per process: the last visible set and turn, reused while their inputs are unchanged. */
   private readonly memo = new BoundedCache<string, SurfaceMemo>(5_000)
+  /** Every memoised body of every process counts against this. */
+  private readonly bodyBudget: ByteBudget
 
   constructor(private readonly deps: SurfaceDeps) {
+    this.bodyBudget = new ByteBudget(deps.settings.manifestMemoBytes ?? DEFAULT_MANIFEST_MEMO_BYTES)
     this.meta = new Map(deps.metaTools.map((t) => [t.name, t]))
     for (const n of META_TOOLS) if (!this.meta.has(n)) throw new Error(`the surface needs the meta-tool '${n}'`)
   }
@@ -83,7 +93,7 @@ export class SurfaceService {
 
   async open(key: ProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
-    return new ProcessSurface(this.deps, this.meta, record, this.memo)
+    return new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget)
   }
 
   /**
@@ -138,6 +148,7 @@ export class ProcessSurface implements DiscoverySurface {
     private readonly memo: BoundedCache<string, SurfaceMemo> = new BoundedCache(1),
     /** false for a detached surface (a preview): no process exists whose budget the logs would report. */
     private readonly stored = true,
+    private readonly bodyBudget = new ByteBudget(DEFAULT_MANIFEST_MEMO_BYTES),
   ) {
     this.gate = {
       resolve: (name) => this.resolveForCall(name),
@@ -214,7 +225,7 @@ export class ProcessSurface implements DiscoverySurface {
     const cached = bodies?.get(bodyKey)
     if (cached !== undefined) return cached
     const body = new RenderedBody(this.render(turn, format, deferLoading))
-    bodies?.set(bodyKey, body)
+    if (bodies) this.bodyBudget.set(bodies, bodyKey, body, body.memoryBytes)
     return body
   }
 
@@ -430,7 +441,10 @@ export class ProcessSurface implements DiscoverySurface {
     const cached = bodies?.get('mcp-server-tools')
     if (cached !== undefined) return cached.text
     const json = toolsArrayJson(turn.manifest.filter((t) => !isClientTool(t)), 'mcp')
-    bodies?.set('mcp-server-tools', new RenderedBody(json))
+    if (bodies) {
+      const body = new RenderedBody(json)
+      this.bodyBudget.set(bodies, 'mcp-server-tools', body, body.memoryBytes)
+    }
     return json
   }
 
@@ -556,8 +570,11 @@ const utf8Text = new TextDecoder()
 class RenderedBody {
   private textForm?: string
   private bytesForm?: Uint8Array<ArrayBuffer>
+  /** What holding it may cost: the text (up to 2 bytes a character) and its UTF-8 bytes (up to 3). */
+  readonly memoryBytes: number
   constructor(text: string) {
     this.textForm = text
+    this.memoryBytes = text.length * 5
   }
   get text(): string {
     return (this.textForm ??= utf8Text.decode(this.bytesForm!))

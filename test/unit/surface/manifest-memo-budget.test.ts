@@ -1,0 +1,35 @@
+/**
+ * Memoised manifest bodies of all processes share one byte budget (SurfaceSettings.manifestMemoBytes):
+ * many processes push out the oldest bodies, which are rendered again when asked.
+ */
+import { describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../../functions/deps'
+
+const doc = (description: string) => `type: doc_lookup\ndescription: ${description}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`
+
+async function setUp(manifestMemoBytes?: number) {
+  const deps = createMemoryDeps({ surface: manifestMemoBytes === undefined ? {} : { manifestMemoBytes } })
+  for (const name of ['alpha', 'beta', 'gamma']) await deps.tools.put('acme', 'p1', name, doc(`The ${name} tool.`), { actor: 't' })
+  const spawn = async () => ({ tenant: 'acme', project: 'p1', id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id })
+  return { deps, a: await spawn(), b: await spawn() }
+}
+
+describe('the manifest memo budget', () => {
+  it('renders a process’s manifest again after other processes’ bodies pushed it out, and keeps it while they fit', async () => {
+    const measured = await setUp()
+    const size = (await measured.deps.surface.manifestBytes(measured.a)).length
+    // room for one body (counted at 5 bytes a character), not two
+    const { deps, a, b } = await setUp(Math.floor(size * 7.5))
+    const first = await deps.surface.manifestBytes(a)
+    expect(await deps.surface.manifestBytes(a)).toBe(first)
+    await deps.surface.manifestBytes(b)
+    const again = await deps.surface.manifestBytes(a)
+    expect(again).not.toBe(first)
+    expect(again).toEqual(first)
+
+    const roomy = await setUp()
+    const kept = await roomy.deps.surface.manifestBytes(roomy.a)
+    await roomy.deps.surface.manifestBytes(roomy.b)
+    expect(await roomy.deps.surface.manifestBytes(roomy.a)).toBe(kept)
+  })
+})
