@@ -1,20 +1,45 @@
-/** A Map that forgets its oldest entries past a size, for per-container memo caches. */
+/**
+ * A Map that forgets its oldest entries past a size, for per-container memo caches. With
+ * `maxBytes`, entries may also be given a weight (`set(key, value, bytes)`), and the oldest go
+ * once the weights pass it: a count alone does not bound memory when one entry can be large.
+ */
 export class BoundedCache<K, V> {
   private readonly map = new Map<K, V>()
-  constructor(private readonly max: number) {}
+  private readonly weights = new Map<K, number>()
+  private weighed = 0
+  constructor(
+    private readonly max: number,
+    private readonly opts: { maxBytes?: number } = {},
+  ) {}
   get(key: K): V | undefined {
     return this.map.get(key)
   }
-  set(key: K, value: V): V {
-    if (this.map.size >= this.max && !this.map.has(key)) this.map.delete(this.map.keys().next().value as K)
+  set(key: K, value: V, bytes = 0): V {
+    this.delete(key)
+    while (this.map.size >= this.max || (this.opts.maxBytes !== undefined && this.map.size > 0 && this.weighed + bytes > this.opts.maxBytes)) {
+      this.delete(this.map.keys().next().value as K)
+    }
     this.map.set(key, value)
+    if (bytes) {
+      this.weights.set(key, bytes)
+      this.weighed += bytes
+    }
     return value
   }
   delete(key: K) {
     this.map.delete(key)
+    const w = this.weights.get(key)
+    if (w !== undefined) {
+      this.weights.delete(key)
+      this.weighed -= w
+    }
   }
   get size() {
     return this.map.size
+  }
+  /** The weights of the entries held now. */
+  get bytes() {
+    return this.weighed
   }
 }
 

@@ -67,7 +67,8 @@ export interface ServerToolServiceDeps {
 const sourceOf = (layer: Layer): ToolSource => layer
 
 export class ServerToolService {
-  private readonly configs = new BoundedCache<string, ConfigResult>(10_000)
+  /** Parsed configurations, weighed by their text: 10,000 documents of up to 1 MiB would be 10 GB. */
+  private readonly configs = new BoundedCache<string, ConfigResult>(10_000, { maxBytes: CONFIG_CACHE_BYTES })
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
   private readonly listings = new BoundedCache<string, { fingerprint: LayerFingerprint; tools: Tool[]; problems: ListingProblem[] }>(2_000)
   /**
@@ -241,7 +242,7 @@ export class ServerToolService {
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
     const stored = await this.deps.store.put({ key, body: text, json, actor: opts.actor }, conditions)
-    this.configs.set(cacheKey(stored.key.scope, path, stored.version), result)
+    this.configs.set(cacheKey(stored.key.scope, path, stored.version), result, configWeight(text))
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
     return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
   }
@@ -273,7 +274,7 @@ export class ServerToolService {
       this.parses++
       result = parseServerTool(yamlSourceOf(doc), name, { mode: 'read', types: this.deps.factories, path: doc.path })
       if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
-      this.configs.set(key, result)
+      this.configs.set(key, result, configWeight(doc.body))
     }
     return { name, path: doc.path, source: doc.source, version: doc.version, result }
   }
@@ -359,6 +360,9 @@ export class ServerToolService {
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
+/** Parsed configurations kept, by weight: ~4 bytes of objects per character of text. */
+const CONFIG_CACHE_BYTES = 128 * 1024 * 1024
+const configWeight = (text: string) => 4 * text.length
 const expansionFailure = (e: unknown) => `could not be expanded: ${(e as Error).message}`
 
 /**

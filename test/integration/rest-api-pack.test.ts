@@ -336,6 +336,21 @@ describe('rest_api spec documents', () => {
     expect(factory.parses).toBe(2)
   })
 
+  it('keeps parsed specs within a byte budget: a second spec pushes out the first when both would not fit', async () => {
+    const weight = 10 * PETSTORE.length
+    const docs: Record<string, CascadeDocument> = {
+      'apis/a.yaml': { path: 'apis/a.yaml', body: PETSTORE, version: 1, source: 'tenant' },
+      'apis/b.yaml': { path: 'apis/b.yaml', body: PETSTORE, version: 1, source: 'tenant' },
+    }
+    const env = envWith(docs)
+    const tight = new RestApiToolFactory({ http: egress, secrets }, { maxCachedSpecBytes: Math.floor(weight * 1.5) })
+    for (const specPath of ['apis/a.yaml', 'apis/b.yaml', 'apis/a.yaml']) await tight.create(config({ specPath, baseUrl: base }), env)
+    expect(tight.parses).toBe(3)
+    const roomy = new RestApiToolFactory({ http: egress, secrets })
+    for (const specPath of ['apis/a.yaml', 'apis/b.yaml', 'apis/a.yaml']) await roomy.create(config({ specPath, baseUrl: base }), env)
+    expect(roomy.parses).toBe(2)
+  })
+
   it('reports a missing or unreadable spec as a problem and publishes nothing', async () => {
     const factory = new RestApiToolFactory({ http: egress, secrets })
     const problems: string[] = []

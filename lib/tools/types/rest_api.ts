@@ -28,6 +28,7 @@
  * its own cache of parsed, dereferenced documents keyed by the document's layer, path and version.
  */
 import { validateAgainst } from '../../config/json-schema'
+import { BoundedCache } from '../../runtime/bounded-cache'
 import type { SecretStore } from '../../secrets/ports'
 import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets, type SecretValues } from '../../secrets/references'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
@@ -184,28 +185,29 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   readonly dynamic = true
   readonly parametersSchema = restApiParametersSchema
   private readonly inlineByObject = new WeakMap<object, Promise<ParsedSpec>>()
-  private readonly byKey = new Map<string, Promise<ParsedSpec>>()
+  /** Parsed specs by document version: at most `maxCachedSpecs` (200) and about 256 MiB. */
+  private readonly byKey: BoundedCache<string, Promise<ParsedSpec>>
   /** Parses performed (tests prove that a cached version is not parsed again). */
   parses = 0
 
   constructor(
     private readonly deps: RestDeps,
-    private readonly opts: { maxCachedSpecs?: number } = {},
-  ) {}
+    opts: { maxCachedSpecs?: number; maxCachedSpecBytes?: number } = {},
+  ) {
+    this.byKey = new BoundedCache(opts.maxCachedSpecs ?? 200, { maxBytes: opts.maxCachedSpecBytes ?? 256 * 1024 * 1024 })
+  }
 
   check(parameters: RestApiParameters) {
     return checkRestApi(parameters)
   }
 
-  private cached(key: string, input: () => unknown): Promise<ParsedSpec> {
+  private cached(key: string, input: () => string): Promise<ParsedSpec> {
     const hit = this.byKey.get(key)
     if (hit) return hit
     this.parses++
-    const parsed = parseSpec(input())
-    const max = this.opts.maxCachedSpecs ?? 200
-    if (this.byKey.size >= max) this.byKey.delete(this.byKey.keys().next().value as string)
-    this.byKey.set(key, parsed)
-    return parsed
+    const text = input()
+    // weighed by the text: a parsed, dereferenced spec and its operations take ~10 bytes a character
+    return this.byKey.set(key, parseSpec(text), 10 * text.length)
   }
 
   private async spec(p: RestApiParameters, env: FactoryEnv): Promise<ParsedSpec | string> {
