@@ -22,6 +22,8 @@ export interface LayeredDocument {
 export interface CascadeDocument {
   path: string
   body: string
+  /** The JSON form of a structured body's data, when its layer has one (StoredDocument.json). */
+  json?: string
   version: number
   source: Layer
 }
@@ -89,7 +91,7 @@ export class DocumentCascade {
     return {
       read: async (path: string): Promise<CascadeDocument | undefined> => {
         const doc = await this.read(tenant, project, path)
-        return doc && { path: doc.path, body: doc.body, version: doc.version, source: doc.source }
+        return doc && { path: doc.path, body: doc.body, ...(doc.json !== undefined ? { json: doc.json } : {}), version: doc.version, source: doc.source }
       },
     }
   }

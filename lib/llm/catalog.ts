@@ -6,7 +6,8 @@ import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { CatalogParse, ModelDocument, ModelSize, ProviderDocument, WireType } from '../models/documents'
 import { modelPath, parseModelDocument, parseModelName, parseProviderDocument, providerPath, WIRE_TYPES } from '../models/documents'
-import { BoundedCache } from '../runtime/bounded-cache'
+import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
+import { yamlSourceOf, type YamlSource } from '../config/yaml'
 
 /** A model resolved for one call. */
 export interface ResolvedModel {
@@ -23,7 +24,7 @@ export interface ResolvedModel {
 export type ModelLookup = { ok: true; model: ResolvedModel } | { ok: false; message: string }
 
 export class ModelCatalog {
-  private readonly parses = new BoundedCache<string, CatalogParse<unknown>>(2_000)
+  private readonly parses = new BoundedCache<string, CatalogParse<unknown>>(2_000, { maxBytes: PARSED_DOCUMENT_BYTES })
 
   /** Resolves `instance/model` (or `instance` + size) through the cascade. */
   async resolve(scope: { tenant: string; project: string; documents: CascadeReader }, ref: string, size?: ModelSize): Promise<ModelLookup> {
@@ -59,11 +60,11 @@ export class ModelCatalog {
     return { ok: true, model: { ref: `${name.instance}/${model}`, instance: name.instance, model, modelId: entry.modelId ?? model, provider: { ...provider.config, wireType: wireType as WireType }, entry } }
   }
 
-  private parse<T>(scope: { tenant: string; project: string }, doc: CascadeDocument, parse: (text: string, path: string) => CatalogParse<T>): CatalogParse<T> {
+  private parse<T>(scope: { tenant: string; project: string }, doc: CascadeDocument, parse: (text: YamlSource, path: string) => CatalogParse<T>): CatalogParse<T> {
     const layer = doc.source === 'bundled' ? 'bundled' : scopeOf(scope.tenant, doc.source === 'tenant' ? TENANT_LAYER : scope.project)
     const key = `${layer}\u0000${doc.path}\u0000${doc.version}`
     let hit = this.parses.get(key) as CatalogParse<T> | undefined
-    if (!hit) hit = this.parses.set(key, parse(doc.body, doc.path)) as CatalogParse<T>
+    if (!hit) hit = this.parses.set(key, parse(yamlSourceOf(doc), doc.path), parsedWeight(doc.body)) as CatalogParse<T>
     return hit
   }
 }

@@ -16,7 +16,7 @@ import { validateAgainst } from '../config/json-schema'
 import { locate, notAMapping, parseYaml, yamlSourceOf, type YamlSource } from '../config/yaml'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Issue } from '../errors'
-import { BoundedCache } from '../runtime/bounded-cache'
+import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
 import { malformedSecretReferences, secretNamesIn } from '../secrets/references'
 import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 
@@ -125,7 +125,7 @@ export type McpServerLookup = { ok: true; server: McpServerRef } | { ok: false; 
 
 /** Reads and parses server documents; parses are cached by (scope, path, version). */
 export class McpServerDocuments {
-  private readonly parses = new BoundedCache<string, McpServerParse>(2_000)
+  private readonly parses = new BoundedCache<string, McpServerParse>(2_000, { maxBytes: PARSED_DOCUMENT_BYTES })
 
   async resolve(tenant: string, project: string, documents: CascadeReader, name: string): Promise<McpServerLookup> {
     const path = mcpServerPath(name)
@@ -134,7 +134,7 @@ export class McpServerDocuments {
     const scope = scopeOfDocument(tenant, project, doc)
     const key = `${scope}\u0000${path}\u0000${doc.version}`
     let parsed = this.parses.get(key)
-    if (!parsed) parsed = this.parses.set(key, parseMcpServer(yamlSourceOf(doc), path))
+    if (!parsed) parsed = this.parses.set(key, parseMcpServer(yamlSourceOf(doc), path), parsedWeight(doc.body))
     if (!parsed.ok) {
       const detail = parsed.issues.map((i) => i.message).join('; ')
       return { ok: false, message: `MCP server document ${path} (${doc.source} layer) is invalid: ${detail}`, issues: parsed.issues }

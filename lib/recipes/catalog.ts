@@ -9,7 +9,7 @@ import { fromBundled, fromStored, type DocumentCascade, type Layer, type Layered
 import type { DocumentStore } from '../documents/ports'
 import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
-import { BoundedCache } from '../runtime/bounded-cache'
+import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
 import { catalogDocumentOf, MODELS_PREFIX, modelPath, parseModelDocument, parseModelRef, parseProviderDocument, providerPath } from '../models/documents'
 import type { DocResult, EngineConfig, RecipeConfig } from './documents'
 import { ENGINES_PREFIX, enginePath, parseEngine, parseRecipe, RECIPES_PREFIX, recipePath } from './documents'
@@ -30,7 +30,7 @@ export interface ChainEntryLimit {
 }
 
 export class SurfaceDocuments {
-  private readonly parsed = new BoundedCache<string, DocResult<unknown>>(5_000)
+  private readonly parsed = new BoundedCache<string, DocResult<unknown>>(5_000, { maxBytes: PARSED_DOCUMENT_BYTES })
 
   constructor(
     private readonly deps: { store: DocumentStore; cascade: DocumentCascade; bundled: BundledLayer },
@@ -109,7 +109,7 @@ export class SurfaceDocuments {
     const scope = doc.source === 'bundled' ? 'bundled' : doc.stored!.key.scope
     const key = `${scope}|${doc.path}|${doc.version}`
     let result = this.parsed.get(key) as DocResult<T> | undefined
-    if (!result) result = this.parsed.set(key, parse(yamlSourceOf(doc), doc.path)) as DocResult<T>
+    if (!result) result = this.parsed.set(key, parse(yamlSourceOf(doc), doc.path), parsedWeight(doc.body)) as DocResult<T>
     if (!result.ok) throw invalidConfig(`${doc.path} (${doc.source} layer) is invalid (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
     return { config: result.config, source: doc.source, version: doc.version }
   }

@@ -43,6 +43,11 @@ export class BoundedCache<K, V> {
   }
 }
 
+/** What a per-container cache of parsed documents may hold (one cache; several features have one). */
+export const PARSED_DOCUMENT_BYTES = 64 * 1024 * 1024
+/** The weight of a document parsed into objects: ~4 bytes a character of its text. */
+export const parsedWeight = (text: string) => 4 * text.length
+
 /**
  * One byte budget over entries kept in many maps (a cache per process, say): adding an entry past
  * the budget removes the oldest ones from whichever map holds them. The maps' entries together

@@ -21,7 +21,7 @@ import { deleteConditions, liveVersion, type Preconditions, writeConditions } fr
 import { MAX_DOCUMENT_BYTES, scopeOf } from '../documents/ports'
 import type { Issue } from '../errors'
 import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../errors'
-import { BoundedCache } from '../runtime/bounded-cache'
+import { BoundedCache, parsedWeight } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import type { ServerToolConfig } from '../config/server-tool'
@@ -242,7 +242,7 @@ export class ServerToolService {
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
     const stored = await this.deps.store.put({ key, body: text, json, actor: opts.actor }, conditions)
-    this.configs.set(cacheKey(stored.key.scope, path, stored.version), result, configWeight(text))
+    this.configs.set(cacheKey(stored.key.scope, path, stored.version), result, parsedWeight(text))
     const source: Layer = project === '_tenant' ? 'tenant' : 'project'
     return { view: configView({ source, version: stored.version }, result.config), created: stored.created }
   }
@@ -274,7 +274,7 @@ export class ServerToolService {
       this.parses++
       result = parseServerTool(yamlSourceOf(doc), name, { mode: 'read', types: this.deps.factories, path: doc.path })
       if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
-      this.configs.set(key, result, configWeight(doc.body))
+      this.configs.set(key, result, parsedWeight(doc.body))
     }
     return { name, path: doc.path, source: doc.source, version: doc.version, result }
   }
@@ -360,9 +360,8 @@ export class ServerToolService {
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
-/** Parsed configurations kept, by weight: ~4 bytes of objects per character of text. */
+/** Parsed configurations kept, by weight (parsedWeight: ~4 bytes of objects a character of text). */
 const CONFIG_CACHE_BYTES = 128 * 1024 * 1024
-const configWeight = (text: string) => 4 * text.length
 const expansionFailure = (e: unknown) => `could not be expanded: ${(e as Error).message}`
 
 /**
