@@ -39,6 +39,7 @@ import { docLookupFactory } from '../lib/tools/types/doc_lookup'
 import { McpToolFactory } from '../lib/tools/types/mcp'
 import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
+import { wireClients } from '../lib/llm'
 import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
 import type { AppDeps } from './http/app'
@@ -100,11 +101,11 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const cascade = new DocumentCascade(opts.store, bundled)
   const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
-  const mcp = createMcpRuntime({ egress, secrets, log, clock })
+  const mcp = createMcpRuntime({ egress, secrets, log, clock, load: () => import('./lazy/mcp-connections') })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
-  const sandbox = lazySandbox(isolation, sandboxOptions)
-  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
+  const sandbox = lazySandbox(() => import('./lazy/sandbox'), isolation, sandboxOptions)
+  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets, wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }) }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)

@@ -3,6 +3,7 @@
  * deps.ts, which imports it on the first request that needs it (a process, a manifest, MCP,
  * learned limits, usage insights): a cold start that serves a tool call never loads this code.
  */
+import './lazy/shared' // one shared chunk for all lazily loaded code: see there
 import type { BundledLayer } from '../lib/documents/bundled'
 import type { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'

@@ -160,3 +160,16 @@ export async function buildApiLikeSst(cfg: EvaluatedConfig, dir: string): Promis
   for (const { from, to } of (fn.args.copyFiles ?? []) as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
   return { outfile, exported, metafile, fn }
 }
+
+/** What importing the handler loads: the entry and every chunk it imports statically, transitively. */
+export function loadedAtStart(metafile: Metafile, outfile: string): { kib: number; files: number } {
+  const byPath = new Map(Object.entries(metafile.outputs).map(([f, o]) => [resolve(f), o]))
+  const seen = new Set<string>()
+  const visit = (f: string) => {
+    if (seen.has(f) || !byPath.has(f)) return
+    seen.add(f)
+    for (const i of byPath.get(f)!.imports) if (i.kind === 'import-statement') visit(resolve(i.path))
+  }
+  visit(resolve(outfile))
+  return { kib: [...seen].reduce((n, f) => n + byPath.get(f)!.bytes / 1024, 0), files: seen.size }
+}

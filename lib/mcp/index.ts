@@ -27,9 +27,10 @@ export interface McpExpansionScope {
  * The connections are created on first use: the MCP SDK and zod (~250 KiB) are imported only when
  * a project actually has an MCP tool to expand or call, never at cold start.
  */
-export function createMcpRuntime(opts: McpConnectionsOptions): McpRuntime {
+export function createMcpRuntime(opts: McpConnectionsOptions & { load: () => Promise<typeof import('./connections')> }): McpRuntime {
   let loaded: Promise<McpConnections> | undefined
-  const connections = () => (loaded ??= import('./connections').then((m) => new m.McpConnections(opts)))
+  // the composition root owns the dynamic import, and so where the bundle's chunks are cut
+  const connections = () => (loaded ??= opts.load().then((m) => new m.McpConnections(opts)))
   return {
     connections: {
       tools: async (...args) => (await connections()).tools(...args),

@@ -23,9 +23,15 @@ const NOTHING_YET: SandboxStats & { scheduler: SchedulerStats } = {
   scheduler: { running: 0, nested: 0, queued: 0 },
 }
 
-export function lazySandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions = {}): LazySandbox {
+/**
+ * The sandbox's code (lib/sandbox/index.ts), loaded by the caller: the composition root owns the
+ * dynamic import, and so where the bundle's chunks are cut (functions/lazy/).
+ */
+export type SandboxModule = () => Promise<{ createSandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions): LazySandbox }>
+
+export function lazySandbox(load: SandboxModule, isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions = {}): LazySandbox {
   let sandbox: Promise<LazySandbox> | undefined
-  const get = () => (sandbox ??= import('./index').then((m) => m.createSandbox(isolation, options)))
+  const get = () => (sandbox ??= load().then((m) => m.createSandbox(isolation, options)))
   return {
     run: async (req) => (await get()).run(req),
     stats: async () => (sandbox ? (await sandbox).stats() : NOTHING_YET),

@@ -19,7 +19,7 @@ import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { buildApiLikeSst, evaluateSstConfig } from '../../scripts/lambda-bundle'
+import { buildApiLikeSst, evaluateSstConfig, loadedAtStart } from '../../scripts/lambda-bundle'
 import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
@@ -31,12 +31,14 @@ const SECRET = `cold-start-test-${uniqueSuffix()}`
 
 let dir: string
 let outfile: string
+let atStart: { kib: number; files: number }
 let poisoned: string[]
 let env: Record<string, string>
 
 /** Builds the API like SST into `into`, replaces every output holding one of `heavy` by a module that throws, removes Ajv and yaml. */
-async function poisonedBuild(into: string, heavy: RegExp[]): Promise<{ outfile: string; poisoned: string[] }> {
+async function poisonedBuild(into: string, heavy: RegExp[]): Promise<{ outfile: string; poisoned: string[]; atStart: { kib: number; files: number } }> {
   const built = await buildApiLikeSst(await evaluateSstConfig(), into)
+  const atStart = loadedAtStart(built.metafile, built.outfile)
   const found: string[] = []
   for (const [output, meta] of Object.entries(built.metafile.outputs)) {
     const inputs = Object.keys(meta.inputs).filter((input) => heavy.some((h) => h.test(input)))
@@ -46,12 +48,12 @@ async function poisonedBuild(into: string, heavy: RegExp[]): Promise<{ outfile: 
     found.push(...inputs)
   }
   for (const pkg of ['ajv', 'yaml']) rmSync(join(into, 'node_modules', pkg), { recursive: true, force: true })
-  return { outfile: built.outfile, poisoned: found }
+  return { outfile: built.outfile, poisoned: found, atStart }
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-'))
-  ;({ outfile, poisoned } = await poisonedBuild(dir, HEAVY))
+  ;({ outfile, poisoned, atStart } = await poisonedBuild(dir, HEAVY))
 
   const suffix = uniqueSuffix()
   const tables = { Documents: `cs-docs-${suffix}`, ToolUsage: `cs-usage-${suffix}`, Processes: `cs-proc-${suffix}`, ObservedLimits: `cs-limits-${suffix}` }
@@ -110,6 +112,12 @@ describe('the Lambda cold start', () => {
     for (const heavy of [/@modelcontextprotocol\/sdk/, /zod/, /client-s3/, /client-ssm/, /lib\/sandbox\/quickjs/, /lib\/llm\/openai/]) {
       expect(poisoned.some((p) => heavy.test(p)), `${heavy} is bundled somewhere`).toBe(true)
     }
+  })
+
+  it('loads few files at start: the code the entry shares with lazily loaded modules is one chunk (functions/lazy/shared.ts)', () => {
+    // 13 when this was written (the floor of bench/coldstart.ts loads 9); every file is a module load
+    // at each cold start. More means a lazily loaded module that does not import functions/lazy/shared.ts.
+    expect(atStart.files).toBeLessThanOrEqual(13)
   })
 
   it('imports the handler and serves a spawn and a manifest request without evaluating any of them, Ajv or yaml', async () => {

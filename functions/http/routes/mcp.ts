@@ -19,10 +19,10 @@ import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { projectParam, rawBody, tenantParam } from '../request'
 
-type Protocol = typeof import('../../../lib/surface/mcp-server') & typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
+type Protocol = typeof import('./mcp-protocol') & typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
 let protocol: Promise<Protocol> | undefined
 const loadProtocol = () =>
-  (protocol ??= Promise.all([import('../../../lib/surface/mcp-server'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([a, b]) => ({ ...a, ...b })))
+  (protocol ??= Promise.all([import('./mcp-protocol'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([a, b]) => ({ ...a, ...b })))
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */

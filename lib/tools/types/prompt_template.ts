@@ -31,7 +31,6 @@ import { isEgressError } from '../../egress/errors'
 import { ModelCatalog } from '../../llm/catalog'
 import type { ModelSize } from '../../models/documents'
 import { INSTANCE_PATTERN, MODEL_PATTERN, MODEL_SIZES, parseModelName } from '../../models/documents'
-import { wireClients } from '../../llm'
 import type { Completion, WireClient } from '../../llm/wire'
 import { LlmCallError, objectRoot } from '../../llm/wire'
 import type { SecretStore } from '../../secrets/ports'
@@ -58,8 +57,8 @@ export interface PromptTemplateParameters {
 export interface PromptTemplateDeps {
   egress: Pick<EgressClient, 'request'>
   secrets: SecretStore
-  /** Defaults to the OpenAI and Anthropic clients on `egress`. */
-  wires?: Record<string, WireClient>
+  /** The wire clients by wire type (lib/llm `wireClients`, built by the composition root). */
+  wires: Record<string, WireClient>
   catalog?: ModelCatalog
 }
 
@@ -92,7 +91,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
   private readonly catalog: ModelCatalog
 
   constructor(private readonly deps: PromptTemplateDeps) {
-    this.wires = deps.wires ?? wireClients(deps.egress)
+    this.wires = deps.wires
     this.catalog = deps.catalog ?? new ModelCatalog()
   }
 
