@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { ManualClock } from '../../lib/runtime/clock'
-import { success, toolError } from '../../lib/calls/outcome'
-import type { Tool, ToolFactory } from '../../lib/tools/contracts'
+import { success } from '../../lib/calls/outcome'
+import type { ToolFactory } from '../../lib/tools/contracts'
 import { connectMcp } from '../support/mcp'
+import { waitForCancelTool } from '../support/cancellable-tool'
 import { ALL, tokenFor } from '../support/http'
 
 /** A singleton type with an output schema, so the MCP shape carries `outputSchema` and results `structuredContent`. */
@@ -164,25 +165,7 @@ describe('the process’s own MCP URL', () => {
 
 describe('a tools/call whose client goes away', () => {
   it('hands the request’s signal to the running tool, so the call ends', async () => {
-    let running!: () => void
-    const started = new Promise<void>((resolve) => (running = resolve))
-    const waitForCancel: Tool = {
-      name: 'wait_for_cancel',
-      description: 'Answers when its call is cancelled.',
-      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-      labels: [],
-      primary: true,
-      deferred: false,
-      source: 'builtin',
-      typeId: 'builtin',
-      invoke: (_params, ctx) =>
-        new Promise((resolve) => {
-          running()
-          const signal = ctx.signal
-          if (!signal) return resolve(toolError('the call carries no signal'))
-          signal.addEventListener('abort', () => resolve(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
-        }),
-    }
+    const { tool: waitForCancel, started } = waitForCancelTool()
     const app = createApp(createMemoryDeps({ extraBuiltins: [waitForCancel] }))
     const token = await tokenFor('acme', ALL)
     const mcp = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>

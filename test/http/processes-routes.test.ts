@@ -9,8 +9,7 @@ import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { MemoryObservedLimitStore } from '../../lib/stores/memory/observed-limit-store'
 import { MemoryProcessStore } from '../../lib/stores/memory/process-store'
-import { toolError } from '../../lib/calls/outcome'
-import type { Tool } from '../../lib/tools/contracts'
+import { waitForCancelTool } from '../support/cancellable-tool'
 import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
@@ -204,26 +203,7 @@ describe('POST /processes/{id}/tool-calls', () => {
   })
 
   it('hands the request’s signal to the running tool, so a client that goes away ends the call', async () => {
-    let running!: () => void
-    const started = new Promise<void>((resolve) => (running = resolve))
-    // Answers only when its call is cancelled (a script stalled on a host call, a slow upstream…).
-    const waitForCancel: Tool = {
-      name: 'wait_for_cancel',
-      description: 'Answers when its call is cancelled.',
-      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-      labels: [],
-      primary: true,
-      deferred: false,
-      source: 'builtin',
-      typeId: 'builtin',
-      invoke: (_params, ctx) =>
-        new Promise((resolve) => {
-          running()
-          const signal = ctx.signal
-          if (!signal) return resolve(toolError('the call carries no signal'))
-          signal.addEventListener('abort', () => resolve(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
-        }),
-    }
+    const { tool: waitForCancel, started } = waitForCancelTool()
     const app = createApp(createMemoryDeps({ extraBuiltins: [waitForCancel], log, clock }))
     const token = await tokenFor('acme')
     const own = client(app, token)
