@@ -109,13 +109,17 @@ function serviceTokens(secret: string) {
   }
 }
 
+/** A claim that failed its check, in the words both verifiers use (a missing `exp` is named as such). */
+const claimRejected = (claim: string | undefined, reason: string | undefined, message: string | undefined) =>
+  unauthenticated(claim === 'exp' && reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${claim}' claim is not accepted (${message})`)
+
 /** The same verdicts as jose's for the same token (fromJoseError). */
 function fromHs256Failure(failure: Hs256Failure): ServerToolsError {
   switch (failure.kind) {
     case 'expired':
       return unauthenticated('it has expired')
     case 'claim':
-      return unauthenticated(failure.claim === 'exp' && failure.reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${failure.claim}' claim is not accepted (${failure.message})`)
+      return claimRejected(failure.claim, failure.reason, failure.message)
     case 'format':
       return unauthenticated('bad signature or format')
   }
@@ -168,7 +172,7 @@ function fromJoseError(e: unknown): ServerToolsError {
     case 'ERR_JWT_EXPIRED':
       return unauthenticated('it has expired')
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-      return unauthenticated(err.claim === 'exp' && err.reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${err.claim}' claim is not accepted (${err.message})`)
+      return claimRejected(err.claim, err.reason, err.message)
     case 'ERR_JWKS_NO_MATCHING_KEY':
     case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
       return unauthenticated("no key of the identity provider matches its 'kid'")
