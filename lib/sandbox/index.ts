@@ -18,7 +18,7 @@ import { QuickJsSandbox, type SandboxOptions, type SandboxStats } from './quickj
 import type { SandboxIsolation } from './isolation'
 import { FairSandbox } from './scheduler'
 
-export { SANDBOX_ISOLATIONS, type SandboxIsolation } from './isolation'
+export type { SandboxIsolation } from './isolation'
 export { lazySandbox, type LazySandbox } from './lazy'
 
 
