@@ -97,8 +97,8 @@ export default $config({
     // A Function URL rather than ApiGatewayV2: the app does its own routing and JWT auth (Hono),
     // so a gateway would add a hop, a cost per request and a hard 29 s integration timeout
     // (tool invocations call upstreams) and give nothing we use. Both deliver the same payload
-    // format 2.0 event to hono/aws-lambda, so switching later (custom domain, throttling,
-    // WAF) only changes this block.
+    // format 2.0 event, so switching later (custom domain, throttling, WAF) changes this block
+    // and, as the gateway must then stream too (its response transfer mode STREAM), nothing else.
     const api = new sst.aws.Function('Api', {
       handler: 'functions/api.handler',
       runtime: 'nodejs22.x',
@@ -106,6 +106,9 @@ export default $config({
       memory: '1024 MB', // CPU scales with memory; YAML/ajv at cold start and the sandbox want it
       timeout: '30 seconds',
       url: true,
+      // Invoke mode RESPONSE_STREAM (functions/http/lambda-streaming.ts): the client has its answer
+      // when the stream ends; the usage counts are written after that, within the invocation.
+      streaming: true,
       link: [...Object.values(tables), blobs],
       // Tenant secrets (lib/stores/aws/secret-store.ts): SecureString parameters under /server-tools/.
       // The default aws/ssm key decrypts for any principal allowed to read the parameter via SSM.

@@ -1,8 +1,11 @@
-/** Lambda entry (API Gateway v2 HTTP API or Function URL): handle(createApp(createAwsDeps(...))). */
-import { handle } from 'hono/aws-lambda'
+/**
+ * Lambda entry (Function URL, invoke mode RESPONSE_STREAM; payload format 2.0): createApp(createAwsDeps(...))
+ * behind the response-streaming adapter.
+ */
 import { Resource } from 'sst/resource' // not 'sst': its index adds a log polyfill and loads node:util
 import { createAwsDeps } from './deps'
 import { createApp } from './http/app'
+import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
 import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv, surfaceSettingsFromEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
@@ -33,17 +36,10 @@ const deps = createAwsDeps({
   log: envLogger(),
 })
 
-const serve = handle(createApp(deps))
-
 /**
- * Usage counts are buffered per container; they are written before the invocation returns, so
- * nothing is left in memory when Lambda freezes (or discards) the container. The flush never
- * throws: a failed counter write is retried, then logged, and the response stands.
+ * Usage counts are buffered per container and written after the response has gone (the stream
+ * has ended) but before the invocation ends, so nothing is left in memory when Lambda freezes
+ * (or discards) the container, and no caller waits for the write. The flush never throws: a
+ * failed counter write is retried, then logged.
  */
-export const handler: typeof serve = async (event, context) => {
-  try {
-    return await serve(event, context)
-  } finally {
-    await deps.usage.flush()
-  }
-}
+export const handler = streamingLambdaHandler(createApp(deps), lambdaRuntime(), () => deps.usage.flush())

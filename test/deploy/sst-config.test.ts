@@ -19,6 +19,9 @@ import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
 import { buildApiLikeSst, bundleLikeSst, Component, CONFIG_PATH, evaluateSstConfig, type EvaluatedConfig, outputHolding, ROOT, splitHandler } from '../../scripts/lambda-bundle'
 
+/** The stand-in for the Lambda runtime's response streaming, imported by fresh node processes. */
+const STREAMING_RUNTIME = new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href
+
 const PINNED_SST = '4.17.1'
 /** Node runtimes AWS Lambda runs and DESIGN.md allows. */
 const LAMBDA_NODE_RUNTIMES = ['nodejs20.x', 'nodejs22.x']
@@ -207,6 +210,14 @@ describe('sst.config.ts', () => {
     expect(seconds).toBeLessThanOrEqual(900)
   })
 
+  it('streams the responses of the handler it points at (invoke mode RESPONSE_STREAM for a Function URL)', async () => {
+    // the entry exports an awslambda.streamifyResponse handler, which a buffered URL cannot call
+    const [file] = splitHandler(api.args.handler)
+    expect(readFileSync(join(ROOT, `${file}.ts`), 'utf8')).toMatch(/streamingLambdaHandler\(/)
+    expect(api.args.streaming).toBe(true)
+    expect(api.args.url).toBeTruthy()
+  })
+
   it('exposes the API over a Function URL or an ApiGatewayV2 route and returns its URL as an output', () => {
     const gateways = cfg.byKind('sst.aws.ApiGatewayV2')
     if (gateways.length) {
@@ -248,8 +259,17 @@ describe('the API bundle built the way SST builds it', () => {
     }
     const workerSetup: WorkerSetup = { [WORKER_MARK]: true, limits: DEFAULT_LIMITS, useSyncBuild: true }
     const probe = `
+      // the Lambda runtime's part: the awslambda global and the response stream
+      const { installLambdaRuntime, invokeStreaming } = await import(${JSON.stringify(STREAMING_RUNTIME)});
+      installLambdaRuntime();
       const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
-      const h = m[${JSON.stringify(exported)}];
+      const handler = m[${JSON.stringify(exported)}];
+      const h = async (event, context) => {
+        const { response, done } = invokeStreaming(handler, event, context);
+        const res = await response;
+        await done;
+        return { statusCode: res.statusCode, headers: res.headers, body: res.body.toString('utf8') };
+      };
       const event = { version: '2.0', routeKey: '$default', rawPath: '/health', rawQueryString: '', headers: { host: 'x.lambda-url.us-east-1.on.aws' },
         requestContext: { domainName: 'x.lambda-url.us-east-1.on.aws', http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
         isBase64Encoded: false };
@@ -279,7 +299,7 @@ describe('the API bundle built the way SST builds it', () => {
         w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
       });
       await w.terminate();
-      process.stdout.write(JSON.stringify({ type: typeof h, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed }));`
+      process.stdout.write(JSON.stringify({ type: typeof handler, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
     expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), consoleOk: true, sum: 12, ajv: 'function', sandboxed: 42 })
   })

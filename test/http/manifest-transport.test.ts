@@ -1,17 +1,18 @@
 /**
  * The manifest route answers with its memoised body's UTF-8 bytes (not a string): both transports
  * must carry them as the same JSON text — @hono/node-server (what `npm start` runs) with a byte
- * content-length, and hono/aws-lambda as text, not base64. A non-ASCII description tells bytes from
- * characters.
+ * content-length, and the Lambda response-streaming adapter (functions/http/lambda-streaming.ts) as
+ * the same bytes. A non-ASCII description tells bytes from characters.
  */
 import { serve } from '@hono/node-server'
-import { handle } from 'hono/aws-lambda'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
-import { lambdaFetch, type LambdaHandler, type LambdaResult } from '../support/aws'
+import { lambdaRuntime, streamingLambdaHandler } from '../../functions/http/lambda-streaming'
+import { installLambdaRuntime } from '../../scripts/lambda-streaming-runtime.mjs'
+import { bufferedInvoker, lambdaFetch, type LambdaResult } from '../support/aws'
 import { client, tokenFor } from '../support/http'
 
 const base = '/brain/acme/projects/p1'
@@ -61,8 +62,9 @@ describe('the manifest over each transport', () => {
     }
   })
 
-  it('arrives through the Lambda adapter as the same JSON text, not base64', async () => {
-    const h = handle(app) as unknown as LambdaHandler
+  it('arrives through the Lambda streaming adapter as the same JSON text, its bytes unencoded', async () => {
+    installLambdaRuntime()
+    const h = bufferedInvoker(streamingLambdaHandler(app, lambdaRuntime(), async () => {}))
     const results: LambdaResult[] = []
     const fetchLambda = lambdaFetch([async (event, context) => {
       const result = await h(event, context)
@@ -72,8 +74,9 @@ describe('the manifest over each transport', () => {
     for (let i = 0; i < 2; i++) {
       const res = await fetchLambda(`https://abc123.lambda-url.us-east-1.on.aws${path}`, { headers: { authorization: `Bearer ${token}` } })
       expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
       expect(await res.text()).toBe(expected)
     }
-    expect(results.map((r) => [r.isBase64Encoded, r.body === expected])).toEqual([[false, true], [false, true]])
+    expect(results.map((r) => r.body === expected)).toEqual([true, true])
   })
 })

@@ -1,7 +1,7 @@
 /**
- * functions/api.ts as Lambda runs it: usage counts are written to the ToolUsage table before the
- * invocation returns (nothing left in memory when the container freezes), and a failing usage
- * table never fails the response.
+ * functions/api.ts as Lambda runs it (response streaming): usage counts are written to the
+ * ToolUsage table before the invocation ends (nothing left in memory when the container freezes)
+ * but after the response has gone, and a failing usage table never fails or delays the response.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { inject } from 'vitest'
@@ -10,7 +10,7 @@ import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-sto
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { coldStartLambda, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { coldStartLambda, coldStartLambdaStreaming, invokeLambda, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 interface LambdaResult {
@@ -92,5 +92,20 @@ describe('functions/api.ts handler and usage counts', () => {
     const res = await handler(event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }), {})
     expect(res.statusCode).toBe(200)
     expect(JSON.parse(res.body)).toMatchObject({ isError: false, content: { tenant: 'acme', project: 'p1', processId: id } })
+  })
+
+  it('delivers the response before the usage write: a failing write retries for about a second after the stream has ended', async () => {
+    const handler = await coldStartLambdaStreaming({ ...tables, ToolUsage: `lu-missing-${suffix}` }, SECRET)
+    const spawn = await invokeLambda(handler, event('POST', '/brain/acme/projects/p1/processes', {})).response
+    const id = JSON.parse(spawn.body.toString('utf8')).id
+    const { response, done } = invokeLambda(handler, event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }))
+    let ended = false
+    void done.then(() => (ended = true))
+    const res = await response
+    expect(res.statusCode).toBe(200)
+    // the write's retries wait 50 + 200 + 800 ms; had they run before the response, the invocation would be over by now
+    await new Promise((r) => setImmediate(r))
+    expect(ended).toBe(false)
+    await done
   })
 })

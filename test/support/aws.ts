@@ -10,6 +10,7 @@ import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { documentsTableSpec, ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
+import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../scripts/lambda-streaming-runtime.mjs'
 
 /** s3rver accepts these; dynalite accepts anything. */
 export const TEST_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
@@ -63,10 +64,12 @@ export async function freshBlobStore(): Promise<S3BlobStore> {
 
 /**
  * The Lambda entry's environment pointed at the emulators (AWS settings, SST links, secret),
- * then a cold start: the module graph evaluated again with it. SSM has no emulator, so its
- * endpoint is a closed loopback port: a stray secret read can never leave the machine.
+ * then a cold start: the module graph evaluated again with it, under a stand-in for the Lambda
+ * runtime's response streaming (scripts/lambda-streaming-runtime.mjs). SSM has no emulator, so
+ * its endpoint is a closed loopback port: a stray secret read can never leave the machine.
+ * Returns the streaming handler itself; `invokeLambda` and `bufferedInvoker` call it.
  */
-export async function coldStartLambda<H>(links: Record<string, string>, jwtSecret: string): Promise<H> {
+export async function coldStartLambdaStreaming(links: Record<string, string>, jwtSecret: string): Promise<unknown> {
   const { vi } = await import('vitest')
   vi.stubEnv('SST_RESOURCE_App', JSON.stringify({ name: 'server-tools', stage: 'test' }))
   for (const [name, resource] of Object.entries(links)) {
@@ -81,7 +84,27 @@ export async function coldStartLambda<H>(links: Record<string, string>, jwtSecre
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', TEST_CREDENTIALS.secretAccessKey)
   vi.stubEnv('LOG_LEVEL', 'error')
   vi.resetModules()
-  return (await import('../../functions/api')).handler as unknown as H
+  installLambdaRuntime()
+  return (await import('../../functions/api')).handler
+}
+
+/** coldStartLambdaStreaming, called the way most tests want it: one awaited result per event. */
+export async function coldStartLambda<H = LambdaHandler>(links: Record<string, string>, jwtSecret: string): Promise<H> {
+  return bufferedInvoker(await coldStartLambdaStreaming(links, jwtSecret)) as H
+}
+
+/** One invocation of a streaming handler: the response as the client sees it when the stream ends, and the invocation's end. */
+export function invokeLambda(handler: unknown, event: unknown, context: unknown = {}): { response: Promise<StreamedResponse>; done: Promise<void> } {
+  return invokeStreaming(handler, event, context)
+}
+
+/** A streaming handler as `(event, context) → result`, resolved once the invocation has ended (not only its response). */
+export function bufferedInvoker(handler: unknown): LambdaHandler {
+  return async (event, context) => {
+    const { response, done } = invokeStreaming(handler, event, context)
+    const [res] = await Promise.all([response, done])
+    return { statusCode: res.statusCode, headers: res.headers, cookies: res.cookies, body: res.body.toString('utf8'), isBase64Encoded: false }
+  }
 }
 
 /** Every `Resource.X` functions/api.ts reads. */
@@ -130,10 +153,11 @@ export async function provisionLambdaLinks(prefix: string): Promise<Record<strin
   return names
 }
 
-/** The result shape hono/aws-lambda returns for a v2 event. */
+/** One invocation's answer in the shape of a buffered Lambda result (bodies of streamed answers are never base64). */
 export interface LambdaResult {
   statusCode: number
   headers?: Record<string, string>
+  cookies?: string[]
   body: string
   isBase64Encoded: boolean
 }
@@ -176,6 +200,8 @@ export function lambdaFetch(handlers: LambdaHandler[], onInvoke?: (index: number
     const res = await handlers[index](event, { awsRequestId: event.requestContext.requestId, functionName: 'server-tools-test-Api' })
     const payload = res.isBase64Encoded ? Buffer.from(res.body, 'base64') : res.body
     const status = res.statusCode
-    return new Response(status === 202 || status === 204 || payload.length === 0 ? null : payload, { status, headers: res.headers ?? {} })
+    const responseHeaders = new Headers(res.headers ?? {})
+    for (const cookie of res.cookies ?? []) responseHeaders.append('set-cookie', cookie)
+    return new Response(status === 202 || status === 204 || payload.length === 0 ? null : payload, { status, headers: responseHeaders })
   }
 }
