@@ -55,7 +55,7 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps) {
-  const app = new Hono<AuthEnv>() // a TrieRouter: ./hono.ts
+  const app = new Hono<AuthEnv>() // a LinearRouter: ./hono.ts
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
     .use('*', async (c, next) => {
@@ -71,8 +71,9 @@ export function createApp(deps: AppDeps) {
     .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))
     .get(`${PROTECTED_RESOURCE_PATH}/*`, protectedResourceMetadata(deps.auth))
     .use('/brain/*', bearerChallenge(deps.auth))
-    .use('/brain/:tenant/*', authenticate(deps.auth, deps.log))
-    .use('/brain/:tenant/projects/:project/*', tenantLayerWrites)
+    // '/brain/*', not '/brain/:tenant/*': the router takes no parameter before a wildcard (./hono.ts)
+    .use('/brain/*', authenticate(deps.auth, deps.log))
+    .use('/brain/*', tenantLayerWrites)
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', callableToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))

@@ -33,7 +33,7 @@ export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHa
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
     if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
     const { tenant: tokenTenant, subject, scopes } = await verify(match[1])
-    const tenant = c.req.param('tenant')
+    const tenant = pathSegment(c.req.path, 2) ?? ''
     if (tokenTenant !== tenant) throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${tokenTenant.slice(0, 80)}', not '${tenant}'`)
     if (!tenant || !isValidTenantId(tenant)) throw new ServerToolsError('INVALID_INPUT', `tenant id must match ${ID_PATTERN}`)
     c.set('principal', { tenant, subject, scopes })
@@ -67,7 +67,7 @@ const RUNTIME_PATH = /^\/brain\/[^/]+\/projects\/[^/]+\/(?:processes(?:\/|$)|mcp
 
 /** For /brain/:tenant/projects/:project/*: any write to the `_tenant` layer, whatever layer route a later change adds. */
 export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => {
-  if (LAYER_WRITES.has(c.req.method) && c.req.param('project') === TENANT_LAYER_ID && !RUNTIME_PATH.test(c.req.path)) assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
+  if (LAYER_WRITES.has(c.req.method) && pathSegment(c.req.path, 3) === 'projects' && pathSegment(c.req.path, 4) === TENANT_LAYER_ID && !RUNTIME_PATH.test(c.req.path)) assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
   await next()
 }
 
@@ -75,4 +75,18 @@ export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => 
 export function issueToken(secret: string, claims: { tenant: string; sub: string; scope: string; expiresInSeconds: number }, nowSeconds: number) {
   const { expiresInSeconds, ...rest } = claims
   return Promise.resolve(signHs256({ ...rest, iat: nowSeconds, exp: nowSeconds + expiresInSeconds }, secret))
+}
+
+/**
+ * The decoded segment at `index` of a path ('/brain/acme/…': 2 is 'acme'), read the way a route
+ * parameter is: middleware mounted on '/brain/*' has no parameters (./hono.ts).
+ */
+export function pathSegment(path: string, index: number): string | undefined {
+  const raw = path.split('/')[index]
+  if (raw === undefined) return undefined
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return raw
+  }
 }

@@ -253,7 +253,7 @@ describe('the OpenAPI document', () => {
   it('describes every route the app serves under /brain', async () => {
     const app = createApp(createMemoryDeps())
     const doc: any = await (await app.request('/openapi.json')).json()
-    const served = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/brain/')).map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, '{$1}').replace(/\/\*$/, '/{path}')}`))]
+    const served = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/brain/')).map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}').replace(/\/\*$/, '/{path}')}`))]
     const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
     expect(served.filter((r) => !described.includes(r))).toEqual([])
   })

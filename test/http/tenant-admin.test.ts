@@ -24,7 +24,7 @@ function tenantLayerWrites(app: ReturnType<typeof createApp>) {
   }
   return [...seen].map((route) => {
     const [method, path] = route.split(' ')
-    const concrete = path.replace(':tenant', 'acme').replace(':project', '_tenant').replace(/:name\b/, 'handbook').replace(/\/\*$/, '/notes/a.md').replace(/:(\w+)/g, 'x1')
+    const concrete = path.replace(':tenant', 'acme').replace(':project', '_tenant').replace(/:name\b/, 'handbook').replace(/\/\*$|\/:path\{\.\+\}$/, '/notes/a.md').replace(/:(\w+)/g, 'x1')
     return { route, method, path: concrete }
   })
 }
@@ -33,7 +33,7 @@ describe('the _tenant layer', () => {
   it('refuses every write route without tenant:admin, naming the scope, before the store is touched', async () => {
     const { app, store } = setup()
     const routes = tenantLayerWrites(app)
-    expect(routes.map((r) => r.route)).toEqual(expect.arrayContaining(['PUT /brain/:tenant/projects/:project/server-tools/:name', 'PUT /brain/:tenant/projects/:project/documents/*']))
+    expect(routes.map((r) => r.route)).toEqual(expect.arrayContaining(['PUT /brain/:tenant/projects/:project/server-tools/:name', 'PUT /brain/:tenant/projects/:project/documents/:path{.+}']))
     const api = client(app, await tokenFor('acme', WITHOUT_ADMIN))
     for (const r of routes) {
       const res = r.method === 'PUT' ? await api.put(r.path, 'type: doc_lookup\ndescription: x\n') : await api.delete(r.path)

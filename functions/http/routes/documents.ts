@@ -52,7 +52,7 @@ export function documentRoutes(deps: AppDeps) {
         })),
       })
     })
-    .get('/projects/:project/documents/*', requireScope('tools:read'), async (c) => {
+    .get('/projects/:project/documents/:path{.+}', requireScope('tools:read'), async (c) => {
       const project = projectParam(c)
       const doc = await deps.documents.read(tenantParam(c), project, pathOf(c))
       if (!doc) throw notFound(`no document '${pathOf(c)}' in project '${project}' or any outer layer`)
@@ -63,14 +63,14 @@ export function documentRoutes(deps: AppDeps) {
         ...(ownLayer ? { etag: etag(doc.version) } : {}),
       })
     })
-    .put('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
+    .put('/projects/:project/documents/:path{.+}', requireScope('tools:write'), tenantWideDocument, async (c) => {
       const project = projectParam(c)
       const body = await bodyText(c, { allowAnyText: true })
       const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, preconditions: preconditionsOf(c) })
       c.header('etag', etag(stored.version))
       return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.created ? 201 : 200)
     })
-    .delete('/projects/:project/documents/*', requireScope('tools:write'), tenantWideDocument, async (c) => {
+    .delete('/projects/:project/documents/:path{.+}', requireScope('tools:write'), tenantWideDocument, async (c) => {
       await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), preconditionsOf(c))
       return c.body(null, 204)
     })
