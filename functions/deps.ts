@@ -138,6 +138,8 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     secrets,
     auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     consoleAssets: lazyConsoleAssets(),
+    // the HTTP layer's lazily loaded modules, as wrappers that share the one lazy chunk (./lazy/shared.ts)
+    modules: { openapi: () => import('./lazy/openapi'), mcpProtocol: () => import('./lazy/mcp-protocol'), consolePages: () => import('./lazy/console-pages') },
     log,
     clock,
     sandbox,

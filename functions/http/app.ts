@@ -21,7 +21,7 @@ import { problem, toProblem } from './errors'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
-import { mcpRoutes } from './routes/mcp'
+import { mcpRoutes, type McpProtocol } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
@@ -47,11 +47,23 @@ export interface AppDeps {
   secrets: SecretStore
   /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */
   auth: AuthSettings
-  /** The web console's script and style sheet (functions/console-assets.ts reads them from disk). */
-  /** The console's browser files, read on first use. */
+  /** The console's browser files (functions/console-assets.ts reads them from disk on first use). */
   consoleAssets: () => Map<string, ConsoleAsset>
+  /** Code the HTTP layer loads on first use; the composition root says how (functions/lazy/*). */
+  modules: HttpModules
   log: Logger
   clock: Clock
+}
+
+/**
+ * What the HTTP layer loads on first use: the OpenAPI document, the MCP endpoint's protocol half
+ * and the console's pages. The composition root supplies the loaders (functions/lazy/*), so this
+ * code lands in the one chunk all lazily loaded code shares (functions/lazy/shared.ts).
+ */
+export interface HttpModules {
+  openapi(): Promise<Pick<typeof import('./openapi'), 'openApiDocument'>>
+  mcpProtocol(): Promise<McpProtocol>
+  consolePages(): Promise<Pick<typeof import('./console/pages'), 'renderPage'>>
 }
 
 export function createApp(deps: AppDeps) {
@@ -65,9 +77,9 @@ export function createApp(deps: AppDeps) {
       await next()
     })
     // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
-    .get('/openapi.json', async (c) => c.json((await import('./openapi')).openApiDocument()))
+    .get('/openapi.json', async (c) => c.json((await deps.modules.openapi()).openApiDocument()))
     .get('/health', (c) => c.json({ ok: true }))
-    .route('/console', consoleRoutes(deps.consoleAssets))
+    .route('/console', consoleRoutes(deps.consoleAssets, deps.modules.consolePages))
     .get(PROTECTED_RESOURCE_PATH, protectedResourceMetadata(deps.auth))
     .get(`${PROTECTED_RESOURCE_PATH}/*`, protectedResourceMetadata(deps.auth))
     .use('/brain/*', bearerChallenge(deps.auth))

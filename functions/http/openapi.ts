@@ -1,5 +1,4 @@
 /** GET /openapi.json: the routes as OpenAPI 3.1, written by hand next to the routes it describes. */
-import './lazy-shared' // one shared chunk for all lazily loaded code: see functions/lazy/shared.ts
 const problem = { $ref: '#/components/responses/Problem' }
 const p = (name: string, description: string, inPath = true) => ({ name, in: inPath ? 'path' : 'query', required: inPath, schema: { type: 'string' }, description })
 const tenant = p('tenant', 'Tenant id, equal to the token\'s tenant claim')

@@ -120,9 +120,9 @@ describe('the Lambda cold start', () => {
   })
 
   it('loads few files at start: the code the entry shares with lazily loaded modules is one chunk (functions/lazy/shared.ts)', () => {
-    // 12 when this was written (the floor of bench/coldstart.ts loads 9); every file is a module load
+    // 11 when this was written (the floor of bench/coldstart.ts loads 9); every file is a module load
     // at each cold start. More means a lazily loaded module that does not import functions/lazy/shared.ts.
-    expect(atStart.files).toBeLessThanOrEqual(12)
+    expect(atStart.files).toBeLessThanOrEqual(11)
   })
 
   it('imports the handler and serves a spawn and a manifest request without evaluating any of them, Ajv or yaml', async () => {

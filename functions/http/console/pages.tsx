@@ -3,7 +3,6 @@
  * They carry no tenant data — the token lives in the browser's sessionStorage, so the data is
  * fetched by console.js from the service's own JSON API with that token and drawn with DOM APIs.
  */
-import '../lazy-shared' // one shared chunk for all lazily loaded code: see functions/lazy/shared.ts
 import type { Child } from 'hono/jsx'
 
 export type PageId = 'signin' | 'tools' | 'tool' | 'agent' | 'usage'

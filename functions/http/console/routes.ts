@@ -48,7 +48,7 @@ const PAGE_PATHS: [string, PageId][] = [
 ]
 
 /** `assets` reads the files on first use: an API cold start never touches them. */
-export function consoleRoutes(assets: () => Map<string, ConsoleAsset>) {
+export function consoleRoutes(assets: () => Map<string, ConsoleAsset>, loadPages: () => Promise<{ renderPage: typeof import('./pages')['renderPage'] }>) {
   const url = (file: string) => `/console/assets/${file}?v=${encodeURIComponent(assets().get(file)?.etag.replace(/"/g, '') ?? '')}`
   let built: { script: string; style: string; icon: string } | undefined
   const urls = () => (built ??= { script: url('console.js'), style: url('console.css'), icon: url('favicon.svg') })
@@ -65,7 +65,7 @@ export function consoleRoutes(assets: () => Map<string, ConsoleAsset>) {
   for (const [path, page] of PAGE_PATHS) {
     app.get(path, async (c) => {
       c.header('cache-control', 'no-cache')
-      return send(c, await once(`page:${page}`, async () => (await import('./pages')).renderPage(page, urls())), 'text/html; charset=UTF-8')
+      return send(c, await once(`page:${page}`, async () => (await loadPages()).renderPage(page, urls())), 'text/html; charset=UTF-8')
     })
   }
   app.get('/assets/:file', async (c) => {

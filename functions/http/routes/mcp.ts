@@ -6,7 +6,7 @@
  *
  * This half does HTTP: the body, the session, the protocol-version header, the scopes; the SDK's
  * web-standard transport (stateless, one per request) and lib/surface/mcp-server.ts do JSON-RPC.
- * The SDK is imported on the first MCP request, never at cold start.
+ * The SDK is loaded with the first MCP request (AppDeps.modules), never at cold start.
  */
 import type { Context } from 'hono'
 import { Hono } from '../hono'
@@ -19,10 +19,8 @@ import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { projectParam, rawBody, tenantParam } from '../request'
 
-type Protocol = typeof import('./mcp-protocol') & typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
-let protocol: Promise<Protocol> | undefined
-const loadProtocol = () =>
-  (protocol ??= Promise.all([import('./mcp-protocol'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]).then(([a, b]) => ({ ...a, ...b })))
+/** The protocol half: lib/surface/mcp-server.ts and the SDK's web-standard transport (loaded by AppDeps.modules). */
+export type McpProtocol = typeof import('../../../lib/surface/mcp-server') & Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */
@@ -40,6 +38,7 @@ interface JsonRpcMessage {
 }
 
 export function mcpRoutes(deps: AppDeps) {
+  const loadProtocol = deps.modules.mcpProtocol
   /** The process behind a session, or undefined (absent, expired, ended, another subject's: all look the same). */
   async function openSession(c: Context<AuthEnv>, key: ProcessKey): Promise<ProcessSurface | undefined> {
     let surface: ProcessSurface
