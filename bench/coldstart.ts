@@ -17,9 +17,11 @@
  * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every sample to <dir>/service and <dir>/floor (`--cpu-prof`),
  * to see which modules the cold start compiles and evaluates; with COLDSTART_UNMINIFIED=1 the
  * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
+ * COLDSTART_ROUNDS sets the rounds (default 30); COLDSTART_SAMPLES=<file> appends every round's
+ * two samples to <file> as JSON lines, to see the spread behind the medians.
  */
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -39,7 +41,8 @@ import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { bundleLikeSst, buildApiLikeSst, evaluateSstConfig, loadedAtStart, ROOT } from '../scripts/lambda-bundle'
 
-const ROUNDS = Number(process.env.COLDSTART_ROUNDS ?? 12)
+// medians of 30: on this noisy 2-core VM, 12 rounds moved the ratio by ±0.05 between runs
+const ROUNDS = Number(process.env.COLDSTART_ROUNDS ?? 30)
 const STREAMING_RUNTIME = pathToFileURL(join(ROOT, 'scripts/lambda-streaming-runtime.mjs')).href
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 const SECRET = 'coldstart-bench-secret'
@@ -118,7 +121,7 @@ export async function benchColdstart() {
       if (s.status !== 200 || b.status !== 200) throw new Error(`a cold start did not answer 200 (service ${s.status}, floor ${b.status})`)
       // the first round warms the OS file cache for both; it is not counted
       if (i > 0) samples.service.push(s), samples.bare.push(b)
-      if (process.env.COLDSTART_SAMPLES) (await import("node:fs")).appendFileSync(process.env.COLDSTART_SAMPLES, JSON.stringify({ s, b }) + "\n")
+      if (i > 0 && process.env.COLDSTART_SAMPLES) appendFileSync(process.env.COLDSTART_SAMPLES, JSON.stringify({ service: s, floor: b }) + '\n')
     }
 
     const svc = loadedAtStart(service.metafile, service.outfile)
