@@ -7,7 +7,7 @@ import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
 import { DocumentService, type DocumentCheck } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
-import { EgressClient } from '../lib/egress/client'
+import { type Egress, lazyEgress } from '../lib/egress/lazy'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
@@ -77,7 +77,7 @@ export interface CoreOptions {
   /** false: the usage counter does not listen (benches measure its cost). Default true. */
   countUsage?: boolean
   /** The one outbound HTTP client (default: nothing but public addresses, plus each tenant's egress/allow.yaml). */
-  egress?: EgressClient
+  egress?: Egress
   /** Tenant secrets for `${secret:NAME}` (default: in memory). */
   secrets?: SecretStore
   /** The deployment egress allow-list (EGRESS_ALLOW_HOSTS / EGRESS_ALLOW_CIDRS); default: none. */
@@ -99,13 +99,15 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? bundledDefaults())
   const cascade = new DocumentCascade(opts.store, bundled)
-  const egress = opts.egress ?? new EgressClient({ allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
+  // the tool types' runtimes hold the client's code too: whatever sends first loads both, at once
+  const runtimes = () => import('./lazy/tool-runtimes')
+  const egress = opts.egress ?? lazyEgress(runtimes, { allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock, load: () => import('./lazy/mcp-connections') })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
   const sandbox = lazySandbox(() => import('./lazy/sandbox'), isolation, sandboxOptions)
-  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp), new McpServerToolFactory(mcp), new PromptTemplateFactory({ egress, secrets, wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }) }), new RestToolFactory({ http: egress, secrets }), new RestApiToolFactory({ http: egress, secrets }), ...(opts.extraFactories ?? [])])
+  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp, runtimes), new McpServerToolFactory(mcp, runtimes), new PromptTemplateFactory({ egress, secrets, wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }), load: runtimes }), new RestToolFactory({ http: egress, secrets, load: runtimes }), new RestApiToolFactory({ http: egress, secrets, load: runtimes }), ...(opts.extraFactories ?? [])])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)

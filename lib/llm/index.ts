@@ -3,7 +3,8 @@ import type { EgressClient } from '../egress/client'
 import type { WireType } from '../models/documents'
 import type { WireClient } from './wire'
 
-export * from './catalog'
+// Not ./catalog: only the prompt-template runtime reads the catalog, and imports it directly, so
+// it is not part of every cold start.
 export * from './wire'
 
 /**

@@ -35,7 +35,7 @@ import type { McpServerRef } from './server-doc'
 export type RemoteTool = McpTool
 
 export interface McpConnectionsOptions {
-  egress: EgressClient
+  egress: Pick<EgressClient, 'request' | 'check'>
   secrets: SecretStore
   log?: Logger
   clock?: Clock

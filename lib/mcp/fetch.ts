@@ -36,7 +36,7 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304])
 /** The connector has decoded the body; these would describe bytes the Response does not hold. */
 const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
-export function egressFetch(egress: EgressClient, opts: EgressFetchOptions): FetchLike {
+export function egressFetch(egress: Pick<EgressClient, 'request' | 'check'>, opts: EgressFetchOptions): FetchLike {
   return async (input, init = {}) => {
     const url = String(input)
     const method = (init.method ?? 'GET').toUpperCase()
@@ -80,7 +80,7 @@ async function bodyBytes(body: RequestInit['body']): Promise<string | Uint8Array
 }
 
 async function openEventStream(
-  egress: EgressClient,
+  egress: Pick<EgressClient, 'check'>,
   opts: EgressFetchOptions,
   url: string,
   headers: Record<string, string>,

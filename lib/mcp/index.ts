@@ -5,8 +5,8 @@ import { type McpServerRef, McpServerDocuments } from './server-doc'
 
 // Types only: ./connections holds the MCP SDK (and zod), which loads when a pack first connects.
 export type { McpConnectionsOptions, RemoteTool } from './connections'
-export * from './fetch'
-export * from './results'
+// Not ./fetch nor ./results: only the connections and the tool runtimes use them, and a re-export
+// here would put them (and the egress connector) in the cold start; they are imported directly.
 export * from './server-doc'
 
 /** What the `mcp` and `mcp_server` types share in one container: connections and parsed server documents. */

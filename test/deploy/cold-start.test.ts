@@ -1,10 +1,11 @@
 /**
  * The Lambda cold start loads only what a request needs. The API is bundled the way SST builds
  * it (scripts/lambda-bundle.ts, splitting on), then every output that holds a heavy module — the
- * MCP SDK and zod, the S3 and SSM clients, the sandbox, the LLM wire clients — is replaced by a
- * module that throws, and Ajv and yaml (required from node_modules on demand) are left out of the
- * package: documents written through the API and the bundled defaults carry the JSON form of their
- * data, so reading them parses no YAML.
+ * MCP SDK and zod, the S3 and SSM clients, the sandbox, the LLM wire clients, the tool types'
+ * runtimes and the egress client — is replaced by a module that throws, and Ajv and yaml
+ * (required from node_modules on demand) are left out of the package: documents written through
+ * the API and the bundled defaults carry the JSON form of their data, so reading them parses no
+ * YAML.
  * A fresh node process then imports the handler and serves a spawn and a manifest request
  * against the emulators: any of those modules evaluated on that path fails the request.
  */
@@ -24,7 +25,7 @@ import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../
 import { tokenFor } from '../support/http'
 
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
-const HEAVY: RegExp[] = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\/client-s3\//, /node_modules\/@aws-sdk\/client-ssm\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/]
+const HEAVY: RegExp[] = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\/client-s3\//, /node_modules\/@aws-sdk\/client-ssm\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/, /^lib\/tools\/types\/runtime\//, /^lib\/egress\/(client|guard|connector)\.ts$/]
 /** What a tool call (outside any process) must not evaluate either: the agent surface. */
 const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
 const SECRET = `cold-start-test-${uniqueSuffix()}`
@@ -113,8 +114,8 @@ async function coldStart(requests: { method: string; path: string; body?: unknow
 }
 
 describe('the Lambda cold start', () => {
-  it('keeps the MCP SDK, zod, S3, SSM, the sandbox and the LLM clients out of the handler entry', () => {
-    for (const heavy of [/@modelcontextprotocol\/sdk/, /zod/, /client-s3/, /client-ssm/, /lib\/sandbox\/quickjs/, /lib\/llm\/openai/]) {
+  it('keeps the MCP SDK, zod, S3, SSM, the sandbox, the LLM clients, the tool runtimes and the egress client out of the handler entry', () => {
+    for (const heavy of [/@modelcontextprotocol\/sdk/, /zod/, /client-s3/, /client-ssm/, /lib\/sandbox\/quickjs/, /lib\/llm\/openai/, /lib\/tools\/types\/runtime\/rest\.ts/, /lib\/egress\/client/]) {
       expect(poisoned.some((p) => heavy.test(p)), `${heavy} is bundled somewhere`).toBe(true)
     }
   })

@@ -111,7 +111,7 @@ function config(parameters: RestApiParameters, extra: Partial<ServerToolConfig> 
 }
 
 async function build(parameters: Partial<RestApiParameters> = {}, extra: Partial<ServerToolConfig> = {}) {
-  const factory = new RestApiToolFactory({ http: egress, secrets })
+  const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
   const params = { specInline: PETSTORE, baseUrl: base, ...parameters } as RestApiParameters
   expect(factory.check(params)).toEqual([])
   const problems: string[] = []
@@ -219,7 +219,7 @@ describe('rest_api pack from a Petstore-like document', () => {
   })
 
   it('uses the servers entry when no baseUrl is configured, and reports a pack that has neither', async () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
+    const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     const problems: string[] = []
     const withServer = await factory.create(config({ specInline: PETSTORE }), envWith({}, problems))
     expect(withServer.length).toBe(12)
@@ -323,7 +323,7 @@ describe('rest_api pack calls', () => {
 
 describe('rest_api spec documents', () => {
   it('reads specPath through the cascade and parses each document version once', async () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
+    const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     const docs: Record<string, CascadeDocument> = { 'apis/petstore.yaml': { path: 'apis/petstore.yaml', body: PETSTORE, version: 1, source: 'tenant' } }
     const env = envWith(docs)
     const params: RestApiParameters = { specPath: 'apis/petstore.yaml', baseUrl: base }
@@ -343,16 +343,16 @@ describe('rest_api spec documents', () => {
       'apis/b.yaml': { path: 'apis/b.yaml', body: PETSTORE, version: 1, source: 'tenant' },
     }
     const env = envWith(docs)
-    const tight = new RestApiToolFactory({ http: egress, secrets }, { maxCachedSpecBytes: Math.floor(weight * 1.5) })
+    const tight = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') }, { maxCachedSpecBytes: Math.floor(weight * 1.5) })
     for (const specPath of ['apis/a.yaml', 'apis/b.yaml', 'apis/a.yaml']) await tight.create(config({ specPath, baseUrl: base }), env)
     expect(tight.parses).toBe(3)
-    const roomy = new RestApiToolFactory({ http: egress, secrets })
+    const roomy = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     for (const specPath of ['apis/a.yaml', 'apis/b.yaml', 'apis/a.yaml']) await roomy.create(config({ specPath, baseUrl: base }), env)
     expect(roomy.parses).toBe(2)
   })
 
   it('reports a missing or unreadable spec as a problem and publishes nothing', async () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
+    const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     const problems: string[] = []
     const docs: Record<string, CascadeDocument> = {
       'apis/broken.yaml': { path: 'apis/broken.yaml', body: 'openapi: [unclosed', version: 1, source: 'project' },
@@ -367,7 +367,7 @@ describe('rest_api spec documents', () => {
   })
 
   it('refuses a secret in the host of baseUrl when written, and in the host of a servers entry when expanded', async () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
+    const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     expect(factory.check({ specPath: 'apis/p.yaml', baseUrl: 'https://${secret:TENANT_ID}.api.example.com/v1' })).toEqual([
       { pointer: '/baseUrl', message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})") },
     ])
@@ -379,7 +379,7 @@ describe('rest_api spec documents', () => {
   })
 
   it('checks its configuration and names each problem', () => {
-    const factory = new RestApiToolFactory({ http: egress, secrets })
+    const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     expect(factory.check({})).toEqual([{ pointer: '', message: 'exactly one of specInline and specPath is required' }])
     expect(factory.check({ specInline: PETSTORE, specPath: 'x.yaml' })).toEqual([{ pointer: '/specPath', message: 'exactly one of specInline and specPath is required' }])
     expect(factory.check({ specInline: { swagger: '2.0' } })[0]).toMatchObject({ pointer: '/specInline' })

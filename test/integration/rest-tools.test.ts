@@ -140,7 +140,7 @@ const egress = new EgressClient({
   connector: recordingLoopback,
 })
 const secrets = new MemorySecretStore()
-const factory = new RestToolFactory({ http: egress, secrets })
+const factory = new RestToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
 const log = new MemoryLogger()
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget, schemaOv
 import { compile } from '../../lib/config/json-schema'
 import { readOpenApi } from '../../lib/tools/types/openapi/document'
 import { extractOperations } from '../../lib/tools/types/openapi/operations'
-import { renderPrompt } from '../../lib/tools/types/prompt_template'
+import { renderPrompt } from '../../lib/tools/types/runtime/prompt_template'
 import { breadthBomb } from '../hostile/rows/expansion'
 
 const op = (schemaRef: string) => ({ post: { operationId: schemaRef.split('/').pop(), requestBody: { content: { 'application/json': { schema: { $ref: schemaRef } } } }, responses: { 200: { description: 'ok' } } } })

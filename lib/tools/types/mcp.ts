@@ -4,12 +4,11 @@
  * used (the document requires one), the remote one becomes the searchHint unless one is set.
  * An unreachable server leaves the tool out of listings with a `problems` entry.
  */
-import { type McpRuntime, remoteCatalog } from '../../mcp'
+import type { McpRuntime } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
-import { cut, failureOf, inputSchemaOf, outcomeOf } from '../../mcp/results'
-import { SecretScrubber } from '../../secrets/scrubber'
 import type { ServerToolConfig } from '../../config/server-tool'
-import type { ToolFactory, ToolSpec, FactoryEnv } from '../contracts'
+import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
+import type { LoadToolRuntimes } from './runtime-loader'
 
 export interface McpToolParameters {
   server: string
@@ -30,41 +29,13 @@ export class McpToolFactory implements ToolFactory<McpToolParameters> {
     },
   }
 
-  constructor(private readonly mcp: McpRuntime) {}
+  constructor(
+    private readonly mcp: McpRuntime,
+    private readonly load: LoadToolRuntimes,
+  ) {}
 
+  /** The catalog is read and the tools built in the runtime, loaded by the first expansion (lib/tools/types/runtime). */
   async create(config: ServerToolConfig<McpToolParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
-    const { server, toolName } = config.parameters
-    const catalog = await remoteCatalog(this.mcp, env, server)
-    if (!catalog) return []
-    const ref = catalog.ref
-    const remote = catalog.tools.find((t) => t.name === toolName)
-    if (!remote) {
-      env.problem(`left out: MCP server '${server}' has no tool '${toolName}'`)
-      return []
-    }
-    const { schema, problem } = inputSchemaOf(remote)
-    if (problem) {
-      env.problem(`left out: MCP tool '${toolName}' on server '${server}': ${problem}`)
-      return []
-    }
-    const hint = config.searchHint === undefined ? cut(remote.description ?? remote.title) : undefined
-    const connections = this.mcp.connections
-    return [
-      {
-        inputSchema: schema,
-        extraLabels: ['mcp'],
-        ...(hint ? { searchHint: hint } : {}),
-        async invoke(params, ctx) {
-          let scrubber = new SecretScrubber()
-          try {
-            const { result, scrubber: s } = await connections.call(ref, toolName, params, ctx.signal)
-            scrubber = s
-            return outcomeOf(server, toolName, result, scrubber)
-          } catch (e) {
-            return failureOf(server, toolName, e, scrubber)
-          }
-        },
-      },
-    ]
+    return (await this.load()).mcpTool(this.mcp, config, env)
   }
 }

@@ -6,12 +6,11 @@
  * per container (short TTL, refreshed on `notifications/tools/list_changed`); an unreachable
  * server leaves the pack out of listings with a `problems` entry, never failing the listing.
  */
-import { type McpRuntime, remoteCatalog } from '../../mcp'
-import { cut, failureOf, globMatcher, inputSchemaOf, localNameOf, outcomeOf, shortAlias } from '../../mcp/results'
+import type { McpRuntime } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
-import { SecretScrubber } from '../../secrets/scrubber'
-import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { ServerToolConfig } from '../../config/server-tool'
+import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
+import type { LoadToolRuntimes } from './runtime-loader'
 
 export interface McpServerParameters {
   server: string
@@ -36,55 +35,13 @@ export class McpServerToolFactory implements ToolFactory<McpServerParameters> {
     },
   }
 
-  constructor(private readonly mcp: McpRuntime) {}
+  constructor(
+    private readonly mcp: McpRuntime,
+    private readonly load: LoadToolRuntimes,
+  ) {}
 
+  /** The catalog is read and the tools built in the runtime, loaded by the first expansion (lib/tools/types/runtime). */
   async create(config: ServerToolConfig<McpServerParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
-    const { server, include, exclude } = config.parameters
-    const catalog = await remoteCatalog(this.mcp, env, server)
-    if (!catalog) return []
-    const { ref, tools: remote } = catalog
-    const included = include?.length ? globMatcher(include) : () => true
-    const excluded = exclude?.length ? globMatcher(exclude) : () => false
-    const connections = this.mcp.connections
-    const labels = ['mcp', `mcp:${config.name}`]
-    const specs: ToolSpec[] = []
-    const taken = new Map<string, string>()
-    for (const tool of remote) {
-      if (!included(tool.name) || excluded(tool.name)) continue
-      const localName = localNameOf(tool.name)
-      const clash = taken.get(localName)
-      if (clash !== undefined) {
-        env.problem(`left out MCP tool '${tool.name}': its name becomes '${localName}', like '${clash}'`)
-        continue
-      }
-      const { schema, problem } = inputSchemaOf(tool)
-      if (problem) {
-        env.problem(`left out MCP tool '${tool.name}': ${problem}`)
-        continue
-      }
-      taken.set(localName, tool.name)
-      const remoteName = tool.name
-      const hint = cut(tool.description ?? tool.title)
-      const alias = shortAlias(config.name, localName)
-      specs.push({
-        localName,
-        description: tool.description?.trim() || tool.title || `Tool '${remoteName}' of MCP server '${server}'.`,
-        inputSchema: schema,
-        extraLabels: labels,
-        ...(hint ? { searchHint: hint } : {}),
-        ...(alias ? { aliases: [alias] } : {}),
-        async invoke(params, ctx) {
-          let scrubber = new SecretScrubber()
-          try {
-            const { result, scrubber: s } = await connections.call(ref, remoteName, params, ctx.signal)
-            scrubber = s
-            return outcomeOf(server, remoteName, result, scrubber)
-          } catch (e) {
-            return failureOf(server, remoteName, e, scrubber)
-          }
-        },
-      })
-    }
-    return specs
+    return (await this.load()).mcpServerTools(this.mcp, config, env)
   }
 }

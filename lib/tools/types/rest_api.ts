@@ -27,31 +27,17 @@
  * The factory is `dynamic` (a specPath document can change without the config changing): it keeps
  * its own cache of parsed, dereferenced documents keyed by the document's layer, path and version.
  */
-import { validateAgainst } from '../../config/json-schema'
 import { BoundedCache } from '../../runtime/bounded-cache'
-import type { SecretStore } from '../../secrets/ports'
-import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets, type SecretValues } from '../../secrets/references'
+import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets } from '../../secrets/references'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
-import { toolError } from '../../calls/outcome'
-import { BudgetExceeded } from '../../config/expansion-budget'
-import { readOpenApi, serverUrl, type OpenApiDocument } from './openapi/document'
-import { appendQuery, extractOperations, headerParams, renderPath, renderRequestBody, type Operation } from './openapi/operations'
-import { fitLocalName, globToRegExp, matchesAny, shortHash } from './openapi/names'
-import {
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-  headerNameProblem,
-  labelsForMethod,
-  MAX_RESPONSE_BYTES,
-  MAX_TIMEOUT_MS,
-  performCall,
-  secretsFor,
-  setHeader,
-  unsafeHeaderValue,
-  type RestDeps,
-} from './rest'
+import { readOpenApi } from './openapi/read'
+import { shortHash } from './openapi/names'
+import { headerNameProblem, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, type RestDeps } from './rest'
+import type { ParsedSpec } from './runtime/rest_api'
+
+type ParseSpec = (input: unknown) => Promise<ParsedSpec>
 
 export type RestApiAuth =
   | { type: 'none' }
@@ -149,36 +135,6 @@ function checkRestApi(p: RestApiParameters): { pointer: string; message: string 
   return problems
 }
 
-interface ParsedSpec {
-  ok: boolean
-  message?: string
-  doc?: OpenApiDocument
-  operations: Operation[]
-  problems: string[]
-}
-
-async function parseSpec(input: unknown): Promise<ParsedSpec> {
-  const read = readOpenApi(input)
-  if (!read.ok) return { ok: false, message: read.message, operations: [], problems: [] }
-  try {
-    const { operations, problems } = await extractOperations(read.doc)
-    return { ok: true, doc: read.doc, operations, problems }
-  } catch (e) {
-    if (!(e instanceof BudgetExceeded)) throw e
-    return { ok: false, message: `the OpenAPI document expands too far: ${e.message} (see "Limits a tenant can rely on")`, operations: [], problems: [] }
-  }
-}
-
-const MAX_DESCRIPTION = 1024
-
-function describeOperation(op: Operation): string {
-  const parts = [op.summary, op.description && op.description !== op.summary ? op.description : undefined].filter(Boolean) as string[]
-  let text = parts.join('\n\n')
-  if (text.length > MAX_DESCRIPTION) text = `${text.slice(0, MAX_DESCRIPTION - 1)}…`
-  const route = `${op.method} ${op.path}${op.deprecated ? ' (deprecated)' : ''}`
-  return text ? `${text}\n\n${route}` : route
-}
-
 export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   readonly typeId = 'rest_api'
   readonly kind = 'pack' as const
@@ -201,7 +157,7 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
     return checkRestApi(parameters)
   }
 
-  private cached(key: string, input: () => string): Promise<ParsedSpec> {
+  private cached(key: string, input: () => string, parseSpec: ParseSpec): Promise<ParsedSpec> {
     const hit = this.byKey.get(key)
     if (hit) return hit
     this.parses++
@@ -210,12 +166,13 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
     return this.byKey.set(key, parseSpec(text), 10 * text.length)
   }
 
-  private async spec(p: RestApiParameters, env: FactoryEnv): Promise<ParsedSpec | string> {
+  /** The caches live here, with the factory: the runtime only parses (tests count `parses`). */
+  private async spec(p: RestApiParameters, env: FactoryEnv, parseSpec: ParseSpec): Promise<ParsedSpec | string> {
     if (p.specPath !== undefined) {
       const doc = await env.documents.read(p.specPath)
       if (!doc) return `the spec document '${p.specPath}' does not exist in project '${env.project}', the tenant layer or the bundled defaults`
       const scope = doc.source === 'bundled' ? '' : doc.source === 'tenant' ? env.tenant : `${env.tenant}#${env.project}`
-      return this.cached(`${doc.source}|${scope}|${doc.path}|${doc.version}`, () => doc.body)
+      return this.cached(`${doc.source}|${scope}|${doc.path}|${doc.version}`, () => doc.body, parseSpec)
     }
     const inline = p.specInline
     if (inline && typeof inline === 'object') {
@@ -227,157 +184,12 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
       }
       return hit
     }
-    if (typeof inline === 'string') return this.cached(`inline|${shortHash(inline)}|${inline.length}`, () => inline)
+    if (typeof inline === 'string') return this.cached(`inline|${shortHash(inline)}|${inline.length}`, () => inline, parseSpec)
     return 'exactly one of specInline and specPath is required'
   }
-
+  /** The operations become sub-tools in the runtime, loaded by the first expansion (lib/tools/types/runtime). */
   async create(config: ServerToolConfig<RestApiParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
-    const p = config.parameters
-    const report = (m: string) => env.problem(`${config.name}: ${m}`)
-    const spec = await this.spec(p, env)
-    if (typeof spec === 'string') {
-      report(spec)
-      return []
-    }
-    if (!spec.ok) {
-      report(spec.message!)
-      return []
-    }
-    for (const m of spec.problems) report(m)
-
-    const baseTemplate = p.baseUrl ?? (spec.doc ? serverUrl(spec.doc) : undefined)
-    if (!baseTemplate) {
-      report('no baseUrl is configured and the document has no servers entry')
-      return []
-    }
-    // the spec's servers entry is a document of its own, not seen when the configuration is written
-    const hostSecrets = secretsBeforeUrlPath(baseTemplate)
-    if (hostSecrets.length) {
-      report(`the server URL cannot be used: ${secretInUrlHostMessage(hostSecrets)}`)
-      return []
-    }
-    try {
-      const probe = new URL(substituteSecrets(baseTemplate, new Map([...secretNamesIn(baseTemplate)].map((n) => [n, 'x']))))
-      if (probe.protocol !== 'http:' && probe.protocol !== 'https:') throw new Error('scheme')
-    } catch {
-      report(`the server URL '${baseTemplate}' is not an absolute http(s) URL; set baseUrl`)
-      return []
-    }
-
-    const include = (p.include ?? []).map(globToRegExp)
-    const exclude = (p.exclude ?? []).map(globToRegExp)
-    const labelOverrides = Object.entries(p.labelOverrides ?? {}).map(([g, labels]) => [globToRegExp(g), labels] as const)
-    const deferredOverrides = Object.entries(p.deferredOverrides ?? {}).map(([g, d]) => [globToRegExp(g), d] as const)
-
-    // names first: duplicates (after sanitizing) get a hash of method + path, and are reported
-    const counts = new Map<string, number>()
-    for (const op of spec.operations) counts.set(op.localName.toLowerCase(), (counts.get(op.localName.toLowerCase()) ?? 0) + 1)
-    const named = spec.operations.map((op) => {
-      let local = op.localName
-      if ((counts.get(local.toLowerCase()) ?? 0) > 1) {
-        local = `${local}_${shortHash(`${op.method} ${op.path}`)}`
-        report(`operation name '${op.localName}' is used more than once; ${op.method} ${op.path} is published as '${local}'`)
-      }
-      const short = fitLocalName(config.name, local)
-      return { op, local, short, candidates: [op.operationId, local, short] }
-    })
-
-    const secretNames = [...secretNamesIn([baseTemplate, p.auth ?? null, p.headers ?? {}])]
-    const sensitiveHeaders = [
-      ...Object.entries(p.headers ?? {})
-        .filter(([, v]) => secretNamesIn(v).size > 0)
-        .map(([k]) => k),
-      ...(p.auth?.type === 'apiKey' && p.auth.in === 'header' ? [p.auth.name] : []),
-    ]
-    const timeoutMs = p.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    const maxBytes = p.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
-    const deps = this.deps
-
-    const specs: ToolSpec[] = []
-    for (const { op, local, short, candidates } of named) {
-      if (include.length && !matchesAny(include, candidates)) continue
-      if (exclude.length && matchesAny(exclude, candidates)) continue
-      if (config.disabledSubTools.some((d) => candidates.includes(d))) continue
-      const override = labelOverrides.find(([g]) => candidates.some((c) => g.test(c)))
-      const deferred = deferredOverrides.find(([g]) => candidates.some((c) => g.test(c)))
-      const toolName = `${config.name}__${short}`
-      const inputSchema = op.inputSchema
-      specs.push({
-        localName: short,
-        ...(short !== local ? { aliases: [local] } : {}),
-        description: describeOperation(op),
-        inputSchema,
-        extraLabels: override ? ['rest', ...override[1].filter((l) => l !== 'rest')] : labelsForMethod(op.method),
-        ...(op.summary ? { searchHint: op.summary } : {}),
-        ...(deferred ? { deferred: deferred[1] } : {}),
-        async invoke(params, ctx) {
-          const issues = validateAgainst(inputSchema, params)
-          if (issues.length) return toolError(`Invalid arguments for '${toolName}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
-          const loaded = await secretsFor(deps.secrets, env.tenant, secretNames, toolName)
-          if (!loaded.ok) return loaded.outcome
-          const { values, scrubber } = loaded
-          try {
-            const base = substituteSecrets(baseTemplate, values).replace(/\/+$/, '')
-            const url = new URL(base + renderPath(op, params))
-            appendQuery(url, op, params)
-            const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
-            for (const [k, v] of Object.entries(headerParams(op, params))) setHeader(headers, k, v)
-            for (const [k, v] of Object.entries(p.headers ?? {})) setHeader(headers, k, substituteSecrets(v, values))
-            applyAuth(p.auth, values, headers, url, scrubber)
-            for (const [k, v] of Object.entries(headers)) {
-              if (unsafeHeaderValue(v)) return scrubber.scrub(toolError(`Header '${k}' would contain a line break; the call was not made.`))
-            }
-            const body = renderRequestBody(op, params)
-            if (body) setHeader(headers, 'content-type', body.contentType)
-            return await performCall(
-              deps.http,
-              {
-                tenant: env.tenant,
-                tool: toolName,
-                method: op.method,
-                url: url.href,
-                headers,
-                ...(body ? { body: body.text } : {}),
-                timeoutMs,
-                maxBytes,
-                sensitiveHeaders,
-                ...(ctx?.signal ? { signal: ctx.signal } : {}),
-              },
-              scrubber,
-            )
-          } catch (e) {
-            return scrubber.scrub(toolError(`Tool '${toolName}' could not build its request: ${(e as Error).message}`))
-          }
-        },
-      })
-    }
-    return specs
-  }
-}
-
-function applyAuth(
-  auth: RestApiAuth | undefined,
-  values: SecretValues,
-  headers: Record<string, string>,
-  url: URL,
-  scrubber: { addDerived(name: string, text: string): void },
-) {
-  if (!auth || auth.type === 'none') return
-  const sub = (s: string) => substituteSecrets(s, values)
-  switch (auth.type) {
-    case 'bearer':
-      setHeader(headers, 'authorization', `Bearer ${sub(auth.token)}`)
-      break
-    case 'basic': {
-      const encoded = Buffer.from(`${sub(auth.username)}:${sub(auth.password)}`, 'utf8').toString('base64')
-      // the credential is derived from the secrets: it must not come back either
-      for (const name of secretNamesIn([auth.username, auth.password])) scrubber.addDerived(name, encoded)
-      setHeader(headers, 'authorization', `Basic ${encoded}`)
-      break
-    }
-    case 'apiKey':
-      if (auth.in === 'header') setHeader(headers, auth.name, sub(auth.value))
-      else url.searchParams.set(auth.name, sub(auth.value))
-      break
+    const runtimes = await this.deps.load()
+    return runtimes.restApiTools(config, env, await this.spec(config.parameters, env, runtimes.parseSpec), this.deps)
   }
 }
