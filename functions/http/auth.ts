@@ -83,7 +83,11 @@ export function issueToken(secret: string, claims: { tenant: string; sub: string
  */
 export function pathSegment(path: string, index: number): string | undefined {
   const raw = path.split('/')[index]
-  if (raw === undefined) return undefined
+  return raw === undefined ? undefined : decodedPathPart(raw)
+}
+
+/** A percent-encoded part of a path, decoded; one that cannot be decoded as it is, for the caller's checks to judge. */
+export function decodedPathPart(raw: string): string {
   try {
     return decodeURIComponent(raw)
   } catch {

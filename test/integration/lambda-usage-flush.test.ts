@@ -10,7 +10,8 @@ import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-sto
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { coldStartLambda, coldStartLambdaStreaming, invokeLambda, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { invokeStreaming } from '../../scripts/lambda-streaming-runtime.mjs'
+import { coldStartLambda, coldStartLambdaStreaming, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 interface LambdaResult {
@@ -96,9 +97,9 @@ describe('functions/api.ts handler and usage counts', () => {
 
   it('delivers the response before the usage write: a failing write retries for about a second after the stream has ended', async () => {
     const handler = await coldStartLambdaStreaming({ ...tables, ToolUsage: `lu-missing-${suffix}` }, SECRET)
-    const spawn = await invokeLambda(handler, event('POST', '/brain/acme/projects/p1/processes', {})).response
+    const spawn = await invokeStreaming(handler, event('POST', '/brain/acme/projects/p1/processes', {})).response
     const id = JSON.parse(spawn.body.toString('utf8')).id
-    const { response, done } = invokeLambda(handler, event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }))
+    const { response, done } = invokeStreaming(handler, event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }))
     let ended = false
     void done.then(() => (ended = true))
     const res = await response

@@ -10,7 +10,7 @@ import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { documentsTableSpec, ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
-import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../scripts/lambda-streaming-runtime.mjs'
+import { installLambdaRuntime, invokeStreaming } from '../../scripts/lambda-streaming-runtime.mjs'
 
 /** s3rver accepts these; dynalite accepts anything. */
 export const TEST_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
@@ -67,7 +67,7 @@ export async function freshBlobStore(): Promise<S3BlobStore> {
  * then a cold start: the module graph evaluated again with it, under a stand-in for the Lambda
  * runtime's response streaming (scripts/lambda-streaming-runtime.mjs). SSM has no emulator, so
  * its endpoint is a closed loopback port: a stray secret read can never leave the machine.
- * Returns the streaming handler itself; `invokeLambda` and `bufferedInvoker` call it.
+ * Returns the streaming handler itself, for invokeStreaming (the stand-in) or `bufferedInvoker`.
  */
 export async function coldStartLambdaStreaming(links: Record<string, string>, jwtSecret: string): Promise<unknown> {
   const { vi } = await import('vitest')
@@ -91,11 +91,6 @@ export async function coldStartLambdaStreaming(links: Record<string, string>, jw
 /** coldStartLambdaStreaming, called the way most tests want it: one awaited result per event. */
 export async function coldStartLambda<H = LambdaHandler>(links: Record<string, string>, jwtSecret: string): Promise<H> {
   return bufferedInvoker(await coldStartLambdaStreaming(links, jwtSecret)) as H
-}
-
-/** One invocation of a streaming handler: the response as the client sees it when the stream ends, and the invocation's end. */
-export function invokeLambda(handler: unknown, event: unknown, context: unknown = {}): { response: Promise<StreamedResponse>; done: Promise<void> } {
-  return invokeStreaming(handler, event, context)
 }
 
 /** A streaming handler as `(event, context) → result`, resolved once the invocation has ended (not only its response). */

@@ -6,7 +6,7 @@ import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
-import { assertTenantAdmin, principalOf, requireScope } from '../auth'
+import { assertTenantAdmin, decodedPathPart, principalOf, requireScope } from '../auth'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -21,12 +21,8 @@ const contentTypeOf = (path: string) => CONTENT_TYPES[path.split('.').pop() ?? '
 export function documentRoutes(deps: AppDeps) {
   const pathOf = (c: { req: { path: string } }) => {
     const marker = '/documents/'
-    const raw = c.req.path.slice(c.req.path.indexOf(marker) + marker.length)
-    try {
-      return decodeURIComponent(raw)
-    } catch {
-      return raw // left for normalizeDocumentPath to judge
-    }
+    // one that cannot be decoded is left for normalizeDocumentPath to judge
+    return decodedPathPart(c.req.path.slice(c.req.path.indexOf(marker) + marker.length))
   }
   // The tenant's egress allow-list widens what every tool of the tenant may reach (it takes effect
   // in the _tenant layer only, but a write of that name anywhere is held to the same rule).

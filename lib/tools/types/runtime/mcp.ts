@@ -34,16 +34,7 @@ export async function mcpTool(mcp: McpRuntime, config: ServerToolConfig<McpToolP
       inputSchema: schema,
       extraLabels: ['mcp'],
       ...(hint ? { searchHint: hint } : {}),
-      async invoke(params, ctx) {
-        let scrubber = new SecretScrubber()
-        try {
-          const { result, scrubber: s } = await connections.call(ref, toolName, params, ctx.signal)
-          scrubber = s
-          return outcomeOf(server, toolName, result, scrubber)
-        } catch (e) {
-          return failureOf(server, toolName, e, scrubber)
-        }
-      },
+      invoke: remoteInvoke(connections, ref, server, toolName),
     },
   ]
 }
@@ -84,17 +75,22 @@ export async function mcpServerTools(mcp: McpRuntime, config: ServerToolConfig<M
       extraLabels: labels,
       ...(hint ? { searchHint: hint } : {}),
       ...(alias ? { aliases: [alias] } : {}),
-      async invoke(params, ctx) {
-        let scrubber = new SecretScrubber()
-        try {
-          const { result, scrubber: s } = await connections.call(ref, remoteName, params, ctx.signal)
-          scrubber = s
-          return outcomeOf(server, remoteName, result, scrubber)
-        } catch (e) {
-          return failureOf(server, remoteName, e, scrubber)
-        }
-      },
+      invoke: remoteInvoke(connections, ref, server, remoteName),
     })
   }
   return specs
+}
+
+/** A tool's call on the remote server, its result or failure mapped and scrubbed of the secrets the connection used. */
+function remoteInvoke(connections: McpRuntime['connections'], ref: Parameters<McpRuntime['connections']['call']>[0], server: string, remoteName: string): ToolSpec['invoke'] {
+  return async (params, ctx) => {
+    let scrubber = new SecretScrubber()
+    try {
+      const { result, scrubber: s } = await connections.call(ref, remoteName, params, ctx.signal)
+      scrubber = s
+      return outcomeOf(server, remoteName, result, scrubber)
+    } catch (e) {
+      return failureOf(server, remoteName, e, scrubber)
+    }
+  }
 }
