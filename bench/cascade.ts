@@ -70,8 +70,8 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
   const emulators = await startEmulators({ s3Directory })
   const clients = makeAwsClients({ region: 'us-east-1', credentials: CREDENTIALS, dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint })
   try {
-    await Promise.all([ensureTable(clients.ddb, documentsTableSpec(TABLE)), ensureBucket(clients.s3, BUCKET)])
-    const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: TABLE, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
+    await Promise.all([ensureTable(clients.dynamo, documentsTableSpec(TABLE)), ensureBucket(clients.s3, BUCKET)])
+    const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: TABLE, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
     const { tools } = buildDeps({ store, jwtSecret: 'bench-only' })
     const actor = { actor: 'bench' }
 
@@ -91,17 +91,17 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
       if (t?.source !== 'project') throw new Error(`lookup resolved to ${t?.source ?? 'nothing'}, expected the project layer`)
     }
     const getItem = async () => {
-      if (!(await rawGetItem(clients.doc, TABLE, lookupKey))) throw new Error('raw GetItem found nothing')
+      if (!(await rawGetItem(clients.dynamo, TABLE, lookupKey))) throw new Error('raw GetItem found nothing')
     }
     // Diagnostic floor: the request the cascade actually sends (project + tenant keys, both present).
     const batchKeys = [lookupKey, { scope: scopeOf('acme', '_tenant'), path: serverToolPath('order_help') }]
     const batchGet = async () => {
-      if ((await rawBatchGetItems(clients.doc, TABLE, batchKeys)).length !== 2) throw new Error('raw BatchGetItem did not return both layers')
+      if ((await rawBatchGetItems(clients.dynamo, TABLE, batchKeys)).length !== 2) throw new Error('raw BatchGetItem did not return both layers')
     }
     const expectedListed = 2 * LISTED_PER_LAYER
     const twoQueries = async () => {
       const pages = await Promise.all(
-        [scopeOf('bulk', '_tenant'), scopeOf('bulk', 'big')].map((scope) => rawQueryPage(clients.doc, TABLE, { name: 'scope', value: scope }, { name: 'path', prefix: SERVER_TOOLS_PREFIX })),
+        [scopeOf('bulk', '_tenant'), scopeOf('bulk', 'big')].map((scope) => rawQueryPage(clients.dynamo, TABLE, { name: 'scope', value: scope }, { name: 'path', prefix: SERVER_TOOLS_PREFIX })),
       )
       const items = pages[0].items.length + pages[1].items.length
       if (items !== expectedListed || pages.some((p) => p.more)) throw new Error(`raw Query returned ${items} items${pages.some((p) => p.more) ? ' and more pages' : ''}`)

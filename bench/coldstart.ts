@@ -76,19 +76,19 @@ export async function benchColdstart() {
 
     // the stores: the service's tables and bucket, one inline tool document, one item for the floor
     await Promise.all([
-      ensureTable(clients.ddb, documentsTableSpec(TABLES.Documents)),
-      ensureTable(clients.ddb, toolUsageTableSpec(TABLES.ToolUsage)),
-      ensureTable(clients.ddb, processesTableSpec(TABLES.Processes)),
-      ensureTable(clients.ddb, observedLimitsTableSpec(TABLES.ObservedLimits)),
-      ensureTable(clients.ddb, documentsTableSpec('bare')),
+      ensureTable(clients.dynamo, documentsTableSpec(TABLES.Documents)),
+      ensureTable(clients.dynamo, toolUsageTableSpec(TABLES.ToolUsage)),
+      ensureTable(clients.dynamo, processesTableSpec(TABLES.Processes)),
+      ensureTable(clients.dynamo, observedLimitsTableSpec(TABLES.ObservedLimits)),
+      ensureTable(clients.dynamo, documentsTableSpec('bare')),
       ensureBucket(clients.s3, BUCKET),
     ])
-    const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: TABLES.Documents, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
+    const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: TABLES.Documents, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
     const tool = 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n'
     // stored as the API stores it: with the JSON form of its data, computed by the write-time check
     const path = serverToolPath('handbook')
     await store.put({ key: { scope: scopeOf('bench', 'p1'), path }, body: tool, json: checkDocumentText(path, tool).json, actor: 'bench' })
-    await rawPutItem(clients.doc, 'bare', { scope: 'bench', path: 'handbook', body: tool })
+    await rawPutItem(clients.dynamo, 'bare', { scope: 'bench', path: 'handbook', body: tool })
 
     const token = await issueToken(SECRET, { tenant: 'bench', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
     const common = {

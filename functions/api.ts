@@ -6,7 +6,7 @@ import { Resource } from 'sst/resource' // not 'sst': its index adds a log polyf
 import { createAwsDeps } from './deps'
 import { createApp } from './http/app'
 import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
-import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv, surfaceSettingsFromEnv } from './settings'
+import { authSettingsFromEnv, awsCredentialsFromEnv, awsRegionFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv, surfaceSettingsFromEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
 import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
@@ -24,6 +24,9 @@ const deps = createAwsDeps({
   bucket: Resource.Blobs.name,
   jwtSecret: requiredEnv('AUTH_JWT_SECRET'),
   auth: authSettingsFromEnv(),
+  region: awsRegionFromEnv(),
+  // the role's credentials, as Lambda puts them in the environment
+  credentials: awsCredentialsFromEnv(),
   // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.
   dynamoEndpoint: optionalEnv('DYNAMODB_ENDPOINT'),
   s3Endpoint: optionalEnv('S3_ENDPOINT'),

@@ -20,6 +20,7 @@ import { MemorySecretStore } from '../lib/secrets/memory'
 import type { SecretStore } from '../lib/secrets/ports'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
+import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
@@ -163,11 +164,12 @@ export interface AwsDepsConfig {
   bucket: string
   jwtSecret: string
   auth?: Omit<AuthSettings, 'jwtSecret'>
-  region?: string
+  region: string
   /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
   dynamoEndpoint?: string
   s3Endpoint?: string
-  credentials?: { accessKeyId: string; secretAccessKey: string }
+  /** Absent: the SDK's default credential chain, loaded on first use. */
+  credentials?: AwsCredentials
   log?: Logger
   clock?: Clock
   bundledFiles?: BundledFile[]
@@ -179,15 +181,15 @@ export interface AwsDepsConfig {
   sandbox?: SandboxSettings
 }
 
-/** Production composition: DynamoDB + S3 adapters; SDK clients built once per cold start. */
+/** Production composition: DynamoDB + S3 adapters; their clients built once per cold start. */
 export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsClients } {
   const clients = makeAwsClients({ region: config.region, dynamoEndpoint: config.dynamoEndpoint, s3Endpoint: config.s3Endpoint, credentials: config.credentials })
   const clock = config.clock ?? systemClock
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
-  const store = new DynamoDocumentStore({ ddb: clients.doc, tableName: config.documentsTable, blobs, clock })
-  const usageStore = new DynamoToolUsageStore({ ddb: clients.doc, tableName: config.toolUsageTable })
-  const processStore = new DynamoProcessStore({ ddb: clients.doc, tableName: config.processesTable })
-  const observedLimitStore = new DynamoObservedLimitStore({ ddb: clients.doc, tableName: config.observedLimitsTable })
+  const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock })
+  const usageStore = new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName: config.toolUsageTable })
+  const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable })
+  const observedLimitStore = new DynamoObservedLimitStore({ dynamo: clients.dynamo, tableName: config.observedLimitsTable })
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)

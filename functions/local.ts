@@ -60,10 +60,10 @@ async function main() {
     log: envLogger(),
   })
   await Promise.all([
-    ensureTable(deps.clients.ddb, documentsTableSpec(DOCUMENTS_TABLE)),
-    ensureTable(deps.clients.ddb, toolUsageTableSpec(TOOL_USAGE_TABLE)),
-    ensureTable(deps.clients.ddb, processesTableSpec(PROCESSES_TABLE)),
-    ensureTable(deps.clients.ddb, observedLimitsTableSpec(OBSERVED_LIMITS_TABLE)),
+    ensureTable(deps.clients.dynamo, documentsTableSpec(DOCUMENTS_TABLE)),
+    ensureTable(deps.clients.dynamo, toolUsageTableSpec(TOOL_USAGE_TABLE)),
+    ensureTable(deps.clients.dynamo, processesTableSpec(PROCESSES_TABLE)),
+    ensureTable(deps.clients.dynamo, observedLimitsTableSpec(OBSERVED_LIMITS_TABLE)),
     ensureBucket(deps.clients.s3, BUCKET),
   ])
 

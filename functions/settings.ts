@@ -1,4 +1,5 @@
 /** The deployment settings read from the environment, in one place (edge only). */
+import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
 import type { SandboxSettings } from '../lib/sandbox'
@@ -119,6 +120,25 @@ export function ownEndpointsFromEnv(env: Record<string, string | undefined> = pr
   // a relative credentials URI is served by the container agent at this fixed address
   if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) own.add('http://169.254.170.2')
   return own
+}
+
+/** The region Lambda (or the shell) announces; the DynamoDB client signs for it and derives its endpoint. */
+export function awsRegionFromEnv(env: Record<string, string | undefined> = process.env): string {
+  const region = env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim()
+  if (!region) throw new Error('AWS_REGION must be set (Lambda sets it; elsewhere export it)')
+  return region
+}
+
+/**
+ * The credentials in the environment, as Lambda provides its role's (the SDK's `fromEnv`); absent
+ * when the environment holds none, and the SDK's default chain is loaded on first use instead.
+ */
+export function awsCredentialsFromEnv(env: Record<string, string | undefined> = process.env): AwsCredentials | undefined {
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim()
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim()
+  if (!accessKeyId || !secretAccessKey) return undefined
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim()
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
 }
 
 /** `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1). */

@@ -1,13 +1,16 @@
 /** The store contracts on DynamoDB + S3 (dynalite + s3rver), plus what only the AWS adapter promises. */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { INLINE_BODY_LIMIT, scopeOf } from '../../lib/documents/ports'
 import { isServerToolsError } from '../../lib/errors'
 import { sha256 } from '../../lib/runtime/hash'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
+import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { blobStoreContract } from '../contract/blob-store.contract'
 import { bodyOfBytes, documentStoreContract, expectCode } from '../contract/document-store.contract'
-import { awsTestClients, freshBlobStore, freshDocumentStore, type FreshDocumentStore, uniqueSuffix } from '../support/aws'
+import { awsTestClients, freshBlobStore, freshDocumentStore, type FreshDocumentStore, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 
 documentStoreContract('dynamodb+s3', async (clock) => (await freshDocumentStore({ clock })).store)
 blobStoreContract('s3', freshBlobStore)
@@ -143,35 +146,58 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
   })
 
   it('works when given a plain DynamoDBClient instead of a document client', async () => {
-    const store = new DynamoDocumentStore({ ddb: fresh.clients.ddb, tableName: fresh.tableName, blobs: fresh.blobs })
+    const store = new DynamoDocumentStore({ dynamo: fresh.clients.dynamo, tableName: fresh.tableName, blobs: fresh.blobs })
     await store.put({ key, body: 'via the low-level client', actor: 'alice' })
     expect((await fresh.store.get(key))?.body).toBe('via the low-level client')
   })
 
   it('rethrows errors it does not understand, such as a missing table', async () => {
-    const store = new DynamoDocumentStore({ ddb: fresh.clients.doc, tableName: `missing-${uniqueSuffix()}`, blobs: fresh.blobs })
+    const store = new DynamoDocumentStore({ dynamo: fresh.clients.dynamo, tableName: `missing-${uniqueSuffix()}`, blobs: fresh.blobs })
     const error = await store.get(key).catch((e: unknown) => e)
     expect(isServerToolsError(error)).toBe(false)
     expect((error as Error).name).toBe('ResourceNotFoundException')
   })
 
   describe('throttling', () => {
-    // dynalite (like every local emulator) never throttles, so this is the one place the client is
-    // mocked: the SDK's error, after its own retries, must surface as THROTTLED with the cause kept.
-    afterEach(() => {
-      vi.restoreAllMocks()
+    // dynalite (like every local emulator) never throttles, so DynamoDB's refusal comes from a
+    // server on loopback that answers every request with it: the client retries it (3 attempts),
+    // then the store must surface it as THROTTLED with the original kept as cause.
+    let server: Server
+    let endpoint: string
+    let requests = 0
+    beforeEach(async () => {
+      requests = 0
+      server = createServer((req, res) => {
+        requests++
+        req.resume().on('end', () => {
+          res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' })
+          res.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${throttleName}`, message: 'Rate of requests exceeds the allowed throughput.' }))
+        })
+      })
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+      endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     })
+    afterEach(async () => {
+      await new Promise((r) => server.close(r))
+    })
+    let throttleName = ''
 
     for (const name of ['ProvisionedThroughputExceededException', 'ThrottlingException']) {
-      it(`maps ${name} to THROTTLED and keeps the original as cause`, async () => {
-        const sdkError = Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name })
-        vi.spyOn(fresh.clients.doc, 'send').mockRejectedValue(sdkError as never)
-        const error = await expectCode(fresh.store.get(key), 'THROTTLED')
-        expect((error as Error).cause).toBe(sdkError)
-        await expectCode(fresh.store.put({ key, body: 'x', actor: 'alice' }), 'THROTTLED')
-        await expectCode(fresh.store.getMany([key]), 'THROTTLED')
-        await expectCode(fresh.store.list(key.scope, ''), 'THROTTLED')
-        await expectCode(fresh.store.delete(key), 'THROTTLED')
+      it(`maps ${name} to THROTTLED after the client's retries and keeps the original as cause`, async () => {
+        throttleName = name
+        const dynamo = new DynamoClient({ region: TEST_REGION, endpoint, credentials: TEST_CREDENTIALS, sleep: async () => {} })
+        const store = new DynamoDocumentStore({ dynamo, tableName: 'throttled', blobs: fresh.blobs })
+        try {
+          const error = await expectCode(store.get(key), 'THROTTLED')
+          expect(((error as Error).cause as Error).name).toBe(name)
+          expect(requests).toBe(3)
+          await expectCode(store.put({ key, body: 'x', actor: 'alice' }), 'THROTTLED')
+          await expectCode(store.getMany([key]), 'THROTTLED')
+          await expectCode(store.list(key.scope, ''), 'THROTTLED')
+          await expectCode(store.delete(key), 'THROTTLED')
+        } finally {
+          dynamo.destroy()
+        }
       })
     }
 
@@ -197,7 +223,7 @@ describe('AWS clients', () => {
 
 describe('provisioning', () => {
   it('creates a table and a bucket once and is idempotent when called again, even concurrently', async () => {
-    const { ddb, s3 } = awsTestClients()
+    const { dynamo: ddb, s3 } = awsTestClients()
     const name = `provision-${uniqueSuffix()}`
     await Promise.all([ensureTable(ddb, documentsTableSpec(name)), ensureTable(ddb, documentsTableSpec(name))])
     await ensureTable(ddb, documentsTableSpec(name))
@@ -206,7 +232,7 @@ describe('provisioning', () => {
   })
 
   it('tolerates a TTL attribute on an emulator without a TTL API', async () => {
-    const { ddb } = awsTestClients()
+    const { dynamo: ddb } = awsTestClients()
     await ensureTable(ddb, { name: `ttl-${uniqueSuffix()}`, hashKey: { name: 'id', type: 'S' }, ttlAttribute: 'expiresAt' })
   })
 })

@@ -10,14 +10,14 @@ import { awsTestClients, uniqueSuffix } from '../support/aws'
 
 async function freshProcessStore() {
   const tableName = `processes-${uniqueSuffix()}`
-  await ensureTable(awsTestClients().ddb, processesTableSpec(tableName))
-  return { store: new DynamoProcessStore({ ddb: awsTestClients().doc, tableName }), tableName }
+  await ensureTable(awsTestClients().dynamo, processesTableSpec(tableName))
+  return { store: new DynamoProcessStore({ dynamo: awsTestClients().dynamo, tableName }), tableName }
 }
 
 async function freshLimitStore() {
   const tableName = `observed-limits-${uniqueSuffix()}`
-  await ensureTable(awsTestClients().ddb, observedLimitsTableSpec(tableName))
-  return new DynamoObservedLimitStore({ ddb: awsTestClients().doc, tableName })
+  await ensureTable(awsTestClients().dynamo, observedLimitsTableSpec(tableName))
+  return new DynamoObservedLimitStore({ dynamo: awsTestClients().dynamo, tableName })
 }
 
 processStoreContract('dynamodb', async () => (await freshProcessStore()).store)
@@ -29,7 +29,7 @@ describe('DynamoProcessStore on dynalite', () => {
     const rec = sampleProcess({ expiresAt: Date.UTC(2026, 0, 1, 1, 0, 0, 500) })
     await store.create(rec)
     expect(processesTableSpec(tableName)).toMatchObject({ hashKey: { name: 'scope' }, rangeKey: { name: 'id' }, ttlAttribute: 'expiresAt' })
-    const item = await rawGetItem(awsTestClients().doc, tableName, { scope: 'acme#shop', id: 'proc-1' })
+    const item = await rawGetItem(awsTestClients().dynamo, tableName, { scope: 'acme#shop', id: 'proc-1' })
     expect(item).toMatchObject({ expiresAt: Math.ceil(rec.expiresAt / 1000), expiresAtMs: rec.expiresAt })
   })
 

@@ -8,8 +8,8 @@ import { awsTestClients, uniqueSuffix } from '../support/aws'
 async function freshUsageStore() {
   const clients = awsTestClients()
   const tableName = `usage-${uniqueSuffix()}`
-  await ensureTable(clients.ddb, toolUsageTableSpec(tableName))
-  return { store: new DynamoToolUsageStore({ ddb: clients.doc, tableName }), tableName, clients }
+  await ensureTable(clients.dynamo, toolUsageTableSpec(tableName))
+  return { store: new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName }), tableName, clients }
 }
 
 toolUsageStoreContract('dynamodb', async () => (await freshUsageStore()).store)

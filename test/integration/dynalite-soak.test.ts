@@ -36,9 +36,9 @@ describe('dynalite under a soak', () => {
     const emulators = await startEmulators({ s3Directory: join(dir, 's3'), dynamoPath: join(dir, 'dynamodb') })
     const clients = makeAwsClients({ region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint })
     try {
-      await ensureTable(clients.ddb, documentsTableSpec('soak-documents'))
+      await ensureTable(clients.dynamo, documentsTableSpec('soak-documents'))
       await ensureBucket(clients.s3, 'soak-blobs')
-      const store = new DynamoDocumentStore({ ddb: clients.ddb, tableName: 'soak-documents', blobs: new S3BlobStore({ s3: clients.s3, bucket: 'soak-blobs' }), clock: new ManualClock() })
+      const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: 'soak-documents', blobs: new S3BlobStore({ s3: clients.s3, bucket: 'soak-blobs' }), clock: new ManualClock() })
       for (let i = 0; i < 20; i++) await store.put({ key: { scope: 'acme#p1', path: `server-tools/t${i}.yaml` }, body: `type: doc_lookup\\ndescription: ${'x'.repeat(400)}\\n`, actor: 'soak' }, {})
       const list = () => store.list('acme#p1', 'server-tools/')
       for (let i = 0; i < 300; i++) await list() // warm-up: JIT, SDK, level caches

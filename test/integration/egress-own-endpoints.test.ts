@@ -55,10 +55,10 @@ beforeAll(async () => {
   }
   deps = createAwsDeps(config)
   await Promise.all([
-    ensureTable(deps.clients.ddb, documentsTableSpec(names.documentsTable)),
-    ensureTable(deps.clients.ddb, toolUsageTableSpec(names.toolUsageTable)),
-    ensureTable(deps.clients.ddb, processesTableSpec(names.processesTable)),
-    ensureTable(deps.clients.ddb, observedLimitsTableSpec(names.observedLimitsTable)),
+    ensureTable(deps.clients.dynamo, documentsTableSpec(names.documentsTable)),
+    ensureTable(deps.clients.dynamo, toolUsageTableSpec(names.toolUsageTable)),
+    ensureTable(deps.clients.dynamo, processesTableSpec(names.processesTable)),
+    ensureTable(deps.clients.dynamo, observedLimitsTableSpec(names.observedLimitsTable)),
     ensureBucket(deps.clients.s3, names.bucket),
   ])
   const app = createApp(deps)

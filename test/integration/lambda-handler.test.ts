@@ -47,7 +47,7 @@ beforeAll(async () => {
   const names = await provisionLambdaLinks('lambda')
   table = names.Documents
   bucket = names.Blobs
-  store = new DynamoDocumentStore({ ddb: clients.doc, tableName: table, blobs: new S3BlobStore({ s3: clients.s3, bucket }) })
+  store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: table, blobs: new S3BlobStore({ s3: clients.s3, bucket }) })
 
   handler = await coldStartLambda<Handler>(names, SECRET)
 

@@ -57,10 +57,10 @@ const tables = { Documents: `lu-docs-${suffix}`, ToolUsage: `lu-usage-${suffix}`
 
 beforeAll(async () => {
   await Promise.all([
-    ensureTable(clients.ddb, documentsTableSpec(tables.Documents)),
-    ensureTable(clients.ddb, toolUsageTableSpec(tables.ToolUsage)),
-    ensureTable(clients.ddb, processesTableSpec(tables.Processes)),
-    ensureTable(clients.ddb, observedLimitsTableSpec(tables.ObservedLimits)),
+    ensureTable(clients.dynamo, documentsTableSpec(tables.Documents)),
+    ensureTable(clients.dynamo, toolUsageTableSpec(tables.ToolUsage)),
+    ensureTable(clients.dynamo, processesTableSpec(tables.Processes)),
+    ensureTable(clients.dynamo, observedLimitsTableSpec(tables.ObservedLimits)),
     ensureBucket(clients.s3, tables.Blobs),
   ])
   token = await tokenFor('acme', 'tools:invoke tools:read insights:read', 'lambda@example.test', SECRET)
@@ -82,7 +82,7 @@ describe('functions/api.ts handler and usage counts', () => {
       expect(JSON.parse(res.body)).toMatchObject({ isError: false })
     }
     // Read straight from the table, right after the last return: no timer could have flushed yet.
-    const rows = await new DynamoToolUsageStore({ ddb: clients.doc, tableName: tables.ToolUsage }).list('acme', 'p1')
+    const rows = await new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName: tables.ToolUsage }).list('acme', 'p1')
     expect(rows).toEqual([expect.objectContaining({ role: 'default', tool: 'whoami', family: 'whoami', calls: 3 })])
   })
 

@@ -36,10 +36,10 @@ beforeAll(async () => {
   const config = { ...names, jwtSecret: TEST_SECRET, region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint'), secrets: new MemorySecretStore() }
   deps = createAwsDeps(config)
   await Promise.all([
-    ensureTable(deps.clients.ddb, documentsTableSpec(names.documentsTable)),
-    ensureTable(deps.clients.ddb, toolUsageTableSpec(names.toolUsageTable)),
-    ensureTable(deps.clients.ddb, processesTableSpec(names.processesTable)),
-    ensureTable(deps.clients.ddb, observedLimitsTableSpec(names.observedLimitsTable)),
+    ensureTable(deps.clients.dynamo, documentsTableSpec(names.documentsTable)),
+    ensureTable(deps.clients.dynamo, toolUsageTableSpec(names.toolUsageTable)),
+    ensureTable(deps.clients.dynamo, processesTableSpec(names.processesTable)),
+    ensureTable(deps.clients.dynamo, observedLimitsTableSpec(names.observedLimitsTable)),
     ensureBucket(deps.clients.s3, names.bucket),
   ])
   api = client(createApp(deps), await tokenFor('acme'))

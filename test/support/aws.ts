@@ -47,10 +47,10 @@ export async function freshDocumentStore(opts: { clock?: Clock } = {}): Promise<
   const suffix = uniqueSuffix()
   const tableName = `documents-${suffix}`
   const bucket = `blobs-${suffix}`
-  await Promise.all([ensureTable(clients.ddb, documentsTableSpec(tableName)), ensureBucket(clients.s3, bucket)])
+  await Promise.all([ensureTable(clients.dynamo, documentsTableSpec(tableName)), ensureBucket(clients.s3, bucket)])
   const clock = opts.clock ?? new ManualClock()
   const blobs = new S3BlobStore({ s3: clients.s3, bucket })
-  const store = new DynamoDocumentStore({ ddb: clients.doc, tableName, blobs, clock })
+  const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName, blobs, clock })
   return { store, blobs, clients, tableName, bucket, clock }
 }
 
@@ -142,7 +142,7 @@ export async function provisionLambdaLinks(prefix: string): Promise<Record<strin
       }
       const spec = specs.get(resource)
       if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
-      await ensureTable(clients.ddb, spec(name))
+      await ensureTable(clients.dynamo, spec(name))
     }),
   )
   return names

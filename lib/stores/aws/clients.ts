@@ -1,24 +1,27 @@
 /**
- * AWS SDK clients for the stores. Everything arrives as arguments (this module reads no environment): the edge
- * (functions/, test/support/) decides endpoints and credentials. With no region or credentials the
- * SDK's own default chain applies (which is what a Lambda wants).
+ * AWS clients for the stores. Everything arrives as arguments (this module reads no environment): the edge
+ * (functions/, test/support/) decides region, endpoints and credentials. DynamoDB goes through our
+ * own client (./dynamo/client.ts, cold start in the README); S3 through the SDK, loaded when a
+ * large body is first touched. With no credentials given, the SDK's default chain applies, loaded
+ * on first use (a Lambda passes the role credentials of its environment instead).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
+import { DynamoClient } from './dynamo/client'
+import { sdkDefaultCredentials } from './dynamo/credentials'
+import type { AwsCredentials } from './dynamo/sigv4'
 
 export interface AwsClientOptions {
-  region?: string
+  /** Required for DynamoDB (signing and the default endpoint). */
+  region: string
   /** e.g. the dynalite URL in tests and `npm start`; omit for the real service. */
   dynamoEndpoint?: string
   /** e.g. the s3rver URL in tests and `npm start`; omit for the real service. */
   s3Endpoint?: string
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+  credentials?: AwsCredentials
 }
 
 export interface AwsClients {
-  ddb: DynamoDBClient
-  doc: DynamoDBDocumentClient
+  dynamo: DynamoClient
   /**
    * S3 holds only document bodies over the inline limit, so most requests never touch it: the
    * client, and the ~100 KiB of SDK code behind it, are loaded on first use (cold start, README).
@@ -32,15 +35,12 @@ let s3Sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined
 /** The S3 SDK module, imported once, when something first needs it. */
 export const loadS3Sdk = () => (s3Sdk ??= import('@aws-sdk/client-s3'))
 
-export function makeAwsClients(opts: AwsClientOptions = {}): AwsClients {
+export function makeAwsClients(opts: AwsClientOptions): AwsClients {
   const common = {
-    ...(opts.region ? { region: opts.region } : {}),
+    region: opts.region,
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
   }
-  const ddb = new DynamoDBClient({ ...common, ...(opts.dynamoEndpoint ? { endpoint: opts.dynamoEndpoint } : {}) })
-  const doc = DynamoDBDocumentClient.from(ddb, {
-    marshallOptions: { removeUndefinedValues: true },
-  })
+  const dynamo = new DynamoClient({ region: opts.region, endpoint: opts.dynamoEndpoint, credentials: opts.credentials ?? sdkDefaultCredentials() })
   let s3: Promise<S3Client> | undefined
   let built: S3Client | undefined
   const makeS3 = async () => {
@@ -57,12 +57,10 @@ export function makeAwsClients(opts: AwsClientOptions = {}): AwsClients {
     }))
   }
   return {
-    ddb,
-    doc,
+    dynamo,
     s3: () => (s3 ??= makeS3()),
     destroy() {
-      doc.destroy()
-      ddb.destroy()
+      dynamo.destroy()
       built?.destroy()
     },
   }

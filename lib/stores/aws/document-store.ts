@@ -13,16 +13,7 @@
  * - Reads are strongly consistent; a cascade lookup is one BatchGetItem, a listing one Query
  *   (plus pages), and `roundTrips` counts every DynamoDB request so tests and benches can prove it.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  type QueryCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb'
+import type { DynamoClient, QueryInput } from './dynamo/client'
 import { randomBytes } from 'node:crypto'
 import type {
   BlobStore,
@@ -40,8 +31,7 @@ import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
 
 export interface DynamoDocumentStoreOptions {
-  /** A DynamoDBDocumentClient, or a DynamoDBClient that will be wrapped in one. */
-  ddb: DynamoDBDocumentClient | DynamoDBClient
+  dynamo: DynamoClient
   tableName: string
   blobs: BlobStore
   clock?: Clock
@@ -74,7 +64,7 @@ const UNPROCESSED_RETRIES = 8
 const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
 
 export class DynamoDocumentStore implements DocumentStore {
-  private readonly doc: DynamoDBDocumentClient
+  private readonly db: DynamoClient
   private readonly table: string
   private readonly blobs: BlobStore
   private readonly clock: Clock
@@ -82,10 +72,7 @@ export class DynamoDocumentStore implements DocumentStore {
   roundTrips = 0
 
   constructor(opts: DynamoDocumentStoreOptions) {
-    this.doc =
-      opts.ddb instanceof DynamoDBDocumentClient
-        ? opts.ddb
-        : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.db = opts.dynamo
     this.table = opts.tableName
     this.blobs = opts.blobs
     this.clock = opts.clock ?? systemClock
@@ -130,7 +117,7 @@ export class DynamoDocumentStore implements DocumentStore {
     const items: DocumentItem[] = []
     let startKey: Record<string, unknown> | undefined
     do {
-      const input: QueryCommandInput = {
+      const input: QueryInput = {
         TableName: this.table,
         ConsistentRead: true,
         KeyConditionExpression: prefix ? '#s = :scope AND begins_with(#p, :prefix)' : '#s = :scope',
@@ -139,8 +126,8 @@ export class DynamoDocumentStore implements DocumentStore {
         ...(versionsOnly ? { ProjectionExpression: '#s, #p, #v, #del' } : {}),
         ExclusiveStartKey: startKey,
       }
-      const page = await this.send(() => this.doc.send(new QueryCommand(input)))
-      items.push(...((page.Items ?? []) as DocumentItem[]))
+      const page = await this.send(() => this.db.query<DocumentItem>(input))
+      items.push(...page.Items)
       startKey = page.LastEvaluatedKey
     } while (startKey)
     return items
@@ -163,8 +150,7 @@ export class DynamoDocumentStore implements DocumentStore {
     try {
       // A tombstone, not a DeleteItem: the version sequence must survive a delete (see the port).
       const out = await this.send(() =>
-        this.doc.send(
-          new UpdateCommand({
+        this.db.updateItem<DocumentItem>({
             TableName: this.table,
             Key: { scope: key.scope, path: key.path },
             UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub',
@@ -187,9 +173,8 @@ export class DynamoDocumentStore implements DocumentStore {
             ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
-        ),
       )
-      old = out.Attributes as DocumentItem | undefined
+      old = out.Attributes
     } catch (e) {
       if (!isConditionFailure(e)) throw e
       // DynamoDB returns the current item with the failure; emulators may not, so read it then.
@@ -280,8 +265,7 @@ export class DynamoDocumentStore implements DocumentStore {
     let old: DocumentItem | undefined
     try {
       const out = await this.send(() =>
-        this.doc.send(
-          new UpdateCommand({
+        this.db.updateItem<DocumentItem>({
             TableName: this.table,
             Key: { scope: key.scope, path: key.path },
             UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
@@ -291,9 +275,8 @@ export class DynamoDocumentStore implements DocumentStore {
             ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
-        ),
       )
-      old = out.Attributes as DocumentItem | undefined
+      old = out.Attributes
     } catch (e) {
       if (bodyKey) await this.deleteBlobQuietly(bodyKey)
       if (!isConditionFailure(e)) throw e
@@ -328,8 +311,7 @@ export class DynamoDocumentStore implements DocumentStore {
 
   private async readItem(key: DocumentKey, versionOnly = false): Promise<DocumentItem | undefined> {
     const out = await this.send(() =>
-      this.doc.send(
-        new GetCommand({
+      this.db.getItem<DocumentItem>({
           TableName: this.table,
           Key: { scope: key.scope, path: key.path },
           ConsistentRead: true,
@@ -337,9 +319,8 @@ export class DynamoDocumentStore implements DocumentStore {
             ? { ProjectionExpression: '#s, #p, #v, #del', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' } }
             : {}),
         }),
-      ),
     )
-    return out.Item as DocumentItem | undefined
+    return out.Item
   }
 
   private async batchGet(keys: DocumentKey[]): Promise<DocumentItem[]> {
@@ -352,10 +333,10 @@ export class DynamoDocumentStore implements DocumentStore {
       if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000) * (0.5 + Math.random() / 2))
       const keysNow: Record<string, unknown>[] = pending
       const out = await this.send(() =>
-        this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keysNow, ConsistentRead: true } } })),
+        this.db.batchGetItem<DocumentItem>({ RequestItems: { [this.table]: { Keys: keysNow, ConsistentRead: true } } }),
       )
-      items.push(...((out.Responses?.[this.table] ?? []) as DocumentItem[]))
-      pending = out.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
+      items.push(...(out.Responses[this.table] ?? []))
+      pending = out.UnprocessedKeys[this.table]?.Keys
     }
     return items
   }
@@ -427,15 +408,13 @@ export function blobKey(key: DocumentKey, hash: string) {
 const errorName = (e: unknown) => (e as { name?: string } | null)?.name
 const isConditionFailure = (e: unknown) => errorName(e) === 'ConditionalCheckFailedException'
 /**
- * The current version from the item DynamoDB returns with ReturnValuesOnConditionCheckFailure.
- * lib-dynamodb does not unmarshall exceptions, so `Item` holds raw AttributeValues. Undefined when
- * the item is absent or the service (an emulator) did not return it.
+ * The current version from the item DynamoDB returns with ReturnValuesOnConditionCheckFailure (the
+ * client unmarshalls it). Undefined when the item is absent or the service (an emulator) did not
+ * return it.
  */
 function conditionItem(e: unknown): { version: number; deleted: boolean } | undefined {
-  const item = (e as { Item?: Record<string, unknown> }).Item
-  const v = item?.version as { N?: string } | number | undefined
-  if (v === undefined) return undefined
-  const d = item?.deleted as { BOOL?: boolean } | boolean | undefined
-  return { version: typeof v === 'number' ? v : Number(v.N), deleted: typeof d === 'boolean' ? d : !!d?.BOOL }
+  const item = (e as { Item?: Partial<DocumentItem> }).Item
+  if (item?.version === undefined) return undefined
+  return { version: Number(item.version), deleted: !!item.deleted }
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

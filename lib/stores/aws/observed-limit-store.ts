@@ -3,8 +3,7 @@
  * `lower` is one conditional UpdateItem (`attribute_not_exists(maxTools) OR maxTools > :n`), so a
  * larger observation never overwrites a smaller one, whatever the interleaving.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import type { DynamoClient } from './dynamo/client'
 import { ServerToolsError } from '../../errors'
 import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
 import { endpointKey } from '../../surface/limits'
@@ -22,21 +21,20 @@ const UNPROCESSED_RETRIES = 8
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export class DynamoObservedLimitStore implements ObservedLimitStore {
-  private readonly doc: DynamoDBDocumentClient
+  private readonly db: DynamoClient
   private readonly table: string
   /** DynamoDB requests sent. */
   roundTrips = 0
 
-  constructor(opts: { ddb: DynamoDBDocumentClient | DynamoDBClient; tableName: string }) {
-    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+  constructor(opts: { dynamo: DynamoClient; tableName: string }) {
+    this.db = opts.dynamo
     this.table = opts.tableName
   }
 
   async lower(r: ObservedLimitRecord) {
     try {
       await this.send(() =>
-        this.doc.send(
-          new UpdateCommand({
+        this.db.updateItem({
             TableName: this.table,
             Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
             UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
@@ -49,12 +47,11 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
               ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
             },
           }),
-        ),
       )
       return { maxTools: r.maxTools, lowered: true }
     } catch (e) {
       if (errorName(e) !== 'ConditionalCheckFailedException') throw e
-      const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true })))
+      const out = await this.send(() => this.db.getItem({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true }))
       return { maxTools: (out.Item?.maxTools as number | undefined) ?? r.maxTools, lowered: false }
     }
   }
@@ -68,7 +65,7 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         if (retry > UNPROCESSED_RETRIES) throw new ServerToolsError('THROTTLED', 'the observed-limits table left keys unprocessed; retry shortly')
         if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
         const keys: Record<string, unknown>[] = pending
-        const res = await this.send(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })))
+        const res = await this.send(() => this.db.batchGetItem({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }))
         for (const item of res.Responses?.[this.table] ?? []) found.set(item.endpoint as string, item.maxTools as number)
         pending = res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
       }

@@ -5,8 +5,7 @@
  * (and on emulators without TTL). Activations are a map attribute updated per name in one
  * UpdateItem, so concurrent stamps of different tools never lose each other.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import type { DynamoClient } from './dynamo/client'
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
 import type { ClientToolDeclaration } from '../../surface/client-tools'
@@ -38,11 +37,11 @@ const scopeOf = (k: { tenant: string; project: string }) => `${k.tenant}#${k.pro
 const LIVE = 'attribute_exists(#id) AND #exp > :now'
 
 export class DynamoProcessStore implements ProcessStore {
-  private readonly doc: DynamoDBDocumentClient
+  private readonly db: DynamoClient
   private readonly table: string
 
-  constructor(opts: { ddb: DynamoDBDocumentClient | DynamoDBClient; tableName: string }) {
-    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+  constructor(opts: { dynamo: DynamoClient; tableName: string }) {
+    this.db = opts.dynamo
     this.table = opts.tableName
   }
 
@@ -74,7 +73,7 @@ export class DynamoProcessStore implements ProcessStore {
       expiresAt: Math.ceil(r.expiresAt / 1000),
     }
     try {
-      await this.send(() => this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(#id)', ExpressionAttributeNames: { '#id': 'id' } })))
+      await this.send(() => this.db.putItem({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(#id)', ExpressionAttributeNames: { '#id': 'id' } }))
     } catch (e) {
       if (errorName(e) === 'ConditionalCheckFailedException') throw conflict(`process '${r.id}' already exists`, e)
       throw e
@@ -82,7 +81,7 @@ export class DynamoProcessStore implements ProcessStore {
   }
 
   async get(key: ProcessKey, now: number) {
-    const out = await this.send(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true })))
+    const out = await this.send(() => this.db.getItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }))
     const item = out.Item as ProcessItem | undefined
     if (!item || !(item.expiresAtMs > now)) return undefined
     return {
@@ -116,8 +115,7 @@ export class DynamoProcessStore implements ProcessStore {
     const expected = opts.expectedVersion
     try {
       const out = await this.send(() =>
-        this.doc.send(
-          new UpdateCommand({
+        this.db.updateItem({
             TableName: this.table,
             Key: { scope: scopeOf(key), id: key.id },
             ConditionExpression: expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
@@ -126,7 +124,6 @@ export class DynamoProcessStore implements ProcessStore {
             ExpressionAttributeValues: { ':tools': JSON.stringify(tools), ':exp': opts.expiresAt, ':ttl': Math.ceil(opts.expiresAt / 1000), ':one': 1, ':now': opts.now, ...(expected ? { ':expected': expected } : {}) },
             ReturnValues: 'UPDATED_NEW',
           }),
-        ),
       )
       return out.Attributes?.clientToolsVersion as number
     } catch (e) {
@@ -140,9 +137,7 @@ export class DynamoProcessStore implements ProcessStore {
   async end(key: ProcessKey, now: number) {
     try {
       await this.send(() =>
-        this.doc.send(
-          new DeleteCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' }, ExpressionAttributeValues: { ':now': now } }),
-        ),
+        this.db.deleteItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' }, ExpressionAttributeValues: { ':now': now } }),
       )
     } catch (e) {
       if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
@@ -179,7 +174,7 @@ export class DynamoProcessStore implements ProcessStore {
 
   private async update(key: ProcessKey, input: { UpdateExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown>; ReturnValues?: 'UPDATED_OLD' }) {
     try {
-      return await this.send(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ...input })))
+      return await this.send(() => this.db.updateItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ...input }))
     } catch (e) {
       if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
       throw e

@@ -3,14 +3,8 @@
  * sst.config.ts). Other tables (Processes, ToolUsage, ObservedLimits) reuse `ensureTable` with their
  * own `TableSpec`.
  */
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DescribeTimeToLiveCommand,
-  type DynamoDBClient,
-  UpdateTimeToLiveCommand,
-} from '@aws-sdk/client-dynamodb'
 import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3'
+import type { DynamoClient } from './dynamo/client'
 
 export type KeyType = 'S' | 'N' | 'B'
 
@@ -44,22 +38,20 @@ export interface WaitOptions {
 }
 
 /** Creates the table when it is missing and waits until it is ACTIVE. Safe to call concurrently. */
-export async function ensureTable(ddb: DynamoDBClient, spec: TableSpec, wait: WaitOptions = {}): Promise<void> {
+export async function ensureTable(ddb: DynamoClient, spec: TableSpec, wait: WaitOptions = {}): Promise<void> {
   let status = await tableStatus(ddb, spec.name)
   if (status === undefined) {
     const keys = [spec.hashKey, ...(spec.rangeKey ? [spec.rangeKey] : [])]
     try {
-      await ddb.send(
-        new CreateTableCommand({
-          TableName: spec.name,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: keys.map((k) => ({ AttributeName: k.name, AttributeType: k.type })),
-          KeySchema: [
-            { AttributeName: spec.hashKey.name, KeyType: 'HASH' },
-            ...(spec.rangeKey ? [{ AttributeName: spec.rangeKey.name, KeyType: 'RANGE' as const }] : []),
-          ],
-        }),
-      )
+      await ddb.call('CreateTable', {
+        TableName: spec.name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: keys.map((k) => ({ AttributeName: k.name, AttributeType: k.type })),
+        KeySchema: [
+          { AttributeName: spec.hashKey.name, KeyType: 'HASH' },
+          ...(spec.rangeKey ? [{ AttributeName: spec.rangeKey.name, KeyType: 'RANGE' }] : []),
+        ],
+      })
     } catch (e) {
       if (errorName(e) !== 'ResourceInUseException') throw e // someone else created it meanwhile
     }
@@ -77,14 +69,12 @@ export async function ensureTable(ddb: DynamoDBClient, spec: TableSpec, wait: Wa
   if (spec.ttlAttribute) await ensureTtl(ddb, spec.name, spec.ttlAttribute)
 }
 
-async function ensureTtl(ddb: DynamoDBClient, table: string, attribute: string) {
+async function ensureTtl(ddb: DynamoClient, table: string, attribute: string) {
   try {
-    const current = await ddb.send(new DescribeTimeToLiveCommand({ TableName: table }))
-    const d = current.TimeToLiveDescription
+    const current = await ddb.call('DescribeTimeToLive', { TableName: table })
+    const d = current.TimeToLiveDescription as { AttributeName?: string; TimeToLiveStatus?: string } | undefined
     if (d?.AttributeName === attribute && (d.TimeToLiveStatus === 'ENABLED' || d.TimeToLiveStatus === 'ENABLING')) return
-    await ddb.send(
-      new UpdateTimeToLiveCommand({ TableName: table, TimeToLiveSpecification: { AttributeName: attribute, Enabled: true } }),
-    )
+    await ddb.call('UpdateTimeToLive', { TableName: table, TimeToLiveSpecification: { AttributeName: attribute, Enabled: true } })
   } catch (e) {
     // dynalite has no TTL API; any other failure is real.
     if (errorName(e) === 'UnknownOperationException') return
@@ -92,10 +82,10 @@ async function ensureTtl(ddb: DynamoDBClient, table: string, attribute: string) 
   }
 }
 
-async function tableStatus(ddb: DynamoDBClient, name: string): Promise<string | undefined> {
+async function tableStatus(ddb: DynamoClient, name: string): Promise<string | undefined> {
   try {
-    const out = await ddb.send(new DescribeTableCommand({ TableName: name }))
-    return out.Table?.TableStatus
+    const out = await ddb.call('DescribeTable', { TableName: name })
+    return (out.Table as { TableStatus?: string } | undefined)?.TableStatus
   } catch (e) {
     if (errorName(e) === 'ResourceNotFoundException') return undefined
     throw e

@@ -8,8 +8,7 @@
  * key never lose a count, and the item is created on first use) and `SET` for the family, names and
  * timestamps. No TTL attribute: usage has no retention (spec §14.4).
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb'
+import type { DynamoClient, QueryInput } from './dynamo/client'
 import { ServerToolsError } from '../../errors'
 import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
 import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
@@ -23,7 +22,7 @@ export const toolUsageTableSpec = (name: string): TableSpec => ({
 })
 
 export interface DynamoToolUsageStoreOptions {
-  ddb: DynamoDBDocumentClient | DynamoDBClient
+  dynamo: DynamoClient
   tableName: string
 }
 
@@ -45,13 +44,13 @@ export interface ToolUsageItem {
 const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
 
 export class DynamoToolUsageStore implements ToolUsageStore {
-  private readonly doc: DynamoDBDocumentClient
+  private readonly db: DynamoClient
   private readonly table: string
   /** DynamoDB requests sent. */
   roundTrips = 0
 
   constructor(opts: DynamoToolUsageStoreOptions) {
-    this.doc = opts.ddb instanceof DynamoDBDocumentClient ? opts.ddb : DynamoDBDocumentClient.from(opts.ddb, { marshallOptions: { removeUndefinedValues: true } })
+    this.db = opts.dynamo
     this.table = opts.tableName
   }
 
@@ -77,8 +76,7 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     stamp('lastDiscoveryAt', 'lda')
     stamp('lastListedAt', 'lla')
     await this.send(() =>
-      this.doc.send(
-        new UpdateCommand({
+      this.db.updateItem({
           TableName: this.table,
           Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
           // ADD of 0 still creates the attribute, so every row reads back with all three counters.
@@ -86,7 +84,6 @@ export class DynamoToolUsageStore implements ToolUsageStore {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
-      ),
     )
   }
 
@@ -94,7 +91,7 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     const rows: ToolUsageRecord[] = []
     let startKey: Record<string, unknown> | undefined
     do {
-      const input: QueryCommandInput = {
+      const input: QueryInput = {
         TableName: this.table,
         ConsistentRead: true,
         KeyConditionExpression: role === undefined ? '#s = :scope' : '#s = :scope AND begins_with(#k, :prefix)',
@@ -102,8 +99,8 @@ export class DynamoToolUsageStore implements ToolUsageStore {
         ExpressionAttributeValues: { ':scope': usageScope(tenant, project), ...(role === undefined ? {} : { ':prefix': `${role}#` }) },
         ExclusiveStartKey: startKey,
       }
-      const page = await this.send(() => this.doc.send(new QueryCommand(input)))
-      for (const item of (page.Items ?? []) as ToolUsageItem[]) {
+      const page = await this.send(() => this.db.query<ToolUsageItem>(input))
+      for (const item of page.Items) {
         // begins_with('<role>#') also matches a role that itself starts with '<role>#'; the plain attribute decides.
         if (role !== undefined && item.role !== role) continue
         rows.push(recordOf(item))
@@ -116,7 +113,7 @@ export class DynamoToolUsageStore implements ToolUsageStore {
   /** The stored item as it is (tests prove the layout other readers rely on). */
   async rawItem(key: { tenant: string; project: string; role: string; tool: string }): Promise<ToolUsageItem | undefined> {
     const out = await this.send(() =>
-      this.doc.send(new GetCommand({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } })),
+      this.db.getItem({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } }),
     )
     return out.Item as ToolUsageItem | undefined
   }
