@@ -88,7 +88,8 @@ function numberText(n: number): string {
 
 function numberValue(text: string): number {
   const n = Number(text)
-  if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n) && !/[.eE]/.test(text))) {
+  // every double beyond 2^53 is an integer the text may not have been: refuse rather than round
+  if (!Number.isFinite(n) || Math.abs(n) > Number.MAX_SAFE_INTEGER) {
     throw new RangeError(`the stored number ${text} does not fit a JS number exactly`)
   }
   return n

@@ -288,8 +288,10 @@ function errorFrom(status: number, headers: IncomingHttpHeaders, raw: Buffer, re
   return new DynamoError(name, message, { httpStatusCode: status, requestId, retryable, fields })
 }
 
+/** A socket error is named by its code (ECONNRESET, …); anything else (credentials, a garbled answer) keeps its own name. */
 function asDynamoError(e: unknown): DynamoError {
   if (e instanceof DynamoError) return e
-  const code = (e as { code?: string } | null)?.code ?? 'NetworkError'
-  return new DynamoError(code, `DynamoDB request failed: ${(e as Error)?.message ?? String(e)}`, { retryable: TRANSIENT.has(code) || code === 'ECONNABORTED' }, { cause: e })
+  const code = (e as { code?: unknown } | null)?.code
+  const name = typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : ((e as Error | null)?.name ?? 'Error')
+  return new DynamoError(name, `DynamoDB request failed: ${(e as Error | null)?.message ?? String(e)}`, { retryable: TRANSIENT.has(name) || name === 'ECONNABORTED' }, { cause: e })
 }

@@ -27,13 +27,16 @@ export function cachedCredentials(source: CredentialSource, clock: Clock = syste
     const fixed = Promise.resolve(source)
     return () => fixed
   }
-  let current: Promise<AwsCredentials> | undefined
-  return async () => {
-    if (current) {
-      const c = await current.catch(() => undefined)
-      if (c && (!c.expiration || c.expiration.getTime() - clock.now() > REFRESH_MARGIN_MS)) return c
-    }
-    current = source()
-    return current
+  let value: AwsCredentials | undefined
+  // one fetch at a time, shared by every request that finds the credentials missing or stale
+  let pending: Promise<AwsCredentials> | undefined
+  return () => {
+    if (value && (!value.expiration || value.expiration.getTime() - clock.now() > REFRESH_MARGIN_MS)) return Promise.resolve(value)
+    pending ??= source()
+      .then((c) => (value = c))
+      .finally(() => {
+        pending = undefined
+      })
+    return pending
   }
 }
