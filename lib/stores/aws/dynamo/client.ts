@@ -33,12 +33,15 @@ export interface DynamoClientOptions {
 }
 
 /** What DynamoDB (or the way to it) said went wrong. */
+/** What an error body may not overwrite on the error it becomes. */
+const OWN_ERROR_KEYS = new Set(['name', 'message', 'stack', 'cause', '$metadata', '$retryable'])
+
 export class DynamoError extends Error {
   /** ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure: the current item. */
-  Item?: Item
-  CancellationReasons?: unknown[]
+  declare Item?: Item
+  declare CancellationReasons?: unknown[]
   /** The Date header of the refusal: what a clock-skew correction goes by. */
-  $serverDate?: string
+  declare $serverDate?: string
   readonly $metadata: { httpStatusCode?: number; requestId?: string; attempts: number }
   readonly $retryable: boolean
 
@@ -47,7 +50,7 @@ export class DynamoError extends Error {
     this.name = name
     this.$retryable = meta.retryable
     this.$metadata = { httpStatusCode: meta.httpStatusCode, requestId: meta.requestId, attempts: 1 }
-    if (meta.fields) Object.assign(this, meta.fields)
+    for (const [k, v] of Object.entries(meta.fields ?? {})) if (!OWN_ERROR_KEYS.has(k)) (this as Record<string, unknown>)[k] = v
   }
 }
 
