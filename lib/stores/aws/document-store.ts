@@ -151,28 +151,28 @@ export class DynamoDocumentStore implements DocumentStore {
       // A tombstone, not a DeleteItem: the version sequence must survive a delete (see the port).
       const out = await this.send(() =>
         this.db.updateItem<DocumentItem>({
-            TableName: this.table,
-            Key: { scope: key.scope, path: key.path },
-            UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub',
-            ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''}`,
-            ExpressionAttributeNames: {
-              '#s': 'scope',
-              '#v': 'version',
-              '#del': 'deleted',
-              '#ua': 'updatedAt',
-              '#body': 'body',
-              '#bodyKey': 'bodyKey',
-              '#json': 'json',
-              '#sha': 'sha256',
-              '#bytes': 'bytes',
-              '#ca': 'createdAt',
-              '#cb': 'createdBy',
-              '#ub': 'updatedBy',
-            },
-            ExpressionAttributeValues: { ':true': true, ':one': 1, ':now': iso(this.clock.now()), ...(versioned ? { ':expected': opts.expectedVersion } : {}) },
-            ReturnValues: 'ALL_OLD',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+          TableName: this.table,
+          Key: { scope: key.scope, path: key.path },
+          UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub',
+          ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''}`,
+          ExpressionAttributeNames: {
+            '#s': 'scope',
+            '#v': 'version',
+            '#del': 'deleted',
+            '#ua': 'updatedAt',
+            '#body': 'body',
+            '#bodyKey': 'bodyKey',
+            '#json': 'json',
+            '#sha': 'sha256',
+            '#bytes': 'bytes',
+            '#ca': 'createdAt',
+            '#cb': 'createdBy',
+            '#ub': 'updatedBy',
+          },
+          ExpressionAttributeValues: { ':true': true, ':one': 1, ':now': iso(this.clock.now()), ...(versioned ? { ':expected': opts.expectedVersion } : {}) },
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
       )
       old = out.Attributes
     } catch (e) {
@@ -266,15 +266,15 @@ export class DynamoDocumentStore implements DocumentStore {
     try {
       const out = await this.send(() =>
         this.db.updateItem<DocumentItem>({
-            TableName: this.table,
-            Key: { scope: key.scope, path: key.path },
-            UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
-            ConditionExpression: condition,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_OLD',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+          TableName: this.table,
+          Key: { scope: key.scope, path: key.path },
+          UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
       )
       old = out.Attributes
     } catch (e) {
@@ -312,13 +312,13 @@ export class DynamoDocumentStore implements DocumentStore {
   private async readItem(key: DocumentKey, versionOnly = false): Promise<DocumentItem | undefined> {
     const out = await this.send(() =>
       this.db.getItem<DocumentItem>({
-          TableName: this.table,
-          Key: { scope: key.scope, path: key.path },
-          ConsistentRead: true,
-          ...(versionOnly
-            ? { ProjectionExpression: '#s, #p, #v, #del', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' } }
-            : {}),
-        }),
+        TableName: this.table,
+        Key: { scope: key.scope, path: key.path },
+        ConsistentRead: true,
+        ...(versionOnly
+          ? { ProjectionExpression: '#s, #p, #v, #del', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' } }
+          : {}),
+      }),
     )
     return out.Item
   }

@@ -35,18 +35,18 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     try {
       await this.send(() =>
         this.db.updateItem({
-            TableName: this.table,
-            Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
-            UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
-            ConditionExpression: 'attribute_not_exists(#max) OR #max > :n',
-            ExpressionAttributeNames: { '#max': 'maxTools' },
-            ExpressionAttributeValues: {
-              ':n': r.maxTools,
-              ':at': r.observedAt,
-              ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
-              ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
-            },
-          }),
+          TableName: this.table,
+          Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
+          UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
+          ConditionExpression: 'attribute_not_exists(#max) OR #max > :n',
+          ExpressionAttributeNames: { '#max': 'maxTools' },
+          ExpressionAttributeValues: {
+            ':n': r.maxTools,
+            ':at': r.observedAt,
+            ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
+            ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
+          },
+        }),
       )
       return { maxTools: r.maxTools, lowered: true }
     } catch (e) {
@@ -66,8 +66,8 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
         const keys: Record<string, unknown>[] = pending
         const res = await this.send(() => this.db.batchGetItem({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }))
-        for (const item of res.Responses?.[this.table] ?? []) found.set(item.endpoint as string, item.maxTools as number)
-        pending = res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined
+        for (const item of res.Responses[this.table] ?? []) found.set(item.endpoint as string, item.maxTools as number)
+        pending = res.UnprocessedKeys[this.table]?.Keys
       }
     }
     const out = new Map<string, number>()

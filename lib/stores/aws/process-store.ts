@@ -81,8 +81,8 @@ export class DynamoProcessStore implements ProcessStore {
   }
 
   async get(key: ProcessKey, now: number) {
-    const out = await this.send(() => this.db.getItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }))
-    const item = out.Item as ProcessItem | undefined
+    const out = await this.send(() => this.db.getItem<ProcessItem>({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }))
+    const item = out.Item
     if (!item || !(item.expiresAtMs > now)) return undefined
     return {
       tenant: item.tenant,
@@ -116,14 +116,14 @@ export class DynamoProcessStore implements ProcessStore {
     try {
       const out = await this.send(() =>
         this.db.updateItem({
-            TableName: this.table,
-            Key: { scope: scopeOf(key), id: key.id },
-            ConditionExpression: expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
-            UpdateExpression: 'SET #tools = :tools, #exp = :exp, #ttl = :ttl ADD #ver :one',
-            ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ttl': 'expiresAt', '#tools': 'clientToolsJson', '#ver': 'clientToolsVersion' },
-            ExpressionAttributeValues: { ':tools': JSON.stringify(tools), ':exp': opts.expiresAt, ':ttl': Math.ceil(opts.expiresAt / 1000), ':one': 1, ':now': opts.now, ...(expected ? { ':expected': expected } : {}) },
-            ReturnValues: 'UPDATED_NEW',
-          }),
+          TableName: this.table,
+          Key: { scope: scopeOf(key), id: key.id },
+          ConditionExpression: expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
+          UpdateExpression: 'SET #tools = :tools, #exp = :exp, #ttl = :ttl ADD #ver :one',
+          ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ttl': 'expiresAt', '#tools': 'clientToolsJson', '#ver': 'clientToolsVersion' },
+          ExpressionAttributeValues: { ':tools': JSON.stringify(tools), ':exp': opts.expiresAt, ':ttl': Math.ceil(opts.expiresAt / 1000), ':one': 1, ':now': opts.now, ...(expected ? { ':expected': expected } : {}) },
+          ReturnValues: 'UPDATED_NEW',
+        }),
       )
       return out.Attributes?.clientToolsVersion as number
     } catch (e) {

@@ -77,13 +77,13 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     stamp('lastListedAt', 'lla')
     await this.send(() =>
       this.db.updateItem({
-          TableName: this.table,
-          Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
-          // ADD of 0 still creates the attribute, so every row reads back with all three counters.
-          UpdateExpression: `SET ${sets.join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
+        TableName: this.table,
+        Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
+        // ADD of 0 still creates the attribute, so every row reads back with all three counters.
+        UpdateExpression: `SET ${sets.join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
     )
   }
 
@@ -113,9 +113,9 @@ export class DynamoToolUsageStore implements ToolUsageStore {
   /** The stored item as it is (tests prove the layout other readers rely on). */
   async rawItem(key: { tenant: string; project: string; role: string; tool: string }): Promise<ToolUsageItem | undefined> {
     const out = await this.send(() =>
-      this.db.getItem({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } }),
+      this.db.getItem<ToolUsageItem>({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } }),
     )
-    return out.Item as ToolUsageItem | undefined
+    return out.Item
   }
 
   private async send<T>(request: () => Promise<T>): Promise<T> {
