@@ -2,8 +2,13 @@
 // `npm start`, `npm test` and `npm run bench` work on a fresh clone, and applies patches/ (pinned
 // fixes to dependencies, e.g. dynalite's iterator leak) when one is newer than the last time they
 // were applied — a checkout that gained a patch after its install gets it too. Plain Node.
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+
 import { execSync } from 'node:child_process'
+import { existsSync, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+
+// A node_modules that is a link belongs to another checkout (a git worktree sharing one install):
+// reinstalling through it would replace that checkout's packages, so leave it as it is.
+if (existsSync('node_modules') && lstatSync('node_modules').isSymbolicLink()) process.exit(0)
 
 const marker = 'node_modules/.package-lock.json'
 const stale = !existsSync(marker) || statSync('package-lock.json').mtimeMs > statSync(marker).mtimeMs + 1000
