@@ -18,8 +18,8 @@ import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { buildDeps } from '../functions/deps'
 import { startEmulators } from '../functions/emulators'
+import { SERVER_TOOLS_PREFIX, serverToolPath } from '../lib/config/server-tool'
 import { scopeOf } from '../lib/documents/ports'
-import { serverToolPath, SERVER_TOOLS_PREFIX } from '../lib/config/server-tool'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { destroyAwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
@@ -64,14 +64,23 @@ const tool = (description: string, labels: string[] = []) =>
   `type: doc_lookup\ndescription: ${description}\nlabels: [${labels.join(', ')}]\nparameters:\n  path: documents/getting-started.md\n`
 
 export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<CascadeBenchResult> {
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const budgetMs = opts.budgetMs ?? 5_000
   const s3Directory = mkdtempSync(join(tmpdir(), 'server-tools-bench-s3-'))
   const emulators = await startEmulators({ s3Directory })
-  const clients = makeAwsClients({ region: 'us-east-1', credentials: CREDENTIALS, dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint })
+  const clients = makeAwsClients({
+    region: 'us-east-1',
+    credentials: CREDENTIALS,
+    dynamoEndpoint: emulators.dynamoEndpoint,
+    s3Endpoint: emulators.s3Endpoint,
+  })
   try {
     await Promise.all([ensureTable(clients.dynamo, documentsTableSpec(TABLE)), ensureBucket(clients.s3, BUCKET)])
-    const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: TABLE, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
+    const store = new DynamoDocumentStore({
+      dynamo: clients.dynamo,
+      tableName: TABLE,
+      blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }),
+    })
     const { tools } = buildDeps({ store, jwtSecret: 'bench-only' })
     const actor = { actor: 'bench' }
 
@@ -79,7 +88,10 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
     await tools.put('acme', '_tenant', 'order_help', tool('Tenant-wide order help', ['support']), actor)
     await tools.put('acme', 'shop', 'order_help', tool('Shop order help', ['support', 'shop']), actor)
     const names = (layer: string) => Array.from({ length: LISTED_PER_LAYER }, (_, i) => `${layer}_tool_${String(i).padStart(3, '0')}`)
-    for (const [project, list] of [['_tenant', names('tenant')], ['big', names('project')]] as const) {
+    for (const [project, list] of [
+      ['_tenant', names('tenant')],
+      ['big', names('project')],
+    ] as const) {
       for (let i = 0; i < list.length; i += 20) {
         await Promise.all(list.slice(i, i + 20).map((n) => tools.put('bulk', project, n, tool(`Listed tool ${n}`, ['bulk']), actor)))
       }
@@ -96,15 +108,19 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
     // Diagnostic floor: the request the cascade actually sends (project + tenant keys, both present).
     const batchKeys = [lookupKey, { scope: scopeOf('acme', '_tenant'), path: serverToolPath('order_help') }]
     const batchGet = async () => {
-      if ((await rawBatchGetItems(clients.dynamo, TABLE, batchKeys)).length !== 2) throw new Error('raw BatchGetItem did not return both layers')
+      if ((await rawBatchGetItems(clients.dynamo, TABLE, batchKeys)).length !== 2)
+        throw new Error('raw BatchGetItem did not return both layers')
     }
     const expectedListed = 2 * LISTED_PER_LAYER
     const twoQueries = async () => {
       const pages = await Promise.all(
-        [scopeOf('bulk', '_tenant'), scopeOf('bulk', 'big')].map((scope) => rawQueryPage(clients.dynamo, TABLE, { name: 'scope', value: scope }, { name: 'path', prefix: SERVER_TOOLS_PREFIX })),
+        [scopeOf('bulk', '_tenant'), scopeOf('bulk', 'big')].map((scope) =>
+          rawQueryPage(clients.dynamo, TABLE, { name: 'scope', value: scope }, { name: 'path', prefix: SERVER_TOOLS_PREFIX }),
+        ),
       )
       const items = pages[0].items.length + pages[1].items.length
-      if (items !== expectedListed || pages.some((p) => p.more)) throw new Error(`raw Query returned ${items} items${pages.some((p) => p.more) ? ' and more pages' : ''}`)
+      if (items !== expectedListed || pages.some((p) => p.more))
+        throw new Error(`raw Query returned ${items} items${pages.some((p) => p.more) ? ' and more pages' : ''}`)
     }
     const listAll = async () => {
       const { tools: all } = await tools.listAll('bulk', 'big')
@@ -122,16 +138,24 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
     const tripsPerLookup = (store.roundTrips - before) / 50
 
     // ── measurements ──
-    const [lookupStats, getItemStats, batchStats] = await measure([lookup, getItem, batchGet], ['cascade lookup (project over tenant)', 'raw GetItem', 'raw BatchGetItem, 2 keys (diagnostic)'], {
-      budgetMs,
-      maxSamples: opts.maxSamples ?? 4_000,
-      warmup: 300,
-    })
-    const [listAllStats, listViewsStats, queryStats] = await measure([listAll, listViews, twoQueries], ['listAll, 200 tools', 'listViews, 200 tools', 'raw Query x2 (parallel)'], {
-      budgetMs,
-      maxSamples: opts.maxSamples ?? 600,
-      warmup: 40,
-    })
+    const [lookupStats, getItemStats, batchStats] = await measure(
+      [lookup, getItem, batchGet],
+      ['cascade lookup (project over tenant)', 'raw GetItem', 'raw BatchGetItem, 2 keys (diagnostic)'],
+      {
+        budgetMs,
+        maxSamples: opts.maxSamples ?? 4_000,
+        warmup: 300,
+      },
+    )
+    const [listAllStats, listViewsStats, queryStats] = await measure(
+      [listAll, listViews, twoQueries],
+      ['listAll, 200 tools', 'listViews, 200 tools', 'raw Query x2 (parallel)'],
+      {
+        budgetMs,
+        maxSamples: opts.maxSamples ?? 600,
+        warmup: 40,
+      },
+    )
 
     const stats = [getItemStats, batchStats, lookupStats, queryStats, listAllStats, listViewsStats]
     const ratios: Ratio[] = [
@@ -140,11 +164,16 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
       { name: 'listAll (200 tools) p50 / 2x raw Query p50', value: listAllStats.p50 / queryStats.p50 },
       { name: 'listViews (200 tools) p50 / 2x raw Query p50', value: listViewsStats.p50 / queryStats.p50 },
     ]
-    const ratioLine = (r: Ratio) => `${r.name} = ${r.value.toFixed(2)}x${r.goal !== undefined ? ` (goal <= ${r.goal})${r.value <= r.goal ? '' : '  MISSED'}` : ''}`
+    const ratioLine = (r: Ratio) =>
+      `${r.name} = ${r.value.toFixed(2)}x${r.goal !== undefined ? ` (goal <= ${r.goal})${r.value <= r.goal ? '' : '  MISSED'}` : ''}`
 
     log('')
     log(`bench/cascade — dynalite on ${emulators.dynamoEndpoint}, Node ${process.version}, medians of interleaved samples`)
-    log(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (client and dynalite share one event loop; a busy machine widens the spread)`)
+    log(
+      `machine: ${cpus().length} CPUs, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (client and dynalite share one event loop; a busy machine widens the spread)`,
+    )
     log('')
     log(table(stats))
     log('')
@@ -163,7 +192,11 @@ export async function benchCascade(opts: CascadeBenchOptions = {}): Promise<Casc
  * Runs the operations round-robin (order reversed every round) until the budget or the sample cap
  * is reached, after a warm-up; returns one Stats per operation.
  */
-async function measure(ops: (() => Promise<void>)[], names: string[], opts: { budgetMs: number; maxSamples: number; warmup: number }): Promise<Stats[]> {
+async function measure(
+  ops: (() => Promise<void>)[],
+  names: string[],
+  opts: { budgetMs: number; maxSamples: number; warmup: number },
+): Promise<Stats[]> {
   for (let i = 0; i < opts.warmup; i++) for (const op of ops) await op()
   const samples = ops.map(() => [] as number[])
   const deadline = performance.now() + opts.budgetMs

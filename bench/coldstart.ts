@@ -27,19 +27,19 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { startEmulators } from '../functions/emulators'
-import { issueToken, ALL_SCOPES } from '../functions/http/auth'
+import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { serverToolPath } from '../lib/config/server-tool'
 import { checkDocumentText } from '../lib/config/text-hygiene'
 import { scopeOf } from '../lib/documents/ports'
+import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { destroyAwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
-import { S3BlobStore } from '../lib/stores/aws/blob-store'
+import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
+import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
 import { rawPutItem } from '../lib/stores/aws/raw-probes'
-import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
-import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
-import { bundleLikeSst, buildApiLikeSst, evaluateSstConfig, loadedAtStart, ROOT } from '../scripts/lambda-bundle'
+import { buildApiLikeSst, bundleLikeSst, evaluateSstConfig, loadedAtStart, ROOT } from '../scripts/lambda-bundle'
 
 // medians of 30: on this noisy 2-core VM, 12 rounds moved the ratio by ±0.05 between runs
 const ROUNDS = Number(process.env.COLDSTART_ROUNDS ?? 30)
@@ -65,10 +65,17 @@ interface Sample {
 export async function benchColdstart() {
   const dir = mkdtempSync(join(tmpdir(), 'server-tools-coldstart-'))
   const emulators = await startEmulators({ s3Directory: join(dir, 's3') })
-  const clients = makeAwsClients({ region: 'us-east-1', dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint, credentials: CREDENTIALS })
+  const clients = makeAwsClients({
+    region: 'us-east-1',
+    dynamoEndpoint: emulators.dynamoEndpoint,
+    s3Endpoint: emulators.s3Endpoint,
+    credentials: CREDENTIALS,
+  })
   try {
     const cfg = await evaluateSstConfig()
-    if (process.env.COLDSTART_UNMINIFIED) for (const f of cfg.byKind('sst.aws.Function')) f.args.nodejs = { ...f.args.nodejs, minify: false, esbuild: { minifyIdentifiers: true } }
+    if (process.env.COLDSTART_UNMINIFIED)
+      for (const f of cfg.byKind('sst.aws.Function'))
+        f.args.nodejs = { ...f.args.nodejs, minify: false, esbuild: { minifyIdentifiers: true } }
     const serviceDir = join(dir, 'service')
     const bareDir = join(dir, 'bare')
     const service = await buildApiLikeSst(cfg, serviceDir)
@@ -83,14 +90,23 @@ export async function benchColdstart() {
       ensureTable(clients.dynamo, documentsTableSpec('bare')),
       ensureBucket(clients.s3, BUCKET),
     ])
-    const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: TABLES.Documents, blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }) })
-    const tool = 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n'
+    const store = new DynamoDocumentStore({
+      dynamo: clients.dynamo,
+      tableName: TABLES.Documents,
+      blobs: new S3BlobStore({ s3: clients.s3, bucket: BUCKET }),
+    })
+    const tool =
+      'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n'
     // stored as the API stores it: with the JSON form of its data, computed by the write-time check
     const path = serverToolPath('handbook')
     await store.put({ key: { scope: scopeOf('bench', 'p1'), path }, body: tool, json: checkDocumentText(path, tool).json, actor: 'bench' })
     await rawPutItem(clients.dynamo, 'bare', { scope: 'bench', path: 'handbook', body: tool })
 
-    const token = await issueToken(SECRET, { tenant: 'bench', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+    const token = await issueToken(
+      SECRET,
+      { tenant: 'bench', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 },
+      Math.floor(Date.now() / 1000),
+    )
     const common = {
       PATH: process.env.PATH ?? '',
       AWS_REGION: 'us-east-1',
@@ -107,7 +123,9 @@ export async function benchColdstart() {
       SSM_ENDPOINT: 'http://127.0.0.1:9',
       AUTH_JWT_SECRET: SECRET,
       SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'bench' }),
-      ...Object.fromEntries(Object.entries(TABLES).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })])),
+      ...Object.fromEntries(
+        Object.entries(TABLES).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })]),
+      ),
       SST_RESOURCE_Blobs: JSON.stringify({ name: BUCKET, type: 'sst.aws.Bucket' }),
     }
     const bareEnv = { ...common, LAMBDA_TASK_ROOT: bareDir, BARE_TABLE: 'bare' }
@@ -121,12 +139,16 @@ export async function benchColdstart() {
       if (s.status !== 200 || b.status !== 200) throw new Error(`a cold start did not answer 200 (service ${s.status}, floor ${b.status})`)
       // the first round warms the OS file cache for both; it is not counted
       if (i > 0) samples.service.push(s), samples.bare.push(b)
-      if (i > 0 && process.env.COLDSTART_SAMPLES) appendFileSync(process.env.COLDSTART_SAMPLES, JSON.stringify({ service: s, floor: b }) + '\n')
+      if (i > 0 && process.env.COLDSTART_SAMPLES)
+        appendFileSync(process.env.COLDSTART_SAMPLES, `${JSON.stringify({ service: s, floor: b })}\n`)
     }
 
     const svc = loadedAtStart(service.metafile, service.outfile)
     const floor = loadedAtStart(bare.metafile, bare.outfile)
-    const lazyKib = Object.entries(service.metafile.outputs).filter(([f]) => f.endsWith('.mjs')).reduce((n, [, o]) => n + o.bytes / 1024, 0) - svc.kib
+    const lazyKib =
+      Object.entries(service.metafile.outputs)
+        .filter(([f]) => f.endsWith('.mjs'))
+        .reduce((n, [, o]) => n + o.bytes / 1024, 0) - svc.kib
     const row = (name: string, bundle: string, s: Sample[]) =>
       `${name.padEnd(34)} ${bundle.padStart(22)} ${fmt(median(s.map((x) => x.import)))} ${fmt(median(s.map((x) => x.first)))} ${fmt(median(s.map((x) => x.import + x.first)))} ${fmt(median(s.map((x) => x.import + x.end)))} ${fmt(median(s.map((x) => x.total)))} ${fmt(median(s.map((x) => x.cpu)))} ${fmt(median(s.map((x) => x.second)))}`
     const serviceCold = median(samples.service.map((x) => x.import + x.first))
@@ -134,7 +156,10 @@ export async function benchColdstart() {
     const ratio = serviceCold / bareCold
     const endRatio = median(samples.service.map((x) => x.import + x.end)) / median(samples.bare.map((x) => x.import + x.end))
     const cpuRatio = median(samples.service.map((x) => x.cpu)) / median(samples.bare.map((x) => x.cpu))
-    const [low, high] = bootstrapInterval(samples.service.map((x) => x.import + x.first), samples.bare.map((x) => x.import + x.first))
+    const [low, high] = bootstrapInterval(
+      samples.service.map((x) => x.import + x.first),
+      samples.bare.map((x) => x.import + x.first),
+    )
     const lines = [
       `cold start, ${ROUNDS} fresh node processes each, interleaved (medians, ms)`,
       `${''.padEnd(34)} ${'at start/files + lazy'.padStart(22)} ${'import'.padStart(8)} ${'1st req'.padStart(8)} ${'cold'.padStart(8)} ${'inv. end'.padStart(8)} ${'proc→res'.padStart(8)} ${'cpu'.padStart(8)} ${'2nd req'.padStart(8)}`,
@@ -143,8 +168,12 @@ export async function benchColdstart() {
       `cold start (import + first response) service / floor: ${ratio.toFixed(2)}× wall (95 % of resampled rounds ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU (goal ≤ 1.3×)`,
       `to the end of the first invocation (the service's usage write comes after its response): ${endRatio.toFixed(2)}×`,
     ]
-    process.stdout.write(lines.join('\n') + '\n')
-    return { summary: [`coldstart: ${ratio.toFixed(2)}× wall (resampled ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU, the bare Hono + GetItem floor (goal ≤ 1.3); loaded at start ${svc.kib.toFixed(0)} KiB in ${svc.files} files (+${lazyKib.toFixed(0)} KiB lazy) vs ${floor.kib.toFixed(0)} KiB in ${floor.files}`] }
+    process.stdout.write(`${lines.join('\n')}\n`)
+    return {
+      summary: [
+        `coldstart: ${ratio.toFixed(2)}× wall (resampled ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU, the bare Hono + GetItem floor (goal ≤ 1.3); loaded at start ${svc.kib.toFixed(0)} KiB in ${svc.files} files (+${lazyKib.toFixed(0)} KiB lazy) vs ${floor.kib.toFixed(0)} KiB in ${floor.files}`,
+      ],
+    }
   } finally {
     destroyAwsClients(clients)
     await emulators.close()
@@ -177,8 +206,14 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     await second.done;
     process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode }));
     process.exit(0);`
-  const prof = process.env.COLDSTART_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')] : []
-  const { stdout } = await promisify(execFile)(process.execPath, [...prof, '--input-type=module', '-e', code], { cwd, env, timeout: 30_000 })
+  const prof = process.env.COLDSTART_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')]
+    : []
+  const { stdout } = await promisify(execFile)(process.execPath, [...prof, '--input-type=module', '-e', code], {
+    cwd,
+    env,
+    timeout: 30_000,
+  })
   return JSON.parse(stdout) as Sample
 }
 
@@ -189,7 +224,15 @@ function functionUrlEvent(method: string, path: string, token: string, body: str
     rawPath: path,
     rawQueryString: '',
     headers: { host: 'bench.lambda-url.us-east-1.on.aws', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    requestContext: { domainName: 'bench.lambda-url.us-east-1.on.aws', http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' }, requestId: 'bench', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0 },
+    requestContext: {
+      domainName: 'bench.lambda-url.us-east-1.on.aws',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
+      requestId: 'bench',
+      routeKey: '$default',
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+    },
     body,
     isBase64Encoded: false,
   }

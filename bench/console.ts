@@ -45,7 +45,7 @@ const median = (xs: number[]) => {
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`
 
 export async function benchConsole(opts: ConsoleBenchOptions = {}) {
-  const log = opts.log ?? ((l: string) => process.stdout.write(l + '\n'))
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`))
   const rounds = opts.rounds ?? 15
   const perRound = opts.perRound ?? 400
   const app = createApp(createMemoryDeps())
@@ -106,17 +106,25 @@ export async function benchConsole(opts: ConsoleBenchOptions = {}) {
       ratios.get(v.name)!.push(us.get(v.name)! / us.get('floor')!)
     }
   }
-  log(`server time per page (${rounds} rounds × ${perRound} requests, app.request in process; floor = GET /health, ${median(micros.get('floor')!).toFixed(1)} µs):`)
+  log(
+    `server time per page (${rounds} rounds × ${perRound} requests, app.request in process; floor = GET /health, ${median(micros.get('floor')!).toFixed(1)} µs):`,
+  )
   log('  page       served (gzip)          render from scratch')
   const summary: string[] = []
   for (const { page } of PAGES) {
     const served = median(ratios.get(`served ${page}`)!)
     const render = median(ratios.get(`render ${page}`)!)
-    log(`  ${page.padEnd(9)}${`${served.toFixed(2)}× floor`.padStart(14)} (${median(micros.get(`served ${page}`)!).toFixed(1)} µs)${`${render.toFixed(2)}× floor`.padStart(16)} (${median(micros.get(`render ${page}`)!).toFixed(1)} µs)`)
+    log(
+      `  ${page.padEnd(9)}${`${served.toFixed(2)}× floor`.padStart(14)} (${median(micros.get(`served ${page}`)!).toFixed(1)} µs)${`${render.toFixed(2)}× floor`.padStart(16)} (${median(micros.get(`render ${page}`)!).toFixed(1)} µs)`,
+    )
   }
   const heaviest = weights.reduce((a, b) => (b.gz > a.gz ? b : a))
-  summary.push(`console: heaviest page ${heaviest.page} ${kb(heaviest.gz)} gzipped (${kb(heaviest.raw)} raw) incl. script and CSS — goal < 100 KB ${heaviest.gz < WEIGHT_GOAL_BYTES ? 'met' : 'MISSED'}`)
-  summary.push(`console: served page ${Math.max(...PAGES.map((p) => median(ratios.get(`served ${p.page}`)!))).toFixed(2)}× GET /health at most; a shell rendered from scratch ${Math.max(...PAGES.map((p) => median(ratios.get(`render ${p.page}`)!))).toFixed(2)}× at most`)
+  summary.push(
+    `console: heaviest page ${heaviest.page} ${kb(heaviest.gz)} gzipped (${kb(heaviest.raw)} raw) incl. script and CSS — goal < 100 KB ${heaviest.gz < WEIGHT_GOAL_BYTES ? 'met' : 'MISSED'}`,
+  )
+  summary.push(
+    `console: served page ${Math.max(...PAGES.map((p) => median(ratios.get(`served ${p.page}`)!))).toFixed(2)}× GET /health at most; a shell rendered from scratch ${Math.max(...PAGES.map((p) => median(ratios.get(`render ${p.page}`)!))).toFixed(2)}× at most`,
+  )
   for (const l of summary) log(l)
   return { weights, summary }
 }

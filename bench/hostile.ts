@@ -9,13 +9,25 @@
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { describeRow, GOALS, type HostileRow, type HostileRowSet, runRow, settledRss, startApp, warmUp, writeReport } from '../test/hostile/harness'
+import {
+  describeRow,
+  GOALS,
+  type HostileRow,
+  type HostileRowSet,
+  runRow,
+  settledRss,
+  startApp,
+  warmUp,
+  writeReport,
+} from '../test/hostile/harness'
 
 const ROWS_DIR = join(dirname(fileURLToPath(import.meta.url)), '../test/hostile/rows')
 
 async function rowSets(): Promise<HostileRowSet[]> {
   const sets: HostileRowSet[] = []
-  for (const file of readdirSync(ROWS_DIR).filter((f) => f.endsWith('.ts')).sort()) {
+  for (const file of readdirSync(ROWS_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
     const module = (await import(pathToFileURL(join(ROWS_DIR, file)).href)) as { rowSet?: HostileRowSet }
     if (module.rowSet) sets.push(module.rowSet)
   }
@@ -44,10 +56,13 @@ export async function benchHostile() {
         const r = await runRow(app, row)
         reports.push(r)
         const ratio = floor.bystander.p99Ms > 0 ? (r.bystander.p99Ms / floor.bystander.p99Ms).toFixed(1) : 'n/a'
-        const verdict = r.error || !r.alive || r.bystander.failures.length ? 'FAILED' : r.bystander.p99Ms <= GOALS.bystanderP99Ms ? 'ok' : 'OVER GOAL'
+        const verdict =
+          r.error || !r.alive || r.bystander.failures.length ? 'FAILED' : r.bystander.p99Ms <= GOALS.bystanderP99Ms ? 'ok' : 'OVER GOAL'
         console.log(`  [${verdict}] ${describeRow(r)}; p99 ×${ratio} of quiet`)
         if (r.error) console.log(`    ${r.error.split('\n').slice(0, 3).join('\n    ')}`)
-        summary.push(`hostile ${verdict}: ${r.name}: bystander p99 ${r.bystander.p99Ms} ms (goal ${GOALS.bystanderP99Ms}, quiet ${floor.bystander.p99Ms}), loop max ${r.loopMaxMs} ms`)
+        summary.push(
+          `hostile ${verdict}: ${r.name}: bystander p99 ${r.bystander.p99Ms} ms (goal ${GOALS.bystanderP99Ms}, quiet ${floor.bystander.p99Ms}), loop max ${r.loopMaxMs} ms`,
+        )
         if (!r.alive) break
       }
       const after = app.alive() ? await settledRss(app) : NaN

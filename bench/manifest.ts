@@ -11,14 +11,15 @@
  *
  * Run with `npm run bench` or `npx tsx bench/manifest.ts`.
  */
-import { Hono } from 'hono'
+
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
+import { Hono } from 'hono'
 import { createMemoryDeps } from '../functions/deps'
-import { authenticate, issueToken } from '../functions/http/auth'
 import { createApp } from '../functions/http/app'
-import type { Tool, ToolFactory } from '../lib/tools/contracts'
+import { authenticate, issueToken } from '../functions/http/auth'
 import { success } from '../lib/calls/outcome'
+import type { Tool, ToolFactory } from '../lib/tools/contracts'
 
 const SECRET = 'bench-only-secret'
 const SINGLETONS = 272
@@ -35,7 +36,11 @@ const benchPackFactory: ToolFactory<{ ops: string[] }> = {
     return config.parameters.ops.map((op) => ({
       localName: op,
       description: `Run ${op} against the ${config.name} account. Returns the upstream JSON.`,
-      inputSchema: { type: 'object', properties: { id: { type: 'string', description: 'Record id' }, limit: { type: 'integer', minimum: 1 } }, additionalProperties: false },
+      inputSchema: {
+        type: 'object',
+        properties: { id: { type: 'string', description: 'Record id' }, limit: { type: 'integer', minimum: 1 } },
+        additionalProperties: false,
+      },
       searchHint: `${config.name} ${op}`,
       async invoke(params) {
         return success({ op, params })
@@ -67,7 +72,7 @@ export interface ManifestBenchResult {
 }
 
 export async function benchManifest(opts: { budgetMs?: number; log?: (line: string) => void } = {}): Promise<ManifestBenchResult> {
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const budgetMs = opts.budgetMs ?? 6_000
   const deps = createMemoryDeps({
     jwtSecret: SECRET,
@@ -81,7 +86,25 @@ export async function benchManifest(opts: { budgetMs?: number; log?: (line: stri
     ],
   })
   const actor = { actor: 'bench' }
-  const families = ['doc', 'file', 'exec', 'mail', 'calendar', 'crm', 'ticket', 'wiki', 'sheet', 'chat', 'build', 'deploy', 'metrics', 'billing', 'user', 'search', 'note']
+  const families = [
+    'doc',
+    'file',
+    'exec',
+    'mail',
+    'calendar',
+    'crm',
+    'ticket',
+    'wiki',
+    'sheet',
+    'chat',
+    'build',
+    'deploy',
+    'metrics',
+    'billing',
+    'user',
+    'search',
+    'note',
+  ]
   for (let i = 0; i < SINGLETONS; i++) {
     const family = families[i % families.length]
     const name = `${family}_op${String(i).padStart(3, '0')}`
@@ -91,22 +114,43 @@ export async function benchManifest(opts: { budgetMs?: number; log?: (line: stri
   }
   for (let p = 0; p < PACKS; p++) {
     const ops = Array.from({ length: PACK_SIZE }, (_, i) => `op${String(i).padStart(2, '0')}`)
-    await deps.tools.put('acme', 'shop', `pack${p}`, `type: bench_pack\ndescription: Pack ${p}\nprimary: true\npromptHint: Pack ${p} speaks to account ${p}.\nparameters:\n  ops: [${ops.join(', ')}]\n`, actor)
+    await deps.tools.put(
+      'acme',
+      'shop',
+      `pack${p}`,
+      `type: bench_pack\ndescription: Pack ${p}\nprimary: true\npromptHint: Pack ${p} speaks to account ${p}.\nparameters:\n  ops: [${ops.join(', ')}]\n`,
+      actor,
+    )
   }
   const app = createApp(deps)
-  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(
+    SECRET,
+    { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
   const headers = { authorization: `Bearer ${token}` }
-  const spawned = await app.request('/brain/acme/projects/shop/processes', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ models: ['bench/model'] }) })
+  const spawned = await app.request('/brain/acme/projects/shop/processes', {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ models: ['bench/model'] }),
+  })
   const proc = (await spawned.json()) as { id: string; allowed: string[] }
   const path = `/brain/acme/projects/shop/processes/${proc.id}/manifest?format=openai`
   const first = await app.request(path, { headers })
   const bytes = await first.text()
   const manifest = JSON.parse(bytes) as { tools: unknown[]; budget: { limit: number; demoted: number; demotedFamilies: string[] } }
-  const visible = proc.allowed.length + 2 /* the floor, allowed regardless */ - proc.allowed.filter((n) => n === 'tool_list' || n === 'tool_description').length
-  if (visible !== SINGLETONS + PACKS * PACK_SIZE + 8) throw new Error(`bench project has ${visible} tools, expected 340 (272 singletons, 3 packs x 20, 8 built-ins)`)
-  log(`manifest bench: ${visible} tools visible, ${manifest.tools.length} in the manifest (limit ${manifest.budget.limit}, ${manifest.budget.demoted} demoted in ${manifest.budget.demotedFamilies.length} families), ${bytes.length} bytes`)
+  const visible =
+    proc.allowed.length +
+    2 /* the floor, allowed regardless */ -
+    proc.allowed.filter((n) => n === 'tool_list' || n === 'tool_description').length
+  if (visible !== SINGLETONS + PACKS * PACK_SIZE + 8)
+    throw new Error(`bench project has ${visible} tools, expected 340 (272 singletons, 3 packs x 20, 8 built-ins)`)
+  log(
+    `manifest bench: ${visible} tools visible, ${manifest.tools.length} in the manifest (limit ${manifest.budget.limit}, ${manifest.budget.demoted} demoted in ${manifest.budget.demotedFamilies.length} families), ${bytes.length} bytes`,
+  )
 
-  const serveBytes = (c: { body: (b: string, s: 200, h: Record<string, string>) => Response }) => c.body(bytes, 200, { 'content-type': 'application/json; charset=utf-8' })
+  const serveBytes = (c: { body: (b: string, s: 200, h: Record<string, string>) => Response }) =>
+    c.body(bytes, 200, { 'content-type': 'application/json; charset=utf-8' })
   const plain = new Hono().get('/manifest', serveBytes)
   // the stricter floor: the same body already UTF-8 encoded, as the manifest route now serves its memoised body
   const encoded = new TextEncoder().encode(bytes)
@@ -137,7 +181,10 @@ export async function benchManifest(opts: { budgetMs?: number; log?: (line: stri
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
   const rps = perOp.map((xs) => 1000 / median(xs))
-  for (let i = 0; i < cases.length; i++) log(`  ${cases[i].name.padEnd(26)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request, ${perOp[i].length} batches of ${BATCH})`)
+  for (let i = 0; i < cases.length; i++)
+    log(
+      `  ${cases[i].name.padEnd(26)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request, ${perOp[i].length} batches of ${BATCH})`,
+    )
   const vsPlain = rps[0] / rps[1]
   const vsAuthed = rps[0] / rps[2]
   const vsEncoded = rps[0] / rps[3]

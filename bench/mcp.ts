@@ -14,8 +14,8 @@
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { createMemoryDeps } from '../functions/deps'
-import { issueToken } from '../functions/http/auth'
 import { createApp } from '../functions/http/app'
+import { issueToken } from '../functions/http/auth'
 
 const SECRET = 'bench-only-secret'
 const TOOLS = 120
@@ -23,7 +23,7 @@ const BATCH = 25
 const GOAL = 0.8
 
 export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) => void } = {}): Promise<{ summary: string[] }> {
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const budgetMs = opts.budgetMs ?? 8_000
   const deps = createMemoryDeps({
     jwtSecret: SECRET,
@@ -42,7 +42,11 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
     await deps.tools.put('acme', 'shop', `${family}_op${String(i).padStart(3, '0')}`, body, { actor: 'bench' })
   }
   const app = createApp(deps)
-  const token = await issueToken(SECRET, { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(
+    SECRET,
+    { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:invoke', expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
   const auth = { authorization: `Bearer ${token}` }
   const base = '/brain/acme/projects/shop'
 
@@ -50,11 +54,22 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
   const init = await app.request(`${base}/mcp?model=bench/model`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
   })
   const session = init.headers.get('mcp-session-id')
   if (init.status !== 200 || !session) throw new Error(`initialize failed: ${init.status} ${await init.text()}`)
-  const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+  const mcpHeaders = {
+    ...auth,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': session,
+    'mcp-protocol-version': '2025-11-25',
+  }
   const rpc = (body: unknown) => app.request(`${base}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify(body) })
   const listBody = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
   const callBody = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } }
@@ -62,17 +77,34 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
 
   // Same answers on both sides before anything is timed.
   const listed = ((await (await rpc(listBody)).json()) as { result: { tools: { name: string }[] } }).result.tools
-  const manifest = (await (await app.request(`${base}/processes/${session}/manifest?format=mcp`, { headers: auth })).json()) as { tools: { name: string }[]; budget: unknown }
-  if (listed.map((t) => t.name).join() !== manifest.tools.map((t) => t.name).join()) throw new Error('MCP tools/list and the manifest differ')
+  const manifest = (await (await app.request(`${base}/processes/${session}/manifest?format=mcp`, { headers: auth })).json()) as {
+    tools: { name: string }[]
+    budget: unknown
+  }
+  if (listed.map((t) => t.name).join() !== manifest.tools.map((t) => t.name).join())
+    throw new Error('MCP tools/list and the manifest differ')
   const called = await (await rpc(callBody)).text()
   if (!called.includes('"isError":false') || !called.includes(session)) throw new Error(`MCP tools/call whoami failed: ${called}`)
   log(`mcp bench: ${TOOLS} tools + built-ins, ${listed.length} listed (budget ${JSON.stringify(manifest.budget)})`)
 
   const cases = [
     { name: 'MCP tools/list', run: async () => (await rpc(listBody)).text() },
-    { name: 'GET manifest?format=mcp', run: async () => (await app.request(`${base}/processes/${session}/manifest?format=mcp`, { headers: auth })).text() },
+    {
+      name: 'GET manifest?format=mcp',
+      run: async () => (await app.request(`${base}/processes/${session}/manifest?format=mcp`, { headers: auth })).text(),
+    },
     { name: 'MCP tools/call whoami', run: async () => (await rpc(callBody)).text() },
-    { name: 'POST tool-calls whoami', run: async () => (await app.request(`${base}/processes/${session}/tool-calls`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: restCall })).text() },
+    {
+      name: 'POST tool-calls whoami',
+      run: async () =>
+        (
+          await app.request(`${base}/processes/${session}/tool-calls`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: restCall,
+          })
+        ).text(),
+    },
   ]
   for (const c of cases) for (let i = 0; i < 200; i++) await c.run() // warm-up
   // Wall time per request, and this process's CPU time per request (steadier on a shared machine).
@@ -96,7 +128,9 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
   const rps = perOp.map((xs) => 1000 / median(xs))
   const cpuRps = cpuPerOp.map((xs) => 1000 / median(xs))
   for (let i = 0; i < cases.length; i++) {
-    log(`  ${cases[i].name.padEnd(26)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request wall, ${(median(cpuPerOp[i]) * 1000).toFixed(1)} µs CPU, ${perOp[i].length} batches of ${BATCH})`)
+    log(
+      `  ${cases[i].name.padEnd(26)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request wall, ${(median(cpuPerOp[i]) * 1000).toFixed(1)} µs CPU, ${perOp[i].length} batches of ${BATCH})`,
+    )
   }
   const verdict = (r: number) => (r >= GOAL ? `goal ≥ ${GOAL}× met` : `goal ≥ ${GOAL}× NOT met`)
   const list = rps[0] / rps[1]

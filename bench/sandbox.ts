@@ -21,19 +21,19 @@ import { pathToFileURL } from 'node:url'
 import {
   newQuickJSAsyncWASMModuleFromVariant,
   newQuickJSWASMModuleFromVariant,
-  RELEASE_ASYNC,
-  RELEASE_SYNC,
   type QuickJSAsyncRuntime,
   type QuickJSRuntime,
+  RELEASE_ASYNC,
+  RELEASE_SYNC,
 } from 'quickjs-emscripten'
-import { createSandbox } from '../lib/sandbox'
-import type { InvocationContext, ToolSpec } from '../lib/tools/contracts'
-import type { ServerToolConfig } from '../lib/config/server-tool'
 import type { SiblingTools } from '../lib/calls/outcome'
 import { success } from '../lib/calls/outcome'
-import { ScriptedToolFactory, type ScriptedParameters, type ScriptSandbox } from '../lib/tools/types/scripted'
-import { silentLogger } from '../lib/runtime/logger'
+import type { ServerToolConfig } from '../lib/config/server-tool'
 import { systemClock } from '../lib/runtime/clock'
+import { silentLogger } from '../lib/runtime/logger'
+import { createSandbox } from '../lib/sandbox'
+import type { InvocationContext, ToolSpec } from '../lib/tools/contracts'
+import { type ScriptedParameters, ScriptedToolFactory, type ScriptSandbox } from '../lib/tools/types/scripted'
 
 export interface SandboxBenchOptions {
   /** Measured samples per operation (default 3000), after warmUp (default 1000). */
@@ -68,7 +68,15 @@ function scripted(name: string, source: string): ServerToolConfig<ScriptedParame
     labels: [],
     disabledSubTools: [],
     defaultDeferred: false,
-    parameters: { engine: 'javascript', timeoutMs: 1000, inputs: [{ name: 'a', type: 'number' }, { name: 'b', type: 'number' }], source },
+    parameters: {
+      engine: 'javascript',
+      timeoutMs: 1000,
+      inputs: [
+        { name: 'a', type: 'number' },
+        { name: 'b', type: 'number' },
+      ],
+      source,
+    },
   }
 }
 
@@ -80,7 +88,14 @@ export async function sandboxBenchTools(sandbox: ScriptSandbox = createSandbox('
   ctx: InvocationContext
 }> {
   const factory = new ScriptedToolFactory({ sandbox })
-  const env = { tenant: 'bench', project: 'p', documents: { read: async () => undefined }, log: silentLogger, clock: systemClock, problem() {} }
+  const env = {
+    tenant: 'bench',
+    project: 'p',
+    documents: { read: async () => undefined },
+    log: silentLogger,
+    clock: systemClock,
+    problem() {},
+  }
   const [add] = await factory.create(scripted('add_numbers', 'a + b'), env)
   const [addWithSibling] = await factory.create(scripted('add_via_sibling', SIBLING_SOURCE), env)
   const tools: SiblingTools = {
@@ -174,7 +189,8 @@ export async function benchSandbox(options: SandboxBenchOptions = {}): Promise<S
     const { add, addWithSibling, ctx } = await sandboxBenchTools(createSandbox(isolation))
     const invoke = (tool: ToolSpec) => async () => {
       const outcome = await tool.invoke({ a: 5, b: 7 }, ctx)
-      if (outcome.isError || (outcome.content as { value: unknown }).value !== 12) throw new Error(`tool answered ${JSON.stringify(outcome)}`)
+      if (outcome.isError || (outcome.content as { value: unknown }).value !== 12)
+        throw new Error(`tool answered ${JSON.stringify(outcome)}`)
     }
     const [scriptedAdd, floorAdd] = await interleaved([invoke(add), syncFloor(syncRuntime)], warmUp, samples)
     const [scriptedSibling, floorSibling] = await interleaved([invoke(addWithSibling), asyncFloor(asyncRuntime)], warmUp, samples)
@@ -192,10 +208,15 @@ export async function benchSandbox(options: SandboxBenchOptions = {}): Promise<S
   }
 
   log(`bench/sandbox — ${samples} samples per operation after ${warmUp} warm-up, alternating with the floor`)
-  log(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+  log(
+    `machine: ${cpus().length} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  )
   log('')
   log(`${'operation'.padEnd(46)} ${'p50 µs'.padStart(9)} ${'p90 µs'.padStart(9)} ${'p99 µs'.padStart(9)}`)
-  for (const s of table) log(`${s.name.padEnd(46)} ${s.p50.toFixed(1).padStart(9)} ${s.p90.toFixed(1).padStart(9)} ${s.p99.toFixed(1).padStart(9)}`)
+  for (const s of table)
+    log(`${s.name.padEnd(46)} ${s.p50.toFixed(1).padStart(9)} ${s.p90.toFixed(1).padStart(9)} ${s.p99.toFixed(1).padStart(9)}`)
   log('')
   const summary = ratios.map((r) =>
     r.name.startsWith('inline')

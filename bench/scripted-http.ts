@@ -9,8 +9,10 @@ import { createMemoryDeps } from '../functions/deps'
 import { createApp } from '../functions/http/app'
 import { issueToken } from '../functions/http/auth'
 
-const ADD = 'type: scripted\ndescription: Add.\nparameters:\n  inputs: [{ name: a, type: number }, { name: b, type: number }]\n  source: a + b\n'
-const SIBLING = 'type: scripted\ndescription: Whoami, then add.\nparameters:\n  inputs: [{ name: a, type: number }]\n  source: vance.tools.call("whoami", {}).tenant.length + a\n'
+const ADD =
+  'type: scripted\ndescription: Add.\nparameters:\n  inputs: [{ name: a, type: number }, { name: b, type: number }]\n  source: a + b\n'
+const SIBLING =
+  'type: scripted\ndescription: Whoami, then add.\nparameters:\n  inputs: [{ name: a, type: number }]\n  source: vance.tools.call("whoami", {}).tenant.length + a\n'
 
 type Req = () => Promise<Response> | Response
 
@@ -36,13 +38,26 @@ export async function benchScriptedHttp(opts: { rounds?: number; msPerRound?: nu
   // the npm start configuration: scripts in workers behind the watchdog
   const deps = createMemoryDeps({ jwtSecret: 'bench-secret', sandbox: { isolation: 'worker' } })
   const app = createApp(deps)
-  const token = await issueToken('bench-secret', { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:write tools:invoke', expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(
+    'bench-secret',
+    { tenant: 'acme', sub: 'bench', scope: 'tools:read tools:write tools:invoke', expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
-  for (const [name, yaml] of [['add_numbers', ADD], ['add_sibling', SIBLING]] as const) {
-    await app.request(`/brain/acme/projects/p1/server-tools/${name}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/yaml' }, body: yaml })
+  for (const [name, yaml] of [
+    ['add_numbers', ADD],
+    ['add_sibling', SIBLING],
+  ] as const) {
+    await app.request(`/brain/acme/projects/p1/server-tools/${name}`, {
+      method: 'PUT',
+      headers: { ...headers, 'content-type': 'application/yaml' },
+      body: yaml,
+    })
   }
-  const invoke = (name: string, params: unknown): Req => () =>
-    app.request(`/brain/acme/projects/p1/tools/${name}/invoke`, { method: 'POST', headers, body: JSON.stringify({ params }) })
+  const invoke =
+    (name: string, params: unknown): Req =>
+    () =>
+      app.request(`/brain/acme/projects/p1/tools/${name}/invoke`, { method: 'POST', headers, body: JSON.stringify({ params }) })
   const hello = new Hono().get('/', (c) => c.text('hello'))
   const variants: [string, Req][] = [
     ['hello-world route', () => hello.request('/')],

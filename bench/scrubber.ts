@@ -29,12 +29,20 @@ function hostileCorpus(secrets: string[]): string {
 }
 
 function corpus(secrets: string[]): string {
-  const words = ['"id": 12345', '"name": "Ada Lovelace"', '"tags": ["x", "y"]', '"note": "nothing secret here"', 'Bearer eyJhbGciOi', '%2Fpath%3Fq%3D1']
+  const words = [
+    '"id": 12345',
+    '"name": "Ada Lovelace"',
+    '"tags": ["x", "y"]',
+    '"note": "nothing secret here"',
+    'Bearer eyJhbGciOi',
+    '%2Fpath%3Fq%3D1',
+  ]
   let out = ''
   for (let i = 0; out.length < TEXT_BYTES; i++) {
-    out += words[i % words.length] + ', '
+    out += `${words[i % words.length]}, `
     // a handful of echoes, spread out
-    if (i % 5000 === 0) out += ` echo:${Buffer.from(`user:${secrets[i % secrets.length]}`).toString('base64')} ${secrets[(i + 1) % secrets.length].toUpperCase()} `
+    if (i % 5000 === 0)
+      out += ` echo:${Buffer.from(`user:${secrets[i % secrets.length]}`).toString('base64')} ${secrets[(i + 1) % secrets.length].toUpperCase()} `
   }
   return out
 }
@@ -56,7 +64,7 @@ function measure(runs: Record<string, () => unknown>, samples: number): Record<s
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 export async function benchScrubber(opts: { samples?: number; log?: (line: string) => void } = {}) {
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const samples = opts.samples ?? 15
   const summary: string[] = []
   log(`scrubber: ${TEXT_BYTES} characters per result, median of ${samples} alternating samples`)
@@ -80,7 +88,9 @@ export async function benchScrubber(opts: { samples?: number; log?: (line: strin
     )
     const line = `${kind.padEnd(7)}  ${String(count).padStart(7)}  ${String(spellings.length).padStart(9)}  ${t.floor.toFixed(2).padStart(8)}  ${t.scrub.toFixed(2).padStart(8)}  ${t.regex.toFixed(2).padStart(8)}  ${(t.scrub / t.floor).toFixed(1).padStart(10)}×  ${(t.regex / t.scrub).toFixed(1).padStart(10)}×  ${String(redactions).padStart(10)}`
     log(line)
-    summary.push(`scrubber, ${kind} text, ${count} secrets (${spellings.length} spellings), 1 MiB: ${(t.scrub / t.floor).toFixed(1)}× toLowerCase; the regex alternation takes ${(t.regex / t.scrub).toFixed(1)}× the scrubber`)
+    summary.push(
+      `scrubber, ${kind} text, ${count} secrets (${spellings.length} spellings), 1 MiB: ${(t.scrub / t.floor).toFixed(1)}× toLowerCase; the regex alternation takes ${(t.regex / t.scrub).toFixed(1)}× the scrubber`,
+    )
   }
   return { summary }
 }

@@ -18,15 +18,16 @@
  *
  * Run with `npm run bench` (all benches) or `npx tsx bench/usage.ts`.
  */
-import { serve, type ServerType } from '@hono/node-server'
-import { Hono } from 'hono'
+
 import { Agent, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
+import { type ServerType, serve } from '@hono/node-server'
+import { Hono } from 'hono'
 import { createMemoryDeps } from '../functions/deps'
-import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { createApp } from '../functions/http/app'
+import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { systemClock } from '../lib/runtime/clock'
 import { silentLogger } from '../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
@@ -77,12 +78,20 @@ async function toolCallVariant(name: 'countingOn' | 'countingOff', token: string
   const app = createApp(deps)
   const auth = { authorization: `Bearer ${token}` }
   const put = async (path: string, body: string) => {
-    const res = await app.request(`/brain/${TENANT}/projects/${PROJECT}/documents/${path}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body })
+    const res = await app.request(`/brain/${TENANT}/projects/${PROJECT}/documents/${path}`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/yaml' },
+      body,
+    })
     if (res.status >= 300) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`)
   }
   await put('engines/bench-engine.yaml', 'allowedTools: []\nroles: [bench]\n')
   await put('recipes/bench-coder.yaml', 'engine: bench-engine\nallowedToolsAdd: [whoami]\n')
-  const spawned = await app.request(`/brain/${TENANT}/projects/${PROJECT}/processes`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ recipe: 'bench-coder' }) })
+  const spawned = await app.request(`/brain/${TENANT}/projects/${PROJECT}/processes`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ recipe: 'bench-coder' }),
+  })
   if (spawned.status !== 201) throw new Error(`spawn: ${spawned.status} ${await spawned.text()}`)
   const id = ((await spawned.json()) as { id: string }).id
   const variant: Variant = {
@@ -94,7 +103,9 @@ async function toolCallVariant(name: 'countingOn' | 'countingOff', token: string
     headers: { ...auth, 'content-type': 'application/json' },
   }
   // Prove the route does what is measured: a successful whoami.
-  const probe = await app.fetch(new Request(`http://bench${variant.path}`, { method: 'POST', headers: variant.headers, body: variant.body }))
+  const probe = await app.fetch(
+    new Request(`http://bench${variant.path}`, { method: 'POST', headers: variant.headers, body: variant.body }),
+  )
   const outcome = (await probe.json()) as { isError: boolean }
   if (probe.status !== 200 || outcome.isError) throw new Error(`tool call probe failed: ${probe.status} ${JSON.stringify(outcome)}`)
   return { variant, deps }
@@ -112,11 +123,21 @@ async function driveHttp(v: Variant, port: number, agent: Agent, concurrency: nu
   let done = 0
   const one = () =>
     new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: v.path, method: v.method, headers: v.body ? { ...v.headers, 'content-length': Buffer.byteLength(v.body) } : v.headers, agent }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`${v.name}: HTTP ${res.statusCode}`))
-        res.resume()
-        res.on('end', () => resolve())
-      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: v.path,
+          method: v.method,
+          headers: v.body ? { ...v.headers, 'content-length': Buffer.byteLength(v.body) } : v.headers,
+          agent,
+        },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`${v.name}: HTTP ${res.statusCode}`))
+          res.resume()
+          res.on('end', () => resolve())
+        },
+      )
       req.on('error', reject)
       req.end(v.body)
     })
@@ -193,13 +214,23 @@ const median = (xs: number[]) => {
 }
 
 export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBenchResult> {
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + '\n'))
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   const rounds = opts.rounds ?? 15
   const roundMs = opts.roundMs ?? 400
   const concurrency = opts.concurrency ?? 16
-  const token = await issueToken(SECRET, { tenant: TENANT, sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(
+    SECRET,
+    { tenant: TENANT, sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
 
-  const hello: Variant = { name: 'hello', fetch: new Hono().get('/', (c) => c.text('Hello Hono!')).fetch, path: '/', method: 'GET', headers: {} }
+  const hello: Variant = {
+    name: 'hello',
+    fetch: new Hono().get('/', (c) => c.text('Hello Hono!')).fetch,
+    path: '/',
+    method: 'GET',
+    headers: {},
+  }
   const on = await toolCallVariant('countingOn', token)
   const off = await toolCallVariant('countingOff', token)
   const variants = [hello, on.variant, off.variant]
@@ -234,7 +265,8 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
 
     const rps = { hello: median(http.hello), countingOn: median(http.countingOn), countingOff: median(http.countingOff) }
     const inProcess = { hello: median(local.hello), countingOn: median(local.countingOn), countingOff: median(local.countingOff) }
-    const perRound = (m: typeof http, f: (on: number, off: number, hello: number) => number) => median(m.countingOn.map((on, r) => f(on, m.countingOff[r], m.hello[r])))
+    const perRound = (m: typeof http, f: (on: number, off: number, hello: number) => number) =>
+      median(m.countingOn.map((on, r) => f(on, m.countingOff[r], m.hello[r])))
     const vsHello = perRound(http, (on, _off, hello) => on / hello)
     const cost = perRound(http, (on, off) => 1 - on / off)
     const localVsHello = perRound(local, (on, _off, hello) => on / hello)
@@ -245,16 +277,29 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
     ]
     const fmt = (n: number) => n.toFixed(0).padStart(7)
     log('')
-    log(`usage bench — ${rounds} rounds × ${roundMs} ms per variant, ${concurrency} in flight, keep-alive HTTP on 127.0.0.1 (req/s, median of rounds)`)
+    log(
+      `usage bench — ${rounds} rounds × ${roundMs} ms per variant, ${concurrency} in flight, keep-alive HTTP on 127.0.0.1 (req/s, median of rounds)`,
+    )
     log(`  hello-world            ${fmt(rps.hello)}    in-process ${fmt(inProcess.hello)}`)
     log(`  whoami, counting on    ${fmt(rps.countingOn)}    in-process ${fmt(inProcess.countingOn)}`)
     log(`  whoami, counting off   ${fmt(rps.countingOff)}    in-process ${fmt(inProcess.countingOff)}`)
-    log(`  on / hello-world       ${vsHello.toFixed(2)}×  (goal ≥ 0.30)   in-process ${localVsHello.toFixed(2)}×   (median of per-round ratios)`)
-    log(`  cost of counting       ${(cost * 100).toFixed(1)} %  (goal ≤ 10 %)  in-process ${(localCost * 100).toFixed(1)} %   (median of per-round 1 − on/off)`)
-    log(`  counter alone          ${listener.withUs.toFixed(2)} µs vs ${listener.withoutUs.toFixed(2)} µs per dispatch: +${listener.deltaUs.toFixed(2)} µs = ${((listener.deltaUs / (1e6 / inProcess.countingOn)) * 100).toFixed(2)} % of one in-process route call`)
+    log(
+      `  on / hello-world       ${vsHello.toFixed(2)}×  (goal ≥ 0.30)   in-process ${localVsHello.toFixed(2)}×   (median of per-round ratios)`,
+    )
+    log(
+      `  cost of counting       ${(cost * 100).toFixed(1)} %  (goal ≤ 10 %)  in-process ${(localCost * 100).toFixed(1)} %   (median of per-round 1 − on/off)`,
+    )
+    log(
+      `  counter alone          ${listener.withUs.toFixed(2)} µs vs ${listener.withoutUs.toFixed(2)} µs per dispatch: +${listener.deltaUs.toFixed(2)} µs = ${((listener.deltaUs / (1e6 / inProcess.countingOn)) * 100).toFixed(2)} % of one in-process route call`,
+    )
     log(`  counted whoami calls during the measured rounds: ${counted} (HTTP ≈ ${served} + in-process rounds)`)
-    const summary = ratios.map((r) => `usage: ${r.name} = ${r.name.startsWith('cost') ? `${(r.value * 100).toFixed(1)} %` : `${r.value.toFixed(2)}×`} (goal ${r.goal}) ${r.met ? 'met' : 'NOT met'}`)
-    summary.push(`usage: counter alone +${listener.deltaUs.toFixed(2)} µs per dispatch (${listener.withoutUs.toFixed(2)} → ${listener.withUs.toFixed(2)} µs)`)
+    const summary = ratios.map(
+      (r) =>
+        `usage: ${r.name} = ${r.name.startsWith('cost') ? `${(r.value * 100).toFixed(1)} %` : `${r.value.toFixed(2)}×`} (goal ${r.goal}) ${r.met ? 'met' : 'NOT met'}`,
+    )
+    summary.push(
+      `usage: counter alone +${listener.deltaUs.toFixed(2)} µs per dispatch (${listener.withoutUs.toFixed(2)} → ${listener.withUs.toFixed(2)} µs)`,
+    )
     return { rps, inProcess, ratios, listener, counted, served, summary }
   } finally {
     agent.destroy()
@@ -264,7 +309,10 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
 
 async function countedCalls(deps: ReturnType<typeof createMemoryDeps>): Promise<number> {
   const insights = await deps.usage.insights(TENANT, PROJECT)
-  return insights.flatMap((r) => r.tools).filter((t) => t.toolName === 'whoami').reduce((s, t) => s + t.calls, 0)
+  return insights
+    .flatMap((r) => r.tools)
+    .filter((t) => t.toolName === 'whoami')
+    .reduce((s, t) => s + t.calls, 0)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

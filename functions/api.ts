@@ -3,13 +3,23 @@
  * behind the response-streaming adapter.
  */
 import { Resource } from 'sst/resource' // not 'sst': its index adds a log polyfill and loads node:util
-import { createAwsDeps } from './deps'
-import { createApp } from './http/app'
-import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
-import { authSettingsFromEnv, awsCredentialsFromEnv, awsRegionFromEnv, sandboxSettingsFromEnv, envLogger, optionalEnv, ownEndpointsFromEnv, requiredEnv, surfaceSettingsFromEnv } from './settings'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
 import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
+import { createAwsDeps } from './deps'
+import { createApp } from './http/app'
+import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
+import {
+  authSettingsFromEnv,
+  awsCredentialsFromEnv,
+  awsRegionFromEnv,
+  envLogger,
+  optionalEnv,
+  ownEndpointsFromEnv,
+  requiredEnv,
+  sandboxSettingsFromEnv,
+  surfaceSettingsFromEnv,
+} from './settings'
 
 // SecureString parameters under /server-tools/<tenant>/<name>; cached per container for a minute.
 // SSM_ENDPOINT exists only so tests can point the client at loopback; AWS uses its default.

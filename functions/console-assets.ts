@@ -4,7 +4,11 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { ConsoleAsset } from './http/console/routes'
 
-const ASSETS = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8', 'favicon.svg': 'image/svg+xml' } as const
+const ASSETS = {
+  'console.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+} as const
 
 export function consoleAssetsDir(): string {
   // Lambda runs from LAMBDA_TASK_ROOT with the assets copied beside the bundle under the same path (sst copyFiles)

@@ -9,7 +9,8 @@ export function defaultsDir(): string {
 }
 
 /** Not documents of the layer: hidden files, READMEs and the forms file. */
-const isLayerFile = (path: string) => path !== BUNDLED_FORMS_FILE && !path.split('/').some((segment) => segment.startsWith('.') || segment === 'README.md')
+const isLayerFile = (path: string) =>
+  path !== BUNDLED_FORMS_FILE && !path.split('/').some((segment) => segment.startsWith('.') || segment === 'README.md')
 
 export function loadBundledFiles(dir = defaultsDir()): BundledFile[] {
   const out: BundledFile[] = []
@@ -34,7 +35,8 @@ export function bundledDefaults(dir = defaultsDir()): BundledSource {
   return {
     all: () => loadBundledFiles(dir),
     one(path) {
-      if (!isLayerFile(path) || path.startsWith('/') || /\\|\0/.test(path) || path.split('/').some((s) => s === '..' || s === '')) return undefined
+      if (!isLayerFile(path) || path.startsWith('/') || /\\|\0/.test(path) || path.split('/').some((s) => s === '..' || s === ''))
+        return undefined
       let body: string
       try {
         body = readFileSync(join(dir, path), 'utf8')

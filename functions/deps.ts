@@ -2,36 +2,42 @@
  * Composition: builds the domain once per cold start from a store and settings. The only place
  * that decides which adapters, factories and built-ins make up the service.
  */
-import { BundledLayer, type BundledFile } from '../lib/documents/bundled'
+import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
-import { DocumentService, type DocumentCheck } from '../lib/documents/service'
+import { type DocumentCheck, DocumentService } from '../lib/documents/service'
 import type { AllowList } from '../lib/egress/allow-list'
 import { type Egress, lazyEgress } from '../lib/egress/lazy'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { wireClients } from '../lib/llm'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
+import { checkSurfaceDocument } from '../lib/recipes/documents'
+import type { ProcessStore } from '../lib/recipes/ports'
 import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
+import { deferred, once } from '../lib/runtime/deferred'
 import type { Logger } from '../lib/runtime/logger'
 import { silentLogger } from '../lib/runtime/logger'
+import type { SandboxSettings } from '../lib/sandbox'
+import { type LazySandbox, lazySandbox } from '../lib/sandbox/lazy'
 import { MemorySecretStore } from '../lib/secrets/memory'
 import type { SecretStore } from '../lib/secrets/ports'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
-import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
+import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
+import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
+import { DynamoProcessStore } from '../lib/stores/aws/process-store'
+import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
-import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
-import type { ToolUsageStore } from '../lib/usage/ports'
-import { UsageService } from '../lib/usage/service'
-import type { SandboxSettings } from '../lib/sandbox'
-import { lazySandbox, type LazySandbox } from '../lib/sandbox/lazy'
+import type { ObservedLimitStore } from '../lib/surface/limits'
+import type { SurfaceSettings } from '../lib/surface/surface'
 import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
+import { META_BUILTINS } from '../lib/tools/builtins/meta'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
-import { ScriptedToolFactory } from '../lib/tools/types/scripted'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
 import { ToolDispatcher } from '../lib/tools/dispatcher'
 import { BuiltinRegistry, FactoryRegistry } from '../lib/tools/registry'
@@ -40,22 +46,16 @@ import { docLookupFactory } from '../lib/tools/types/doc_lookup'
 import { McpToolFactory } from '../lib/tools/types/mcp'
 import { McpServerToolFactory } from '../lib/tools/types/mcp_server'
 import { PromptTemplateFactory } from '../lib/tools/types/prompt_template'
-import { wireClients } from '../lib/llm'
 import { RestToolFactory } from '../lib/tools/types/rest'
 import { RestApiToolFactory } from '../lib/tools/types/rest_api'
+import { ScriptedToolFactory } from '../lib/tools/types/scripted'
+import type { ToolUsageStore } from '../lib/usage/ports'
+import { UsageService } from '../lib/usage/service'
+import { lazyConsoleAssets } from './console-assets'
+import { bundledDefaults } from './defaults'
 import type { AppDeps } from './http/app'
 import type { AuthSettings } from './http/token-verifier'
-import { META_BUILTINS } from '../lib/tools/builtins/meta'
-import { deferred, once } from '../lib/runtime/deferred'
 import type { AgentSurface } from './surface-deps'
-import type { ProcessStore } from '../lib/recipes/ports'
-import { checkSurfaceDocument } from '../lib/recipes/documents'
-import type { ObservedLimitStore } from '../lib/surface/limits'
-import type { SurfaceSettings } from '../lib/surface/surface'
-import { DynamoProcessStore } from '../lib/stores/aws/process-store'
-import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
-import { bundledDefaults } from './defaults'
-import { lazyConsoleAssets } from './console-assets'
 
 export interface CoreOptions {
   store: DocumentStore
@@ -102,17 +102,43 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const cascade = new DocumentCascade(opts.store, bundled)
   // the tool types' runtimes hold the client's code too: whatever sends first loads both, at once
   const runtimes = () => import('./lazy/tool-runtimes')
-  const egress = opts.egress ?? lazyEgress(runtimes, { allow: opts.egressAllow, ownEndpoints: opts.ownEndpoints, tenantAllowList: documentTenantAllowList(opts.store, { log }), log })
+  const egress =
+    opts.egress ??
+    lazyEgress(runtimes, {
+      allow: opts.egressAllow,
+      ownEndpoints: opts.ownEndpoints,
+      tenantAllowList: documentTenantAllowList(opts.store, { log }),
+      log,
+    })
   const secrets = opts.secrets ?? new MemorySecretStore()
   const mcp = createMcpRuntime({ egress, secrets, log, clock, load: () => import('./lazy/mcp-connections') })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
   const sandbox = lazySandbox(() => import('./lazy/sandbox'), isolation, sandboxOptions)
-  const factories = new FactoryRegistry([docLookupFactory, new ScriptedToolFactory({ sandbox }), new McpToolFactory(mcp, runtimes), new McpServerToolFactory(mcp, runtimes), new PromptTemplateFactory({ egress, secrets, wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }), load: runtimes }), new RestToolFactory({ http: egress, secrets, load: runtimes }), new RestApiToolFactory({ http: egress, secrets, load: runtimes }), ...(opts.extraFactories ?? [])])
+  const factories = new FactoryRegistry([
+    docLookupFactory,
+    new ScriptedToolFactory({ sandbox }),
+    new McpToolFactory(mcp, runtimes),
+    new McpServerToolFactory(mcp, runtimes),
+    new PromptTemplateFactory({
+      egress,
+      secrets,
+      wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }),
+      load: runtimes,
+    }),
+    new RestToolFactory({ http: egress, secrets, load: runtimes }),
+    new RestApiToolFactory({ http: egress, secrets, load: runtimes }),
+    ...(opts.extraFactories ?? []),
+  ])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log)
-  const usage = new UsageService({ store: opts.usageStore ?? new MemoryToolUsageStore(), clock, log, surfaces: async (t, p, r) => (await agent()).roleSurfaces(t, p, r) })
+  const usage = new UsageService({
+    store: opts.usageStore ?? new MemoryToolUsageStore(),
+    clock,
+    log,
+    surfaces: async (t, p, r) => (await agent()).roleSurfaces(t, p, r),
+  })
   if (opts.countUsage !== false) dispatcher.addListener(usage.counter)
   // The agent surface (processes, manifests, MCP sessions, learned limits) is built, and its code
   // loaded, by the first request that needs it: a cold start serving a tool call never pays for it.
@@ -132,7 +158,11 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   )
   return {
     tools,
-    documents: new DocumentService(opts.store, cascade, allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument)),
+    documents: new DocumentService(
+      opts.store,
+      cascade,
+      allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument),
+    ),
     processes: deferred(async () => (await agent()).processes),
     surface: deferred(async () => (await agent()).surface),
     observedLimits: deferred(async () => (await agent()).observedLimits),
@@ -142,7 +172,11 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     consoleAssets: lazyConsoleAssets(),
     // the HTTP layer's lazily loaded modules, as wrappers that share the one lazy chunk (./lazy/shared.ts)
-    modules: { openapi: () => import('./lazy/openapi'), mcpProtocol: () => import('./lazy/mcp-protocol'), consolePages: () => import('./lazy/console-pages') },
+    modules: {
+      openapi: () => import('./lazy/openapi'),
+      mcpProtocol: () => import('./lazy/mcp-protocol'),
+      consolePages: () => import('./lazy/console-pages'),
+    },
     log,
     clock,
     sandbox,
@@ -183,7 +217,12 @@ export interface AwsDepsConfig {
 
 /** Production composition: DynamoDB + S3 adapters; their clients built once per cold start. */
 export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsClients } {
-  const clients = makeAwsClients({ region: config.region, dynamoEndpoint: config.dynamoEndpoint, s3Endpoint: config.s3Endpoint, credentials: config.credentials })
+  const clients = makeAwsClients({
+    region: config.region,
+    dynamoEndpoint: config.dynamoEndpoint,
+    s3Endpoint: config.s3Endpoint,
+    credentials: config.credentials,
+  })
   const clock = config.clock ?? systemClock
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
   const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock })
@@ -193,16 +232,36 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)
-  return { ...buildDeps({ store, usageStore, processStore, observedLimitStore, surface: config.surface, secrets: config.secrets, egressAllow: config.egressAllow, ownEndpoints, sandbox: config.sandbox, jwtSecret: config.jwtSecret, auth: config.auth, log: config.log, clock, bundledFiles: config.bundledFiles }), clients }
+  return {
+    ...buildDeps({
+      store,
+      usageStore,
+      processStore,
+      observedLimitStore,
+      surface: config.surface,
+      secrets: config.secrets,
+      egressAllow: config.egressAllow,
+      ownEndpoints,
+      sandbox: config.sandbox,
+      jwtSecret: config.jwtSecret,
+      auth: config.auth,
+      log: config.log,
+      clock,
+      bundledFiles: config.bundledFiles,
+    }),
+    clients,
+  }
 }
 
 /** Several features' write-time document checks as one; a problem two of them report is listed once. */
 function allChecks(...checks: DocumentCheck[]): DocumentCheck {
   return (path, body) => {
     const seen = new Set<string>()
-    return checks.flatMap((check) => check(path, body)).filter((i) => {
-      const key = `${i.pointer ?? ''}|${i.line ?? ''}|${i.column ?? ''}|${i.message}`
-      return !seen.has(key) && seen.add(key) !== undefined
-    })
+    return checks
+      .flatMap((check) => check(path, body))
+      .filter((i) => {
+        const key = `${i.pointer ?? ''}|${i.line ?? ''}|${i.column ?? ''}|${i.message}`
+        return !seen.has(key) && seen.add(key) !== undefined
+      })
   }
 }

@@ -14,7 +14,13 @@ interface S3rverInstance {
   run(): Promise<AddressInfo>
   close(): Promise<void>
 }
-type S3rverCtor = new (opts: { address: string; port: number; silent: boolean; directory: string; configureBuckets: unknown[] }) => S3rverInstance
+type S3rverCtor = new (opts: {
+  address: string
+  port: number
+  silent: boolean
+  directory: string
+  configureBuckets: unknown[]
+}) => S3rverInstance
 
 const require = createRequire(import.meta.url)
 
@@ -30,7 +36,12 @@ export interface Emulators {
  * Starts both emulators on 127.0.0.1. `dynamoPath` keeps DynamoDB data on disk (leveldb);
  * without it the data lives in memory. `s3Directory` is where s3rver keeps objects.
  */
-export async function startEmulators(opts: { s3Directory: string; dynamoPath?: string; dynamoPort?: number; s3Port?: number }): Promise<Emulators> {
+export async function startEmulators(opts: {
+  s3Directory: string
+  dynamoPath?: string
+  dynamoPort?: number
+  s3Port?: number
+}): Promise<Emulators> {
   const dynalite = require('dynalite') as DynaliteFactory
   const S3rver = require('s3rver') as S3rverCtor
   const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })

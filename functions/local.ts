@@ -2,22 +2,23 @@
  * `npm start`: the service on a laptop. Embedded dynalite (data on disk) and s3rver under
  * DATA_DIR, the same AWS adapters as production, tables and bucket created when missing.
  */
-import { serve } from '@hono/node-server'
+
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { serve } from '@hono/node-server'
+import { deploymentAllowList } from '../lib/egress/allow-list'
+import { LocalSecretStore } from '../lib/secrets/local'
 import { destroyAwsClients } from '../lib/stores/aws/clients'
+import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
+import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { createAwsDeps } from './deps'
-import { processesTableSpec } from '../lib/stores/aws/process-store'
-import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { startEmulators } from './emulators'
-import { ALL_SCOPES, issueToken } from './http/auth'
 import { createApp } from './http/app'
-import { authSettingsFromEnv, sandboxSettingsFromEnv, envLogger, ownEndpointsFromEnv, surfaceSettingsFromEnv } from './settings'
-import { deploymentAllowList } from '../lib/egress/allow-list'
-import { LocalSecretStore } from '../lib/secrets/local'
+import { ALL_SCOPES, issueToken } from './http/auth'
+import { authSettingsFromEnv, envLogger, ownEndpointsFromEnv, sandboxSettingsFromEnv, surfaceSettingsFromEnv } from './settings'
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
 const DOCUMENTS_TABLE = 'server-tools-documents'
@@ -72,7 +73,11 @@ async function main() {
   await new Promise<void>((res) => server.once('listening', () => res()))
   // every scope, tenant:admin included; 30 days unless the deployment's cap is shorter
   const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)
-  const token = await issueToken(jwtSecret, { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: lifetime }, Math.floor(Date.now() / 1000))
+  const token = await issueToken(
+    jwtSecret,
+    { tenant: 'demo', sub: 'local-admin', scope: ALL_SCOPES.join(' '), expiresInSeconds: lifetime },
+    Math.floor(Date.now() / 1000),
+  )
   const bound = server.address()
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : port}`
   ownEndpoints.add(url)
@@ -111,7 +116,7 @@ async function main() {
 function localSecret(file: string): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim()
   const secret = randomBytes(32).toString('base64url')
-  writeFileSync(file, secret + '\n', { mode: 0o600 })
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 })
   return secret
 }
 

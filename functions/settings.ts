@@ -1,15 +1,22 @@
 /** The deployment settings read from the environment, in one place (edge only). */
-import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
+
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
 import type { SandboxSettings } from '../lib/sandbox'
-import type { SurfaceSettings } from '../lib/surface/surface'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
-import { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm, type AuthSettings, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, type IdentityProviderSettings } from './http/token-verifier'
+import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
+import type { SurfaceSettings } from '../lib/surface/surface'
+import {
+  ASYMMETRIC_ALGORITHMS,
+  type AsymmetricAlgorithm,
+  type AuthSettings,
+  DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+  type IdentityProviderSettings,
+} from './http/token-verifier'
 
 export function envLogger() {
   const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel
-  return jsonLogger((line) => process.stdout.write(line + '\n'), ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info')
+  return jsonLogger((line) => process.stdout.write(`${line}\n`), ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info')
 }
 
 export function requiredEnv(name: string): string {
@@ -29,7 +36,8 @@ export const optionalEnv = (name: string) => process.env[name] || undefined
  */
 export function sandboxSettingsFromEnv(defaultIsolation: SandboxIsolation): SandboxSettings & { isolation: SandboxIsolation } {
   const isolation = (optionalEnv('SANDBOX_ISOLATION') ?? defaultIsolation) as SandboxIsolation
-  if (!SANDBOX_ISOLATIONS.includes(isolation)) throw new Error(`SANDBOX_ISOLATION must be one of ${SANDBOX_ISOLATIONS.join(', ')}, got '${isolation}'`)
+  if (!SANDBOX_ISOLATIONS.includes(isolation))
+    throw new Error(`SANDBOX_ISOLATION must be one of ${SANDBOX_ISOLATIONS.join(', ')}, got '${isolation}'`)
   const mb = wholeEnv('SANDBOX_MEMORY_MB', 4, 1024)
   const tenantConcurrency = wholeEnv('SANDBOX_TENANT_CONCURRENCY', 1, 64)
   const tenantQueue = wholeEnv('SANDBOX_TENANT_QUEUE', 1, 1000)
@@ -59,27 +67,35 @@ function wholeEnv(name: string, min: number, max: number): number | undefined {
 export function authSettingsFromEnv(): Omit<AuthSettings, 'jwtSecret'> {
   const lifetime = optionalEnv('AUTH_MAX_TOKEN_LIFETIME_SECONDS')
   const maxTokenLifetimeSeconds = lifetime === undefined ? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS : Number(lifetime)
-  if (!Number.isInteger(maxTokenLifetimeSeconds) || maxTokenLifetimeSeconds < 60) throw new Error(`AUTH_MAX_TOKEN_LIFETIME_SECONDS must be a whole number of seconds, at least 60, got '${lifetime}'`)
+  if (!Number.isInteger(maxTokenLifetimeSeconds) || maxTokenLifetimeSeconds < 60)
+    throw new Error(`AUTH_MAX_TOKEN_LIFETIME_SECONDS must be a whole number of seconds, at least 60, got '${lifetime}'`)
   const publicBaseUrl = optionalEnv('PUBLIC_BASE_URL')
   if (publicBaseUrl !== undefined) httpUrl('PUBLIC_BASE_URL', publicBaseUrl)
   return { maxTokenLifetimeSeconds, publicBaseUrl, identityProvider: identityProviderFromEnv() }
 }
 
-const list = (raw: string | undefined) => (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+const list = (raw: string | undefined) =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 
 function identityProviderFromEnv(): IdentityProviderSettings | undefined {
   const jwksUrl = optionalEnv('AUTH_JWKS_URL')
   if (jwksUrl === undefined) return undefined
   const url = httpUrl('AUTH_JWKS_URL', jwksUrl)
   // the keys decide who is anyone: plain HTTP only to this machine (a local IdP, tests)
-  if (url.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`AUTH_JWKS_URL must be https (plain http only on loopback), got '${jwksUrl}'`)
+  if (url.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    throw new Error(`AUTH_JWKS_URL must be https (plain http only on loopback), got '${jwksUrl}'`)
   const issuer = requiredEnv('AUTH_ISSUER')
   const audience = list(requiredEnv('AUTH_AUDIENCE'))
   const algorithms = list(optionalEnv('AUTH_ALGORITHMS') ?? 'RS256,ES256') as AsymmetricAlgorithm[]
   const unknown = algorithms.filter((a) => !(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a))
-  if (unknown.length || !algorithms.length) throw new Error(`AUTH_ALGORITHMS must list asymmetric algorithms from ${ASYMMETRIC_ALGORITHMS.join(', ')}, got '${unknown.join(', ')}'`)
+  if (unknown.length || !algorithms.length)
+    throw new Error(`AUTH_ALGORITHMS must list asymmetric algorithms from ${ASYMMETRIC_ALGORITHMS.join(', ')}, got '${unknown.join(', ')}'`)
   const cooldown = Number(optionalEnv('AUTH_JWKS_REFRESH_SECONDS') ?? 30)
-  if (!Number.isFinite(cooldown) || cooldown < 0 || cooldown > 86_400) throw new Error(`AUTH_JWKS_REFRESH_SECONDS must be from 0 to 86400, got '${optionalEnv('AUTH_JWKS_REFRESH_SECONDS')}'`)
+  if (!Number.isFinite(cooldown) || cooldown < 0 || cooldown > 86_400)
+    throw new Error(`AUTH_JWKS_REFRESH_SECONDS must be from 0 to 86400, got '${optionalEnv('AUTH_JWKS_REFRESH_SECONDS')}'`)
   const authorizationServers = list(optionalEnv('AUTH_AUTHORIZATION_SERVERS'))
   for (const server of authorizationServers) httpUrl('AUTH_AUTHORIZATION_SERVERS', server)
   return {
@@ -113,7 +129,15 @@ function httpUrl(name: string, raw: string): URL {
  */
 export function ownEndpointsFromEnv(env: Record<string, string | undefined> = process.env): OwnEndpoints {
   const own = new OwnEndpoints()
-  for (const name of ['AWS_LAMBDA_RUNTIME_API', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'ECS_CONTAINER_METADATA_URI', 'ECS_CONTAINER_METADATA_URI_V4', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SSM_ENDPOINT']) {
+  for (const name of [
+    'AWS_LAMBDA_RUNTIME_API',
+    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+    'ECS_CONTAINER_METADATA_URI',
+    'ECS_CONTAINER_METADATA_URI_V4',
+    'DYNAMODB_ENDPOINT',
+    'S3_ENDPOINT',
+    'SSM_ENDPOINT',
+  ]) {
     const value = env[name]?.trim()
     if (value) own.add(value)
   }

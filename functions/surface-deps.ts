@@ -14,7 +14,7 @@ import type { Clock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
 import { MemoryObservedLimitStore } from '../lib/stores/memory/observed-limit-store'
 import { MemoryProcessStore } from '../lib/stores/memory/process-store'
-import { ObservedLimits, type ObservedLimitStore } from '../lib/surface/limits'
+import { type ObservedLimitStore, ObservedLimits } from '../lib/surface/limits'
 import { DEFAULT_SURFACE_SETTINGS, type DemandSource, SurfaceService, type SurfaceSettings } from '../lib/surface/surface'
 import { META_BUILTINS } from '../lib/tools/builtins/meta'
 import type { ServerToolService } from '../lib/tools/service'
@@ -47,8 +47,20 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
   const settings = { ...DEFAULT_SURFACE_SETTINGS, ...definedOnly(o.settings ?? {}) }
   const surfaceDocuments = new SurfaceDocuments({ store: o.store, cascade: o.cascade, bundled: o.bundled })
   const store = o.processStore ?? new MemoryProcessStore()
-  const observedLimits = new ObservedLimits({ store: o.observedLimitStore ?? new MemoryObservedLimitStore(), documents: surfaceDocuments, log: o.log, clock: o.clock })
-  const processes = new ProcessService({ tools: o.tools, documents: surfaceDocuments, processes: store, clock: o.clock, log: o.log, processTtlMs: settings.processTtlMs })
+  const observedLimits = new ObservedLimits({
+    store: o.observedLimitStore ?? new MemoryObservedLimitStore(),
+    documents: surfaceDocuments,
+    log: o.log,
+    clock: o.clock,
+  })
+  const processes = new ProcessService({
+    tools: o.tools,
+    documents: surfaceDocuments,
+    processes: store,
+    clock: o.clock,
+    log: o.log,
+    processTtlMs: settings.processTtlMs,
+  })
   const surface = new SurfaceService({
     tools: o.tools,
     documents: surfaceDocuments,

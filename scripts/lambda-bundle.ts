@@ -9,7 +9,7 @@ import { cpSync, readFileSync } from 'node:fs'
 import { join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
-import { build, transform, type Metafile } from 'esbuild'
+import { build, type Metafile, transform } from 'esbuild'
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
 export const CONFIG_PATH = join(ROOT, 'sst.config.ts')
@@ -73,7 +73,8 @@ export async function evaluateSstConfig(): Promise<EvaluatedConfig> {
       },
     )
   const module = { exports: {} as Record<string, any> }
-  const interpolate = (strings: TemplateStringsArray, ...values: unknown[]) => strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '')
+  const interpolate = (strings: TemplateStringsArray, ...values: unknown[]) =>
+    strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '')
   const context = vm.createContext({
     module,
     exports: module.exports,
@@ -106,7 +107,12 @@ export function splitHandler(handler: string): [file: string, exported: string] 
  * `install` packages copied beside the bundle. The entry lands in `dir` as `<name>.mjs`; with
  * splitting, its lazily imported chunks land beside it. Returns the entry's path and the metafile.
  */
-export async function bundleLikeSst(fn: Component, entry: string, dir: string, name: string): Promise<{ outfile: string; metafile: Metafile }> {
+export async function bundleLikeSst(
+  fn: Component,
+  entry: string,
+  dir: string,
+  name: string,
+): Promise<{ outfile: string; metafile: Metafile }> {
   const nodejs = fn.args.nodejs ?? {}
   const result = await build({
     entryPoints: { [name]: entry },
@@ -128,7 +134,8 @@ export async function bundleLikeSst(fn: Component, entry: string, dir: string, n
     // SST's passthrough of further esbuild options
     ...(nodejs.esbuild ?? {}),
   })
-  for (const pkg of withDependencies((nodejs.install ?? []) as string[])) cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
+  for (const pkg of withDependencies((nodejs.install ?? []) as string[]))
+    cpSync(join(ROOT, 'node_modules', pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true })
   return { outfile: join(dir, `${name}.mjs`), metafile: result.metafile as Metafile }
 }
 
@@ -138,7 +145,9 @@ function withDependencies(packages: string[]): string[] {
   const visit = (pkg: string) => {
     if (all.has(pkg)) return
     all.add(pkg)
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>
+    }
     for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep)
   }
   packages.forEach(visit)
@@ -147,17 +156,23 @@ function withDependencies(packages: string[]): string[] {
 
 /** The output file (entry or chunk) that holds a source module, e.g. the sandbox's worker entry. */
 export function outputHolding(metafile: Metafile, source: string): string | undefined {
-  const key = Object.keys(metafile.outputs).find((out) => out.endsWith('.mjs') && Object.keys(metafile.outputs[out].inputs).some((input) => resolve(input) === resolve(ROOT, source)))
+  const key = Object.keys(metafile.outputs).find(
+    (out) => out.endsWith('.mjs') && Object.keys(metafile.outputs[out].inputs).some((input) => resolve(input) === resolve(ROOT, source)),
+  )
   return key === undefined ? undefined : resolve(key)
 }
 
 /** The Api function's bundle plus its copyFiles, ready to load from `dir` as Lambda would. */
-export async function buildApiLikeSst(cfg: EvaluatedConfig, dir: string): Promise<{ outfile: string; exported: string; metafile: Metafile; fn: Component }> {
+export async function buildApiLikeSst(
+  cfg: EvaluatedConfig,
+  dir: string,
+): Promise<{ outfile: string; exported: string; metafile: Metafile; fn: Component }> {
   const fn = cfg.byKind('sst.aws.Function').find((f) => f.name === 'Api')
   if (!fn) throw new Error('sst.config.ts declares no Api function')
   const [file, exported] = splitHandler(fn.args.handler)
   const { outfile, metafile } = await bundleLikeSst(fn, join(ROOT, `${file}.ts`), dir, file.split(sep).pop()!)
-  for (const { from, to } of (fn.args.copyFiles ?? []) as { from: string; to?: string }[]) cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+  for (const { from, to } of (fn.args.copyFiles ?? []) as { from: string; to?: string }[])
+    cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
   return { outfile, exported, metafile, fn }
 }
 

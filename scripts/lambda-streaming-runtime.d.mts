@@ -8,4 +8,8 @@ export interface StreamedResponse {
 
 export function installLambdaRuntime(): void
 
-export function invokeStreaming(handler: unknown, event: unknown, context?: unknown): { response: Promise<StreamedResponse>; done: Promise<void> }
+export function invokeStreaming(
+  handler: unknown,
+  event: unknown,
+  context?: unknown,
+): { response: Promise<StreamedResponse>; done: Promise<void> }

@@ -91,5 +91,10 @@ function parseResponse(contentType, bytes) {
   const at = bytes.indexOf(DELIMITER)
   if (at < 0) throw new Error('http-integration-response without the 8-byte delimiter after its prelude')
   const prelude = JSON.parse(bytes.subarray(0, at).toString('utf8'))
-  return { statusCode: prelude.statusCode ?? 200, headers: prelude.headers ?? {}, cookies: prelude.cookies ?? [], body: bytes.subarray(at + DELIMITER.length) }
+  return {
+    statusCode: prelude.statusCode ?? 200,
+    headers: prelude.headers ?? {},
+    cookies: prelude.cookies ?? [],
+    body: bytes.subarray(at + DELIMITER.length),
+  }
 }

@@ -31,17 +31,25 @@ export class ServerToolsClient {
     private readonly fetchImpl: typeof fetch = fetch,
   ) {
     this.base = url.replace(/\/+$/, '')
-    if (!/\/brain\/[^/]+$/.test(new URL(this.base).pathname)) throw new Error(`the URL must end in /brain/<tenant> (as npm start prints it in ST_URL), got '${url}'`)
+    if (!/\/brain\/[^/]+$/.test(new URL(this.base).pathname))
+      throw new Error(`the URL must end in /brain/<tenant> (as npm start prints it in ST_URL), got '${url}'`)
   }
 
-  private async send(method: string, path: string, init: { body?: string; contentType?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    init: { body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, ...init.headers }
     if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'application/json'
     let res: Response
     try {
       res = await this.fetchImpl(`${this.base}${path}`, { method, headers, body: init.body })
     } catch (e) {
-      throw new ApiError(0, `cannot reach ${this.base}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`)
+      throw new ApiError(
+        0,
+        `cannot reach ${this.base}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`,
+      )
     }
     if (res.ok) return res
     const text = await res.text()
@@ -61,7 +69,10 @@ export class ServerToolsClient {
 
   /** One snapshot of a layer: every document with its version and content hash (and body, for exports). */
   async listLayer(project: string, opts: { bodies?: boolean } = {}): Promise<ListedDocument[]> {
-    const { documents } = await this.json<{ documents: ListedDocument[] }>('GET', `/projects/${enc(project)}/documents${opts.bodies ? '?bodies=true' : ''}`)
+    const { documents } = await this.json<{ documents: ListedDocument[] }>(
+      'GET',
+      `/projects/${enc(project)}/documents${opts.bodies ? '?bodies=true' : ''}`,
+    )
     return documents
   }
 
@@ -71,7 +82,8 @@ export class ServerToolsClient {
    * validation), everything else through the raw documents route.
    */
   async putDocument(project: string, path: string, body: string, expectedVersion: number | undefined): Promise<{ version: number }> {
-    const headers: Record<string, string> = expectedVersion === undefined ? { 'if-none-match': '*' } : { 'if-match': `"${expectedVersion}"` }
+    const headers: Record<string, string> =
+      expectedVersion === undefined ? { 'if-none-match': '*' } : { 'if-match': `"${expectedVersion}"` }
     const res = await this.send('PUT', documentRoute(project, path), { body, contentType: contentTypeOf(path), headers })
     return { version: Number((res.headers.get('etag') ?? '').replace(/"/g, '')) }
   }

@@ -25,7 +25,13 @@ export async function readLayerDir(dir: string): Promise<LayerDir> {
     if (!entry.isDirectory() || entry.name.startsWith('.')) continue
     if (!(LAYER_FOLDERS as readonly string[]).includes(entry.name)) {
       const hint = closest(entry.name, LAYER_FOLDERS)
-      if (hint) problems.push({ path: `${entry.name}/`, layer: 'target', message: `'${entry.name}/' is not a layer folder — did you mean '${hint}/'? (its files are not part of the layer)`, severity: 'error' })
+      if (hint)
+        problems.push({
+          path: `${entry.name}/`,
+          layer: 'target',
+          message: `'${entry.name}/' is not a layer folder — did you mean '${hint}/'? (its files are not part of the layer)`,
+          severity: 'error',
+        })
       continue
     }
     await walk(root, join(root, entry.name), files, problems)
@@ -47,7 +53,12 @@ async function walk(root: string, dir: string, files: LayerFile[], problems: Lay
     const path = layerPath(relative(root, full))
     const bytes = await readFile(full)
     if (bytes.byteLength > MAX_DOCUMENT_BYTES) {
-      problems.push({ path, layer: 'target', message: `${bytes.byteLength} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`, severity: 'error' })
+      problems.push({
+        path,
+        layer: 'target',
+        message: `${bytes.byteLength} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`,
+        severity: 'error',
+      })
       continue
     }
     let text: string

@@ -9,7 +9,16 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline/promises'
 import { Command, Option } from 'commander'
 import { isLayerPath, type LayerFile } from '../../lib/layers/layer'
-import { type Change, countChanges, pendingChanges, type Plan, PLAN_FORMAT, planLayer, plannedVersion, staleChanges } from '../../lib/layers/plan'
+import {
+  type Change,
+  countChanges,
+  PLAN_FORMAT,
+  type Plan,
+  pendingChanges,
+  planLayer,
+  plannedVersion,
+  staleChanges,
+} from '../../lib/layers/plan'
 import { sha256 } from '../../lib/runtime/hash'
 import { ApiError, ServerToolsClient } from './client'
 import { readLayerDir, writeLayerDir } from './layer-dir'
@@ -26,7 +35,10 @@ export interface CliIo {
 export const EXIT = { ok: 0, problems: 1, changes: 2 } as const
 
 class CliFailure extends Error {
-  constructor(message: string, readonly code: number = EXIT.problems) {
+  constructor(
+    message: string,
+    readonly code: number = EXIT.problems,
+  ) {
     super(message)
   }
 }
@@ -40,7 +52,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let code: number = EXIT.ok
   const set = (c: number) => (code = c)
   const program = new Command('server-tools')
-    .description('Configuration as code for Server Tools: a directory is a layer (server-tools/, recipes/, engines/, models/, mcp-servers/, documents/, scripts/, egress/).')
+    .description(
+      'Configuration as code for Server Tools: a directory is a layer (server-tools/, recipes/, engines/, models/, mcp-servers/, documents/, scripts/, egress/).',
+    )
     .option('--url <url>', 'the tenant URL, …/brain/<tenant> (default: $ST_URL)')
     .option('--token <token>', 'a bearer token (default: $ST_TOKEN)')
     .exitOverride()
@@ -78,7 +92,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const api = client()
       const files = await validFiles(dir, o.project, api)
       const plan = planLayer(o.project, files, await api.listLayer(o.project, { bodies: true }), { prune: !!o.prune })
-      if (o.out) await writeFile(o.out, JSON.stringify({ format: PLAN_FORMAT, ...plan }, null, 2) + '\n')
+      if (o.out) await writeFile(o.out, `${JSON.stringify({ format: PLAN_FORMAT, ...plan }, null, 2)}\n`)
       io.out(o.format === 'json' ? JSON.stringify(plan, null, 2) : formatPlan(plan))
       set(pendingChanges(plan).length ? EXIT.changes : EXIT.ok)
     })
@@ -93,7 +107,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(async (dir: string, o: { project: string; prune?: boolean; plan?: string; yes?: boolean }) => {
       const api = client()
       const files = await validFiles(dir, o.project, api)
-      const plan = o.plan ? await savedPlan(o.plan, o.project, files) : planLayer(o.project, files, await api.listLayer(o.project, { bodies: true }), { prune: !!o.prune })
+      const plan = o.plan
+        ? await savedPlan(o.plan, o.project, files)
+        : planLayer(o.project, files, await api.listLayer(o.project, { bodies: true }), { prune: !!o.prune })
       const pending = pendingChanges(plan)
       if (!pending.length) {
         io.out(`No changes: layer '${o.project}' matches ${dir}.`)
@@ -105,8 +121,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (stale.length) throw new CliFailure(conflictMessage(stale))
       const deletes = pending.filter((c) => c.kind === 'delete')
       if (deletes.length && !o.yes) {
-        const ok = io.confirm ? await io.confirm(`Delete ${deletes.length} document${deletes.length > 1 ? 's' : ''} from layer '${o.project}'? [y/N] `) : undefined
-        if (ok === undefined) throw new CliFailure(`the plan deletes ${deletes.length} document(s); pass --yes to confirm without a terminal`)
+        const ok = io.confirm
+          ? await io.confirm(`Delete ${deletes.length} document${deletes.length > 1 ? 's' : ''} from layer '${o.project}'? [y/N] `)
+          : undefined
+        if (ok === undefined)
+          throw new CliFailure(`the plan deletes ${deletes.length} document(s); pass --yes to confirm without a terminal`)
         if (!ok) throw new CliFailure('nothing applied')
       }
       await applyChanges(api, o.project, files, pending)
@@ -118,7 +137,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(projectOption())
     .action(async (dir: string, o: { project: string }) => {
       const docs = (await client().listLayer(o.project, { bodies: true })).filter((d) => isLayerPath(d.path))
-      const written = await writeLayerDir(dir, docs.map((d) => ({ path: d.path, body: d.body ?? '' })))
+      const written = await writeLayerDir(
+        dir,
+        docs.map((d) => ({ path: d.path, body: d.body ?? '' })),
+      )
       const local = await readLayerDir(dir)
       const extra = local.files.filter((f) => !written.includes(f.path)).map((f) => f.path)
       io.out(`Pulled ${written.length} document${written.length === 1 ? '' : 's'} of layer '${o.project}' into ${dir}.`)
@@ -135,7 +157,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--extra-tool <name...>', 'skill tools for the first turn')
     .option('--json', 'the whole answer as JSON')
     .action(async (o: { project: string; recipe: string; engine?: string; model?: string[]; extraTool?: string[]; json?: boolean }) => {
-      const body = { recipe: o.recipe, ...(o.engine ? { engine: o.engine } : {}), ...(o.model ? { models: o.model } : {}), ...(o.extraTool ? { extraTools: o.extraTool } : {}) }
+      const body = {
+        recipe: o.recipe,
+        ...(o.engine ? { engine: o.engine } : {}),
+        ...(o.model ? { models: o.model } : {}),
+        ...(o.extraTool ? { extraTools: o.extraTool } : {}),
+      }
       const preview = await client().preview(o.project, body)
       io.out(o.json ? JSON.stringify(preview, null, 2) : formatPreview(preview))
     })
@@ -164,13 +191,21 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const tenantFiles = tenantDir ? (await readLayerDir(tenantDir)).files : liveTenant
     // the whole service in memory: loaded only by the commands that validate
     const { validateOffline } = await import('./offline')
-    const problems = [...local.problems, ...(await validateOffline({ project, files: local.files, ...(tenantFiles ? { tenantFiles } : {}) }))]
+    const problems = [
+      ...local.problems,
+      ...(await validateOffline({ project, files: local.files, ...(tenantFiles ? { tenantFiles } : {}) })),
+    ]
     return { files: local.files, problems }
   }
 
   /** plan and apply check the directory first, against the live tenant layer when it is a project's. */
   async function validFiles(dir: string, project: string, api: ServerToolsClient): Promise<LayerFile[]> {
-    const liveTenant = project === '_tenant' ? undefined : (await api.listLayer('_tenant', { bodies: true })).filter((d) => isLayerPath(d.path)).map((d) => ({ path: d.path, body: d.body ?? '' }))
+    const liveTenant =
+      project === '_tenant'
+        ? undefined
+        : (await api.listLayer('_tenant', { bodies: true }))
+            .filter((d) => isLayerPath(d.path))
+            .map((d) => ({ path: d.path, body: d.body ?? '' }))
     const { files, problems } = await validated(dir, project, undefined, liveTenant)
     const errors = problems.filter((p) => p.severity === 'error')
     if (errors.length) {
@@ -182,10 +217,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   async function savedPlan(file: string, project: string, files: readonly LayerFile[]): Promise<Plan> {
     const saved = JSON.parse(await readFile(file, 'utf8')) as Plan & { format?: string }
-    if (saved.format !== PLAN_FORMAT || !Array.isArray(saved.changes)) throw new CliFailure(`${file} is not a plan saved by 'server-tools plan --out'`)
+    if (saved.format !== PLAN_FORMAT || !Array.isArray(saved.changes))
+      throw new CliFailure(`${file} is not a plan saved by 'server-tools plan --out'`)
     if (saved.project !== project) throw new CliFailure(`${file} is a plan for layer '${saved.project}', not '${project}'`)
     const local = new Map(files.map((f) => [f.path, sha256(f.body)]))
-    const moved = saved.changes.filter((c) => (c.kind === 'create' || c.kind === 'update' ? local.get(c.path) !== c.sha256 : c.kind === 'delete' ? local.has(c.path) : false))
+    const moved = saved.changes.filter((c) =>
+      c.kind === 'create' || c.kind === 'update' ? local.get(c.path) !== c.sha256 : c.kind === 'delete' ? local.has(c.path) : false,
+    )
     if (moved.length) throw new CliFailure(`the directory changed since the plan (${moved.map((c) => c.path).join(', ')}); run plan again`)
     return saved
   }
@@ -205,9 +243,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       bar.done()
       const failed = pending[done.length]
       io.err(summary('Applied before the failure', done))
-      if (e instanceof ApiError && e.conflict) throw new CliFailure(conflictMessage([{ path: failed.path, planned: plannedVersion(failed) }]) + ` (${e.message})`)
+      if (e instanceof ApiError && e.conflict)
+        throw new CliFailure(`${conflictMessage([{ path: failed.path, planned: plannedVersion(failed) }])} (${e.message})`)
       if (e instanceof ApiError) {
-        const details = (e.problem.errors ?? []).map((i) => `  ${failed.path}${i.line !== undefined ? `:${i.line}:${i.column ?? 1}` : ''}: ${i.message}`)
+        const details = (e.problem.errors ?? []).map(
+          (i) => `  ${failed.path}${i.line !== undefined ? `:${i.line}:${i.column ?? 1}` : ''}: ${i.message}`,
+        )
         throw new CliFailure([`${failed.path}: ${e.message}`, ...details].join('\n'))
       }
       throw e
@@ -231,7 +272,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     const commanderExit = e as { code?: string; exitCode?: number }
     if (typeof commanderExit.code === 'string' && commanderExit.code.startsWith('commander.')) {
-      return commanderExit.code === 'commander.helpDisplayed' || commanderExit.code === 'commander.version' ? EXIT.ok : (commanderExit.exitCode ?? EXIT.problems)
+      return commanderExit.code === 'commander.helpDisplayed' || commanderExit.code === 'commander.version'
+        ? EXIT.ok
+        : (commanderExit.exitCode ?? EXIT.problems)
     }
     io.err(`error: ${(e as Error).message}`)
     return EXIT.problems
@@ -239,7 +282,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 function conflictMessage(stale: { path: string; planned?: number; now?: number }[]): string {
-  const what = stale.map((s) => `${s.path} (planned against ${s.planned === undefined ? 'no document' : `version ${s.planned}`}, now ${s.now === undefined ? 'absent' : `version ${s.now}`})`)
+  const what = stale.map(
+    (s) =>
+      `${s.path} (planned against ${s.planned === undefined ? 'no document' : `version ${s.planned}`}, now ${s.now === undefined ? 'absent' : `version ${s.now}`})`,
+  )
   return `conflict: the live layer changed since the plan — ${what.join('; ')}. Nothing further was written; run plan again.`
 }
 
@@ -252,8 +298,8 @@ function summary(title: string, done: readonly Change[]): string {
 export async function main(): Promise<void> {
   const stdinTty = process.stdin.isTTY && process.stderr.isTTY
   const code = await run(process.argv.slice(2), {
-    out: (t) => process.stdout.write(t + '\n'),
-    err: (t) => process.stderr.write(t + '\n'),
+    out: (t) => process.stdout.write(`${t}\n`),
+    err: (t) => process.stderr.write(`${t}\n`),
     env: process.env,
     ...(stdinTty
       ? {

@@ -5,13 +5,17 @@
  * simply not consulted.
  */
 import { EgressClient } from '../../lib/egress/client'
-import { validateLayer, type LayerProblem } from '../../lib/layers/validate'
 import type { LayerFile } from '../../lib/layers/layer'
+import { type LayerProblem, validateLayer } from '../../lib/layers/validate'
 import { createMemoryDeps } from '../deps'
 
 const offline = () => Promise.reject(new Error('server-tools validate runs offline'))
 
-export async function validateOffline(input: { project: string; files: readonly LayerFile[]; tenantFiles?: readonly LayerFile[] }): Promise<LayerProblem[]> {
+export async function validateOffline(input: {
+  project: string
+  files: readonly LayerFile[]
+  tenantFiles?: readonly LayerFile[]
+}): Promise<LayerProblem[]> {
   const deps = createMemoryDeps({
     egress: new EgressClient({ resolver: { resolve: offline }, connector: { send: offline } }),
     sandbox: { isolation: 'inline' },

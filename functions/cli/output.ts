@@ -1,30 +1,47 @@
 /** What the CLI prints: problems (text, JSON, GitHub annotations), plans, previews, progress. */
 import { join } from 'node:path'
-import type { LayerProblem } from '../../lib/layers/validate'
 import { countChanges, type Plan } from '../../lib/layers/plan'
+import type { LayerProblem } from '../../lib/layers/validate'
 
 export type ProblemFormat = 'text' | 'json' | 'github'
 export const PROBLEM_FORMATS: readonly ProblemFormat[] = ['text', 'json', 'github']
 
 /** `file:line:col: message` per problem, the file as the user wrote the directory. */
-export function formatProblems(problems: readonly LayerProblem[], dirs: { target: string; context?: string }, format: ProblemFormat): string {
+export function formatProblems(
+  problems: readonly LayerProblem[],
+  dirs: { target: string; context?: string },
+  format: ProblemFormat,
+): string {
   const fileOf = (p: LayerProblem) => join(p.layer === 'context' ? (dirs.context ?? '.') : dirs.target, p.path)
   if (format === 'json') {
-    return JSON.stringify({ ok: !problems.some((p) => p.severity === 'error'), problems: problems.map((p) => ({ file: fileOf(p), ...p })) }, null, 2)
+    return JSON.stringify(
+      { ok: !problems.some((p) => p.severity === 'error'), problems: problems.map((p) => ({ file: fileOf(p), ...p })) },
+      null,
+      2,
+    )
   }
   if (format === 'github') {
     // https://docs.github.com/actions/reference/workflow-commands-for-github-actions#setting-an-error-message
     return problems
       .map((p) => {
-        const props = [`file=${escapeProperty(fileOf(p))}`, ...(p.line !== undefined ? [`line=${p.line}`, `col=${p.column ?? 1}`] : []), `title=${escapeProperty('server-tools validate')}`]
+        const props = [
+          `file=${escapeProperty(fileOf(p))}`,
+          ...(p.line !== undefined ? [`line=${p.line}`, `col=${p.column ?? 1}`] : []),
+          `title=${escapeProperty('server-tools validate')}`,
+        ]
         return `::${p.severity === 'error' ? 'error' : 'warning'} ${props.join(',')}::${escapeData(p.message)}`
       })
       .join('\n')
   }
-  const lines = problems.map((p) => `${fileOf(p)}${p.line !== undefined ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.severity === 'warning' ? 'warning: ' : ''}${p.message}`)
+  const lines = problems.map(
+    (p) =>
+      `${fileOf(p)}${p.line !== undefined ? `:${p.line}:${p.column ?? 1}` : ''}: ${p.severity === 'warning' ? 'warning: ' : ''}${p.message}`,
+  )
   const errors = problems.filter((p) => p.severity === 'error').length
   const warnings = problems.length - errors
-  lines.push(errors || warnings ? `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}` : 'no problems')
+  lines.push(
+    errors || warnings ? `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}` : 'no problems',
+  )
   return lines.join('\n')
 }
 
@@ -38,7 +55,13 @@ export function formatPlan(plan: Plan, opts: { showUnchanged?: boolean } = {}): 
   for (const c of plan.changes) {
     if (c.kind === 'unchanged' && !opts.showUnchanged) continue
     out.push(`  ${SIGN[c.kind]} ${c.kind.padEnd(9)} ${c.path}${c.kind === 'create' ? '' : ` (version ${c.version})`}`)
-    if (c.kind === 'update') out.push(...c.diff.trimEnd().split('\n').map((l) => `      ${l}`))
+    if (c.kind === 'update')
+      out.push(
+        ...c.diff
+          .trimEnd()
+          .split('\n')
+          .map((l) => `      ${l}`),
+      )
   }
   for (const path of plan.kept) out.push(`  ! not in the directory, kept (use --prune to delete): ${path}`)
   const n = countChanges(plan)
@@ -49,9 +72,15 @@ export function formatPlan(plan: Plan, opts: { showUnchanged?: boolean } = {}): 
 /** Families as a table, then budget, deferred tools and warnings. */
 export function formatPreview(p: Record<string, any>): string {
   const rows: string[][] = [['FAMILY', 'STATUS', 'TIER', 'TOOLS']]
-  for (const f of p.families as { family: string; status: string; tier: string; tools: string[] }[]) rows.push([f.family, f.status, f.tier, f.tools.join(', ')])
+  for (const f of p.families as { family: string; status: string; tier: string; tools: string[] }[])
+    rows.push([f.family, f.status, f.tier, f.tools.join(', ')])
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
-  const table = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd())
+  const table = rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd(),
+  )
   const b = p.manifest.budget
   const out = [
     `recipe ${p.recipe} · engine ${p.engine} · models ${p.models.length ? p.models.join(' → ') : '(none)'}`,
@@ -80,7 +109,7 @@ export function progressBar(total: number, stream: NodeJS.WriteStream = process.
       draw(label)
     },
     done() {
-      if (stream.isTTY && total > 0) stream.write('\r' + ' '.repeat(100) + '\r')
+      if (stream.isTTY && total > 0) stream.write(`\r${' '.repeat(100)}\r`)
     },
   }
 }

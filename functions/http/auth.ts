@@ -6,8 +6,8 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { Logger } from '../../lib/runtime/logger'
-import { type AuthSettings, createTokenVerifier } from './token-verifier'
 import { signHs256 } from './hs256'
+import { type AuthSettings, createTokenVerifier } from './token-verifier'
 
 export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'tenant:admin'
 export const ALL_SCOPES: Scope[] = ['tools:read', 'tools:write', 'tools:invoke', 'insights:read', 'secrets:write', 'tenant:admin']
@@ -34,7 +34,8 @@ export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHa
     if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
     const { tenant: tokenTenant, subject, scopes } = await verify(match[1])
     const tenant = pathSegment(c.req.path, 2) ?? ''
-    if (tokenTenant !== tenant) throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${tokenTenant.slice(0, 80)}', not '${tenant}'`)
+    if (tokenTenant !== tenant)
+      throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${tokenTenant.slice(0, 80)}', not '${tenant}'`)
     if (!tenant || !isValidTenantId(tenant)) throw new ServerToolsError('INVALID_INPUT', `tenant id must match ${ID_PATTERN}`)
     c.set('principal', { tenant, subject, scopes })
     await next()
@@ -46,7 +47,8 @@ export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHa
  * `insufficient_scope` challenge (functions/http/protected-resource.ts), so a client can step up.
  */
 export function assertScope(c: Context<AuthEnv>, scope: Scope, why = 'this call') {
-  if (!c.get('principal')?.scopes.has(scope)) throw new ServerToolsError('FORBIDDEN', `${why} needs the '${scope}' scope`, { requiredScope: scope })
+  if (!c.get('principal')?.scopes.has(scope))
+    throw new ServerToolsError('FORBIDDEN', `${why} needs the '${scope}' scope`, { requiredScope: scope })
 }
 
 export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
@@ -59,7 +61,8 @@ export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
 export const principalOf = (c: Context<AuthEnv>) => c.get('principal')
 
 /** Tenant-wide changes reach every project of the tenant: they need `tenant:admin` on top of the route's own scope. */
-export const assertTenantAdmin = (c: Context<AuthEnv>, what: string) => assertScope(c, 'tenant:admin', `${what} changes the whole tenant: it`)
+export const assertTenantAdmin = (c: Context<AuthEnv>, what: string) =>
+  assertScope(c, 'tenant:admin', `${what} changes the whole tenant: it`)
 
 const LAYER_WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
 /** Under a project, these hold a process's runtime state (sessions, client tools), not the layer's documents. */
@@ -67,12 +70,22 @@ const RUNTIME_PATH = /^\/brain\/[^/]+\/projects\/[^/]+\/(?:processes(?:\/|$)|mcp
 
 /** For /brain/:tenant/projects/:project/*: any write to the `_tenant` layer, whatever layer route a later change adds. */
 export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => {
-  if (LAYER_WRITES.has(c.req.method) && pathSegment(c.req.path, 3) === 'projects' && pathSegment(c.req.path, 4) === TENANT_LAYER_ID && !RUNTIME_PATH.test(c.req.path)) assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
+  if (
+    LAYER_WRITES.has(c.req.method) &&
+    pathSegment(c.req.path, 3) === 'projects' &&
+    pathSegment(c.req.path, 4) === TENANT_LAYER_ID &&
+    !RUNTIME_PATH.test(c.req.path)
+  )
+    assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
   await next()
 }
 
 /** An HS256 token for the deployment secret; every token expires (a token without `exp` is refused). */
-export function issueToken(secret: string, claims: { tenant: string; sub: string; scope: string; expiresInSeconds: number }, nowSeconds: number) {
+export function issueToken(
+  secret: string,
+  claims: { tenant: string; sub: string; scope: string; expiresInSeconds: number },
+  nowSeconds: number,
+) {
   const { expiresInSeconds, ...rest } = claims
   return Promise.resolve(signHs256({ ...rest, iat: nowSeconds, exp: nowSeconds + expiresInSeconds }, secret))
 }

@@ -43,7 +43,12 @@ const TITLES: Partial<Record<number, string>> = {
   503: 'Service Unavailable',
 }
 
-export function problem(c: Context, status: ContentfulStatusCode, detail: string, extra: { code?: string; errors?: Issue[]; [k: string]: unknown } = {}) {
+export function problem(
+  c: Context,
+  status: ContentfulStatusCode,
+  detail: string,
+  extra: { code?: string; errors?: Issue[]; [k: string]: unknown } = {},
+) {
   return c.newResponse(JSON.stringify({ type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra }), status, {
     'content-type': 'application/problem+json',
   })
@@ -70,6 +75,7 @@ const retryAfterSeconds = (v: unknown) => (typeof v === 'number' && Number.isFin
 /** Only plain, JSON-safe detail fields travel to the client. */
 function pick(rest: Record<string, unknown>) {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(rest)) if (v === null || ['string', 'number', 'boolean'].includes(typeof v) || Array.isArray(v)) out[k] = v
+  for (const [k, v] of Object.entries(rest))
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v) || Array.isArray(v)) out[k] = v
   return out
 }

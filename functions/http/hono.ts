@@ -15,6 +15,7 @@ import type { Env, Schema } from 'hono'
 import { HonoBase, type HonoOptions } from 'hono/hono-base'
 import { LinearRouter } from 'hono/router/linear-router'
 
+// biome-ignore lint/complexity/noBannedTypes: the same default as Hono's own class, so the two stay interchangeable
 export class Hono<E extends Env = Env, S extends Schema = {}, BasePath extends string = '/'> extends HonoBase<E, S, BasePath> {
   constructor(options: HonoOptions<E> = {}) {
     super(options)

@@ -50,7 +50,7 @@ export function verifyHs256(token: string, key: Buffer, nowSeconds: number): Hs2
   if (parts.length !== 3) return FORMAT
   const [h, p, s] = parts
   const header = jsonObject(h)
-  if (!header || header.alg !== 'HS256' || header.crit !== undefined || header.b64 === false) return FORMAT
+  if (header?.alg !== 'HS256' || header.crit !== undefined || header.b64 === false) return FORMAT
   if (!BASE64URL.test(s)) return FORMAT
   const expected = createHmac('sha256', key).update(`${h}.${p}`, 'ascii').digest()
   const given = Buffer.from(s, 'base64url')
@@ -58,7 +58,10 @@ export function verifyHs256(token: string, key: Buffer, nowSeconds: number): Hs2
   const payload = jsonObject(p)
   if (!payload) return FORMAT
 
-  const claim = (name: string, reason: 'missing' | 'invalid' | 'check_failed', message: string): Hs256Result => ({ ok: false, failure: { kind: 'claim', claim: name, reason, message } })
+  const claim = (name: string, reason: 'missing' | 'invalid' | 'check_failed', message: string): Hs256Result => ({
+    ok: false,
+    failure: { kind: 'claim', claim: name, reason, message },
+  })
   for (const name of ['iat', 'nbf', 'exp']) {
     if (payload[name] !== undefined && typeof payload[name] !== 'number') return claim(name, 'invalid', `"${name}" claim must be a number`)
   }

@@ -50,7 +50,10 @@ export interface FetchApp {
 export function lambdaRuntime(): AwsLambdaRuntime {
   // the AWS SDK's invoke store creates an `awslambda` object of its own, so look for the member
   const runtime = (globalThis as { awslambda?: Partial<AwsLambdaRuntime> }).awslambda
-  if (typeof runtime?.streamifyResponse !== 'function' || !runtime.HttpResponseStream) throw new Error('functions/api.ts is the AWS Lambda entry: it needs the Node.js runtime (the awslambda global). Run `npm start` to serve the API locally.')
+  if (typeof runtime?.streamifyResponse !== 'function' || !runtime.HttpResponseStream)
+    throw new Error(
+      'functions/api.ts is the AWS Lambda entry: it needs the Node.js runtime (the awslambda global). Run `npm start` to serve the API locally.',
+    )
   return runtime as AwsLambdaRuntime
 }
 
@@ -68,7 +71,9 @@ export function streamingLambdaHandler(app: FetchApp, runtime: AwsLambdaRuntime,
         // what hono/aws-lambda answered for an event it could not turn into a Request
         if (!(e instanceof TypeError)) throw e
       }
-      const response = request ? await app.fetch(request, { event, requestContext: event.requestContext, lambdaContext: context }) : new Response('Invalid request', { status: 400 })
+      const response = request
+        ? await app.fetch(request, { event, requestContext: event.requestContext, lambdaContext: context })
+        : new Response('Invalid request', { status: 400 })
       await writeResponse(runtime, responseStream, response)
     } finally {
       await afterResponse()
@@ -84,7 +89,8 @@ function requestOf(event: HttpEventV2): Request {
   const host = event.requestContext.domainName ?? headers.get('host') ?? 'localhost'
   const method = event.requestContext.http.method
   const init: RequestInit = { method, headers }
-  if (event.body !== undefined && method !== 'GET' && method !== 'HEAD') init.body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body
+  if (event.body !== undefined && method !== 'GET' && method !== 'HEAD')
+    init.body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body
   return new Request(`https://${host}${event.rawPath}${query}`, init)
 }
 
@@ -97,7 +103,11 @@ async function writeResponse(runtime: AwsLambdaRuntime, responseStream: LambdaRe
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') headers[name] = value
   })
-  const stream = runtime.HttpResponseStream.from(responseStream, { statusCode: response.status, headers, cookies: response.headers.getSetCookie() })
+  const stream = runtime.HttpResponseStream.from(responseStream, {
+    statusCode: response.status,
+    headers,
+    cookies: response.headers.getSetCookie(),
+  })
   const ended = new Promise<void>((resolve, reject) => {
     stream.once('finish', resolve)
     stream.once('error', reject)

@@ -34,7 +34,8 @@ export function protectedResourceMetadata(settings: AuthSettings) {
   const servers = settings.identityProvider?.authorizationServers ?? []
   return (c: Context) => {
     const suffix = c.req.path.slice(PROTECTED_RESOURCE_PATH.length)
-    if (suffix !== '' && resourcePathOf(suffix) !== suffix) throw new ServerToolsError('NOT_FOUND', `no protected resource '${suffix.slice(0, 200)}'`)
+    if (suffix !== '' && resourcePathOf(suffix) !== suffix)
+      throw new ServerToolsError('NOT_FOUND', `no protected resource '${suffix.slice(0, 200)}'`)
     c.header('cache-control', 'public, max-age=300')
     return c.json({
       resource: baseUrlOf(settings, c) + suffix,
@@ -56,7 +57,8 @@ export function bearerChallenge(settings: AuthSettings): MiddlewareHandler {
     await next()
     const status = c.res.status
     const err = c.error
-    const requiredScope = err instanceof ServerToolsError && typeof err.details?.requiredScope === 'string' ? err.details.requiredScope : undefined
+    const requiredScope =
+      err instanceof ServerToolsError && typeof err.details?.requiredScope === 'string' ? err.details.requiredScope : undefined
     if (status !== 401 && !(status === 403 && requiredScope)) return
     const metadata = `${baseUrlOf(settings, c)}${PROTECTED_RESOURCE_PATH}${resourcePathOf(c.req.path) ?? ''}`
     const params = [`resource_metadata="${metadata}"`]

@@ -12,20 +12,36 @@ import { ID_PATTERN, isValidProjectId, TENANT_LAYER_ID } from './auth'
 export function projectParam(c: Context): string {
   const project = c.req.param('project') ?? ''
   if (!isValidProjectId(project)) {
-    throw invalidInput(`project id '${project.slice(0, 80)}' must match ${ID_PATTERN} or be '${TENANT_LAYER_ID}'`, [{ pointer: '/project', message: 'invalid project id' }])
+    throw invalidInput(`project id '${project.slice(0, 80)}' must match ${ID_PATTERN} or be '${TENANT_LAYER_ID}'`, [
+      { pointer: '/project', message: 'invalid project id' },
+    ])
   }
   return project
 }
 
 export const tenantParam = (c: Context) => c.req.param('tenant') as string
 
-const TEXT_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'application/json', 'text/plain', 'text/markdown', 'text/javascript', 'application/javascript', 'application/octet-stream']
+const TEXT_TYPES = [
+  'application/yaml',
+  'application/x-yaml',
+  'text/yaml',
+  'text/x-yaml',
+  'application/json',
+  'text/plain',
+  'text/markdown',
+  'text/javascript',
+  'application/javascript',
+  'application/octet-stream',
+]
 
 /** The body as UTF-8 text, refusing what is too large or not text. */
 export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}): Promise<string> {
   const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase()
   if (type && !TEXT_TYPES.includes(type) && !(opts.allowAnyText && type.startsWith('text/'))) {
-    throw new ServerToolsError('UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted; send application/yaml or application/json`)
+    throw new ServerToolsError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `content type '${type}' is not accepted; send application/yaml or application/json`,
+    )
   }
   const declared = Number(c.req.header('content-length') ?? 0)
   if (declared > MAX_DOCUMENT_BYTES) throw tooLarge()
@@ -85,7 +101,8 @@ export async function objectBody(c: Context): Promise<Record<string, unknown>> {
       throw invalidInput('the body is not valid JSON', [jsonSyntaxIssue(text)])
     }
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalidInput('the body must be a JSON object', [{ pointer: '', message: 'expected an object' }])
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw invalidInput('the body must be a JSON object', [{ pointer: '', message: 'expected an object' }])
   return data as Record<string, unknown>
 }
 
@@ -125,4 +142,6 @@ function entityTags(header: string, value: string, comparison: 'strong' | 'weak'
 }
 
 const badTag = (header: string, value: string) =>
-  invalidInput(`${header} must be '*' or a list of quoted entity-tags such as "3" or W/"3", got '${value.slice(0, 60)}'`, [{ pointer: `/headers/${header.toLowerCase()}`, message: 'malformed entity-tag' }])
+  invalidInput(`${header} must be '*' or a list of quoted entity-tags such as "3" or W/"3", got '${value.slice(0, 60)}'`, [
+    { pointer: `/headers/${header.toLowerCase()}`, message: 'malformed entity-tag' },
+  ])

@@ -85,11 +85,13 @@ export function createTokenVerifier(settings: AuthSettings, log: Logger = silent
     if (alg === 'HS256' && service) {
       payload = await service.verify(token)
       identity = claimsOf(payload, 'tenant', 'scope')
-    } else if (idp && idp.accepts(alg)) {
+    } else if (idp?.accepts(alg)) {
       payload = await idp.verify(token)
       identity = claimsOf(payload, idp.settings.tenantClaim, idp.settings.scopeClaim)
     } else {
-      throw unauthenticated(`its algorithm '${String(alg).slice(0, 20)}' is not accepted here (${[...(service ? ['HS256'] : []), ...(idp?.settings.algorithms ?? [])].join(', ')})`)
+      throw unauthenticated(
+        `its algorithm '${String(alg).slice(0, 20)}' is not accepted here (${[...(service ? ['HS256'] : []), ...(idp?.settings.algorithms ?? [])].join(', ')})`,
+      )
     }
     checkLifetime(payload, now, maxLifetime)
     const until = Math.min((payload.exp as number) * 1000, now + VERIFIED_TTL_MS)
@@ -111,7 +113,11 @@ function serviceTokens(secret: string) {
 
 /** A claim that failed its check, in the words both verifiers use (a missing `exp` is named as such). */
 const claimRejected = (claim: string | undefined, reason: string | undefined, message: string | undefined) =>
-  unauthenticated(claim === 'exp' && reason === 'missing' ? "it has no 'exp' claim (tokens must expire)" : `its '${claim}' claim is not accepted (${message})`)
+  unauthenticated(
+    claim === 'exp' && reason === 'missing'
+      ? "it has no 'exp' claim (tokens must expire)"
+      : `its '${claim}' claim is not accepted (${message})`,
+  )
 
 /** The same verdicts as jose's for the same token (fromJoseError). */
 function fromHs256Failure(failure: Hs256Failure): ServerToolsError {
@@ -135,8 +141,11 @@ const jose = () => (joseModule ??= import('jose'))
  * of made-up kids costs the provider one request per cooldown.
  */
 function identityProviderTokens(settings: IdentityProviderSettings, log: Logger) {
-  let keySet: Promise<ReturnType<(typeof import('jose'))['createRemoteJWKSet']>> | undefined
-  const keys = () => (keySet ??= jose().then((j) => j.createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 })))
+  let keySet: Promise<ReturnType<typeof import('jose')['createRemoteJWKSet']>> | undefined
+  const keys = () =>
+    (keySet ??= jose().then((j) =>
+      j.createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 }),
+    ))
   const algorithms = new Set<unknown>(settings.algorithms)
   return {
     settings,
@@ -154,7 +163,8 @@ function identityProviderTokens(settings: IdentityProviderSettings, log: Logger)
         return payload
       } catch (e) {
         const err = fromJoseError(e)
-        if (err.code === 'UPSTREAM_FAILURE') log.log('warn', 'auth.jwks_unavailable', { jwksUrl: settings.jwksUrl, error: (e as Error).message })
+        if (err.code === 'UPSTREAM_FAILURE')
+          log.log('warn', 'auth.jwks_unavailable', { jwksUrl: settings.jwksUrl, error: (e as Error).message })
         throw err
       }
     },
@@ -186,7 +196,13 @@ function fromJoseError(e: unknown): ServerToolsError {
   }
   // no code: fetch itself failed (refused, DNS); these three: timeout, a set that is not a JWKS, a non-200
   const keysUnavailable = err.code === undefined || ['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC'].includes(err.code)
-  if (keysUnavailable) return new ServerToolsError('UPSTREAM_FAILURE', "the identity provider's keys could not be fetched; try again shortly", {}, { cause: e })
+  if (keysUnavailable)
+    return new ServerToolsError(
+      'UPSTREAM_FAILURE',
+      "the identity provider's keys could not be fetched; try again shortly",
+      {},
+      { cause: e },
+    )
   return unauthenticated('bad signature or format')
 }
 
@@ -197,7 +213,8 @@ function claimsOf(payload: JWTPayload, tenantClaim: string, scopeClaim: string):
     throw new ServerToolsError('UNAUTHENTICATED', `the bearer token must carry '${tenantClaim}' and 'sub' claims`)
   }
   const raw = payload[scopeClaim]
-  const scopes = typeof raw === 'string' ? raw.split(/\s+/) : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : []
+  const scopes =
+    typeof raw === 'string' ? raw.split(/\s+/) : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : []
   return { tenant, subject: payload.sub, scopes: new Set(scopes.filter(Boolean)) }
 }
 

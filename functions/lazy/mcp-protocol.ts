@@ -4,5 +4,5 @@
  */
 import './shared'
 
-export * from '../../lib/surface/mcp-server'
 export { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+export * from '../../lib/surface/mcp-server'

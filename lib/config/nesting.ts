@@ -110,7 +110,7 @@ export function yamlTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string
       if (c === 35 /* # */ && (p === i || text.charCodeAt(p - 1) === 32 || text.charCodeAt(p - 1) === 9)) break
       const next = p + 1 < lineEnd ? text.charCodeAt(p + 1) : 32
       const spaceAfter = next === 32 || next === 9 || next === 13
-      if (flow === 0 && valueStart && (c === 45 /* - */ || c === 63 /* ? */) && spaceAfter) {
+      if (flow === 0 && valueStart && (c === 45 /* - */ || c === 63) /* ? */ && spaceAfter) {
         if (indents.length + ++compact > max) return tooDeep(text, p, max, path)
         continue
       }
@@ -135,10 +135,10 @@ export function yamlTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string
       } else if (c === 58 /* : */ && (spaceAfter || flow > 0)) {
         valueStart = true
         continue
-      } else if (flow === 0 && valueStart && (c === 124 /* | */ || c === 62 /* > */)) {
+      } else if (flow === 0 && valueStart && (c === 124 /* | */ || c === 62) /* > */) {
         scalarParent = indent
         break
-      } else if (valueStart && (c === 38 /* & */ || c === 33 /* ! */ || c === 42 /* * */)) {
+      } else if (valueStart && (c === 38 /* & */ || c === 33 /* ! */ || c === 42) /* * */) {
         // an anchor, tag or alias: skip the token, the value (if any) still starts after it
         while (p + 1 < lineEnd && text.charCodeAt(p + 1) !== 32) p++
         continue
@@ -228,11 +228,11 @@ export function jsonSyntaxIssue(text: string, path?: string): Issue {
         else fail(i >= n ? 'unexpected end of the body' : "expected ',' or ']'")
       }
     }
-    if (c === 34) return string()
+    if (c === 34) return void string()
     if (c === 116) return void literal('true')
     if (c === 102) return void literal('false')
     if (c === 110) return void literal('null')
-    if (c === 45 || (c >= 48 && c <= 57)) return number()
+    if (c === 45 || (c >= 48 && c <= 57)) return void number()
     unexpected()
   }
   try {

@@ -17,12 +17,47 @@ import type { JsonSchema } from './json-schema'
 
 /** Keywords interpreted here; annotations that never fail validation are listed too. */
 const KNOWN = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const',
-  'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'anyOf', 'oneOf', 'allOf', 'not', '$ref',
-  'definitions', '$defs', 'format',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  '$ref',
+  'definitions',
+  '$defs',
+  'format',
   // annotations
-  '$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'example', 'readOnly', 'writeOnly', 'deprecated', 'nullable',
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'example',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'nullable',
 ])
 
 /** Formats checked here as ajv-formats' "full" mode checks them; any other format goes to Ajv. */
@@ -190,47 +225,72 @@ export function interpret(root: JsonSchema): InterpretedValidator {
           report('type', { type: types.join(',') }, `must be ${types.join(',')}`)
         }
       }
-      if (s.enum !== undefined && !s.enum.some((e: unknown) => deepEqual(e, v))) report('enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
+      if (s.enum !== undefined && !s.enum.some((e: unknown) => deepEqual(e, v)))
+        report('enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
       if (s.const !== undefined && !deepEqual(s.const, v)) report('const', { allowedValue: s.const }, 'must be equal to constant')
       if (typeof v === 'string') {
         const len = [...v].length
-        if (s.maxLength !== undefined && len > s.maxLength) report('maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
-        if (s.minLength !== undefined && len < s.minLength) report('minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
-        if (s.pattern !== undefined && !regex(s.pattern).test(v)) report('pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
-        if (s.format !== undefined && s.format in FORMATS && !(s.format in NUMERIC_FORMATS) && !FORMATS[s.format](v)) report('format', { format: s.format }, `must match format "${s.format}"`)
+        if (s.maxLength !== undefined && len > s.maxLength)
+          report('maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
+        if (s.minLength !== undefined && len < s.minLength)
+          report('minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
+        if (s.pattern !== undefined && !regex(s.pattern).test(v))
+          report('pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
+        if (s.format !== undefined && s.format in FORMATS && !(s.format in NUMERIC_FORMATS) && !FORMATS[s.format](v))
+          report('format', { format: s.format }, `must match format "${s.format}"`)
       }
       if (typeof v === 'number') {
-        if (s.maximum !== undefined && !(v <= s.maximum)) report('maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
-        if (s.minimum !== undefined && !(v >= s.minimum)) report('minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
-        if (s.exclusiveMaximum !== undefined && !(v < s.exclusiveMaximum)) report('exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
-        if (s.exclusiveMinimum !== undefined && !(v > s.exclusiveMinimum)) report('exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
-        if (s.multipleOf !== undefined && !isMultiple(v, s.multipleOf)) report('multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
-        if (s.format !== undefined && s.format in NUMERIC_FORMATS && !NUMERIC_FORMATS[s.format](v)) report('format', { format: s.format }, `must match format "${s.format}"`)
+        if (s.maximum !== undefined && !(v <= s.maximum))
+          report('maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
+        if (s.minimum !== undefined && !(v >= s.minimum))
+          report('minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
+        if (s.exclusiveMaximum !== undefined && !(v < s.exclusiveMaximum))
+          report('exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
+        if (s.exclusiveMinimum !== undefined && !(v > s.exclusiveMinimum))
+          report('exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
+        if (s.multipleOf !== undefined && !isMultiple(v, s.multipleOf))
+          report('multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
+        if (s.format !== undefined && s.format in NUMERIC_FORMATS && !NUMERIC_FORMATS[s.format](v))
+          report('format', { format: s.format }, `must match format "${s.format}"`)
       }
       if (Array.isArray(v)) {
-        if (s.maxItems !== undefined && v.length > s.maxItems) report('maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
-        if (s.minItems !== undefined && v.length < s.minItems) report('minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
+        if (s.maxItems !== undefined && v.length > s.maxItems)
+          report('maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
+        if (s.minItems !== undefined && v.length < s.minItems)
+          report('minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
         if (s.uniqueItems === true) {
           // like Ajv: with typed `items`, items of another type take no part in the comparison
-          const itemTypes = s.items && typeof s.items === 'object' && s.items.type !== undefined ? ([] as string[]).concat(s.items.type) : undefined
-          const dup = duplicate(v, (item) => !itemTypes || itemTypes.some((t) => hasType(item, t)), () => {
-            if (++steps > MAX_STEPS) throw new SchemaBudgetError()
-          })
-          if (dup) report('uniqueItems', { i: dup[1], j: dup[0] }, `must NOT have duplicate items (items ## ${dup[1]} and ${dup[0]} are identical)`)
+          const itemTypes =
+            s.items && typeof s.items === 'object' && s.items.type !== undefined ? ([] as string[]).concat(s.items.type) : undefined
+          const dup = duplicate(
+            v,
+            (item) => !itemTypes || itemTypes.some((t) => hasType(item, t)),
+            () => {
+              if (++steps > MAX_STEPS) throw new SchemaBudgetError()
+            },
+          )
+          if (dup)
+            report(
+              'uniqueItems',
+              { i: dup[1], j: dup[0] },
+              `must NOT have duplicate items (items ## ${dup[1]} and ${dup[0]} are identical)`,
+            )
         }
         if (s.items !== undefined) v.forEach((item, i) => check(s.items, item, `${path}/${i}`, `${sp}/items`, out) || (ok = false))
       }
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
         const obj = v as Record<string, unknown>
         const keys = Object.keys(obj)
-        if (s.maxProperties !== undefined && keys.length > s.maxProperties) report('maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
-        if (s.minProperties !== undefined && keys.length < s.minProperties) report('minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
+        if (s.maxProperties !== undefined && keys.length > s.maxProperties)
+          report('maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
+        if (s.minProperties !== undefined && keys.length < s.minProperties)
+          report('minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
         for (const req of (s.required ?? []) as string[]) {
-          if (!Object.prototype.hasOwnProperty.call(obj, req)) report('required', { missingProperty: req }, `must have required property '${req}'`)
+          if (!Object.hasOwn(obj, req)) report('required', { missingProperty: req }, `must have required property '${req}'`)
         }
         const props = (s.properties ?? {}) as Record<string, Schema>
         for (const k of keys) {
-          if (Object.prototype.hasOwnProperty.call(props, k)) {
+          if (Object.hasOwn(props, k)) {
             if (!check(props[k], obj[k], `${path}/${escapePointer(k)}`, `${sp}/properties/${escapePointer(k)}`, out)) ok = false
           } else if (s.additionalProperties === false) {
             report('additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
@@ -305,7 +365,7 @@ function resolveRef(root: JsonSchema, ref: string): unknown {
   let cur: unknown = root
   for (const raw of ref.slice(2).split('/')) {
     const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
-    if (!cur || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined
+    if (!cur || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined
     cur = (cur as Record<string, unknown>)[part]
   }
   return cur
@@ -323,7 +383,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
   }
   const ka = Object.keys(a as object)
   const kb = Object.keys(b as object)
-  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual((a as any)[k], (b as any)[k]))
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b as object, k) && deepEqual((a as any)[k], (b as any)[k]))
 }
 
 /** The first pair of equal items, [earlier, later], like Ajv reports them. */

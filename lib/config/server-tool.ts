@@ -47,10 +47,12 @@ export const nameFromPath = (path: string) => path.slice(SERVER_TOOLS_PREFIX.len
  */
 export function toolNameProblem(name: string): string | undefined {
   if (!name) return 'a tool name must not be empty'
-  if (name !== name.toLowerCase()) return `tool name '${name}' must be lower case: tool names are lower case (did you mean '${name.toLowerCase()}'?)`
+  if (name !== name.toLowerCase())
+    return `tool name '${name}' must be lower case: tool names are lower case (did you mean '${name.toLowerCase()}'?)`
   if (name.length > MAX_TOOL_NAME_LENGTH) return `tool name '${name}' is longer than ${MAX_TOOL_NAME_LENGTH} characters`
   if (name.includes('@')) return `tool name '${name}' must not contain '@' (it marks label selectors)`
-  if (name.includes(PACK_SEPARATOR)) return `tool name '${name}' must not contain '${PACK_SEPARATOR}' (it separates a pack from its sub-tools)`
+  if (name.includes(PACK_SEPARATOR))
+    return `tool name '${name}' must not contain '${PACK_SEPARATOR}' (it separates a pack from its sub-tools)`
   if (!TOOL_NAME_PATTERN.test(name)) return `tool name '${name}' must start with a letter and contain only a-z, 0-9, '_' and '-'`
   return undefined
 }
@@ -84,15 +86,17 @@ export interface TypeLookup {
   typeIds(): string[]
 }
 
-export type ConfigResult =
-  | { ok: true; config: ServerToolConfig; warnings: string[] }
-  | { ok: false; issues: Issue[] }
+export type ConfigResult = { ok: true; config: ServerToolConfig; warnings: string[] } | { ok: false; issues: Issue[] }
 
 /**
  * Parses and validates one server-tool document. Every problem is reported at once, each with
  * its JSON pointer and, where the text has one, its line and column.
  */
-export function parseServerTool(text: YamlSource, name: string, opts: { mode: 'write' | 'read'; types: TypeLookup; path?: string }): ConfigResult {
+export function parseServerTool(
+  text: YamlSource,
+  name: string,
+  opts: { mode: 'write' | 'read'; types: TypeLookup; path?: string },
+): ConfigResult {
   const path = opts.path ?? serverToolPath(name)
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
@@ -119,7 +123,13 @@ export function parseServerTool(text: YamlSource, name: string, opts: { mode: 'w
 
   // A YAML `name` is compared folded, as documents written before names were strict spelled it.
   if (typeof raw.name === 'string' && raw.name.trim().toLowerCase() !== name) {
-    issues.push(...locate(parsed.value, [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }], path))
+    issues.push(
+      ...locate(
+        parsed.value,
+        [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }],
+        path,
+      ),
+    )
   }
 
   const factory = typeof raw.type === 'string' ? opts.types.find(raw.type) : undefined
@@ -127,7 +137,16 @@ export function parseServerTool(text: YamlSource, name: string, opts: { mode: 'w
     const known = opts.types.typeIds()
     const hint = closest(raw.type, known)
     issues.push(
-      ...locate(parsed.value, [{ pointer: '/type', message: `unknown type '${raw.type}'${hint ? ` — did you mean '${hint}'?` : ''}; known types: ${known.join(', ')}` }], path),
+      ...locate(
+        parsed.value,
+        [
+          {
+            pointer: '/type',
+            message: `unknown type '${raw.type}'${hint ? ` — did you mean '${hint}'?` : ''}; known types: ${known.join(', ')}`,
+          },
+        ],
+        path,
+      ),
     )
   }
 

@@ -17,25 +17,28 @@ const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u20
 const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 
 const NAMES: Record<number, string> = {
-  0x00: 'NUL',
-  0x09: 'TAB',
-  0x0a: 'LINE FEED',
-  0x0d: 'CARRIAGE RETURN',
-  0x1b: 'ESCAPE',
-  0x7f: 'DELETE',
-  0x202a: 'LEFT-TO-RIGHT EMBEDDING',
-  0x202b: 'RIGHT-TO-LEFT EMBEDDING',
-  0x202c: 'POP DIRECTIONAL FORMATTING',
-  0x202d: 'LEFT-TO-RIGHT OVERRIDE',
-  0x202e: 'RIGHT-TO-LEFT OVERRIDE',
-  0x2066: 'LEFT-TO-RIGHT ISOLATE',
-  0x2067: 'RIGHT-TO-LEFT ISOLATE',
-  0x2068: 'FIRST STRONG ISOLATE',
-  0x2069: 'POP DIRECTIONAL ISOLATE',
+  0: 'NUL',
+  9: 'TAB',
+  10: 'LINE FEED',
+  13: 'CARRIAGE RETURN',
+  27: 'ESCAPE',
+  127: 'DELETE',
+  8234: 'LEFT-TO-RIGHT EMBEDDING',
+  8235: 'RIGHT-TO-LEFT EMBEDDING',
+  8236: 'POP DIRECTIONAL FORMATTING',
+  8237: 'LEFT-TO-RIGHT OVERRIDE',
+  8238: 'RIGHT-TO-LEFT OVERRIDE',
+  8294: 'LEFT-TO-RIGHT ISOLATE',
+  8295: 'RIGHT-TO-LEFT ISOLATE',
+  8296: 'FIRST STRONG ISOLATE',
+  8297: 'POP DIRECTIONAL ISOLATE',
 }
 
 /** Why `text` is unsafe — the character and its 1-based position — or undefined when it is clean. */
-export function unsafeCharacter(text: string, lines: 'multi-line' | 'single-line' = 'multi-line'): { position: number; character: string } | undefined {
+export function unsafeCharacter(
+  text: string,
+  lines: 'multi-line' | 'single-line' = 'multi-line',
+): { position: number; character: string } | undefined {
   const m = (lines === 'multi-line' ? UNSAFE : UNSAFE_SINGLE_LINE).exec(text)
   if (!m) return undefined
   const code = m[0].charCodeAt(0)
@@ -65,7 +68,11 @@ export function unsafeTextIssues(parsed: ParsedYaml, path?: string): Issue[] {
     }
     if (typeof value === 'string') {
       const bad = unsafeCharacter(value)
-      if (bad) issues.push({ pointer, message: `${pointer.slice(1) || 'the document'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed` })
+      if (bad)
+        issues.push({
+          pointer,
+          message: `${pointer.slice(1) || 'the document'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed`,
+        })
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], pointer: `${pointer}/${i}` })
     } else if (value && typeof value === 'object') {
@@ -74,7 +81,11 @@ export function unsafeTextIssues(parsed: ParsedYaml, path?: string): Issue[] {
         const [key, v] = entries[i]
         const child = `${pointer}/${escapePointer(key)}`
         const bad = unsafeCharacter(key)
-        if (bad) issues.push({ pointer: child, message: `the key '${key.replace(UNSAFE, '?')}' at ${pointer || '/'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed` })
+        if (bad)
+          issues.push({
+            pointer: child,
+            message: `the key '${key.replace(UNSAFE, '?')}' at ${pointer || '/'} contains ${bad.character} at character ${bad.position}; control characters and bidi overrides are not allowed`,
+          })
         stack.push({ value: v, pointer: child })
       }
     }

@@ -36,7 +36,8 @@ export type YamlSource = string | { text: string; json?: string }
 export const textOf = (source: YamlSource): string => (typeof source === 'string' ? source : source.text)
 
 /** What a stored or bundled document gives `parseYaml`: its body and JSON form. */
-export const yamlSourceOf = (doc: { body: string; json?: string }): YamlSource => (doc.json === undefined ? doc.body : { text: doc.body, json: doc.json })
+export const yamlSourceOf = (doc: { body: string; json?: string }): YamlSource =>
+  doc.json === undefined ? doc.body : { text: doc.body, json: doc.json }
 
 /** Largest JSON form (UTF-8 bytes) stored beside a body: with an inline body of at most 64 KiB, an item stays far below DynamoDB's 400 KB. */
 export const MAX_JSON_FORM = 64 * 1024
@@ -90,7 +91,15 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
   const deep = yamlTooDeep(text, MAX_NESTING_DEPTH, path)
   if (deep) return { ok: false, issues: [deep] }
   if (text.length > MAX_YAML_BYTES) {
-    return { ok: false, issues: [{ path, message: `a YAML document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(text.length / 1024)} KiB); send larger documents as JSON` }] }
+    return {
+      ok: false,
+      issues: [
+        {
+          path,
+          message: `a YAML document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(text.length / 1024)} KiB); send larger documents as JSON`,
+        },
+      ],
+    }
   }
   const lines = new (yamlModule().LineCounter)()
   // uniqueKeys is checked below in one pass: the parser's own check compares every key with every
@@ -122,7 +131,10 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
  * comment-only) document parses to null and is told so, rather than that it is not a mapping.
  */
 export function notAMapping(data: unknown, path: string | undefined, what: string, needs: string): Issue {
-  const message = data === null || data === undefined ? `the document is empty: ${what} needs at least ${needs}` : `${what} must be a YAML mapping (key: value lines)`
+  const message =
+    data === null || data === undefined
+      ? `the document is empty: ${what} needs at least ${needs}`
+      : `${what} must be a YAML mapping (key: value lines)`
   return { path, pointer: '', line: 1, column: 1, message }
 }
 
@@ -162,13 +174,13 @@ function duplicateKey(doc: Document, lines: LineCounter, path?: string): Issue |
 
 const firstLine = (m: string) => m.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
 
-const unescape = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
+const unescapePointerPart = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
 
 /** Line/column of the node a JSON pointer names; the nearest existing ancestor when it is missing. */
 export function positionOf(parsed: ParsedYaml, pointer: string): { line: number; column: number } | undefined {
   if (!syntaxTree(parsed)) return undefined
   const { isMap, isPair, isScalar, isSeq } = yamlModule()
-  const parts = pointer.split('/').slice(1).map(unescape)
+  const parts = pointer.split('/').slice(1).map(unescapePointerPart)
   let node: unknown = parsed.doc!.contents
   let best: [number, number, number] | undefined = rangeOf(node)
   for (const part of parts) {

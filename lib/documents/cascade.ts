@@ -65,7 +65,11 @@ export class DocumentCascade {
   }
 
   /** Every layer's documents under `prefix`, outermost first (bundled, tenant, project). */
-  async listLayers(tenant: string, project: string, prefix: string): Promise<{ bundled: LayeredDocument[]; tenant: LayeredDocument[]; project: LayeredDocument[] }> {
+  async listLayers(
+    tenant: string,
+    project: string,
+    prefix: string,
+  ): Promise<{ bundled: LayeredDocument[]; tenant: LayeredDocument[]; project: LayeredDocument[] }> {
     const [t, p] = await Promise.all([
       this.store.list(scopeOf(tenant, TENANT_LAYER), prefix),
       project === TENANT_LAYER ? Promise.resolve([]) : this.store.list(scopeOf(tenant, project), prefix),
@@ -78,7 +82,11 @@ export class DocumentCascade {
   }
 
   /** Path and version of every layer's documents under `prefix` (no bodies read): what changed, cheaply. */
-  async listLayerVersions(tenant: string, project: string, prefix: string): Promise<{ bundled: DocumentVersion[]; tenant: DocumentVersion[]; project: DocumentVersion[] }> {
+  async listLayerVersions(
+    tenant: string,
+    project: string,
+    prefix: string,
+  ): Promise<{ bundled: DocumentVersion[]; tenant: DocumentVersion[]; project: DocumentVersion[] }> {
     const [t, p] = await Promise.all([
       this.store.listVersions(scopeOf(tenant, TENANT_LAYER), prefix),
       project === TENANT_LAYER ? Promise.resolve([]) : this.store.listVersions(scopeOf(tenant, project), prefix),
@@ -91,11 +99,32 @@ export class DocumentCascade {
     return {
       read: async (path: string): Promise<CascadeDocument | undefined> => {
         const doc = await this.read(tenant, project, path)
-        return doc && { path: doc.path, body: doc.body, ...(doc.json !== undefined ? { json: doc.json } : {}), version: doc.version, source: doc.source }
+        return (
+          doc && {
+            path: doc.path,
+            body: doc.body,
+            ...(doc.json !== undefined ? { json: doc.json } : {}),
+            version: doc.version,
+            source: doc.source,
+          }
+        )
       },
     }
   }
 }
 
-export const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({ path: d.key.path, body: d.body, ...(d.json !== undefined ? { json: d.json } : {}), version: d.version, source, stored: d })
-export const fromBundled = (f: BundledFile): LayeredDocument => ({ path: f.path, body: f.body, ...(f.json !== undefined ? { json: f.json } : {}), version: 0, source: 'bundled' })
+export const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({
+  path: d.key.path,
+  body: d.body,
+  ...(d.json !== undefined ? { json: d.json } : {}),
+  version: d.version,
+  source,
+  stored: d,
+})
+export const fromBundled = (f: BundledFile): LayeredDocument => ({
+  path: f.path,
+  body: f.body,
+  ...(f.json !== undefined ? { json: f.json } : {}),
+  version: 0,
+  source: 'bundled',
+})

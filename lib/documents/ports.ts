@@ -99,7 +99,10 @@ export const MAX_DOCUMENT_BYTES = 1024 * 1024
 export function checkedSize(doc: NewDocument): number {
   const bytes = Buffer.byteLength(doc.body, 'utf8')
   if (bytes > MAX_DOCUMENT_BYTES) {
-    throw new ServerToolsError('TOO_LARGE', `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`, { bytes, limit: MAX_DOCUMENT_BYTES })
+    throw new ServerToolsError('TOO_LARGE', `${doc.key.path} is ${bytes} bytes; documents are limited to ${MAX_DOCUMENT_BYTES} bytes`, {
+      bytes,
+      limit: MAX_DOCUMENT_BYTES,
+    })
   }
   return bytes
 }

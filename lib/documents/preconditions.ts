@@ -26,7 +26,11 @@ const listed = (versions: readonly number[]) => versions.map((v) => `"${v}"`).jo
  * list of tags must be compared with it; the write then pins that version, so a change in between
  * fails the write instead of slipping past the check.
  */
-export async function writeConditions(path: string, pre: Preconditions, currentVersion: () => Promise<number | undefined>): Promise<PutOptions> {
+export async function writeConditions(
+  path: string,
+  pre: Preconditions,
+  currentVersion: () => Promise<number | undefined>,
+): Promise<PutOptions> {
   let opts: PutOptions = {}
   const { ifMatch, ifNoneMatch } = pre
   if (ifMatch === '*') opts = { mustExist: true }
@@ -46,7 +50,8 @@ export async function writeConditions(path: string, pre: Preconditions, currentV
   }
   if (!ifNoneMatch?.length) return opts
   if (opts.expectedVersion !== undefined) {
-    if (ifNoneMatch.includes(opts.expectedVersion)) throw failed(path, `If-None-Match excludes version ${opts.expectedVersion}, which If-Match requires`)
+    if (ifNoneMatch.includes(opts.expectedVersion))
+      throw failed(path, `If-None-Match excludes version ${opts.expectedVersion}, which If-Match requires`)
     return opts
   }
   const v = await currentVersion()
@@ -62,7 +67,11 @@ export async function writeConditions(path: string, pre: Preconditions, currentV
  * The store condition for a delete under `pre`. A missing document is NOT_FOUND whatever the
  * preconditions (RFC 9110 §13.2.1: they are ignored when the answer would not be 2xx anyway).
  */
-export async function deleteConditions(path: string, pre: Preconditions, currentVersion: () => Promise<number | undefined>): Promise<DeleteOptions> {
+export async function deleteConditions(
+  path: string,
+  pre: Preconditions,
+  currentVersion: () => Promise<number | undefined>,
+): Promise<DeleteOptions> {
   let current: number | undefined | null = null
   const read = async () => (current === null ? (current = await currentVersion()) : current)
   const opts = await writeConditions(path, pre, read).catch(async (e) => {

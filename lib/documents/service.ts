@@ -4,18 +4,19 @@
  */
 import { checkDocumentText, unsafeCharacter } from '../config/text-hygiene'
 import type { YamlSource } from '../config/yaml'
-import { invalidConfig, invalidInput, ServerToolsError, type Issue } from '../errors'
+import { type Issue, invalidConfig, invalidInput, ServerToolsError } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
-import { deleteConditions, liveVersion, type Preconditions, writeConditions } from './preconditions'
 import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
+import { deleteConditions, liveVersion, type Preconditions, writeConditions } from './preconditions'
 
 export const MAX_PATH_LENGTH = 512
 
 /** `a//b/./c` → `a/b/c`; absolute paths, `..`, control characters and empty paths are refused. */
 export function normalizeDocumentPath(raw: string): string {
   const problem = (why: string) => invalidInput(`document path '${raw.slice(0, 100)}' ${why}`, [{ pointer: '/path', message: why }])
-  if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw)) throw problem('must be relative (no leading / or drive letter)')
+  if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw))
+    throw problem('must be relative (no leading / or drive letter)')
   if (raw.includes('\\')) throw problem('must not contain backslashes')
   const unsafe = unsafeCharacter(raw, 'single-line')
   if (unsafe) throw problem(`must not contain control characters or bidi overrides (${unsafe.character} at character ${unsafe.position})`)
@@ -50,9 +51,16 @@ export class DocumentService {
     return this.cascade.read(tenant, project, normalizeDocumentPath(rawPath))
   }
 
-  async put(tenant: string, project: string, rawPath: string, body: string, opts: { actor: string; preconditions?: Preconditions }): Promise<StoredDocument & { created: boolean }> {
+  async put(
+    tenant: string,
+    project: string,
+    rawPath: string,
+    body: string,
+    opts: { actor: string; preconditions?: Preconditions },
+  ): Promise<StoredDocument & { created: boolean }> {
     const path = normalizeDocumentPath(rawPath)
-    if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+    if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES)
+      throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const { issues, json } = checkDocumentText(path, body)
     if (!issues.length) issues.push(...(this.check?.(path, json === undefined ? body : { text: body, json }) ?? []))
     if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)

@@ -99,7 +99,7 @@ export function parseIPv6(input: string): AddressBytes | undefined {
   if (lastPart.includes('.')) {
     tail = parseDottedQuad(lastPart)
     if (!tail) return undefined
-    text = text.slice(0, lastColon + 1) + '0:0' // two placeholder groups, replaced below
+    text = `${text.slice(0, lastColon + 1)}0:0` // two placeholder groups, replaced below
   }
   const halves = text.split('::')
   if (halves.length > 2) return undefined
@@ -128,7 +128,8 @@ export function parseAddress(text: string): AddressBytes | undefined {
 export function formatAddress(bytes: AddressBytes): string {
   if (bytes.length === 4) return Array.from(bytes).join('.')
   // ::ffff:0:0/96, checked by hand: formatting must not build the classification tables
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `::ffff:${Array.from(bytes.slice(12)).join('.')}`
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return `::ffff:${Array.from(bytes.slice(12)).join('.')}`
   const groups: number[] = []
   for (let i = 0; i < 8; i++) groups.push((bytes[2 * i] << 8) | bytes[2 * i + 1])
   // RFC 5952: compress the longest run (≥ 2) of zero groups, the first one on a tie
@@ -229,7 +230,18 @@ function buildTables() {
   ]
   const IPV6_GLOBAL_UNICAST = v6('2000::/3')
   const IPV6_METADATA = [v6('fd00:ec2::254/128')]
-  return { IPV4_TABLE, IPV4_METADATA, IPV6_MAPPED, IPV6_COMPATIBLE, IPV6_SIIT, IPV6_NAT64, IPV6_6TO4, IPV6_TABLE, IPV6_GLOBAL_UNICAST, IPV6_METADATA }
+  return {
+    IPV4_TABLE,
+    IPV4_METADATA,
+    IPV6_MAPPED,
+    IPV6_COMPATIBLE,
+    IPV6_SIIT,
+    IPV6_NAT64,
+    IPV6_6TO4,
+    IPV6_TABLE,
+    IPV6_GLOBAL_UNICAST,
+    IPV6_METADATA,
+  }
 }
 
 function classifyV4(bytes: AddressBytes): { class: AddressClass; metadata: boolean } {

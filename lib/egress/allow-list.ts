@@ -13,8 +13,8 @@
  * follows its prefix length). An entry without a port allows every port — except the service's
  * own listeners, which OwnEndpoints keeps out whatever an allow-list says.
  */
-import { ServerToolsError, type Issue } from '../errors'
-import { cidrContains, formatAddress, parseAddress, parseCidr, type AddressBytes, type Cidr } from './address'
+import { type Issue, ServerToolsError } from '../errors'
+import { type AddressBytes, type Cidr, cidrContains, formatAddress, parseAddress, parseCidr } from './address'
 
 export interface AllowListData {
   hosts?: string[]
@@ -55,17 +55,26 @@ export class AllowList {
     ;(data.hosts ?? []).forEach((raw, i) => {
       const split = typeof raw === 'string' ? splitPort(raw.trim()) : undefined
       const entry = split ? normalizeHost(split.host) : ''
-      if (split?.port === null) issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' has a port that is not a number from 1 to 65535` })
+      if (split?.port === null)
+        issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' has a port that is not a number from 1 to 65535` })
       else if (entry.startsWith('*.') && isHostName(entry.slice(2))) suffixes.push({ host: entry.slice(1), port: split!.port })
       else if (isHostName(entry) || parseAddress(entry)) {
         const host = normalizeHost(canonicalIfAddress(entry))
         exact.set(host, [...(exact.get(host) ?? []), split!.port])
-      } else issues.push({ pointer: `/hosts/${i}`, message: `'${String(raw)}' is not a host name, IP address or *.domain pattern (each optionally with :port)` })
+      } else
+        issues.push({
+          pointer: `/hosts/${i}`,
+          message: `'${String(raw)}' is not a host name, IP address or *.domain pattern (each optionally with :port)`,
+        })
     })
     ;(data.cidrs ?? []).forEach((raw, i) => {
       const entry = typeof raw === 'string' ? parseCidrEntry(raw.trim()) : undefined
       if (entry) cidrs.push(entry)
-      else issues.push({ pointer: `/cidrs/${i}`, message: `'${String(raw)}' is not a CIDR block such as 10.0.0.0/8, fd00::/8 or 10.0.0.0/8:8443` })
+      else
+        issues.push({
+          pointer: `/cidrs/${i}`,
+          message: `'${String(raw)}' is not a CIDR block such as 10.0.0.0/8, fd00::/8 or 10.0.0.0/8:8443`,
+        })
     })
     return { list: new AllowList(exact, suffixes, cidrs), issues }
   }
@@ -73,7 +82,10 @@ export class AllowList {
   /** Like parse, but an invalid entry is an INVALID_CONFIG error (for deployment settings). */
   static of(data: AllowListData, what = 'egress allow-list'): AllowList {
     const { list, issues } = AllowList.parse(data)
-    if (issues.length) throw new ServerToolsError('INVALID_CONFIG', `${what} has ${issues.length} invalid entr${issues.length === 1 ? 'y' : 'ies'}`, { errors: issues })
+    if (issues.length)
+      throw new ServerToolsError('INVALID_CONFIG', `${what} has ${issues.length} invalid entr${issues.length === 1 ? 'y' : 'ies'}`, {
+        errors: issues,
+      })
     return list
   }
 
@@ -99,7 +111,9 @@ export class AllowList {
   toJSON(): Required<AllowListData> {
     return {
       hosts: [
-        ...[...this.exactHosts].flatMap(([host, scopes]) => scopes.map((port) => withPort(host.includes(':') && port !== undefined ? `[${host}]` : host, port))),
+        ...[...this.exactHosts].flatMap(([host, scopes]) =>
+          scopes.map((port) => withPort(host.includes(':') && port !== undefined ? `[${host}]` : host, port)),
+        ),
         ...this.suffixes.map((s) => withPort(`*${s.host}`, s.port)),
       ],
       cidrs: this.cidrs.map((c) => withPort(c.cidr.text, c.port)),

@@ -15,11 +15,11 @@
  */
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
-import { socketAddress, type AddressClass } from './address'
+import { type AddressClass, socketAddress } from './address'
 import type { AllowList } from './allow-list'
-import { NodeConnector, type Connector } from './connector'
+import { type Connector, NodeConnector } from './connector'
 import { EgressError } from './errors'
-import { EgressGuard, type CheckedTarget, type Resolver } from './guard'
+import { type CheckedTarget, EgressGuard, type Resolver } from './guard'
 import type { OwnEndpoints } from './own-endpoints'
 import type { TenantAllowListSource } from './tenant-allow-list'
 
@@ -103,7 +103,8 @@ export class EgressClient {
     const controller = new AbortController()
     let host = safeHost(req.url)
     const timer = setTimeout(
-      () => controller.abort(new EgressError('timeout', `the call to ${host} did not complete within ${timeoutMs} ms`, { host, timeoutMs })),
+      () =>
+        controller.abort(new EgressError('timeout', `the call to ${host} did not complete within ${timeoutMs} ms`, { host, timeoutMs })),
       timeoutMs,
     )
     const onCallerAbort = () => controller.abort(new EgressError('aborted', `the call to ${host} was cancelled`, { host }))
@@ -114,7 +115,8 @@ export class EgressClient {
     let url = String(req.url)
     let method = (req.method ?? 'GET').toUpperCase()
     let headers = { ...(req.headers ?? {}) }
-    let body: Buffer | undefined = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body)
+    let body: Buffer | undefined =
+      req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body)
     const sensitive = new Set([...CREDENTIAL_HEADERS, ...(req.sensitiveHeaders ?? []).map((h) => h.toLowerCase())])
     try {
       for (let hop = 0; ; hop++) {
@@ -135,7 +137,10 @@ export class EgressClient {
           return { ...res, url: target.url.href, redirects: hop }
         }
         if (hop >= maxRedirects) {
-          throw new EgressError('redirects', `${target.host} redirected more than ${maxRedirects} times`, { host: target.host, maxRedirects })
+          throw new EgressError('redirects', `${target.host} redirected more than ${maxRedirects} times`, {
+            host: target.host,
+            maxRedirects,
+          })
         }
         let next: URL
         try {

@@ -6,8 +6,8 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import type { Transform } from 'node:stream'
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import { parseAddress } from './address'
 import { normalizeHost } from './allow-list'
 import { EgressError } from './errors'
@@ -47,7 +47,17 @@ export function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   }) as unknown as LookupFunction
 }
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer'])
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+])
 
 export interface NodeConnectorOptions {
   /** Reuse connections (per address, port and servername). Default true. */
@@ -134,7 +144,8 @@ export class NodeConnector implements Connector {
         })
         stream.on('error', (e) => fail(networkError(e, hostname)))
         res.on('close', () => {
-          if (!res.complete) fail(new EgressError('network', `the connection to ${hostname} closed before the response was complete`, { host: hostname }))
+          if (!res.complete)
+            fail(new EgressError('network', `the connection to ${hostname} closed before the response was complete`, { host: hostname }))
         })
       })
       request.on('error', (e) => fail(networkError(e, hostname)))

@@ -1,4 +1,4 @@
-import { ServerToolsError, type ErrorCode } from '../errors'
+import { type ErrorCode, ServerToolsError } from '../errors'
 
 /** Why an outbound call did not produce a response. */
 export type EgressFailure =

@@ -15,7 +15,7 @@
  */
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
-import { classifyBytes, parseAddress, type AddressClass, type ClassifiedAddress } from './address'
+import { type AddressClass, type ClassifiedAddress, classifyBytes, parseAddress } from './address'
 import { AllowList, normalizeHost } from './allow-list'
 import { EgressError } from './errors'
 import { OwnEndpoints } from './own-endpoints'
@@ -104,9 +104,12 @@ export class EgressGuard {
       throw new EgressError('invalid-url', 'the URL is not a valid absolute URL')
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new EgressError('scheme', `only http and https URLs may be called, not ${url.protocol.replace(/:$/, '')}`, { host: url.hostname })
+      throw new EgressError('scheme', `only http and https URLs may be called, not ${url.protocol.replace(/:$/, '')}`, {
+        host: url.hostname,
+      })
     }
-    if (url.username || url.password) throw new EgressError('invalid-url', 'credentials in the URL are not supported; send them in a header')
+    if (url.username || url.password)
+      throw new EgressError('invalid-url', 'credentials in the URL are not supported; send them in a header')
     const host = normalizeHost(url.hostname)
     if (!host) throw new EgressError('invalid-url', 'the URL has no host')
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80
@@ -133,7 +136,12 @@ export class EgressGuard {
     for (const a of addresses) {
       if (!this.own.covers(host, a, port)) continue
       this.log.log('warn', 'egress.denied_own_endpoint', { tenant, host, address: a.address, port })
-      throw new EgressError('denied', `outbound calls to ${host}:${port} are never allowed: it is an endpoint of this service itself`, { host, port, class: a.class, ownEndpoint: true })
+      throw new EgressError('denied', `outbound calls to ${host}:${port} are never allowed: it is an endpoint of this service itself`, {
+        host,
+        port,
+        class: a.class,
+        ownEndpoint: true,
+      })
     }
     let tenantList: AllowList | undefined
     for (const a of addresses) {

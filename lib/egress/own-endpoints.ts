@@ -15,7 +15,7 @@
  * - any other address: that address and port; a name: that name and port.
  */
 import { ServerToolsError } from '../errors'
-import { cidrContains, parseAddress, parseCidr, type Cidr, type ClassifiedAddress } from './address'
+import { type Cidr, type ClassifiedAddress, cidrContains, parseAddress, parseCidr } from './address'
 import { normalizeHost, splitPort } from './allow-list'
 
 let local: Cidr[] | undefined
@@ -80,9 +80,11 @@ function readEndpoint(endpoint: string): { host: string; port: number } {
     return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port }
   }
   const split = splitPort(text)
-  if (!split || !split.host || typeof split.port !== 'number') throw invalid(endpoint)
+  if (!split?.host || typeof split.port !== 'number') throw invalid(endpoint)
   return { host: split.host, port: split.port }
 }
 
 const invalid = (endpoint: string) =>
-  new ServerToolsError('INVALID_CONFIG', `'${endpoint}' is not an endpoint of this service: write host:port, [v6]:port or a URL`, { endpoint })
+  new ServerToolsError('INVALID_CONFIG', `'${endpoint}' is not an endpoint of this service: write host:port, [v6]:port or a URL`, {
+    endpoint,
+  })

@@ -13,10 +13,10 @@
  * closed) and is logged.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, parseYaml, textOf, yamlSourceOf, type YamlSource } from '../config/yaml'
-import type { Issue } from '../errors'
+import { locate, parseYaml, textOf, type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { DocumentStore } from '../documents/ports'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
+import type { Issue } from '../errors'
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
 import { AllowList } from './allow-list'
@@ -42,7 +42,9 @@ export function parseTenantAllowList(body: YamlSource): { list: AllowList; issue
   if (!parsed.ok) return { list: AllowList.empty, issues: parsed.issues }
   const data = parsed.value.data ?? {}
   const schemaIssues = validateAgainst(tenantAllowListSchema, data)
-  const { list, issues } = schemaIssues.length ? { list: AllowList.empty, issues: schemaIssues } : AllowList.parse(data as { hosts?: string[]; cidrs?: string[] })
+  const { list, issues } = schemaIssues.length
+    ? { list: AllowList.empty, issues: schemaIssues }
+    : AllowList.parse(data as { hosts?: string[]; cidrs?: string[] })
   if (!issues.length) return { list, issues: [] }
   return { list: AllowList.empty, issues: locate(parsed.value, issues, TENANT_ALLOW_LIST_PATH) }
 }
@@ -52,7 +54,10 @@ export function checkTenantAllowListDocument(path: string, body: YamlSource): Is
   return path === TENANT_ALLOW_LIST_PATH ? parseTenantAllowList(body).issues : []
 }
 
-export function documentTenantAllowList(store: DocumentStore, opts: { path?: string; log?: Logger; maxEntries?: number } = {}): TenantAllowListSource {
+export function documentTenantAllowList(
+  store: DocumentStore,
+  opts: { path?: string; log?: Logger; maxEntries?: number } = {},
+): TenantAllowListSource {
   const path = opts.path ?? TENANT_ALLOW_LIST_PATH
   const log = opts.log ?? silentLogger
   const max = opts.maxEntries ?? 1000

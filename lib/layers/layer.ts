@@ -4,8 +4,9 @@
  * Only these top-level folders belong to a layer; anything else in the directory is not the
  * service's business (a README, CI files), so plan, apply and pull never touch it.
  */
-import { closest } from '../config/yaml'
+
 import { nameFromPath, SERVER_TOOLS_PREFIX, serverToolPath } from '../config/server-tool'
+import { closest } from '../config/yaml'
 import { TENANT_ALLOW_LIST_PATH } from '../egress/tenant-allow-list'
 
 export const LAYER_FOLDERS = ['server-tools', 'recipes', 'engines', 'models', 'mcp-servers', 'documents', 'scripts', 'egress'] as const
@@ -37,9 +38,11 @@ export function layerPathProblem(path: string, project: string): string | undefi
     const hint = closest(top, LAYER_FOLDERS)
     return `'${top}/' is not a layer folder${hint ? ` — did you mean '${hint}/'?` : ''} (a layer holds ${LAYER_FOLDERS.map((f) => `${f}/`).join(', ')})`
   }
-  if (top === 'server-tools' && serverToolNameOf(path) === undefined) return `server-tools/ holds one <name>.yaml per tool, directly inside it`
+  if (top === 'server-tools' && serverToolNameOf(path) === undefined)
+    return `server-tools/ holds one <name>.yaml per tool, directly inside it`
   if (top === 'egress' && path !== TENANT_ALLOW_LIST_PATH) return `egress/ holds only allow.yaml`
-  if (path === TENANT_ALLOW_LIST_PATH && project !== '_tenant') return `egress/allow.yaml is read from the _tenant layer only; a project cannot widen its tenant's egress`
+  if (path === TENANT_ALLOW_LIST_PATH && project !== '_tenant')
+    return `egress/allow.yaml is read from the _tenant layer only; a project cannot widen its tenant's egress`
   return undefined
 }
 

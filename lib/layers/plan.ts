@@ -51,7 +51,12 @@ export function planLayer(project: string, local: readonly LayerFile[], remote: 
   writes.sort(order)
   deletes.sort((a, b) => -order(a, b))
   unchanged.sort(order)
-  return { project, prune: opts.prune, changes: [...writes, ...deletes, ...unchanged], kept: opts.prune ? [] : gone.map((d) => d.path).sort() }
+  return {
+    project,
+    prune: opts.prune,
+    changes: [...writes, ...deletes, ...unchanged],
+    kept: opts.prune ? [] : gone.map((d) => d.path).sort(),
+  }
 }
 
 export const pendingChanges = (plan: Plan) => plan.changes.filter((c) => c.kind !== 'unchanged')

@@ -8,13 +8,13 @@
 import { parseYaml, positionOf } from '../config/yaml'
 import type { DocumentService } from '../documents/service'
 import { parseTenantAllowList, TENANT_ALLOW_LIST_PATH } from '../egress/tenant-allow-list'
-import { isServerToolsError, type Issue } from '../errors'
+import { type Issue, isServerToolsError } from '../errors'
 import { mcpServerPath } from '../mcp/server-doc'
 import { catalogDocumentOf, parseModelName, providerPath } from '../models/documents'
 import { surfaceDocumentOf } from '../recipes/documents'
 import type { ProcessService, SpawnFinding } from '../recipes/spawn'
 import type { ServerToolService } from '../tools/service'
-import { layerPathProblem, type LayerFile, serverToolNameOf } from './layer'
+import { type LayerFile, layerPathProblem, serverToolNameOf } from './layer'
 
 export interface LayerProblem {
   /** Document path inside the layer. */
@@ -48,24 +48,45 @@ export async function validateLayer(deps: LayerValidationDeps, input: LayerValid
   const { tenant, project } = input
   if (input.tenantFiles && project !== '_tenant') await load(deps, tenant, '_tenant', input.tenantFiles, 'context', problems)
   const loaded = await load(deps, tenant, project, input.files, 'target', problems)
-  const report = (file: LayerFile, issue: Issue, severity: LayerProblem['severity'] = 'error') => problems.push(problemAt(file, issue, 'target', severity))
+  const report = (file: LayerFile, issue: Issue, severity: LayerProblem['severity'] = 'error') =>
+    problems.push(problemAt(file, issue, 'target', severity))
 
   for (const file of loaded) {
     const toolName = serverToolNameOf(file.path)
     if (toolName !== undefined) await checkToolReferences(deps, tenant, project, file, toolName, report)
     const catalog = catalogDocumentOf(file.path)
     if (catalog?.kind === 'model' && !(await deps.documents.read(tenant, project, providerPath(catalog.instance)))) {
-      report(file, { pointer: '', message: `model instance '${catalog.instance}' has no ${providerPath(catalog.instance)} in this layer, an outer one or the bundled defaults` })
+      report(file, {
+        pointer: '',
+        message: `model instance '${catalog.instance}' has no ${providerPath(catalog.instance)} in this layer, an outer one or the bundled defaults`,
+      })
     }
     const surface = surfaceDocumentOf(file.path)
     if (surface?.kind === 'recipe') await checkDraft(deps, tenant, project, file, { recipe: surface.name }, report)
     if (surface?.kind === 'engine') await checkDraft(deps, tenant, project, file, { engine: surface.name }, report)
   }
-  return problems.sort((a, b) => (a.layer !== b.layer ? (a.layer === 'context' ? -1 : 1) : a.path < b.path ? -1 : a.path > b.path ? 1 : (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)))
+  return problems.sort((a, b) =>
+    a.layer !== b.layer
+      ? a.layer === 'context'
+        ? -1
+        : 1
+      : a.path < b.path
+        ? -1
+        : a.path > b.path
+          ? 1
+          : (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+  )
 }
 
 /** Writes each file through the service's own checks; answers the files that were accepted. */
-async function load(deps: LayerValidationDeps, tenant: string, project: string, files: readonly LayerFile[], layer: LayerProblem['layer'], problems: LayerProblem[]): Promise<LayerFile[]> {
+async function load(
+  deps: LayerValidationDeps,
+  tenant: string,
+  project: string,
+  files: readonly LayerFile[],
+  layer: LayerProblem['layer'],
+  problems: LayerProblem[],
+): Promise<LayerFile[]> {
   const accepted: LayerFile[] = []
   // The context layer is not what is being applied: its own validation fails on its problems, this one only mentions them.
   const severity: LayerProblem['severity'] = layer === 'target' ? 'error' : 'warning'
@@ -102,7 +123,14 @@ async function load(deps: LayerValidationDeps, tenant: string, project: string, 
 type Report = (file: LayerFile, issue: Issue, severity?: LayerProblem['severity']) => void
 
 /** The documents a tool names must exist somewhere in the cascade when it is called. */
-async function checkToolReferences(deps: LayerValidationDeps, tenant: string, project: string, file: LayerFile, name: string, report: Report) {
+async function checkToolReferences(
+  deps: LayerValidationDeps,
+  tenant: string,
+  project: string,
+  file: LayerFile,
+  name: string,
+  report: Report,
+) {
   const view = await deps.tools.getView(tenant, project, name)
   const p = view.parameters as Record<string, unknown>
   const exists = async (path: string) => (await deps.documents.read(tenant, project, path)) !== undefined
@@ -110,7 +138,8 @@ async function checkToolReferences(deps: LayerValidationDeps, tenant: string, pr
   if (view.type === 'scripted' && typeof p.scriptPath === 'string') refs.push(['/parameters/scriptPath', p.scriptPath, 'script'])
   if (view.type === 'rest_api' && typeof p.specPath === 'string') refs.push(['/parameters/specPath', p.specPath, 'OpenAPI document'])
   if (view.type === 'doc_lookup' && typeof p.path === 'string') refs.push(['/parameters/path', p.path, 'document'])
-  if ((view.type === 'mcp' || view.type === 'mcp_server') && typeof p.server === 'string') refs.push(['/parameters/server', mcpServerPath(p.server), 'MCP server document'])
+  if ((view.type === 'mcp' || view.type === 'mcp_server') && typeof p.server === 'string')
+    refs.push(['/parameters/server', mcpServerPath(p.server), 'MCP server document'])
   if (view.type === 'prompt_template' && typeof p.model === 'string') {
     const ref = parseModelName(p.model)
     if (typeof ref !== 'string') refs.push(['/parameters/model', providerPath(ref.instance), 'model provider document'])
@@ -134,7 +163,14 @@ async function checkToolReferences(deps: LayerValidationDeps, tenant: string, pr
  * holds the selector. A name that matches no tool stays a warning: it may come from a pack that
  * is only known once its server answers.
  */
-async function checkDraft(deps: LayerValidationDeps, tenant: string, project: string, file: LayerFile, body: { recipe?: string; engine?: string }, report: Report) {
+async function checkDraft(
+  deps: LayerValidationDeps,
+  tenant: string,
+  project: string,
+  file: LayerFile,
+  body: { recipe?: string; engine?: string },
+  report: Report,
+) {
   let findings: SpawnFinding[]
   try {
     ;({ findings } = await deps.processes.draft(tenant, project, ACTOR, body))
@@ -153,11 +189,20 @@ async function checkDraft(deps: LayerValidationDeps, tenant: string, project: st
     if (f.document !== own) continue
     const list = data.ok ? ((data.value.data as Record<string, unknown> | null)?.[f.field] as unknown[] | undefined) : undefined
     const index = Array.isArray(list) ? list.indexOf(f.entry) : -1
-    report(file, { pointer: index >= 0 ? `/${f.field}/${index}` : `/${f.field}`, message: f.message }, f.kind === 'label-selects-nothing' ? 'error' : 'warning')
+    report(
+      file,
+      { pointer: index >= 0 ? `/${f.field}/${index}` : `/${f.field}`, message: f.message },
+      f.kind === 'label-selects-nothing' ? 'error' : 'warning',
+    )
   }
 }
 
-function problemAt(file: LayerFile, issue: Issue, layer: LayerProblem['layer'], severity: LayerProblem['severity'] = 'error'): LayerProblem {
+function problemAt(
+  file: LayerFile,
+  issue: Issue,
+  layer: LayerProblem['layer'],
+  severity: LayerProblem['severity'] = 'error',
+): LayerProblem {
   let { line, column } = issue
   if (line === undefined && issue.pointer !== undefined) {
     const parsed = parseYaml(file.body)

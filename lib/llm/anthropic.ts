@@ -27,7 +27,13 @@ export class AnthropicMessagesClient implements WireClient {
     }
     if (req.temperature !== undefined) body.temperature = req.temperature
     if (req.outputSchema) {
-      body.tools = [{ name: OUTPUT_TOOL, description: 'Record the answer. Call this exactly once with the complete answer as its input.', input_schema: objectRoot(req.outputSchema).schema }]
+      body.tools = [
+        {
+          name: OUTPUT_TOOL,
+          description: 'Record the answer. Call this exactly once with the complete answer as its input.',
+          input_schema: objectRoot(req.outputSchema).schema,
+        },
+      ]
       body.tool_choice = { type: 'tool', name: OUTPUT_TOOL }
     }
     const base = req.model.provider.baseUrl
@@ -49,18 +55,24 @@ export class AnthropicMessagesClient implements WireClient {
       redirect: 'manual',
       sensitiveHeaders: ['x-api-key'],
     })
-    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
+    if (res.status < 200 || res.status > 299)
+      throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
     const answer = parseJsonBody(res.body, 'a message')
     const u = (answer.usage ?? {}) as Record<string, unknown>
     const usage = {
       inputTokens: count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens),
       outputTokens: count(u.output_tokens),
     }
-    if (!Array.isArray(answer.content)) throw new LlmCallError('malformed', 'the endpoint\'s answer is not a message (no content array)', undefined, usage)
+    if (!Array.isArray(answer.content))
+      throw new LlmCallError('malformed', "the endpoint's answer is not a message (no content array)", undefined, usage)
     const blocks = answer.content as { type?: unknown; text?: unknown; name?: unknown; input?: unknown }[]
-    const text = blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string).join('')
+    const text = blocks
+      .filter((b) => b.type === 'text' && typeof b.text === 'string')
+      .map((b) => b.text as string)
+      .join('')
     const tool = req.outputSchema ? blocks.find((b) => b.type === 'tool_use' && b.name === OUTPUT_TOOL) : undefined
-    if (answer.stop_reason === 'refusal') throw new LlmCallError('refusal', `the model refused${text ? `: ${cut(text, req.scrub)}` : ''}`, undefined, usage)
+    if (answer.stop_reason === 'refusal')
+      throw new LlmCallError('refusal', `the model refused${text ? `: ${cut(text, req.scrub)}` : ''}`, undefined, usage)
     return {
       text,
       ...(tool ? { data: { value: tool.input } } : {}),

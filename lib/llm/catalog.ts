@@ -2,12 +2,13 @@
  * The model catalog as the LLM wire clients read it: the documents of lib/models resolved through
  * the cascade for one call. Parsed documents are cached by (layer, path, version).
  */
+
+import { type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { CatalogParse, ModelDocument, ModelSize, ProviderDocument, WireType } from '../models/documents'
 import { modelPath, parseModelDocument, parseModelName, parseProviderDocument, providerPath, WIRE_TYPES } from '../models/documents'
 import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
-import { yamlSourceOf, type YamlSource } from '../config/yaml'
 
 /** A model resolved for one call. */
 export interface ResolvedModel {
@@ -33,19 +34,33 @@ export class ModelCatalog {
     if (typeof name === 'string') return { ok: false, message: name }
     const providerFile = providerPath(name.instance)
     const providerDoc = await documents.read(providerFile)
-    if (!providerDoc) return { ok: false, message: `model instance '${name.instance}' is not in the model catalog: there is no ${providerFile} in any layer` }
+    if (!providerDoc)
+      return {
+        ok: false,
+        message: `model instance '${name.instance}' is not in the model catalog: there is no ${providerFile} in any layer`,
+      }
     const provider = this.parse(scope, providerDoc, parseProviderDocument)
-    if (!provider.ok) return { ok: false, message: `${providerFile} (${providerDoc.source} layer) is invalid: ${provider.issues.map((i) => i.message).join('; ')}` }
+    if (!provider.ok)
+      return {
+        ok: false,
+        message: `${providerFile} (${providerDoc.source} layer) is invalid: ${provider.issues.map((i) => i.message).join('; ')}`,
+      }
     const wireType = provider.config.wireType
     if (!wireType || !(WIRE_TYPES as readonly string[]).includes(wireType)) {
-      return { ok: false, message: `${providerFile} (${providerDoc.source} layer) ${wireType ? `has wireType '${wireType}'` : 'has no wireType'}; prompt tools speak ${WIRE_TYPES.join(' and ')}` }
+      return {
+        ok: false,
+        message: `${providerFile} (${providerDoc.source} layer) ${wireType ? `has wireType '${wireType}'` : 'has no wireType'}; prompt tools speak ${WIRE_TYPES.join(' and ')}`,
+      }
     }
     let model = name.model
     if (!model) {
       const picked = size ? provider.config.sizes[size] : undefined
       if (!picked) {
         const known = Object.keys(provider.config.sizes)
-        return { ok: false, message: `model instance '${name.instance}' names no ${size ?? ''} model: add sizes.${size ?? 'medium'} to ${providerFile}${known.length ? ` (it has ${known.join(', ')})` : ''}` }
+        return {
+          ok: false,
+          message: `model instance '${name.instance}' names no ${size ?? ''} model: add sizes.${size ?? 'medium'} to ${providerFile}${known.length ? ` (it has ${known.join(', ')})` : ''}`,
+        }
       }
       model = picked
     }
@@ -54,13 +69,31 @@ export class ModelCatalog {
     let entry: ModelDocument = {}
     if (modelDoc) {
       const parsed = this.parse(scope, modelDoc, parseModelDocument)
-      if (!parsed.ok) return { ok: false, message: `${modelFile} (${modelDoc.source} layer) is invalid: ${parsed.issues.map((i) => i.message).join('; ')}` }
+      if (!parsed.ok)
+        return {
+          ok: false,
+          message: `${modelFile} (${modelDoc.source} layer) is invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        }
       entry = parsed.config
     }
-    return { ok: true, model: { ref: `${name.instance}/${model}`, instance: name.instance, model, modelId: entry.modelId ?? model, provider: { ...provider.config, wireType: wireType as WireType }, entry } }
+    return {
+      ok: true,
+      model: {
+        ref: `${name.instance}/${model}`,
+        instance: name.instance,
+        model,
+        modelId: entry.modelId ?? model,
+        provider: { ...provider.config, wireType: wireType as WireType },
+        entry,
+      },
+    }
   }
 
-  private parse<T>(scope: { tenant: string; project: string }, doc: CascadeDocument, parse: (text: YamlSource, path: string) => CatalogParse<T>): CatalogParse<T> {
+  private parse<T>(
+    scope: { tenant: string; project: string },
+    doc: CascadeDocument,
+    parse: (text: YamlSource, path: string) => CatalogParse<T>,
+  ): CatalogParse<T> {
     const layer = doc.source === 'bundled' ? 'bundled' : scopeOf(scope.tenant, doc.source === 'tenant' ? TENANT_LAYER : scope.project)
     const key = `${layer}\u0000${doc.path}\u0000${doc.version}`
     let hit = this.parses.get(key) as CatalogParse<T> | undefined

@@ -40,14 +40,17 @@ export class OpenAiChatClient implements WireClient {
       signal: req.signal,
       redirect: 'manual',
     })
-    if (res.status < 200 || res.status > 299) throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
+    if (res.status < 200 || res.status > 299)
+      throw new LlmCallError('http', `the model endpoint answered HTTP ${res.status}: ${providerMessage(res.body, req.scrub)}`, res.status)
     const answer = parseJsonBody(res.body, 'a chat completion')
     const usageRaw = (answer.usage ?? {}) as Record<string, unknown>
     const usage = { inputTokens: count(usageRaw.prompt_tokens), outputTokens: count(usageRaw.completion_tokens) }
     const choice = Array.isArray(answer.choices) ? (answer.choices[0] as Record<string, unknown> | undefined) : undefined
     const message = choice?.message as { content?: unknown; refusal?: unknown } | undefined
-    if (!message) throw new LlmCallError('malformed', 'the endpoint\'s answer is not a chat completion (no choices[0].message)', undefined, usage)
-    if (typeof message.refusal === 'string' && message.refusal) throw new LlmCallError('refusal', `the model refused: ${cut(message.refusal, req.scrub)}`, undefined, usage)
+    if (!message)
+      throw new LlmCallError('malformed', "the endpoint's answer is not a chat completion (no choices[0].message)", undefined, usage)
+    if (typeof message.refusal === 'string' && message.refusal)
+      throw new LlmCallError('refusal', `the model refused: ${cut(message.refusal, req.scrub)}`, undefined, usage)
     const text = typeof message.content === 'string' ? message.content : ''
     return {
       text,

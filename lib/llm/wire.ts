@@ -62,7 +62,9 @@ export interface WireClient {
 
 /** Providers want an object at the root of a structured-output schema; anything else is wrapped. */
 export function objectRoot(schema: JsonSchema): { schema: JsonSchema; wrapped: boolean } {
-  return schema.type === 'object' ? { schema, wrapped: false } : { schema: { type: 'object', properties: { value: schema }, required: ['value'], additionalProperties: false }, wrapped: true }
+  return schema.type === 'object'
+    ? { schema, wrapped: false }
+    : { schema: { type: 'object', properties: { value: schema }, required: ['value'], additionalProperties: false }, wrapped: true }
 }
 
 /** Text an endpoint sent back, for a message: scrubbed first, then cut (a cut through a secret would leave its prefix). */

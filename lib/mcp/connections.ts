@@ -16,8 +16,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget } from '../config/expansion-budget'
 import type { EgressClient } from '../egress/client'
 import { ServerToolsError } from '../errors'
@@ -114,13 +114,21 @@ export class McpConnections {
    * Calls a remote tool. Throws McpUnavailableError when the server cannot be reached and McpError
    * when it answers the request with a JSON-RPC error; a tool that failed is a result with isError.
    */
-  async call(ref: McpServerRef, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ result: CallToolResult; scrubber: SecretScrubber }> {
+  async call(
+    ref: McpServerRef,
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ result: CallToolResult; scrubber: SecretScrubber }> {
     const headers = await this.headers(ref)
     const attempt = async (retry: boolean): Promise<CallToolResult> => {
       const conn = this.connection(ref, headers)
       await this.bounded(conn, () => conn.ready, signal)
       try {
-        return (await conn.client.callTool({ name, arguments: args }, undefined, { timeout: ref.config.timeoutMs, signal })) as CallToolResult
+        return (await conn.client.callTool({ name, arguments: args }, undefined, {
+          timeout: ref.config.timeoutMs,
+          signal,
+        })) as CallToolResult
       } catch (e) {
         // the server forgot the session (restart, expiry): the request was not executed, so one retry on a fresh session is safe
         if (retry && isSessionGone(e)) {
@@ -148,7 +156,9 @@ export class McpConnections {
     const names = secretNamesIn(ref.config.headers)
     const { values, missing } = await loadSecrets(this.opts.secrets, ref.tenant, names)
     if (missing.length) {
-      throw new McpUnavailableError(`MCP server '${ref.name}' needs the secret${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not set for this tenant`)
+      throw new McpUnavailableError(
+        `MCP server '${ref.name}' needs the secret${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not set for this tenant`,
+      )
     }
     const headers: Record<string, string> = {}
     for (const [k, v] of Object.entries(ref.config.headers)) headers[k] = substituteSecrets(v, values)
@@ -207,7 +217,12 @@ export class McpConnections {
         : new StreamableHTTPClientTransport(url, {
             fetch,
             requestInit: { headers: resolved.headers },
-            reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2, maxRetries: 3 },
+            reconnectionOptions: {
+              initialReconnectionDelay: 1_000,
+              maxReconnectionDelay: 30_000,
+              reconnectionDelayGrowFactor: 2,
+              maxRetries: 3,
+            },
           })
     conn.ready = client.connect(transport, { timeout: ref.config.timeoutMs }).catch((e) => {
       const error = this.asError(ref, e, resolved.scrubber)
@@ -233,7 +248,8 @@ export class McpConnections {
       const nodes = new ExpansionBudget(EXPANSION_LIMITS.packNodes, `the input schemas of server '${conn.ref.name}' (nodes)`)
       for (let page = 0; page < 100; page++) {
         const res = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: conn.ref.config.timeoutMs })
-        if (tools.length + res.tools.length > EXPANSION_LIMITS.packTools) throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
+        if (tools.length + res.tools.length > EXPANSION_LIMITS.packTools)
+          throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
         for (const tool of res.tools) nodes.spend(countNodes(tool.inputSchema, nodes.limit))
         tools.push(...res.tools)
         cursor = res.nextCursor
@@ -351,7 +367,10 @@ const isSessionGone = (e: unknown) => e instanceof StreamableHTTPError && e.code
 /** A transport failure in a sentence: HTTP status and a trimmed body (scrubbed before it is cut) where the server sent one. */
 function describe(e: unknown, scrubber: SecretScrubber): string {
   if (e instanceof StreamableHTTPError || e instanceof SseError) {
-    const body = e.message.replace(/^(Streamable HTTP|SSE) error: /, '').replace(/^(Error POSTing to endpoint|Failed to open SSE stream|Non-200 status code \(\d+\)): ?/, '').trim()
+    const body = e.message
+      .replace(/^(Streamable HTTP|SSE) error: /, '')
+      .replace(/^(Error POSTing to endpoint|Failed to open SSE stream|Non-200 status code \(\d+\)): ?/, '')
+      .trim()
     const status = typeof e.code === 'number' && e.code > 0 ? `the server answered HTTP ${e.code}` : 'the transport failed'
     return body ? `${status}: ${scrubber.scrubText(body).slice(0, 300)}` : status
   }

@@ -58,7 +58,11 @@ export function egressFetch(egress: Pick<EgressClient, 'request' | 'check'>, opt
     })
     const out = new Headers()
     for (const [k, v] of Object.entries(res.headers)) if (!DROP_RESPONSE_HEADERS.has(k)) out.set(k, v)
-    return new Response(NULL_BODY.has(res.status) ? null : new Uint8Array(res.body), { status: res.status, statusText: res.statusText, headers: out })
+    return new Response(NULL_BODY.has(res.status) ? null : new Uint8Array(res.body), {
+      status: res.status,
+      statusText: res.statusText,
+      headers: out,
+    })
   }
 }
 
@@ -116,11 +120,24 @@ async function openEventStream(
       ...(secure && !parseAddress(hostname) ? { servername: hostname } : {}),
     })
     const timer = setTimeout(() => {
-      const e = new EgressError('timeout', `the event stream of ${hostname} did not open within ${opts.timeoutMs} ms`, { host: hostname, timeoutMs: opts.timeoutMs })
+      const e = new EgressError('timeout', `the event stream of ${hostname} did not open within ${opts.timeoutMs} ms`, {
+        host: hostname,
+        timeoutMs: opts.timeoutMs,
+      })
       request.destroy(e)
       fail(e)
     }, opts.timeoutMs)
-    request.on('error', (e) => fail(signal?.aborted ? signal.reason : e instanceof EgressError ? e : new EgressError('network', `the event stream of ${hostname} failed: ${(e as NodeJS.ErrnoException).code ?? e.message}`, { host: hostname })))
+    request.on('error', (e) =>
+      fail(
+        signal?.aborted
+          ? signal.reason
+          : e instanceof EgressError
+            ? e
+            : new EgressError('network', `the event stream of ${hostname} failed: ${(e as NodeJS.ErrnoException).code ?? e.message}`, {
+                host: hostname,
+              }),
+      ),
+    )
     request.on('response', (res) => {
       clearTimeout(timer)
       if (settled) {
@@ -142,7 +159,12 @@ async function openEventStream(
             size += chunk.length
             if (size > limit) {
               done = true
-              controller.error(new EgressError('too-large', `the event stream of ${hostname} exceeded ${limit} bytes`, { host: hostname, maxBytes: limit }))
+              controller.error(
+                new EgressError('too-large', `the event stream of ${hostname} exceeded ${limit} bytes`, {
+                  host: hostname,
+                  maxBytes: limit,
+                }),
+              )
               res.destroy()
               return
             }

@@ -1,7 +1,7 @@
 /** Server-side MCP: server documents, egress-guarded connections with catalog caches, result mapping. */
 import type { CascadeReader } from '../documents/cascade'
 import type { McpConnections, McpConnectionsOptions, RemoteTool } from './connections'
-import { type McpServerRef, McpServerDocuments } from './server-doc'
+import { McpServerDocuments, type McpServerRef } from './server-doc'
 
 // Types only: ./connections holds the MCP SDK (and zod), which loads when a pack first connects.
 export type { McpConnectionsOptions, RemoteTool } from './connections'
@@ -44,7 +44,11 @@ export function createMcpRuntime(opts: McpConnectionsOptions & { load: () => Pro
  * The server document and remote catalog a factory expands from, or undefined when either is
  * unavailable — then the reason is reported as a listing problem and the tools are left out.
  */
-export async function remoteCatalog(mcp: McpRuntime, env: McpExpansionScope, server: string): Promise<{ ref: McpServerRef; tools: RemoteTool[] } | undefined> {
+export async function remoteCatalog(
+  mcp: McpRuntime,
+  env: McpExpansionScope,
+  server: string,
+): Promise<{ ref: McpServerRef; tools: RemoteTool[] } | undefined> {
   const lookup = await mcp.servers.resolve(env.tenant, env.project, env.documents, server)
   if (!lookup.ok) {
     env.problem(lookup.message)

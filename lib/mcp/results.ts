@@ -1,11 +1,11 @@
 /** Turning remote MCP tools into ToolSpecs, and their results and failures into ToolOutcomes. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolOutcome } from '../calls/outcome'
+import { success, toolError } from '../calls/outcome'
+import type { JsonSchema } from '../config/json-schema'
 import { compile } from '../config/json-schema'
 import { sha256 } from '../runtime/hash'
 import type { SecretScrubber } from '../secrets/scrubber'
-import type { JsonSchema } from '../config/json-schema'
-import type { ToolOutcome } from '../calls/outcome'
-import { success, toolError } from '../calls/outcome'
 import type { RemoteTool } from './connections'
 
 /** Tool names as the OpenAI and Anthropic APIs accept them. */
@@ -58,7 +58,16 @@ export function cut(text: string | undefined, max = 80): string | undefined {
 
 /** `*` and `?` globs, case-insensitive, anchored. */
 export function globMatcher(patterns: string[]): (name: string) => boolean {
-  const res = patterns.map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i'))
+  const res = patterns.map(
+    (p) =>
+      new RegExp(
+        `^${p
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+        'i',
+      ),
+  )
   return (name) => res.some((r) => r.test(name))
 }
 
@@ -88,8 +97,13 @@ function parseJsonText(text: string): unknown {
 export function outcomeOf(server: string, tool: string, result: CallToolResult, scrubber: SecretScrubber): ToolOutcome {
   const content = scrubber.scrub(contentOf(result))
   if (!result.isError) return success(content)
-  const texts = (result.content ?? []).filter((b) => b.type === 'text').map((b) => (b as { text: string }).text.trim()).filter(Boolean)
-  const message = texts.length ? scrubber.scrubText(texts.join('\n')) : `MCP tool '${tool}' on server '${server}' reported an error without a message.`
+  const texts = (result.content ?? [])
+    .filter((b) => b.type === 'text')
+    .map((b) => (b as { text: string }).text.trim())
+    .filter(Boolean)
+  const message = texts.length
+    ? scrubber.scrubText(texts.join('\n'))
+    : `MCP tool '${tool}' on server '${server}' reported an error without a message.`
   return toolError(message, { server, tool, content })
 }
 
@@ -97,9 +111,13 @@ export function failureOf(server: string, tool: string, e: unknown, scrubber: Se
   // A JSON-RPC error from the server (the SDK's McpError and its subclasses), recognised by shape
   // so this module never loads the SDK.
   if (isJsonRpcError(e)) {
-    return toolError(`MCP server '${server}' rejected the call to '${tool}': ${scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, ''))}`, { server, tool, code: e.code })
+    return toolError(
+      `MCP server '${server}' rejected the call to '${tool}': ${scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, ''))}`,
+      { server, tool, code: e.code },
+    )
   }
   return toolError(scrubber.scrubText((e as Error)?.message ?? String(e)), { server, tool })
 }
 
-const isJsonRpcError = (e: unknown): e is Error & { code: number } => e instanceof Error && typeof (e as { code?: unknown }).code === 'number' && /^MCP error -?\d+: /.test(e.message)
+const isJsonRpcError = (e: unknown): e is Error & { code: number } =>
+  e instanceof Error && typeof (e as { code?: unknown }).code === 'number' && /^MCP error -?\d+: /.test(e.message)

@@ -13,12 +13,12 @@
  * Unknown fields are errors: a misspelt `header:` would otherwise silently drop credentials.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, notAMapping, parseYaml, yamlSourceOf, type YamlSource } from '../config/yaml'
+import { locate, notAMapping, parseYaml, type YamlSource, yamlSourceOf } from '../config/yaml'
+import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
 import type { Issue } from '../errors'
 import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
 import { malformedSecretReferences, secretNamesIn } from '../secrets/references'
-import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 
 export const MCP_SERVERS_PREFIX = 'mcp-servers/'
 export const MCP_SERVER_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
@@ -59,7 +59,16 @@ export const mcpServerSchema = {
 }
 
 /** Headers the transport owns; a document must not set them. */
-const RESERVED_HEADERS = ['host', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'connection', 'transfer-encoding']
+const RESERVED_HEADERS = [
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'connection',
+  'transfer-encoding',
+]
 
 export type McpServerParse = { ok: true; config: McpServerConfig } | { ok: false; issues: Issue[] }
 
@@ -75,13 +84,15 @@ export function parseMcpServer(text: YamlSource, path: string): McpServerParse {
   if (!issues.length) {
     try {
       const u = new URL(raw.url as string)
-      if (u.username || u.password) issues.push({ pointer: '/url', message: 'url must not carry credentials; put them in a header with ${secret:NAME}' })
+      if (u.username || u.password)
+        issues.push({ pointer: '/url', message: 'url must not carry credentials; put them in a header with ${secret:NAME}' })
     } catch {
       issues.push({ pointer: '/url', message: 'url is not a valid absolute URL' })
     }
     if (secretNamesIn(raw.url).size) issues.push({ pointer: '/url', message: 'secrets are only substituted in headers, not in the url' })
     for (const name of Object.keys((raw.headers as Record<string, string> | undefined) ?? {})) {
-      if (RESERVED_HEADERS.includes(name.toLowerCase())) issues.push({ pointer: `/headers/${name}`, message: `header '${name}' is set by the MCP transport and cannot be configured` })
+      if (RESERVED_HEADERS.includes(name.toLowerCase()))
+        issues.push({ pointer: `/headers/${name}`, message: `header '${name}' is set by the MCP transport and cannot be configured` })
     }
     issues.push(...malformedSecretReferences(raw.headers ?? {}, '/headers'))
   }
@@ -104,7 +115,13 @@ export function checkMcpServerDocument(path: string, body: YamlSource): Issue[] 
   if (!path.startsWith(MCP_SERVERS_PREFIX) || !/\.ya?ml$/.test(path)) return [] // notes beside the documents are fine
   const name = /^mcp-servers\/([^/]+)\.yaml$/.exec(path)?.[1]
   if (!name || !new RegExp(MCP_SERVER_NAME_PATTERN).test(name)) {
-    return [{ path, pointer: '/path', message: `an MCP server document is mcp-servers/<name>.yaml with a name of lower-case letters, digits, '_' and '-' (a tool's server: names it)` }]
+    return [
+      {
+        path,
+        pointer: '/path',
+        message: `an MCP server document is mcp-servers/<name>.yaml with a name of lower-case letters, digits, '_' and '-' (a tool's server: names it)`,
+      },
+    ]
   }
   const r = parseMcpServer(body, path)
   return r.ok ? [] : r.issues
@@ -130,7 +147,11 @@ export class McpServerDocuments {
   async resolve(tenant: string, project: string, documents: CascadeReader, name: string): Promise<McpServerLookup> {
     const path = mcpServerPath(name)
     const doc = await documents.read(path)
-    if (!doc) return { ok: false, message: `there is no MCP server document ${path} in project '${project}', the tenant layer or the bundled defaults` }
+    if (!doc)
+      return {
+        ok: false,
+        message: `there is no MCP server document ${path} in project '${project}', the tenant layer or the bundled defaults`,
+      }
     const scope = scopeOfDocument(tenant, project, doc)
     const key = `${scope}\u0000${path}\u0000${doc.version}`
     let parsed = this.parses.get(key)

@@ -23,7 +23,7 @@
  * document may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, parseYaml, type ParsedYaml, type YamlSource } from '../config/yaml'
+import { locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { malformedSecretReferences } from '../secrets/references'
 
@@ -77,7 +77,11 @@ const providerSchema = {
     apiKey: { type: 'string', pattern: SECRET_ONLY },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
     timeoutMs: { type: 'integer', minimum: 100, maximum: 300_000 },
-    sizes: { type: 'object', additionalProperties: false, properties: Object.fromEntries(MODEL_SIZES.map((s) => [s, { type: 'string', pattern: MODEL_PATTERN }])) },
+    sizes: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(MODEL_SIZES.map((s) => [s, { type: 'string', pattern: MODEL_PATTERN }])),
+    },
     maxTools,
   },
 }
@@ -92,11 +96,18 @@ const modelSchema = {
   },
 }
 
-function mapping(text: YamlSource, path: string): { ok: true; raw: Record<string, unknown>; parsed: ParsedYaml } | { ok: false; issues: Issue[] } {
+function mapping(
+  text: YamlSource,
+  path: string,
+): { ok: true; raw: Record<string, unknown>; parsed: ParsedYaml } | { ok: false; issues: Issue[] } {
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
   const data = parsed.value.data ?? {}
-  if (typeof data !== 'object' || Array.isArray(data)) return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'a model catalog document must be a YAML mapping (key: value lines)' }] }
+  if (typeof data !== 'object' || Array.isArray(data))
+    return {
+      ok: false,
+      issues: [{ path, pointer: '', line: 1, column: 1, message: 'a model catalog document must be a YAML mapping (key: value lines)' }],
+    }
   return { ok: true, raw: data as Record<string, unknown>, parsed: parsed.value }
 }
 
@@ -105,7 +116,10 @@ export function parseProviderDocument(text: YamlSource, path: string): CatalogPa
   if (!m.ok) return m
   const issues = [...validateAgainst(providerSchema, m.raw)]
   if (typeof m.raw.apiKey === 'string' && !new RegExp(SECRET_ONLY).test(m.raw.apiKey)) {
-    issues.splice(0, issues.length, ...issues.filter((i) => i.pointer !== '/apiKey'), { pointer: '/apiKey', message: 'apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself' })
+    issues.splice(0, issues.length, ...issues.filter((i) => i.pointer !== '/apiKey'), {
+      pointer: '/apiKey',
+      message: 'apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself',
+    })
   }
   issues.push(...malformedSecretReferences(m.raw.headers ?? {}, '/headers'))
   if (issues.length) return { ok: false, issues: locate(m.parsed, issues, path) }
@@ -166,10 +180,14 @@ export function parseModelRef(ref: string): { instance: string; model: string } 
 }
 
 /** The instance (and model) a catalog path names, or undefined for other paths. */
-export function catalogDocumentOf(path: string): { kind: 'provider'; instance: string } | { kind: 'model'; instance: string; model: string } | undefined {
+export function catalogDocumentOf(
+  path: string,
+): { kind: 'provider'; instance: string } | { kind: 'model'; instance: string; model: string } | undefined {
   const m = /^models\/([^/]+)\/([^/]+)\.ya?ml$/.exec(path)
   if (!m) return undefined
-  return m[2] === PROVIDER_FILE.replace(/\.yaml$/, '') ? { kind: 'provider', instance: m[1] } : { kind: 'model', instance: m[1], model: m[2] }
+  return m[2] === PROVIDER_FILE.replace(/\.yaml$/, '')
+    ? { kind: 'provider', instance: m[1] }
+    : { kind: 'model', instance: m[1], model: m[2] }
 }
 
 /** Write-time check for the raw documents API: problems of a model catalog document, with positions; [] for other paths. */
@@ -180,7 +198,9 @@ export function checkModelCatalogDocument(path: string, body: YamlSource): Issue
     const r = parseModelDocument(body, path)
     return r.ok ? [] : r.issues
   }
-  const nameProblem: Issue[] = INSTANCE.test(doc.instance) ? [] : [{ path, pointer: '', message: `model instance name '${doc.instance}' must be lower-case letters, digits, '_' or '-' (at most 64)` }]
+  const nameProblem: Issue[] = INSTANCE.test(doc.instance)
+    ? []
+    : [{ path, pointer: '', message: `model instance name '${doc.instance}' must be lower-case letters, digits, '_' or '-' (at most 64)` }]
   const r = parseProviderDocument(body, path)
   return [...nameProblem, ...(r.ok ? [] : r.issues)]
 }

@@ -3,14 +3,22 @@
  * are cached by (layer scope, path, version), so freshness never costs a re-parse; the model
  * catalog of a whole chain is read in one storage round trip (one BatchGetItem).
  */
-import { closest, yamlSourceOf, type YamlSource } from '../config/yaml'
+import { closest, type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
-import { fromBundled, fromStored, type DocumentCascade, type Layer, type LayeredDocument } from '../documents/cascade'
+import { type DocumentCascade, fromBundled, fromStored, type Layer, type LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
 import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
+import {
+  catalogDocumentOf,
+  MODELS_PREFIX,
+  modelPath,
+  parseModelDocument,
+  parseModelRef,
+  parseProviderDocument,
+  providerPath,
+} from '../models/documents'
 import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
-import { catalogDocumentOf, MODELS_PREFIX, modelPath, parseModelDocument, parseModelRef, parseProviderDocument, providerPath } from '../models/documents'
 import type { DocResult, EngineConfig, RecipeConfig } from './documents'
 import { ENGINES_PREFIX, enginePath, parseEngine, parseRecipe, RECIPES_PREFIX, recipePath } from './documents'
 
@@ -32,9 +40,7 @@ export interface ChainEntryLimit {
 export class SurfaceDocuments {
   private readonly parsed = new BoundedCache<string, DocResult<unknown>>(5_000, { maxBytes: PARSED_DOCUMENT_BYTES })
 
-  constructor(
-    private readonly deps: { store: DocumentStore; cascade: DocumentCascade; bundled: BundledLayer },
-  ) {}
+  constructor(private readonly deps: { store: DocumentStore; cascade: DocumentCascade; bundled: BundledLayer }) {}
 
   async recipe(tenant: string, project: string, name: string): Promise<Resolved<RecipeConfig> | undefined> {
     return this.load(await this.deps.cascade.read(tenant, project, recipePath(name)), (t, p) => parseRecipe(t, name, p))
@@ -72,7 +78,11 @@ export class SurfaceDocuments {
    * document wins (0 = explicitly unlimited, suppressing the provider default), else the
    * provider's (keyed by instance, never by wire type), else no known limit.
    */
-  async chainLimits(tenant: string, project: string, chain: readonly string[]): Promise<{ entries: ChainEntryLimit[]; missingProviders: string[] }> {
+  async chainLimits(
+    tenant: string,
+    project: string,
+    chain: readonly string[],
+  ): Promise<{ entries: ChainEntryLimit[]; missingProviders: string[] }> {
     const refs = chain.map((m) => ({ m, ref: parseModelRef(m) }))
     const paths = new Set<string>()
     for (const { ref } of refs) {
@@ -89,8 +99,16 @@ export class SurfaceDocuments {
       if (!providerDoc) missingProviders.add(ref.instance)
       const model = this.load(docs.get(modelPath(ref.instance, ref.model)), parseModelDocument)?.config
       const provider = this.load(providerDoc, parseProviderDocument)?.config
-      if (model?.maxTools !== undefined) entries.push(model.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: model.maxTools, catalogSource: 'model' })
-      else if (provider?.maxTools !== undefined) entries.push(provider.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: provider.maxTools, catalogSource: 'provider' })
+      if (model?.maxTools !== undefined)
+        entries.push(
+          model.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: model.maxTools, catalogSource: 'model' },
+        )
+      else if (provider?.maxTools !== undefined)
+        entries.push(
+          provider.maxTools === 0
+            ? { model: m, catalogSource: 'unlimited' }
+            : { model: m, catalog: provider.maxTools, catalogSource: 'provider' },
+        )
       else entries.push({ model: m, catalogSource: 'none' })
     }
     return { entries, missingProviders: [...missingProviders].sort() }
@@ -110,7 +128,11 @@ export class SurfaceDocuments {
     const key = `${scope}|${doc.path}|${doc.version}`
     let result = this.parsed.get(key) as DocResult<T> | undefined
     if (!result) result = this.parsed.set(key, parse(yamlSourceOf(doc), doc.path), parsedWeight(doc.body)) as DocResult<T>
-    if (!result.ok) throw invalidConfig(`${doc.path} (${doc.source} layer) is invalid (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
+    if (!result.ok)
+      throw invalidConfig(
+        `${doc.path} (${doc.source} layer) is invalid (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`,
+        result.issues,
+      )
     return { config: result.config, source: doc.source, version: doc.version }
   }
 

@@ -4,7 +4,7 @@
  * rule). The model catalog documents they name are read by lib/models.
  */
 import { validateAgainst } from '../config/json-schema'
-import { closest, keyPosition, locate, parseYaml, type ParsedYaml, type YamlSource } from '../config/yaml'
+import { closest, keyPosition, locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { parseModelRef } from '../models/documents'
 
@@ -22,7 +22,11 @@ const PREFIX_ENTRY = /^[A-Za-z0-9][A-Za-z0-9_.-]*\*$/
 export const DEFAULT_ACTIVATION_TTL = '15m'
 
 /** A parsed entry of an allowedTools*-list. */
-export type ToolEntry = { kind: 'name'; name: string } | { kind: 'label'; label: string } | { kind: 'prefix'; prefix: string } | { kind: 'nothing' }
+export type ToolEntry =
+  | { kind: 'name'; name: string }
+  | { kind: 'label'; label: string }
+  | { kind: 'prefix'; prefix: string }
+  | { kind: 'nothing' }
 
 export interface EngineConfig {
   name: string
@@ -82,12 +86,17 @@ const recipeSchema = {
 export function parseEntry(raw: string, prefixes: boolean): ToolEntry | string {
   if (raw.startsWith('@')) {
     const label = raw.slice(1)
-    return label && !/\s/.test(label) ? { kind: 'label', label } : `'${raw}' is not a label selector ('@' followed by a label without spaces)`
+    return label && !/\s/.test(label)
+      ? { kind: 'label', label }
+      : `'${raw}' is not a label selector ('@' followed by a label without spaces)`
   }
-  if (raw === '*') return prefixes ? { kind: 'nothing' } : `'*' is not allowed here (only allowedToolsKeep and allowedToolsDropFirst take patterns)`
+  if (raw === '*')
+    return prefixes ? { kind: 'nothing' } : `'*' is not allowed here (only allowedToolsKeep and allowedToolsDropFirst take patterns)`
   if (raw.endsWith('*')) {
     if (!prefixes) return `'${raw}' is a pattern; only allowedToolsKeep and allowedToolsDropFirst take 'prefix*' patterns`
-    return PREFIX_ENTRY.test(raw) ? { kind: 'prefix', prefix: raw.slice(0, -1) } : `'${raw}' is not a 'prefix*' pattern (a tool-name prefix followed by one '*')`
+    return PREFIX_ENTRY.test(raw)
+      ? { kind: 'prefix', prefix: raw.slice(0, -1) }
+      : `'${raw}' is not a 'prefix*' pattern (a tool-name prefix followed by one '*')`
   }
   return TOOL_ENTRY.test(raw) ? { kind: 'name', name: raw } : `'${raw}' is neither a tool name nor an '@label' selector`
 }
@@ -100,12 +109,19 @@ export function parseDuration(text: string): number | undefined {
   return ms > 0 ? ms : undefined
 }
 
-function mapping(text: YamlSource, path: string): { ok: true; parsed: ParsedYaml; raw: Record<string, unknown> } | { ok: false; issues: Issue[] } {
+function mapping(
+  text: YamlSource,
+  path: string,
+): { ok: true; parsed: ParsedYaml; raw: Record<string, unknown> } | { ok: false; issues: Issue[] } {
   const parsed = parseYaml(text, path)
   if (!parsed.ok) return parsed
   const data = parsed.value.data
   if (data === null || data === undefined) return { ok: true, parsed: parsed.value, raw: {} }
-  if (typeof data !== 'object' || Array.isArray(data)) return { ok: false, issues: [{ path, pointer: '', line: 1, column: 1, message: 'the document must be a YAML mapping (key: value lines)' }] }
+  if (typeof data !== 'object' || Array.isArray(data))
+    return {
+      ok: false,
+      issues: [{ path, pointer: '', line: 1, column: 1, message: 'the document must be a YAML mapping (key: value lines)' }],
+    }
   return { ok: true, parsed: parsed.value, raw: { ...(data as Record<string, unknown>) } }
 }
 
@@ -134,7 +150,9 @@ function entryIssues(raw: Record<string, unknown>, field: string, prefixes: bool
 }
 
 function nameIssue(raw: Record<string, unknown>, name: string): Issue[] {
-  return typeof raw.name === 'string' && raw.name !== name ? [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }] : []
+  return typeof raw.name === 'string' && raw.name !== name
+    ? [{ pointer: '/name', message: `name '${raw.name}' in the document does not match '${name}' from the path` }]
+    : []
 }
 
 export function parseEngine(text: YamlSource, name: string, path = enginePath(name)): DocResult<EngineConfig> {
@@ -142,7 +160,11 @@ export function parseEngine(text: YamlSource, name: string, path = enginePath(na
   if (!m.ok) return m
   const issues = [
     ...unknownFields(m.parsed, m.raw, Object.keys(engineSchema.properties), path),
-    ...locate(m.parsed, [...validateAgainst(engineSchema, m.raw), ...nameIssue(m.raw, name), ...entryIssues(m.raw, 'allowedTools', false)], path),
+    ...locate(
+      m.parsed,
+      [...validateAgainst(engineSchema, m.raw), ...nameIssue(m.raw, name), ...entryIssues(m.raw, 'allowedTools', false)],
+      path,
+    ),
   ]
   if (issues.length) return { ok: false, issues }
   return {
@@ -161,7 +183,11 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
   if (!m.ok) return m
   const raw = m.raw
   const semantic: Issue[] = [...nameIssue(raw, name)]
-  if (typeof raw.engine === 'string' && raw.engine && !DOC_NAME_PATTERN.test(raw.engine)) semantic.push({ pointer: '/engine', message: `engine '${raw.engine}' is not a valid engine name (lower-case letters, digits, '_' or '-')` })
+  if (typeof raw.engine === 'string' && raw.engine && !DOC_NAME_PATTERN.test(raw.engine))
+    semantic.push({
+      pointer: '/engine',
+      message: `engine '${raw.engine}' is not a valid engine name (lower-case letters, digits, '_' or '-')`,
+    })
   for (const f of ['allowedToolsAdd', 'allowedToolsRemove', 'allowedToolsDefer']) semantic.push(...entryIssues(raw, f, false))
   for (const f of ['allowedToolsKeep', 'allowedToolsDropFirst']) semantic.push(...entryIssues(raw, f, true))
   if (Array.isArray(raw.models)) {
@@ -173,8 +199,12 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
   }
   const ttlText = typeof raw.activationTtl === 'string' ? raw.activationTtl : DEFAULT_ACTIVATION_TTL
   const ttl = parseDuration(ttlText)
-  if (ttl === undefined) semantic.push({ pointer: '/activationTtl', message: `activationTtl '${ttlText}' is not a duration like '15m', '90s' or '1h30m'` })
-  const issues = [...unknownFields(m.parsed, raw, Object.keys(recipeSchema.properties), path), ...locate(m.parsed, [...validateAgainst(recipeSchema, raw), ...semantic], path)]
+  if (ttl === undefined)
+    semantic.push({ pointer: '/activationTtl', message: `activationTtl '${ttlText}' is not a duration like '15m', '90s' or '1h30m'` })
+  const issues = [
+    ...unknownFields(m.parsed, raw, Object.keys(recipeSchema.properties), path),
+    ...locate(m.parsed, [...validateAgainst(recipeSchema, raw), ...semantic], path),
+  ]
   if (issues.length) return { ok: false, issues }
   const list = (f: string) => (raw[f] as string[] | undefined) ?? []
   return {
@@ -199,9 +229,7 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
  * The kind of agent-surface document a path names, with its name, or undefined for other paths.
  * Used to validate documents written through the raw documents API.
  */
-export function surfaceDocumentOf(path: string):
-  | { kind: 'recipe' | 'engine'; name: string }
-  | undefined {
+export function surfaceDocumentOf(path: string): { kind: 'recipe' | 'engine'; name: string } | undefined {
   let m = /^recipes\/([^/]+)\.ya?ml$/.exec(path)
   if (m) return { kind: 'recipe', name: m[1] }
   m = /^engines\/([^/]+)\.ya?ml$/.exec(path)
@@ -214,7 +242,9 @@ export function checkSurfaceDocument(path: string, text: YamlSource): Issue[] {
   const kind = surfaceDocumentOf(path)
   if (!kind) return []
   const nameProblem = (name: string, what: string): Issue[] =>
-    DOC_NAME_PATTERN.test(name) ? [] : [{ path, pointer: '', message: `${what} name '${name}' must be lower-case letters, digits, '_' or '-' (at most 64)` }]
+    DOC_NAME_PATTERN.test(name)
+      ? []
+      : [{ path, pointer: '', message: `${what} name '${name}' must be lower-case letters, digits, '_' or '-' (at most 64)` }]
   let r: DocResult<unknown>
   switch (kind.kind) {
     case 'recipe':

@@ -75,7 +75,11 @@ export interface ProcessStore {
    * Replaces the client tools (one atomic write) and returns their new version. With
    * `expectedVersion`, CONFLICT unless the stored version is that. NOT_FOUND when absent or expired.
    */
-  setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }): Promise<number>
+  setClientTools(
+    key: ProcessKey,
+    tools: ClientToolDeclaration[],
+    opts: { expectedVersion?: number; expiresAt: number; now: number },
+  ): Promise<number>
   /** Ends the process (an MCP session's DELETE). NOT_FOUND when absent or expired. */
   end(key: ProcessKey, now: number): Promise<void>
   /** Adds names to the reported phantoms; returns those that were not reported before. NOT_FOUND when absent or expired. */

@@ -4,17 +4,17 @@
  * `(engineDefault ∪ add) ∖ remove` — a tool labelled later never reaches a running process.
  */
 import { randomUUID } from 'node:crypto'
-import { invalidConfig, invalidInput, notFound, type Issue } from '../errors'
+import { isReservedToolName } from '../config/server-tool'
+import { type Issue, invalidConfig, invalidInput, notFound } from '../errors'
+import { parseModelRef } from '../models/documents'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import { clashWarnings, type ClientToolDeclaration, parseClientTools } from '../surface/client-tools'
+import { type ClientToolDeclaration, clashWarnings, parseClientTools } from '../surface/client-tools'
 import { CAPABILITY_FLOOR } from '../surface/families'
 import type { Tool } from '../tools/contracts'
-import { isReservedToolName } from '../config/server-tool'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
-import { parseModelRef } from '../models/documents'
 import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
 
@@ -81,7 +81,8 @@ export class ProcessService {
   constructor(private readonly deps: ProcessServiceDeps) {}
 
   async get(key: ProcessKey): Promise<ProcessRecord> {
-    if (!PROCESS_ID_PATTERN.test(key.id)) throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
+    if (!PROCESS_ID_PATTERN.test(key.id))
+      throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
     const rec = await this.deps.processes.get(key, this.deps.clock.now())
     if (!rec) throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
     return rec
@@ -92,7 +93,15 @@ export class ProcessService {
     const drafted = await this.draft(tenant, project, actor, body)
     const record = drafted.process
     await this.deps.processes.create(record)
-    this.deps.log.log('info', 'process.spawned', { tenant, project, processId: record.id, recipe: record.recipe, engine: record.engine, allowed: record.allowed.length, models: record.models })
+    this.deps.log.log('info', 'process.spawned', {
+      tenant,
+      project,
+      processId: record.id,
+      recipe: record.recipe,
+      engine: record.engine,
+      allowed: record.allowed.length,
+      models: record.models,
+    })
     return drafted
   }
 
@@ -107,13 +116,18 @@ export class ProcessService {
     const recipe = await docs.recipe(tenant, project, recipeName)
     if (!recipe) {
       const hint = SurfaceDocuments.hint(recipeName, await docs.names(tenant, project, 'recipe'))
-      throw invalidConfig(`unknown recipe '${recipeName}': no ${recipePath(recipeName)} in any layer${hint}`, [{ pointer: '/recipe', message: `unknown recipe '${recipeName}'` }])
+      throw invalidConfig(`unknown recipe '${recipeName}': no ${recipePath(recipeName)} in any layer${hint}`, [
+        { pointer: '/recipe', message: `unknown recipe '${recipeName}'` },
+      ])
     }
     const engineName = req.engine ?? recipe.config.engine
     const engine = await docs.engine(tenant, project, engineName)
     if (!engine) {
       const hint = SurfaceDocuments.hint(engineName, await docs.names(tenant, project, 'engine'))
-      const where: Issue = req.engine !== undefined ? { pointer: '/engine', message: `unknown engine '${engineName}'` } : { path: recipePath(recipeName), pointer: '/engine', message: `recipe '${recipeName}' names unknown engine '${engineName}'` }
+      const where: Issue =
+        req.engine !== undefined
+          ? { pointer: '/engine', message: `unknown engine '${engineName}'` }
+          : { path: recipePath(recipeName), pointer: '/engine', message: `recipe '${recipeName}' names unknown engine '${engineName}'` }
       throw invalidConfig(`unknown engine '${engineName}': no ${enginePath(engineName)} in any layer${hint}`, [where])
     }
     const models = req.models ?? recipe.config.models
@@ -122,7 +136,10 @@ export class ProcessService {
       const known = await docs.instances(tenant, project)
       throw invalidConfig(
         `unknown model instance${missingProviders.length > 1 ? 's' : ''} ${missingProviders.map((i) => `'${i}'`).join(', ')}: each needs models/<instance>/_provider.yaml in some layer${SurfaceDocuments.hint(missingProviders[0], known)}`,
-        models.map((m, i) => ({ m, i })).filter(({ m }) => missingProviders.includes(m.slice(0, m.indexOf('/')))).map(({ m, i }) => ({ pointer: `/models/${i}`, message: `unknown model instance in '${m}'` })),
+        models
+          .map((m, i) => ({ m, i }))
+          .filter(({ m }) => missingProviders.includes(m.slice(0, m.indexOf('/'))))
+          .map(({ m, i }) => ({ pointer: `/models/${i}`, message: `unknown model instance in '${m}'` })),
       )
     }
 
@@ -136,7 +153,9 @@ export class ProcessService {
       for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.add(field, n, 'floor-ignored')
     }
     const engineExplicit = engine.config.allowedTools.length > 0
-    const engineSet = engineExplicit ? sel.resolve(engine.config.allowedTools, 'allowedTools', warnings).all : new Set(inventory.map((t) => t.name))
+    const engineSet = engineExplicit
+      ? sel.resolve(engine.config.allowedTools, 'allowedTools', warnings).all
+      : new Set(inventory.map((t) => t.name))
     const add = sel.resolve(recipe.config.allowedToolsAdd, 'allowedToolsAdd', warnings)
     const remove = sel.resolve(recipe.config.allowedToolsRemove, 'allowedToolsRemove', warnings)
     const defer = sel.resolve(recipe.config.allowedToolsDefer, 'allowedToolsDefer', warnings)
@@ -177,15 +196,27 @@ export class ProcessService {
   }
 
   /** Replaces a process's client tools (PUT …/client-tools); configured and built-in names win, with a warning. */
-  async setClientTools(key: ProcessKey, body: Record<string, unknown>, expectedVersion?: number): Promise<{ version: number; names: string[]; warnings: string[] }> {
+  async setClientTools(
+    key: ProcessKey,
+    body: Record<string, unknown>,
+    expectedVersion?: number,
+  ): Promise<{ version: number; names: string[]; warnings: string[] }> {
     const unknown = Object.keys(body).filter((k) => k !== 'clientTools')
-    if (unknown.length) throw invalidInput(`unknown field '${unknown[0]}' (the body is { clientTools: [...] })`, unknown.map((k) => ({ pointer: `/${k}`, message: `unknown field '${k}'` })))
+    if (unknown.length)
+      throw invalidInput(
+        `unknown field '${unknown[0]}' (the body is { clientTools: [...] })`,
+        unknown.map((k) => ({ pointer: `/${k}`, message: `unknown field '${k}'` })),
+      )
     const tools = parseClientTools(body.clientTools ?? [], '/clientTools')
     await this.get(key)
     const { tools: inventory } = await this.deps.tools.listAll(key.tenant, key.project)
     const sel = new Selector(inventory)
     const now = this.deps.clock.now()
-    const version = await this.deps.processes.setClientTools(key, tools, { ...(expectedVersion !== undefined ? { expectedVersion } : {}), expiresAt: now + this.deps.processTtlMs, now })
+    const version = await this.deps.processes.setClientTools(key, tools, {
+      ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+      expiresAt: now + this.deps.processTtlMs,
+      now,
+    })
     return { version, names: tools.map((t) => t.name), warnings: clashWarnings(tools, (n) => sel.has(n)) }
   }
 
@@ -206,7 +237,9 @@ interface SpawnRequest {
 
 function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   const issues: Issue[] = []
-  for (const k of Object.keys(body)) if (!SPAWN_FIELDS.includes(k)) issues.push({ pointer: `/${k}`, message: `unknown field '${k}' (a spawn takes recipe, engine and models)` })
+  for (const k of Object.keys(body))
+    if (!SPAWN_FIELDS.includes(k))
+      issues.push({ pointer: `/${k}`, message: `unknown field '${k}' (a spawn takes recipe, engine and models)` })
   const name = (k: 'recipe' | 'engine') => {
     const v = body[k]
     if (v === undefined || v === null) return undefined
@@ -220,7 +253,8 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   const engine = name('engine')
   let models: string[] | undefined
   if (body.models !== undefined && body.models !== null) {
-    if (!Array.isArray(body.models)) issues.push({ pointer: '/models', message: "models must be a list of 'instance/model' strings, primary first" })
+    if (!Array.isArray(body.models))
+      issues.push({ pointer: '/models', message: "models must be a list of 'instance/model' strings, primary first" })
     else {
       models = []
       body.models.forEach((m, i) => {
@@ -231,12 +265,17 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
     }
   }
   const reserve = body.reserve
-  if (reserve !== undefined && reserve !== null && !(Number.isInteger(reserve) && (reserve as number) >= 0 && (reserve as number) <= MAX_RESERVE)) {
+  if (
+    reserve !== undefined &&
+    reserve !== null &&
+    !(Number.isInteger(reserve) && (reserve as number) >= 0 && (reserve as number) <= MAX_RESERVE)
+  ) {
     issues.push({ pointer: '/reserve', message: `reserve must be a whole number from 0 to ${MAX_RESERVE}` })
   }
   if (issues.length) throw invalidInput(`the spawn request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
   // Checked after the simple fields, so their problems are not hidden behind a long schema report.
-  const clientTools = body.clientTools === undefined || body.clientTools === null ? undefined : parseClientTools(body.clientTools, '/clientTools')
+  const clientTools =
+    body.clientTools === undefined || body.clientTools === null ? undefined : parseClientTools(body.clientTools, '/clientTools')
   return {
     ...(recipe ? { recipe } : {}),
     ...(engine ? { engine } : {}),
@@ -306,4 +345,3 @@ class Selector {
     return rule
   }
 }
-

@@ -16,7 +16,10 @@ export class BoundedCache<K, V> {
   }
   set(key: K, value: V, bytes = 0): V {
     this.delete(key)
-    while (this.map.size >= this.max || (this.opts.maxBytes !== undefined && this.map.size > 0 && this.weighed + bytes > this.opts.maxBytes)) {
+    while (
+      this.map.size >= this.max ||
+      (this.opts.maxBytes !== undefined && this.map.size > 0 && this.weighed + bytes > this.opts.maxBytes)
+    ) {
       this.delete(this.map.keys().next().value as K)
     }
     this.map.set(key, value)

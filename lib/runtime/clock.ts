@@ -6,8 +6,12 @@ export const systemClock: Clock = { now: () => Date.now() }
 
 export class ManualClock implements Clock {
   constructor(private t = Date.UTC(2026, 0, 1)) {}
-  now() { return this.t }
-  advance(ms: number) { this.t += ms }
+  now() {
+    return this.t
+  }
+  advance(ms: number) {
+    this.t += ms
+  }
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString()

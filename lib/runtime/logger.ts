@@ -22,6 +22,10 @@ export function jsonLogger(write: (line: string) => void, minLevel: LogLevel = '
 /** Keeps every line; tests read it to prove what was (and was not) logged. */
 export class MemoryLogger implements Logger {
   readonly lines: { level: LogLevel; event: string; fields: Record<string, unknown> }[] = []
-  log(level: LogLevel, event: string, fields: Record<string, unknown> = {}) { this.lines.push({ level, event, fields }) }
-  find(event: string) { return this.lines.filter((l) => l.event === event) }
+  log(level: LogLevel, event: string, fields: Record<string, unknown> = {}) {
+    this.lines.push({ level, event, fields })
+  }
+  find(event: string) {
+    return this.lines.filter((l) => l.event === event)
+  }
 }

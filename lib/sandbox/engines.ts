@@ -27,12 +27,12 @@ import {
   newQuickJSAsyncWASMModuleFromVariant,
   newQuickJSWASMModuleFromVariant,
   newVariant,
-  RELEASE_ASYNC,
-  RELEASE_SYNC,
   type QuickJSAsyncRuntime,
   type QuickJSAsyncWASMModule,
   type QuickJSRuntime,
   type QuickJSWASMModule,
+  RELEASE_ASYNC,
+  RELEASE_SYNC,
 } from 'quickjs-emscripten'
 import { KIB, MIB, type SandboxLimits } from './limits'
 
@@ -98,7 +98,8 @@ const ENGINE_OVERHEAD = 6 * MIB
  * The memory one engine may ever have: the script's limit plus the engine's own overhead (never
  * less than the builds' initial 16 MiB), so a run that holds more than about `memoryBytes` fails.
  */
-export const memoryCeiling = (limits: SandboxLimits) => Math.max(INITIAL_MEMORY, Math.ceil((limits.memoryBytes + ENGINE_OVERHEAD) / PAGE) * PAGE)
+export const memoryCeiling = (limits: SandboxLimits) =>
+  Math.max(INITIAL_MEMORY, Math.ceil((limits.memoryBytes + ENGINE_OVERHEAD) / PAGE) * PAGE)
 
 /** A WebAssembly.Memory (the project's lib setting does not type it). */
 type WasmMemory = ReturnType<QuickJSWASMModule['getWasmMemory']>
@@ -165,7 +166,12 @@ function compiledBuild(pkg: string): Promise<WebAssembly.Module | undefined> {
   return module
 }
 
-async function variant<V extends typeof RELEASE_SYNC | typeof RELEASE_ASYNC>(base: V, pkg: string, limits: SandboxLimits, gauge: MemoryGauge): Promise<V> {
+async function variant<V extends typeof RELEASE_SYNC | typeof RELEASE_ASYNC>(
+  base: V,
+  pkg: string,
+  limits: SandboxLimits,
+  gauge: MemoryGauge,
+): Promise<V> {
   const wasmModule = await compiledBuild(pkg)
   return newVariant(base, { ...(wasmModule ? { wasmModule } : {}), wasmMemory: boundedMemory(limits, gauge) }) as V
 }
@@ -208,7 +214,9 @@ export async function createSyncEngine(limits: SandboxLimits): Promise<SyncEngin
 
 export async function createAsyncEngine(limits: SandboxLimits): Promise<AsyncEngine> {
   const memory: MemoryGauge = { refused: 0 }
-  const module = await newQuickJSAsyncWASMModuleFromVariant(variant(RELEASE_ASYNC, '@jitl/quickjs-wasmfile-release-asyncify', limits, memory))
+  const module = await newQuickJSAsyncWASMModuleFromVariant(
+    variant(RELEASE_ASYNC, '@jitl/quickjs-wasmfile-release-asyncify', limits, memory),
+  )
   const runtime = module.newRuntime()
   const engine: AsyncEngine = { kind: 'async', id: nextId++, module, runtime, ...fresh(limits, memory) }
   configure(runtime, engine, limits)
@@ -329,7 +337,8 @@ export class AsyncEnginePool {
       return retired
     }
     const waiter = this.waiters.shift()
-    if (waiter) waiter.resolve(engine) // stays busy: handed straight over
+    if (waiter)
+      waiter.resolve(engine) // stays busy: handed straight over
     else engine.busy = false
     return false
   }

@@ -172,7 +172,12 @@ export async function runOnEngine(engine: Engine, req: SandboxRequest, state: Ru
     }
     if ('pending' in settled) {
       if (engine.kind === 'sync' && state.needsAsync) return RETRY_ASYNC
-      return interruption(state, settings) ?? { error: 'GUEST_EXCEPTION', message: 'the script returned a promise that never settles: nothing is left that could settle it' }
+      return (
+        interruption(state, settings) ?? {
+          error: 'GUEST_EXCEPTION',
+          message: 'the script returned a promise that never settles: nothing is left that could settle it',
+        }
+      )
     }
     if ('error' in settled) return failure(ctx, settled.error, state, settings, filename)
     const leftover = drainJobs(engine, ctx, state, filename)
@@ -307,7 +312,10 @@ function failure(ctx: QuickJSContext, thrown: QuickJSHandle, state: RunState, se
     // JSON.parse and the parser report running out of stack as a SyntaxError (seen in a worker, whose
     // host stack is deep enough for QuickJS's own limit to trip first).
     if ((name === 'InternalError' || name === 'SyntaxError') && message === 'stack overflow')
-      return { error: 'RESOURCE_EXHAUSTED', message: `the script overflowed its stack (limit ${formatBytes(limits.stackBytes)}): recursion too deep` }
+      return {
+        error: 'RESOURCE_EXHAUSTED',
+        message: `the script overflowed its stack (limit ${formatBytes(limits.stackBytes)}): recursion too deep`,
+      }
     if (name === 'InternalError' && /too long|too many/.test(message))
       return { error: 'RESOURCE_EXHAUSTED', message: `the script exceeded an engine limit: ${message}` }
     const text = name ? `${name}: ${message}` : message
@@ -328,7 +336,12 @@ function describe(ctx: QuickJSContext, thrown: QuickJSHandle, filename: string):
   if (type !== 'object' || isNull(ctx, thrown)) {
     let shown: string
     try {
-      shown = type === 'string' ? JSON.stringify(ctx.getString(thrown)) : type === 'symbol' || type === 'function' ? `a ${type}` : String(ctx.dump(thrown))
+      shown =
+        type === 'string'
+          ? JSON.stringify(ctx.getString(thrown))
+          : type === 'symbol' || type === 'function'
+            ? `a ${type}`
+            : String(ctx.dump(thrown))
     } catch {
       shown = `a ${type}`
     }
@@ -383,7 +396,12 @@ function readResult(engine: Engine, ctx: QuickJSContext, stringify: QuickJSHandl
       return ok(Number.isFinite(n) ? n : null)
     }
     case 'bigint':
-      return { result: { error: 'GUEST_EXCEPTION', message: "the result is a BigInt, which JSON can't represent: convert it with String() or Number()" } }
+      return {
+        result: {
+          error: 'GUEST_EXCEPTION',
+          message: "the result is a BigInt, which JSON can't represent: convert it with String() or Number()",
+        },
+      }
     case 'string':
       return checkedText(JSON.stringify(ctx.getString(h)), limits)
   }
@@ -547,7 +565,8 @@ function installVance(ctx: QuickJSAsyncContext, state: RunState, host: SandboxHo
 
   /** Runs a host operation: suspending inside the eval, as a guest promise inside a promise job. */
   const hostOp = (perform: () => Reply | Promise<Reply>): any => {
-    if (state.finishing || state.finished) return toGuest({ fail: 'TypeError', message: 'vance.tools is not available while the result is being read' })
+    if (state.finishing || state.finished)
+      return toGuest({ fail: 'TypeError', message: 'vance.tools is not available while the result is being read' })
     let started: Reply | Promise<Reply>
     try {
       started = perform()
@@ -585,15 +604,24 @@ function installVance(ctx: QuickJSAsyncContext, state: RunState, host: SandboxHo
       if (paramsH && ctx.typeof(paramsH) === 'string') {
         const text = ctx.getString(paramsH)
         if (utf8Bytes(text) > limits.maxResultBytes || jsonDeeperThanLimit(text, limits.maxResultDepth))
-          return { fail: 'TypeError', message: `vance.tools.call('${name}'): params must be at most ${formatBytes(limits.maxResultBytes)} of JSON nested at most ${limits.maxResultDepth} deep` }
+          return {
+            fail: 'TypeError',
+            message: `vance.tools.call('${name}'): params must be at most ${formatBytes(limits.maxResultBytes)} of JSON nested at most ${limits.maxResultDepth} deep`,
+          }
         params = JSON.parse(text)
       }
       if (params === null || typeof params !== 'object' || Array.isArray(params))
         return { fail: 'TypeError', message: `vance.tools.call('${name}'): params must be an object` }
       if (++state.siblingCalls > limits.maxSiblingCalls)
-        return { fail: 'RESOURCE_EXHAUSTED', message: `sibling call to '${name}' refused: a run may make at most ${limits.maxSiblingCalls} sibling calls` }
+        return {
+          fail: 'RESOURCE_EXHAUSTED',
+          message: `sibling call to '${name}' refused: a run may make at most ${limits.maxSiblingCalls} sibling calls`,
+        }
       if (depth + 1 > limits.maxNestingDepth)
-        return { fail: 'HOST_EXCEPTION', message: `sibling call to '${name}' refused: tools are already nested ${depth} deep, the most allowed is ${limits.maxNestingDepth}` }
+        return {
+          fail: 'HOST_EXCEPTION',
+          message: `sibling call to '${name}' refused: tools are already nested ${depth} deep, the most allowed is ${limits.maxNestingDepth}`,
+        }
       return siblingCall(tools, name, params as Record<string, unknown>, limits)
     }),
   )
@@ -606,7 +634,11 @@ function installVance(ctx: QuickJSAsyncContext, state: RunState, host: SandboxHo
     }),
   )
   const contextJson = ctx.newString(
-    JSON.stringify({ tenant: host?.context.tenant ?? null, project: host?.context.project ?? null, processId: host?.context.processId ?? null }),
+    JSON.stringify({
+      tenant: host?.context.tenant ?? null,
+      project: host?.context.project ?? null,
+      processId: host?.context.processId ?? null,
+    }),
   )
   const make = ctx.unwrapResult(ctx.evalCode(VANCE_SOURCE, '<vance>'))
   try {
@@ -629,12 +661,15 @@ async function siblingCall(tools: SiblingTools, name: string, params: Record<str
   let json: string | undefined
   try {
     json = JSON.stringify(outcome.content ?? null)
-  } catch (e) {
+  } catch {
     return { fail: 'HOST_EXCEPTION', message: `sibling tool '${name}' returned a value that is not JSON` }
   }
   json ??= 'null'
   if (json.length > limits.maxSiblingResultBytes || utf8Bytes(json) > limits.maxSiblingResultBytes)
-    return { fail: 'HOST_EXCEPTION', message: `the result of '${name}' is larger than a script may receive (${formatBytes(limits.maxSiblingResultBytes)} of JSON)` }
+    return {
+      fail: 'HOST_EXCEPTION',
+      message: `the result of '${name}' is larger than a script may receive (${formatBytes(limits.maxSiblingResultBytes)} of JSON)`,
+    }
   if (jsonDeeperThanLimit(json, limits.maxResultDepth))
     return { fail: 'HOST_EXCEPTION', message: `the result of '${name}' nests deeper than ${limits.maxResultDepth} levels` }
   return { json }

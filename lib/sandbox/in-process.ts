@@ -19,25 +19,25 @@
  */
 import {
   AsyncEnginePool,
+  type Engine,
+  type EngineStats,
   engineStats,
   NoEngineFreeError,
   outgrown,
-  SyncEngineHolder,
-  type Engine,
-  type EngineStats,
   type SyncEngine,
+  SyncEngineHolder,
 } from './engines'
 import {
   CANCELLED,
   EngineFailure,
   RETRY_ASYNC,
+  type RunOutcome,
   RunState,
   runOnEngine,
-  type RunOutcome,
   type SandboxRequest,
   type SandboxResult,
 } from './execute'
-import { DEFAULT_TIMEOUT_MS, resolveLimits, ticksFor, type SandboxLimits } from './limits'
+import { DEFAULT_TIMEOUT_MS, resolveLimits, type SandboxLimits, ticksFor } from './limits'
 
 export interface InProcessOptions extends Partial<SandboxLimits> {
   /** Async engines serving top-level runs at once (default 4); further runs queue. */
@@ -88,7 +88,8 @@ export class InProcessSandbox {
     const { asyncEngines = 4, now = () => performance.now(), useSyncBuild = true, onStarted = () => {}, ...limits } = options
     this.onStarted = onStarted
     this.limits = resolveLimits(limits)
-    if (!Number.isInteger(asyncEngines) || asyncEngines < 1) throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
+    if (!Number.isInteger(asyncEngines) || asyncEngines < 1)
+      throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
     this.now = now
     this.useSyncBuild = useSyncBuild
     this.sync = new SyncEngineHolder(this.limits)
@@ -111,7 +112,9 @@ export class InProcessSandbox {
         if (req.signal?.aborted) return CANCELLED
         started = this.now()
         this.started(req)
-        return this.guard(engine, () => metered(req, new RunState(started + timeoutMs, ticks, this.now), (state) => runOnEngine(engine, req, state, settings)))
+        return this.guard(engine, () =>
+          metered(req, new RunState(started + timeoutMs, ticks, this.now), (state) => runOnEngine(engine, req, state, settings)),
+        )
       })
       if (outcome !== RETRY_ASYNC) return this.finish(outcome, started)
       // Redone with a fresh statement budget (the sync run was speculative) but the same deadline.
@@ -155,7 +158,12 @@ export class InProcessSandbox {
    * first script does not wait for WebAssembly). Failures surface on the first run instead.
    */
   prepare(): Promise<void> {
-    return this.useSyncBuild ? this.sync.get().then(() => undefined, () => undefined) : Promise.resolve()
+    return this.useSyncBuild
+      ? this.sync.get().then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve()
   }
 
   /** Engines and their memory: for the memory test and operational metrics. */
@@ -176,7 +184,8 @@ export class InProcessSandbox {
     try {
       engine = await this.pool.acquire(nested)
     } catch (e) {
-      if (e instanceof NoEngineFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
+      if (e instanceof NoEngineFreeError)
+        return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
       throw e
     }
     try {
@@ -205,7 +214,8 @@ export class InProcessSandbox {
       if (engine.kind === 'sync') this.sync.discard(engine)
       return {
         error: 'RESOURCE_EXHAUSTED',
-        message: 'the script exhausted the engine (native recursion too deep, e.g. a deeply nested JSON.stringify, JSON.parse or expression)',
+        message:
+          'the script exhausted the engine (native recursion too deep, e.g. a deeply nested JSON.stringify, JSON.parse or expression)',
       }
     }
   }

@@ -1,4 +1,4 @@
-export { QuickJsSandbox, type SandboxOptions, type SandboxStats } from './quickjs'
+export type { EngineStats } from './engines'
 export {
   isSandboxFailure,
   type SandboxErrorClass,
@@ -8,19 +8,18 @@ export {
   type SandboxResult,
   type SandboxSuccess,
 } from './execute'
-export { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS, STATEMENTS_PER_TICK, type SandboxLimits } from './limits'
-export type { EngineStats } from './engines'
 export { InProcessSandbox } from './in-process'
-export { FairSandbox, overloaded, type FairnessLimits, type SchedulerStats } from './scheduler'
+export { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS, type SandboxLimits, STATEMENTS_PER_TICK } from './limits'
+export { QuickJsSandbox, type SandboxOptions, type SandboxStats } from './quickjs'
+export { type FairnessLimits, FairSandbox, overloaded, type SchedulerStats } from './scheduler'
 
 import { InProcessSandbox } from './in-process'
-import { QuickJsSandbox, type SandboxOptions, type SandboxStats } from './quickjs'
 import type { SandboxIsolation } from './isolation'
+import { QuickJsSandbox, type SandboxOptions, type SandboxStats } from './quickjs'
 import { FairSandbox } from './scheduler'
 
 export type { SandboxIsolation } from './isolation'
-export { lazySandbox, type LazySandbox } from './lazy'
-
+export { type LazySandbox, lazySandbox } from './lazy'
 
 /** How the sandbox is shared between tenants (see scheduler.ts); deployment settings. */
 export interface FairnessOptions {
@@ -43,5 +42,12 @@ export function createSandbox(isolation: SandboxIsolation, options: SandboxOptio
   const slots = engineOptions.asyncEngines ?? 4
   const tenantSlots = Math.min(slots, tenantConcurrency ?? Math.max(1, Math.floor(slots / 2)))
   const depth = inner.limits.maxNestingDepth
-  return new FairSandbox(inner, { slots, tenantSlots, tenantQueue, queue, nestedSlots: slots * depth, tenantNestedSlots: tenantSlots * depth })
+  return new FairSandbox(inner, {
+    slots,
+    tenantSlots,
+    tenantQueue,
+    queue,
+    nestedSlots: slots * depth,
+    tenantNestedSlots: tenantSlots * depth,
+  })
 }

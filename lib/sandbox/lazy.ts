@@ -27,7 +27,9 @@ const NOTHING_YET: SandboxStats & { scheduler: SchedulerStats } = {
  * The sandbox's code (lib/sandbox/index.ts), loaded by the caller: the composition root owns the
  * dynamic import, and so where the bundle's chunks are cut (functions/lazy/).
  */
-export type SandboxModule = () => Promise<{ createSandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions): LazySandbox }>
+export type SandboxModule = () => Promise<{
+  createSandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions): LazySandbox
+}>
 
 export function lazySandbox(load: SandboxModule, isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions = {}): LazySandbox {
   let sandbox: Promise<LazySandbox> | undefined

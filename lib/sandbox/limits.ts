@@ -59,7 +59,8 @@ export function resolveLimits(overrides: Partial<SandboxLimits> = {}): SandboxLi
     if (!Number.isInteger(v) || v <= 0) throw new RangeError(`sandbox limit ${name} must be a positive integer, got ${v}`)
   }
   ;(Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[]).forEach(positive)
-  if (limits.stackBytes > MAX_STACK_BYTES) throw new RangeError(`sandbox limit stackBytes must be at most ${MAX_STACK_BYTES}, got ${limits.stackBytes}`)
+  if (limits.stackBytes > MAX_STACK_BYTES)
+    throw new RangeError(`sandbox limit stackBytes must be at most ${MAX_STACK_BYTES}, got ${limits.stackBytes}`)
   return limits
 }
 

@@ -30,10 +30,19 @@
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
-import type { SandboxStats } from './in-process'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
+import type { SandboxStats } from './in-process'
 import { DEFAULT_TIMEOUT_MS, resolveLimits, type SandboxLimits } from './limits'
-import { isWorkerSetup, serveWorker, WORKER_MARK, type FromWorker, type HostAnswer, type HostOp, type ToWorker, type WorkerSetup } from './worker'
+import {
+  type FromWorker,
+  type HostAnswer,
+  type HostOp,
+  isWorkerSetup,
+  serveWorker,
+  type ToWorker,
+  WORKER_MARK,
+  type WorkerSetup,
+} from './worker'
 
 export interface SandboxOptions extends Partial<SandboxLimits> {
   /** Workers (each one script at a time) serving top-level runs at once (default 4); further runs queue. */
@@ -62,7 +71,11 @@ const TS_SOURCE = /\.[mc]?ts$/
 function startWorker(setup: WorkerSetup): Worker {
   const self = new URL(import.meta.url)
   if (!TS_SOURCE.test(self.pathname)) return new Worker(self, { workerData: setup, execArgv: workerExecArgv() })
-  const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
+  const api = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href
   const code = `import(${JSON.stringify(api)}).then((tsx) => tsx.tsImport(${JSON.stringify(self.href)}, ${JSON.stringify(self.href)}))`
   return new Worker(code, { eval: true, workerData: setup, execArgv: workerExecArgv() })
 }
@@ -173,7 +186,9 @@ class SandboxWorker {
 
   private watchdog(run: Run) {
     if (this.run !== run) return
-    this.finish(run.cancelled ? CANCELLED : { error: 'TIMEOUT', message: `the script did not finish within its ${run.timeoutMs} ms timeout` })
+    this.finish(
+      run.cancelled ? CANCELLED : { error: 'TIMEOUT', message: `the script did not finish within its ${run.timeoutMs} ms timeout` },
+    )
     this.die(1)
   }
 
@@ -223,8 +238,7 @@ class SandboxWorker {
     if (m.t === 'started') {
       if (!run.cancelled) this.arm(run, run.timeoutMs + WATCHDOG_GRACE_MS)
       run.onStarted?.()
-    }
-    else if (m.t === 'done') this.finish(m.result)
+    } else if (m.t === 'done') this.finish(m.result)
     else if (m.t === 'failed') this.finish({ failed: m.message })
     else if (m.t === 'host') void this.host(run, m.callId, m.call)
   }
@@ -245,7 +259,12 @@ class SandboxWorker {
         } catch {
           content = undefined
         }
-        answer = { json: content === undefined ? JSON.stringify({ isError: outcome.isError === true, notJson: true }) : `{"isError":${outcome.isError === true},"content":${content}}` }
+        answer = {
+          json:
+            content === undefined
+              ? JSON.stringify({ isError: outcome.isError === true, notJson: true })
+              : `{"isError":${outcome.isError === true},"content":${content}}`,
+        }
       }
     } catch (e) {
       answer = { thrown: e instanceof Error ? e.message : String(e) }
@@ -271,7 +290,8 @@ export class QuickJsSandbox {
   constructor(options: SandboxOptions = {}) {
     const { asyncEngines = 4, now: _now, useSyncBuild = true, ...limits } = options
     this.limits = resolveLimits(limits)
-    if (!Number.isInteger(asyncEngines) || asyncEngines < 1) throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
+    if (!Number.isInteger(asyncEngines) || asyncEngines < 1)
+      throw new RangeError(`asyncEngines must be a positive integer, got ${asyncEngines}`)
     this.setup = { [WORKER_MARK]: true, limits: this.limits, useSyncBuild }
     this.size = asyncEngines
     // A chain of nested scripts holds one worker per level; top-level runs are capped at asyncEngines.
@@ -288,7 +308,8 @@ export class QuickJsSandbox {
     try {
       worker = this.acquire(nested)
     } catch (e) {
-      if (e instanceof NoWorkerFreeError) return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
+      if (e instanceof NoWorkerFreeError)
+        return { error: 'RESOURCE_EXHAUSTED', message: `no sandbox is free for a nested script: ${e.message}` }
       throw e
     }
     if (!nested) this.topLevel++

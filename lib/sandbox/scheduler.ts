@@ -16,8 +16,9 @@
  *   timeout, failure, or its caller's own signal). Its host calls carry that signal, so the nested
  *   dispatch, the nested runs (queued or running) and their host calls all end with it.
  */
-import { ServerToolsError } from '../errors'
+
 import type { SiblingTools } from '../calls/outcome'
+import { ServerToolsError } from '../errors'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import { DEFAULT_TIMEOUT_MS } from './limits'
 
@@ -49,8 +50,7 @@ export interface SchedulerStats {
 }
 
 /** Refused for capacity; `retryAfterSeconds` says when a place is likely to be free. */
-export const overloaded = (message: string, retryAfterSeconds: number) =>
-  new ServerToolsError('OVERLOADED', message, { retryAfterSeconds })
+export const overloaded = (message: string, retryAfterSeconds: number) => new ServerToolsError('OVERLOADED', message, { retryAfterSeconds })
 
 const MAX_RETRY_AFTER_S = 30
 
@@ -188,8 +188,12 @@ export class FairSandbox<Stats> {
       return Promise.resolve(true)
     }
     if (state.queue.length >= tenantQueue)
-      throw overloaded(`The sandbox is busy: this tenant already has ${state.queue.length} scripts waiting (at most ${tenantQueue}) behind ${state.running} running. Retry later.`, this.retryAfter(state))
-    if (this.queued >= queue) throw overloaded(`The sandbox is busy: ${this.queued} scripts are waiting (at most ${queue}). Retry later.`, this.retryAfter())
+      throw overloaded(
+        `The sandbox is busy: this tenant already has ${state.queue.length} scripts waiting (at most ${tenantQueue}) behind ${state.running} running. Retry later.`,
+        this.retryAfter(state),
+      )
+    if (this.queued >= queue)
+      throw overloaded(`The sandbox is busy: ${this.queued} scripts are waiting (at most ${queue}). Retry later.`, this.retryAfter())
 
     return new Promise<boolean>((resolve, reject) => {
       const waiter: Waiter = {
@@ -206,7 +210,12 @@ export class FairSandbox<Stats> {
       // Waiting is bounded by the run's own timeout: a run that cannot start within it is refused.
       const timer = setTimeout(() => {
         this.unqueue(tenant, state, waiter)
-        waiter.refuse(overloaded(`The sandbox is busy: the script could not start within its ${timeoutMs} ms timeout. Retry later.`, this.retryAfter(state)))
+        waiter.refuse(
+          overloaded(
+            `The sandbox is busy: the script could not start within its ${timeoutMs} ms timeout. Retry later.`,
+            this.retryAfter(state),
+          ),
+        )
       }, timeoutMs)
       const onAbort = () => {
         this.unqueue(tenant, state, waiter)
@@ -259,7 +268,8 @@ export class FairSandbox<Stats> {
 
   /** Seconds until the first of the runs the caller waits for reaches its deadline (1–30). */
   private retryAfter(state?: TenantState): number {
-    const runs = state && state.running >= this.fairness.tenantSlots ? [...state.until] : [...this.tenants.values()].flatMap((t) => [...t.until])
+    const runs =
+      state && state.running >= this.fairness.tenantSlots ? [...state.until] : [...this.tenants.values()].flatMap((t) => [...t.until])
     const deadlines = runs.map((r) => r.at)
     const first = deadlines.length ? Math.min(...deadlines) : this.now()
     return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil((first - this.now()) / 1000)))

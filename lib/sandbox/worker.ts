@@ -57,9 +57,11 @@ export function isWorkerSetup(data: unknown): data is WorkerSetup {
 }
 
 /** A sibling outcome whose content is not JSON: siblingCall's JSON.stringify then refuses it as the in-process path did. */
-const NOT_JSON = { toJSON() {
-  throw new TypeError('not JSON')
-} }
+const NOT_JSON = {
+  toJSON() {
+    throw new TypeError('not JSON')
+  },
+}
 
 export function serveWorker(port: MessagePort, setup: WorkerSetup) {
   const runIds = new Map<SandboxRequest, number>()
@@ -114,7 +116,10 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
       // Only where the process was started with --expose-gc (the memory test): its samples must
       // see this thread's heap collected too, not just the main thread's.
       ;(globalThis as { gc?: () => void }).gc?.()
-      sandbox.stats().then((stats) => post({ t: 'stats', id: m.id, stats }), () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0, enginesRetired: 0 } }))
+      sandbox.stats().then(
+        (stats) => post({ t: 'stats', id: m.id, stats }),
+        () => post({ t: 'stats', id: m.id, stats: { engines: [], enginesReplaced: 0, enginesRetired: 0 } }),
+      )
     } else if (m.t === 'cancel') {
       cancels.get(m.id)?.abort()
     } else if (m.t === 'run') {
@@ -130,13 +135,16 @@ export function serveWorker(port: MessagePort, setup: WorkerSetup) {
         host: wire.host && { tools: toolsFor(id), context: wire.host.context, depth: wire.host.depth },
       }
       runIds.set(req, id)
-      sandbox.run(req).then(
-        (result) => post({ t: 'done', id, result }),
-        (e) => post({ t: 'failed', id, message: e instanceof Error ? e.message : String(e) }),
-      ).finally(() => {
-        runIds.delete(req)
-        cancels.delete(id)
-      })
+      sandbox
+        .run(req)
+        .then(
+          (result) => post({ t: 'done', id, result }),
+          (e) => post({ t: 'failed', id, message: e instanceof Error ? e.message : String(e) }),
+        )
+        .finally(() => {
+          runIds.delete(req)
+          cancels.delete(id)
+        })
     }
   })
 }

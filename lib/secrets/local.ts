@@ -12,7 +12,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ServerToolsError } from '../errors'
-import { assertSecretName, assertTenant, assertSecretValue, secretNotFound, type SecretStore } from './ports'
+import { assertSecretName, assertSecretValue, assertTenant, type SecretStore, secretNotFound } from './ports'
 
 type Plain = Record<string, Record<string, string>>
 
@@ -109,7 +109,7 @@ export class LocalSecretStore implements SecretStore {
       const key = randomBytes(32)
       // 'wx': never overwrite a key another process just created
       try {
-        await writeFile(path, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' })
+        await writeFile(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' })
         this.key = key
       } catch (err) {
         if ((err as { code?: string }).code !== 'EEXIST') throw err
@@ -138,7 +138,12 @@ export class LocalSecretStore implements SecretStore {
       return JSON.parse(plain.toString('utf8')) as Plain
     } catch (e) {
       // never echo file content: it is ciphertext at best and a value at worst
-      throw new ServerToolsError('INVALID_CONFIG', `the secret file in ${this.opts.dir} cannot be decrypted with this key (wrong key or a damaged file)`, undefined, { cause: e })
+      throw new ServerToolsError(
+        'INVALID_CONFIG',
+        `the secret file in ${this.opts.dir} cannot be decrypted with this key (wrong key or a damaged file)`,
+        undefined,
+        { cause: e },
+      )
     }
   }
 

@@ -1,4 +1,4 @@
-import { assertSecretName, assertTenant, assertSecretValue, secretNotFound, type SecretStore } from './ports'
+import { assertSecretName, assertSecretValue, assertTenant, type SecretStore, secretNotFound } from './ports'
 
 /** In-process SecretStore (tests, and a fallback for `npm start` without a data directory). */
 export class MemorySecretStore implements SecretStore {

@@ -25,9 +25,10 @@ export const MAX_SECRET_BYTES = 4096
 
 export function assertSecretName(name: string): void {
   if (!SECRET_NAME_PATTERN.test(name)) {
-    throw invalidInput(`secret name '${name.slice(0, 140)}' must start with a letter and contain only letters, digits, '_' and '-' (at most 128)`, [
-      { pointer: '/name', message: 'invalid secret name' },
-    ])
+    throw invalidInput(
+      `secret name '${name.slice(0, 140)}' must start with a letter and contain only letters, digits, '_' and '-' (at most 128)`,
+      [{ pointer: '/name', message: 'invalid secret name' }],
+    )
   }
 }
 
@@ -43,7 +44,9 @@ export function assertSecretValue(value: unknown): asserts value is string {
     throw invalidInput('a secret value must be a non-empty string', [{ pointer: '/value', message: 'value must be a non-empty string' }])
   }
   if (Buffer.byteLength(value, 'utf8') > MAX_SECRET_BYTES) {
-    throw new ServerToolsError('TOO_LARGE', `a secret value may be at most ${MAX_SECRET_BYTES} bytes`, { errors: [{ pointer: '/value', message: 'too large' }] })
+    throw new ServerToolsError('TOO_LARGE', `a secret value may be at most ${MAX_SECRET_BYTES} bytes`, {
+      errors: [{ pointer: '/value', message: 'too large' }],
+    })
   }
 }
 

@@ -27,13 +27,17 @@ export function malformedSecretReferences(value: unknown, pointer = ''): { point
   if (typeof value === 'string') {
     for (const m of value.matchAll(SECRET_REFERENCE_LIKE)) {
       if (!/^\$\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\}$/.test(m[0])) {
-        out.push({ pointer, message: `'${m[0].slice(0, 60)}' is not a valid secret reference; write \${secret:NAME} with NAME made of letters, digits, '_' and '-'` })
+        out.push({
+          pointer,
+          message: `'${m[0].slice(0, 60)}' is not a valid secret reference; write \${secret:NAME} with NAME made of letters, digits, '_' and '-'`,
+        })
       }
     }
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => out.push(...malformedSecretReferences(v, `${pointer}/${i}`)))
   } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) out.push(...malformedSecretReferences(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`))
+    for (const [k, v] of Object.entries(value))
+      out.push(...malformedSecretReferences(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`))
   }
   return out
 }
@@ -41,7 +45,11 @@ export function malformedSecretReferences(value: unknown, pointer = ''): { point
 export type SecretValues = ReadonlyMap<string, string>
 
 /** Loads the named secrets of a tenant in one store call; reports the names that are not set. */
-export async function loadSecrets(store: SecretStore, tenant: string, names: Iterable<string>): Promise<{ values: Map<string, string>; missing: string[] }> {
+export async function loadSecrets(
+  store: SecretStore,
+  tenant: string,
+  names: Iterable<string>,
+): Promise<{ values: Map<string, string>; missing: string[] }> {
   const wanted = [...new Set(names)]
   if (!wanted.length) return { values: new Map(), missing: [] }
   const values = await store.getMany(tenant, wanted)

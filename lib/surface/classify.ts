@@ -160,10 +160,19 @@ export function classify(input: ClassifyInput): Turn {
     g.demand += input.demand?.get(t.name) ?? 0
   }
   const ranked = [...groups.values()].sort(
-    (a, b) => a.tier - b.tier || b.recency - a.recency || b.demand - a.demand || (a.family < b.family ? -1 : a.family > b.family ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    (a, b) =>
+      a.tier - b.tier ||
+      b.recency - a.recency ||
+      b.demand - a.demand ||
+      (a.family < b.family ? -1 : a.family > b.family ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   )
   const floorGroups: FamilyGroup[] = floor.map((t) => ({ family: t.name, names: [t.name], status: 'kept', tier: 'floor' }))
-  const groupOf = (g: Group, status: FamilyGroup['status']): FamilyGroup => ({ family: g.family, names: g.members.map((t) => t.name).sort(), status, tier: TIER_NAMES[g.tier] })
+  const groupOf = (g: Group, status: FamilyGroup['status']): FamilyGroup => ({
+    family: g.family,
+    names: g.members.map((t) => t.name).sort(),
+    status,
+    tier: TIER_NAMES[g.tier],
+  })
   const deferredGroups = (): FamilyGroup[] => {
     const byFamily = new Map<string, { names: string[]; tier: number }>()
     for (const t of deferred) {
@@ -173,7 +182,9 @@ export function classify(input: ClassifyInput): Turn {
       g.names.push(t.name)
       g.tier = Math.min(g.tier, tierOf(t))
     }
-    return [...byFamily.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([family, g]) => ({ family, names: g.names, status: 'deferred', tier: TIER_NAMES[g.tier] }))
+    return [...byFamily.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([family, g]) => ({ family, names: g.names, status: 'deferred', tier: TIER_NAMES[g.tier] }))
   }
 
   if (limit === undefined) {

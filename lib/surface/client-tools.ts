@@ -7,11 +7,12 @@
  * Declarations are attacker-written: checked with ajv (JSON pointers), bounded in count, text,
  * schema size and depth, and every input schema must compile.
  */
-import { compileTransient, validateAgainst } from '../config/json-schema'
-import { invalidInput, type Issue } from '../errors'
-import { BoundedCache } from '../runtime/bounded-cache'
+
 import { toolError } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
+import { compileTransient, validateAgainst } from '../config/json-schema'
+import { type Issue, invalidInput } from '../errors'
+import { BoundedCache } from '../runtime/bounded-cache'
 import type { Tool } from '../tools/contracts'
 
 export interface ClientToolDeclaration {
@@ -61,7 +62,11 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
   const issues = validateAgainst(declarationsSchema, value, pointer)
   if (!issues.length) {
     const total = JSON.stringify(value).length
-    if (total > CLIENT_TOOL_LIMITS.maxTotalBytes) issues.push({ pointer, message: `client tools may take at most ${CLIENT_TOOL_LIMITS.maxTotalBytes} bytes of JSON together, got ${total}` })
+    if (total > CLIENT_TOOL_LIMITS.maxTotalBytes)
+      issues.push({
+        pointer,
+        message: `client tools may take at most ${CLIENT_TOOL_LIMITS.maxTotalBytes} bytes of JSON together, got ${total}`,
+      })
   }
   const seen = new Set<string>()
   if (!issues.length) {
@@ -73,7 +78,14 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
       issues.push(...schemaIssues(d.inputSchema as JsonSchema, `${at}/inputSchema`))
     })
   }
-  if (issues.length) throw invalidInput(`the client tools are invalid (${issues.length} problem${issues.length > 1 ? 's' : ''}: ${issues.slice(0, 3).map((i) => `${i.pointer}: ${i.message}`).join('; ')})`, issues)
+  if (issues.length)
+    throw invalidInput(
+      `the client tools are invalid (${issues.length} problem${issues.length > 1 ? 's' : ''}: ${issues
+        .slice(0, 3)
+        .map((i) => `${i.pointer}: ${i.message}`)
+        .join('; ')})`,
+      issues,
+    )
   return (value as Record<string, unknown>[]).map((d) => ({
     name: d.name as string,
     description: d.description as string,
@@ -85,10 +97,16 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
 
 function schemaIssues(schema: JsonSchema, at: string): Issue[] {
   const text = JSON.stringify(schema)
-  if (text.length > CLIENT_TOOL_LIMITS.maxSchemaBytes) return [{ pointer: at, message: `an input schema may be at most ${CLIENT_TOOL_LIMITS.maxSchemaBytes} bytes of JSON, got ${text.length}` }]
+  if (text.length > CLIENT_TOOL_LIMITS.maxSchemaBytes)
+    return [
+      { pointer: at, message: `an input schema may be at most ${CLIENT_TOOL_LIMITS.maxSchemaBytes} bytes of JSON, got ${text.length}` },
+    ]
   const shape = shapeProblem(schema, at, 1)
   if (shape) return [shape]
-  if (schema.type !== 'object') return [{ pointer: `${at}/type`, message: "an input schema must be an object schema (type: 'object'), as every model provider requires" }]
+  if (schema.type !== 'object')
+    return [
+      { pointer: `${at}/type`, message: "an input schema must be an object schema (type: 'object'), as every model provider requires" },
+    ]
   try {
     compileTransient(schema, text)
   } catch (e) {
@@ -100,7 +118,8 @@ function schemaIssues(schema: JsonSchema, at: string): Issue[] {
 /** Too deep, or an `$id` (it would name a schema in the one shared registry). */
 function shapeProblem(node: unknown, at: string, depth: number): Issue | undefined {
   if (node === null || typeof node !== 'object') return undefined
-  if (depth > CLIENT_TOOL_LIMITS.maxSchemaDepth) return { pointer: at, message: `an input schema may nest at most ${CLIENT_TOOL_LIMITS.maxSchemaDepth} levels deep` }
+  if (depth > CLIENT_TOOL_LIMITS.maxSchemaDepth)
+    return { pointer: at, message: `an input schema may nest at most ${CLIENT_TOOL_LIMITS.maxSchemaDepth} levels deep` }
   const entries: [string, unknown][] = Array.isArray(node) ? node.map((v, i) => [String(i), v]) : Object.entries(node)
   for (const [k, v] of entries) {
     if (!Array.isArray(node) && k === '$id') return { pointer: `${at}/$id`, message: 'client tool schemas may not declare $id' }
@@ -112,7 +131,9 @@ function shapeProblem(node: unknown, at: string, depth: number): Issue | undefin
 
 /** Names that configured or built-in tools already use: those win, and the caller is told. */
 export function clashWarnings(declared: readonly ClientToolDeclaration[], taken: (name: string) => boolean): string[] {
-  return declared.filter((d) => taken(d.name)).map((d) => `clientTools: '${d.name}' is also a configured or built-in tool; that tool wins and the client tool is ignored`)
+  return declared
+    .filter((d) => taken(d.name))
+    .map((d) => `clientTools: '${d.name}' is also a configured or built-in tool; that tool wins and the client tool is ignored`)
 }
 
 /** Tool objects per (process, version of its declarations): stable objects keep every per-tool cache warm. */
@@ -120,7 +141,13 @@ const built = new BoundedCache<string, readonly Tool[]>(5_000)
 
 const NO_CLIENT_TOOLS: readonly Tool[] = Object.freeze([])
 
-export function clientToolsOf(record: { tenant: string; project: string; id: string; clientTools?: readonly ClientToolDeclaration[]; clientToolsVersion?: number }): readonly Tool[] {
+export function clientToolsOf(record: {
+  tenant: string
+  project: string
+  id: string
+  clientTools?: readonly ClientToolDeclaration[]
+  clientToolsVersion?: number
+}): readonly Tool[] {
   const declared = record.clientTools ?? []
   // one shared empty list: the surface memo compares this by identity (a fresh [] missed it on every turn)
   if (!declared.length) return NO_CLIENT_TOOLS
@@ -144,7 +171,10 @@ function clientTool(d: ClientToolDeclaration): Tool {
     typeId: 'client',
     async invoke(params, ctx) {
       if (ctx.depth > 0) {
-        return toolError(`Tool '${d.name}' runs on the client, so it cannot be called from a script or invoke_tool; call it directly as a tool call.`, { runOn: 'client' })
+        return toolError(
+          `Tool '${d.name}' runs on the client, so it cannot be called from a script or invoke_tool; call it directly as a tool call.`,
+          { runOn: 'client' },
+        )
       }
       return { isError: false, content: { runOn: 'client', name: d.name, params }, clientCall: { name: d.name, params } }
     },

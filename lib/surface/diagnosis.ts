@@ -37,11 +37,21 @@ export function textOf(content: unknown): string {
   return ''
 }
 
-const originOf = (role: string): PhantomOrigin => (role === 'system' || role === 'developer' ? 'prompt' : role === 'user' ? 'user' : 'context')
+const originOf = (role: string): PhantomOrigin =>
+  role === 'system' || role === 'developer' ? 'prompt' : role === 'user' ? 'user' : 'context'
 
-export function diagnoseEmptyResponse(input: { messages: readonly DiagnosisMessage[]; offered: ReadonlySet<string>; known: ReadonlySet<string>; finishReason?: string }): Diagnosis {
+export function diagnoseEmptyResponse(input: {
+  messages: readonly DiagnosisMessage[]
+  offered: ReadonlySet<string>
+  known: ReadonlySet<string>
+  finishReason?: string
+}): Diagnosis {
   if ((input.finishReason ?? '').toLowerCase() === 'length') {
-    return { kind: 'skipped', phantoms: [], reason: "finishReason 'length' is a deterministic wall (the output budget ran out), not evidence of a dropped tool call" }
+    return {
+      kind: 'skipped',
+      phantoms: [],
+      reason: "finishReason 'length' is a deterministic wall (the output budget ran out), not evidence of a dropped tool call",
+    }
   }
   // The latest message naming a candidate decides its origin.
   const origin = new Map<string, PhantomOrigin>()

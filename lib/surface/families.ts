@@ -2,8 +2,9 @@
  * Families and rank rules (spec §14.2). A family is the demotion unit: the pack before `__`,
  * else the first `_`-segment, else the whole name — a half-visible pack is the worst state.
  */
-import type { RankRule } from '../recipes/ports'
+
 import { PACK_SEPARATOR } from '../config/server-tool'
+import type { RankRule } from '../recipes/ports'
 
 /** The capability floor (spec §13.1): always primary, never removed, deferred, disabled or demoted. */
 export const CAPABILITY_FLOOR: readonly string[] = ['tool_list', 'tool_description']

@@ -28,9 +28,17 @@ function objectSchema(schema: JsonSchema): JsonSchema {
 function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unknown {
   switch (format) {
     case 'openai':
-      return { type: 'function', function: { name: wireName(tool), description: tool.description, parameters: objectSchema(tool.inputSchema) } }
+      return {
+        type: 'function',
+        function: { name: wireName(tool), description: tool.description, parameters: objectSchema(tool.inputSchema) },
+      }
     case 'anthropic':
-      return { name: wireName(tool), description: tool.description, input_schema: objectSchema(tool.inputSchema), ...(deferLoading ? { defer_loading: true } : {}) }
+      return {
+        name: wireName(tool),
+        description: tool.description,
+        input_schema: objectSchema(tool.inputSchema),
+        ...(deferLoading ? { defer_loading: true } : {}),
+      }
     case 'mcp': {
       const annotations = annotationsOf(tool.labels)
       return {
@@ -72,6 +80,8 @@ export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = fals
  */
 export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, deferred: readonly Tool[] = []): string {
   if (!deferred.length) return `[${tools.map((t) => toolJson(t, format)).join(',')}]`
-  const all = [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) => (a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0))
+  const all = [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) =>
+    a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0,
+  )
   return `[${all.map(({ t, d }) => toolJson(t, format, d)).join(',')}]`
 }

@@ -4,8 +4,8 @@
  * `instance/model`), so every Lambda container learns from one rejection.
  */
 import { invalidInput } from '../errors'
-import type { SurfaceDocuments } from '../recipes/catalog'
 import { parseModelRef } from '../models/documents'
+import type { SurfaceDocuments } from '../recipes/catalog'
 import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
@@ -75,9 +75,7 @@ export interface LearnAnswer {
 }
 
 export class ObservedLimits {
-  constructor(
-    private readonly deps: { store: ObservedLimitStore; documents: SurfaceDocuments; log: Logger; clock: Clock },
-  ) {}
+  constructor(private readonly deps: { store: ObservedLimitStore; documents: SurfaceDocuments; log: Logger; clock: Clock }) {}
 
   /** Learned limits for a chain's entries (absent = nothing learned). */
   forChain(tenant: string, chain: readonly string[]): Promise<Map<string, number>> {
@@ -91,7 +89,10 @@ export class ObservedLimits {
     const ref = parseModelRef(model)
     if (typeof ref === 'string') throw invalidInput(ref, [{ pointer: '/model', message: ref }])
     const project = req.project ?? '_tenant'
-    const [catalog, learnedBefore] = await Promise.all([this.deps.documents.chainLimits(tenant, project, [model]), this.deps.store.getMany(tenant, [model])])
+    const [catalog, learnedBefore] = await Promise.all([
+      this.deps.documents.chainLimits(tenant, project, [model]),
+      this.deps.store.getMany(tenant, [model]),
+    ])
     const entry = catalog.entries[0]
     const previous = learnedBefore.get(model)
     const inForce = (learned: number | undefined) => {
@@ -101,11 +102,23 @@ export class ObservedLimits {
     const where = `models/${ref.instance}/${ref.model}.yaml (or models/${ref.instance}/_provider.yaml for every model of '${ref.instance}')`
     const parsed = parseToolLimitRejection(req.errorMessage)
     if (!parsed.recognised) {
-      return { learned: false, model, limit: inForce(previous), ...(previous !== undefined ? { previous } : {}), reason: `the error message is not a tool-count rejection this service recognises; if the endpoint limits tools, set maxTools for this model in ${where}` }
+      return {
+        learned: false,
+        model,
+        limit: inForce(previous),
+        ...(previous !== undefined ? { previous } : {}),
+        reason: `the error message is not a tool-count rejection this service recognises; if the endpoint limits tools, set maxTools for this model in ${where}`,
+      }
     }
     if (parsed.maxTools === undefined) {
       const asked = req.requestedToolCount !== undefined ? ` (it was sent ${req.requestedToolCount})` : ''
-      return { learned: false, model, limit: inForce(previous), ...(previous !== undefined ? { previous } : {}), reason: `the endpoint rejected the tools array${asked} but did not name its maximum; set maxTools for this model in ${where}` }
+      return {
+        learned: false,
+        model,
+        limit: inForce(previous),
+        ...(previous !== undefined ? { previous } : {}),
+        reason: `the endpoint rejected the tools array${asked} but did not name its maximum; set maxTools for this model in ${where}`,
+      }
     }
     const observed = parsed.maxTools
     const stored = await this.deps.store.lower({
@@ -118,9 +131,24 @@ export class ObservedLimits {
     })
     const advice = `make it permanent with 'maxTools: ${stored.maxTools}' in ${where}`
     if (!stored.lowered) {
-      return { learned: false, model, observed, limit: inForce(stored.maxTools), previous: stored.maxTools, reason: `a limit of ${stored.maxTools} (not above ${observed}) was already learned for ${model}`, advice }
+      return {
+        learned: false,
+        model,
+        observed,
+        limit: inForce(stored.maxTools),
+        previous: stored.maxTools,
+        reason: `a limit of ${stored.maxTools} (not above ${observed}) was already learned for ${model}`,
+        advice,
+      }
     }
-    this.deps.log.log('warn', 'model.tool_limit_learned', { tenant, model, maxTools: stored.maxTools, previous, requestedToolCount: req.requestedToolCount, advice })
+    this.deps.log.log('warn', 'model.tool_limit_learned', {
+      tenant,
+      model,
+      maxTools: stored.maxTools,
+      previous,
+      requestedToolCount: req.requestedToolCount,
+      advice,
+    })
     return { learned: true, model, observed, limit: inForce(stored.maxTools), ...(previous !== undefined ? { previous } : {}), advice }
   }
 }

@@ -9,11 +9,11 @@
  * a version here; nothing below depends on a handshake having happened.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { type CallToolResult, ErrorCode, InitializeRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { z } from 'zod'
-import { compile } from '../config/json-schema'
 import type { ToolOutcome } from '../calls/outcome'
+import { compile } from '../config/json-schema'
 import type { ProcessSurface } from './surface'
 
 /** The revisions served, newest first; a client asking for another one is answered with the newest. */
@@ -47,7 +47,13 @@ const validator: jsonSchemaValidator = {
   getValidator<T>(schema: object) {
     return (input: unknown) => {
       const fn = compile(schema as Record<string, unknown>)
-      return fn(input) ? { valid: true as const, data: input as T, errorMessage: undefined } : { valid: false as const, data: undefined, errorMessage: (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ') }
+      return fn(input)
+        ? { valid: true as const, data: input as T, errorMessage: undefined }
+        : {
+            valid: false as const,
+            data: undefined,
+            errorMessage: (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; '),
+          }
     }
   },
 }
@@ -105,7 +111,9 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
       if (args !== undefined && !isObject(args)) throw invalidParams('Invalid tools/call params: arguments must be an object')
       const surface = need()
       if (await surface.isClientToolName(name)) {
-        return textResult(true, { message: `Tool '${name}' is one of your own client tools: run it yourself; this server only lists and runs its own tools.` })
+        return textResult(true, {
+          message: `Tool '${name}' is one of your own client tools: run it yourself; this server only lists and runs its own tools.`,
+        })
       }
       const { outcome, changed } = await surface.callChangingTools(() => session.call(name, args ?? {}))
       if (changed) session.toolsChanged()
@@ -126,7 +134,10 @@ export async function answerToolsRequestJson(method: string, rawParams: unknown,
 
 async function listToolsJson(params: Record<string, unknown>, surface: ProcessSurface): Promise<string> {
   // One page: the list is budget-fitted, so it is never long; a cursor can only be made up.
-  if (params.cursor !== undefined) throw invalidParams(`Invalid tools/list params: ${typeof params.cursor === 'string' ? 'unknown cursor (the tool list has one page)' : 'cursor must be a string'}`)
+  if (params.cursor !== undefined)
+    throw invalidParams(
+      `Invalid tools/list params: ${typeof params.cursor === 'string' ? 'unknown cursor (the tool list has one page)' : 'cursor must be a string'}`,
+    )
   return `{"tools":${await surface.serverToolsJson()}}`
 }
 
@@ -151,12 +162,19 @@ export async function instructionsOf(surface: ProcessSurface): Promise<string> {
  */
 export function textResult(isError: boolean, content: unknown): CallToolResult & Record<string, unknown> {
   if (isError) {
-    const { message, ...rest } = (content && typeof content === 'object' ? content : { message: String(content) }) as { message?: unknown; [k: string]: unknown }
+    const { message, ...rest } = (content && typeof content === 'object' ? content : { message: String(content) }) as {
+      message?: unknown
+      [k: string]: unknown
+    }
     const blocks: CallToolResult['content'] = [{ type: 'text', text: typeof message === 'string' ? message : JSON.stringify(content) }]
     if (Object.keys(rest).length) blocks.push({ type: 'text', text: JSON.stringify(rest) })
     return { content: blocks, isError: true }
   }
   const text = typeof content === 'string' ? content : (JSON.stringify(content) ?? 'null')
   const structured = content !== null && typeof content === 'object' && !Array.isArray(content)
-  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: content as Record<string, unknown> } : {}), isError: false }
+  return {
+    content: [{ type: 'text', text }],
+    ...(structured ? { structuredContent: content as Record<string, unknown> } : {}),
+    isError: false,
+  }
 }

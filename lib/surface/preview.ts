@@ -3,7 +3,7 @@
  * spawn's own draft and the surface's own classification and rendering on a record that is never
  * stored, so the answer cannot drift from a real spawn.
  */
-import { invalidInput, type Issue } from '../errors'
+import { type Issue, invalidInput } from '../errors'
 import type { ProcessService } from '../recipes/spawn'
 import type { Provenance } from '../tools/provenance'
 import type { ServerToolService } from '../tools/service'
@@ -43,7 +43,11 @@ export async function previewSurface(
   const { extraTools, spawnBody } = splitPreviewBody(body)
   const { process, warnings } = await deps.processes.draft(tenant, project, actor, spawnBody)
   const surface = deps.surface.detached(process)
-  const [turn, visible, provenance] = await Promise.all([surface.turnWith(extraTools), surface.visible(), deps.tools.provenance(tenant, project)])
+  const [turn, visible, provenance] = await Promise.all([
+    surface.turnWith(extraTools),
+    surface.visible(),
+    deps.tools.provenance(tenant, project),
+  ])
   const manifest = JSON.parse(surface.manifestOf(turn, { format: 'native', extraTools }))
   const byTool: Record<string, Provenance> = {}
   for (const t of visible.tools) byTool[t.name] = provenance.get(t.pack ?? t.name) ?? { source: t.source, shadows: [] }
@@ -66,8 +70,12 @@ function splitPreviewBody(body: Record<string, unknown>): { extraTools: string[]
   if (raw === undefined || raw === null) return { extraTools: [], spawnBody }
   const issues: Issue[] = []
   if (!Array.isArray(raw)) issues.push({ pointer: '/extraTools', message: 'extraTools must be a list of tool names' })
-  else if (raw.length > MAX_PREVIEW_EXTRA_TOOLS) issues.push({ pointer: '/extraTools', message: `extraTools may name at most ${MAX_PREVIEW_EXTRA_TOOLS} tools` })
-  else raw.forEach((n, i) => typeof n !== 'string' && issues.push({ pointer: `/extraTools/${i}`, message: `extraTools[${i}] must be a tool name` }))
+  else if (raw.length > MAX_PREVIEW_EXTRA_TOOLS)
+    issues.push({ pointer: '/extraTools', message: `extraTools may name at most ${MAX_PREVIEW_EXTRA_TOOLS} tools` })
+  else
+    raw.forEach(
+      (n, i) => typeof n !== 'string' && issues.push({ pointer: `/extraTools/${i}`, message: `extraTools[${i}] must be a tool name` }),
+    )
   if (issues.length) throw invalidInput(`the preview request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
   return { extraTools: [...new Set(raw as string[])], spawnBody }
 }

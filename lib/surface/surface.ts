@@ -3,24 +3,25 @@
  * every call made inside a process (a model's, `invoke_tool`'s, a script's `vance.tools.call`),
  * the DiscoverySurface the meta-tools work on, and the source of the per-turn manifest.
  */
+
+import type { ToolOutcome } from '../calls/outcome'
 import { invalidInput } from '../errors'
 import type { SurfaceDocuments } from '../recipes/catalog'
 import type { ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
+import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import type { DescribedTool, DiscoverySurface, Tool } from '../tools/contracts'
-import type { ToolOutcome } from '../calls/outcome'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
-import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import { usageRole } from '../usage/role'
-import { classify, type Bucket, type Turn } from './classify'
+import { type Bucket, classify, type Turn } from './classify'
 import { clientToolsOf, isClientTool } from './client-tools'
-import { diagnoseEmptyResponse, type DiagnosisMessage, type PhantomOrigin } from './diagnosis'
+import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
-import { toolsArrayJson, type ManifestFormat } from './formats'
+import { type ManifestFormat, toolsArrayJson } from './formats'
 import type { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
 
@@ -124,12 +125,26 @@ export class SurfaceService {
   }
 
   /** A tool call through the process's gates; `signal` (the request's) ends the whole call tree when the caller goes away. */
-  async call(dispatcher: ToolDispatcher, key: ProcessKey, subject: string, name: unknown, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+  async call(
+    dispatcher: ToolDispatcher,
+    key: ProcessKey,
+    subject: string,
+    name: unknown,
+    params: unknown,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> {
     return this.callOn(dispatcher, await this.open(key), subject, name, params, opts)
   }
 
   /** A tool call through an already open surface's gates (the MCP endpoint opens it once per request). */
-  callOn(dispatcher: ToolDispatcher, surface: ProcessSurface, subject: string, name: unknown, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+  callOn(
+    dispatcher: ToolDispatcher,
+    surface: ProcessSurface,
+    subject: string,
+    name: unknown,
+    params: unknown,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> {
     return dispatcher.call(surface.gate, surface.caller(subject), name, params, opts.signal ? { signal: opts.signal } : {})
   }
 }
@@ -174,7 +189,13 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   caller(subject: string): CallerIdentity {
-    return { tenant: this.record.tenant, project: this.record.project, subject, processId: this.record.id, role: this.record.role || usageRole(this.record) }
+    return {
+      tenant: this.record.tenant,
+      project: this.record.project,
+      subject,
+      processId: this.record.id,
+      role: this.record.role || usageRole(this.record),
+    }
   }
 
   /** allowed ∩ resolvable, plus the floor (always) and invoke_tool (when allowed). */
@@ -197,7 +218,10 @@ export class ProcessSurface implements DiscoverySurface {
     const v = await this.visible()
     const outside = extraTools.filter((n) => !v.byName.has(n))
     if (outside.length) {
-      throw invalidInput(`extraTools names tools outside this process's allowed list: ${outside.join(', ')}`, outside.map((n) => ({ pointer: '/extraTools', message: `'${n}' is not visible to this process` })))
+      throw invalidInput(
+        `extraTools names tools outside this process's allowed list: ${outside.join(', ')}`,
+        outside.map((n) => ({ pointer: '/extraTools', message: `'${n}' is not visible to this process` })),
+      )
     }
     return this.computeTurn(new Set(extraTools.map((n) => v.byName.get(n)!.name)))
   }
@@ -400,13 +424,23 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private async computeTurn(extraKeep?: ReadonlySet<string>): Promise<Turn> {
-    this.demandP ??= this.deps.demand ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role) : Promise.resolve(new Map())
+    this.demandP ??= this.deps.demand
+      ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role)
+      : Promise.resolve(new Map())
     const [v, limit, demand] = await Promise.all([this.visible(), this.limit(), this.demandP])
     const now = this.deps.clock.now()
     const memo = extraKeep ? undefined : this.memo.get(this.memoKey)
     const activationKey = JSON.stringify(this.record.activations)
     const last = memo?.visible === v ? memo.turn : undefined
-    if (last && last.activationKey === activationKey && last.limit === limit.limit && last.demand === demand && now < last.validUntil && now >= last.validFrom) return last.turn
+    if (
+      last &&
+      last.activationKey === activationKey &&
+      last.limit === limit.limit &&
+      last.demand === demand &&
+      now < last.validUntil &&
+      now >= last.validFrom
+    )
+      return last.turn
     const turn = classify({
       tools: v.tools,
       process: this.record,
@@ -418,7 +452,15 @@ export class ProcessSurface implements DiscoverySurface {
       ...(extraKeep ? { extraKeep } : {}),
     })
     if (memo && memo.visible === v) {
-      memo.turn = { turn, activationKey, limit: limit.limit, demand, validFrom: now, validUntil: nextActivationExpiry(this.record, now), bodies: new Map() }
+      memo.turn = {
+        turn,
+        activationKey,
+        limit: limit.limit,
+        demand,
+        validFrom: now,
+        validUntil: nextActivationExpiry(this.record, now),
+        bodies: new Map(),
+      }
     }
     return turn
   }
@@ -440,7 +482,10 @@ export class ProcessSurface implements DiscoverySurface {
     const bodies = this.bodiesOf(turn)
     const cached = bodies?.get('mcp-server-tools')
     if (cached !== undefined) return cached.text
-    const json = toolsArrayJson(turn.manifest.filter((t) => !isClientTool(t)), 'mcp')
+    const json = toolsArrayJson(
+      turn.manifest.filter((t) => !isClientTool(t)),
+      'mcp',
+    )
     if (bodies) {
       const body = new RenderedBody(json)
       this.bodyBudget.set(bodies, 'mcp-server-tools', body, body.memoryBytes)
@@ -451,7 +496,11 @@ export class ProcessSurface implements DiscoverySurface {
   /** The system-prompt material of spec §13: the discovery block, the demoted block, the prompt hints. */
   async promptMaterial(): Promise<{ discoveryBlock: string; demotedDiscoveryBlock: string; promptHints: string[] }> {
     const turn = await this.turn()
-    return { discoveryBlock: discoveryBlock(turn.deferred), demotedDiscoveryBlock: demotedDiscoveryBlock(turn.demoted), promptHints: distinctHints(turn.manifest) }
+    return {
+      discoveryBlock: discoveryBlock(turn.deferred),
+      demotedDiscoveryBlock: demotedDiscoveryBlock(turn.demoted),
+      promptHints: distinctHints(turn.manifest),
+    }
   }
 
   /** Whether `name` calls one of this process's client tools (no configured or built-in tool answers to it). */
@@ -474,14 +523,28 @@ export class ProcessSurface implements DiscoverySurface {
     const keys = Object.keys(after)
     if (keys.length === Object.keys(before).length && keys.every((k) => before[k] === after[k])) return { outcome, changed: false }
     const [was, is] = await Promise.all([this.classifyWith(before), this.classifyWith(after)])
-    const names = (t: Turn) => t.manifest.filter((x) => !isClientTool(x)).map((x) => x.name).join('\u0000')
+    const names = (t: Turn) =>
+      t.manifest
+        .filter((x) => !isClientTool(x))
+        .map((x) => x.name)
+        .join('\u0000')
     return { outcome, changed: names(was) !== names(is) }
   }
 
   private async classifyWith(activations: Record<string, number>): Promise<Turn> {
-    this.demandP ??= this.deps.demand ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role) : Promise.resolve(new Map())
+    this.demandP ??= this.deps.demand
+      ? this.deps.demand.demand(this.record.tenant, this.record.project, this.record.role)
+      : Promise.resolve(new Map())
     const [v, limit, demand] = await Promise.all([this.visible(), this.limit(), this.demandP])
-    return classify({ tools: v.tools, process: { ...this.record, activations }, now: this.deps.clock.now(), maxActivated: this.deps.settings.maxActivated, limit: limit.limit, reserve: this.reserve, demand })
+    return classify({
+      tools: v.tools,
+      process: { ...this.record, activations },
+      now: this.deps.clock.now(),
+      maxActivated: this.deps.settings.maxActivated,
+      limit: limit.limit,
+      reserve: this.reserve,
+      demand,
+    })
   }
 
   private logBudget(turn: Turn) {
@@ -496,7 +559,8 @@ export class ProcessSurface implements DiscoverySurface {
       demoted: turn.budget.demoted,
       families: turn.demotedGroups.map((g) => ({ family: g.family, count: g.names.length })),
     })
-    if (this.deps.log.enabled?.('debug') !== false) this.deps.log.log('debug', 'surface.budget_demoted_names', { ...ids, names: turn.demotedGroups.flatMap((g) => g.names) })
+    if (this.deps.log.enabled?.('debug') !== false)
+      this.deps.log.log('debug', 'surface.budget_demoted_names', { ...ids, names: turn.demotedGroups.flatMap((g) => g.names) })
   }
 
   /** Spec §13.2: phantom candidates of an empty response; each new phantom is reported (WARN) once per process. */
@@ -507,20 +571,46 @@ export class ProcessSurface implements DiscoverySurface {
       known.add(t.name)
       for (const a of t.aliases ?? []) known.add(a)
     }
-    const diagnosis = diagnoseEmptyResponse({ messages: input.messages, offered: new Set(input.offeredTools), known, finishReason: input.finishReason })
+    const diagnosis = diagnoseEmptyResponse({
+      messages: input.messages,
+      offered: new Set(input.offeredTools),
+      known,
+      finishReason: input.finishReason,
+    })
     const ids = { tenant: this.record.tenant, project: this.record.project, processId: this.record.id }
     let fresh = new Set<string>()
     if (diagnosis.kind === 'phantom') {
-      fresh = new Set(await this.deps.store.markPhantoms(this.key, diagnosis.phantoms.map((p) => p.name), this.deps.clock.now()))
+      fresh = new Set(
+        await this.deps.store.markPhantoms(
+          this.key,
+          diagnosis.phantoms.map((p) => p.name),
+          this.deps.clock.now(),
+        ),
+      )
       for (const p of diagnosis.phantoms) {
-        if (fresh.has(p.name)) this.deps.log.log('warn', 'llm.diagnostic', { ...ids, kind: 'phantom', tool: p.name, origin: p.origin, finishReason: input.finishReason ?? null })
+        if (fresh.has(p.name))
+          this.deps.log.log('warn', 'llm.diagnostic', {
+            ...ids,
+            kind: 'phantom',
+            tool: p.name,
+            origin: p.origin,
+            finishReason: input.finishReason ?? null,
+          })
       }
     } else if (diagnosis.kind === 'blank') {
-      this.deps.log.log('warn', 'llm.diagnostic', { ...ids, kind: 'blank', finishReason: input.finishReason ?? null, offeredTools: input.offeredTools.length })
+      this.deps.log.log('warn', 'llm.diagnostic', {
+        ...ids,
+        kind: 'blank',
+        finishReason: input.finishReason ?? null,
+        offeredTools: input.offeredTools.length,
+      })
     }
     return {
       kind: diagnosis.kind,
-      phantoms: diagnosis.phantoms.map((p): { name: string; origin: PhantomOrigin; firstReport: boolean } => ({ ...p, firstReport: fresh.has(p.name) })),
+      phantoms: diagnosis.phantoms.map((p): { name: string; origin: PhantomOrigin; firstReport: boolean } => ({
+        ...p,
+        firstReport: fresh.has(p.name),
+      })),
       ...(diagnosis.reason ? { reason: diagnosis.reason } : {}),
     }
   }

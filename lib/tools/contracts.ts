@@ -2,12 +2,13 @@
  * The tool contracts every tool type, built-in and the dispatcher share.
  * A failing call is a result (`isError: true`), never an exception that reaches HTTP.
  */
-import type { Clock } from '../runtime/clock'
-import type { Logger } from '../runtime/logger'
+
 import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
 import type { ServerToolConfig, ToolParameters } from '../config/server-tool'
 import type { CascadeReader, Layer } from '../documents/cascade'
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
 
 /** `client`: declared by the agent backend on its process (spec §7); it runs on the client. */
 export type ToolSource = Layer | 'builtin' | 'client'
@@ -119,4 +120,10 @@ export interface ToolFactory<P = any> extends ToolParameters<P> {
 }
 
 /** The fixed flags of a primary meta built-in (whoami and the discovery tools). */
-export const PRIMARY_META_BUILTIN = { labels: ['meta'], primary: true, deferred: false, source: 'builtin', typeId: 'builtin' } as const satisfies Partial<Tool>
+export const PRIMARY_META_BUILTIN = {
+  labels: ['meta'],
+  primary: true,
+  deferred: false,
+  source: 'builtin',
+  typeId: 'builtin',
+} as const satisfies Partial<Tool>

@@ -3,12 +3,13 @@
  * sibling call: resolve through a gate, validate arguments, invoke, and turn every failure
  * the call caused into a result a model can act on.
  */
+
+import type { SiblingTools, ToolOutcome } from '../calls/outcome'
+import { toolError } from '../calls/outcome'
 import { validateAgainst } from '../config/json-schema'
 import { isServerToolsError } from '../errors'
 import type { Logger } from '../runtime/logger'
 import type { DiscoverySurface, InvocationContext, Tool } from './contracts'
-import type { SiblingTools, ToolOutcome } from '../calls/outcome'
-import { toolError } from '../calls/outcome'
 
 /** What a caller may see and call: the project's callable tools, or a process's surface. */
 export interface ToolGate {
@@ -88,9 +89,12 @@ export class ToolDispatcher {
   ): Promise<ToolOutcome> {
     const depth = opts.depth ?? 0
     if (typeof name !== 'string' || !name) return toolError('A tool call needs a tool name (a non-empty string).')
-    if (opts.signal?.aborted) return toolError(`Tool '${name}' was not called: the call it belongs to was cancelled (it timed out or its caller went away).`)
+    if (opts.signal?.aborted)
+      return toolError(`Tool '${name}' was not called: the call it belongs to was cancelled (it timed out or its caller went away).`)
     if (depth > MAX_SIBLING_DEPTH) {
-      return toolError(`Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`)
+      return toolError(
+        `Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`,
+      )
     }
     let tool: Tool | undefined
     try {
@@ -98,14 +102,15 @@ export class ToolDispatcher {
     } catch (e) {
       if (isServerToolsError(e, 'INVALID_CONFIG')) {
         const issues = (e.details?.errors ?? []).map((i) => i.message)
-        return toolError(`Tool '${name}' cannot be used: ${e.message}.${issues.length ? ' ' + issues.join('; ') : ''}`)
+        return toolError(`Tool '${name}' cannot be used: ${e.message}.${issues.length ? ` ${issues.join('; ')}` : ''}`)
       }
       throw e
     }
     if (!tool) return toolError(`Unknown tool '${name}'. Call tool_list to see the tools you can use.`)
 
     const args = params === undefined || params === null ? {} : params
-    if (typeof args !== 'object' || Array.isArray(args)) return toolError(`Invalid arguments for '${tool.name}': params must be a JSON object.`)
+    if (typeof args !== 'object' || Array.isArray(args))
+      return toolError(`Invalid arguments for '${tool.name}': params must be a JSON object.`)
     let problems
     try {
       problems = validateAgainst(tool.inputSchema, args)
@@ -124,7 +129,15 @@ export class ToolDispatcher {
       ...(gate.surface ? { surface: gate.surface } : {}),
     }
     const delegate = opts.delegate ?? false
-    this.notify((l) => (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, { caller, tool: tool!, params: args as Record<string, unknown>, depth, delegate }))
+    this.notify((l) =>
+      (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, {
+        caller,
+        tool: tool!,
+        params: args as Record<string, unknown>,
+        depth,
+        delegate,
+      }),
+    )
     let outcome: ToolOutcome
     try {
       outcome = await tool.invoke(args as Record<string, unknown>, ctx)
@@ -133,7 +146,12 @@ export class ToolDispatcher {
         if (opts.overloaded === 'throw') throw e
         outcome = toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
       } else {
-        this.log.log('warn', 'tool.failed', { tenant: caller.tenant, project: caller.project, tool: tool.name, error: (e as Error).message })
+        this.log.log('warn', 'tool.failed', {
+          tenant: caller.tenant,
+          project: caller.project,
+          tool: tool.name,
+          error: (e as Error).message,
+        })
         outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
       }
     }
@@ -146,7 +164,13 @@ export class ToolDispatcher {
    * The delegate path: a wrapper tool calling the tool it wraps, through the same gate, one level
    * deeper. Listeners hear it through beforeDelegate/afterDelegate (see DispatchListener).
    */
-  delegate(gate: ToolGate, caller: CallerIdentity, name: unknown, params: unknown, opts: { depth?: number; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+  delegate(
+    gate: ToolGate,
+    caller: CallerIdentity,
+    name: unknown,
+    params: unknown,
+    opts: { depth?: number; signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> {
     return this.call(gate, caller, name, params, { ...opts, delegate: true })
   }
 

@@ -3,10 +3,11 @@
  * Resolution runs project → _tenant → bundled → built-ins (spec §4); parsed configs and
  * expanded tools are cached by (scope, path, version), so freshness never costs a re-parse.
  */
-import type { ConfigResult } from '../config/server-tool'
+import type { ConfigResult, ServerToolConfig } from '../config/server-tool'
 import {
   isReservedToolName,
   nameFromPath,
+  PACK_SEPARATOR,
   parseServerTool,
   SERVER_TOOLS_PREFIX,
   serverToolPath,
@@ -17,16 +18,14 @@ import { yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
-import { deleteConditions, liveVersion, type Preconditions, writeConditions } from '../documents/preconditions'
 import { MAX_DOCUMENT_BYTES, scopeOf } from '../documents/ports'
+import { deleteConditions, liveVersion, type Preconditions, writeConditions } from '../documents/preconditions'
 import type { Issue } from '../errors'
 import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../errors'
 import { BoundedCache, parsedWeight } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ServerToolConfig } from '../config/server-tool'
 import type { Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
-import { PACK_SEPARATOR } from '../config/server-tool'
 import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
@@ -115,7 +114,8 @@ export class ServerToolService {
         }
         const tool = expanded.tools.find((t) => t.name === name || t.aliases?.includes(name))
         // Left out for a reason (an unreachable MCP server): say why instead of "unknown tool".
-        if (!tool && expanded.problems.length) throw invalidConfig(`tool '${name}' is unavailable right now: ${expanded.problems.join('; ')}`, [])
+        if (!tool && expanded.problems.length)
+          throw invalidConfig(`tool '${name}' is unavailable right now: ${expanded.problems.join('; ')}`, [])
         return tool
       }
     }
@@ -173,7 +173,11 @@ export class ServerToolService {
   }
 
   /** The admin listing: one view per configured tool or built-in, the innermost layer's. */
-  async listViews(tenant: string, project: string, opts: { label?: string; includeDisabled?: boolean } = {}): Promise<{ tools: ToolView[]; problems: ListingProblem[] }> {
+  async listViews(
+    tenant: string,
+    project: string,
+    opts: { label?: string; includeDisabled?: boolean } = {},
+  ): Promise<{ tools: ToolView[]; problems: ListingProblem[] }> {
     const { hits, builtins, problems, layersOf } = await this.merged(tenant, project)
     problems.push(...(await this.packProblems(tenant, project, hits)))
     const views: ToolView[] = builtins.map((b) => ({ ...builtinView(b), shadows: [] }))
@@ -191,7 +195,10 @@ export class ServerToolService {
   async getView(tenant: string, project: string, rawName: string): Promise<ToolView> {
     const name = this.checkedName(rawName)
     const docs = await this.deps.cascade.readLayers(tenant, project, serverToolPath(name))
-    const { shadows } = this.provenanceFrom(name, docs.map((d) => d.source))
+    const { shadows } = this.provenanceFrom(
+      name,
+      docs.map((d) => d.source),
+    )
     if (docs.length) {
       const hit = this.hitOf(tenant, project, name, docs[0])
       if (!hit.result.ok) throw invalidConfig(`tool '${name}' has an invalid configuration (${hit.source} layer)`, hit.result.issues)
@@ -230,15 +237,23 @@ export class ServerToolService {
   ): Promise<{ view: ToolView; created: boolean }> {
     const name = this.checkedName(rawName)
     if (isReservedToolName(name)) {
-      throw invalidConfig(`'${name}' is reserved: the capability floor (tool_list, tool_description) and invoke_tool are not configurable`, [
-        { pointer: '/name', message: `'${name}' is a reserved tool name` },
-      ])
+      throw invalidConfig(
+        `'${name}' is reserved: the capability floor (tool_list, tool_description) and invoke_tool are not configurable`,
+        [{ pointer: '/name', message: `'${name}' is a reserved tool name` }],
+      )
     }
-    if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+    if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES)
+      throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
     const { issues: unsafe, json } = checkDocumentText(path, text)
-    const result = unsafe.length ? { ok: false as const, issues: unsafe } : parseServerTool(json === undefined ? text : { text, json }, name, { mode: 'write', types: this.deps.factories, path })
-    if (!result.ok) throw invalidConfig(`${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`, result.issues)
+    const result = unsafe.length
+      ? { ok: false as const, issues: unsafe }
+      : parseServerTool(json === undefined ? text : { text, json }, name, { mode: 'write', types: this.deps.factories, path })
+    if (!result.ok)
+      throw invalidConfig(
+        `${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`,
+        result.issues,
+      )
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.deps.store, key))
     const stored = await this.deps.store.put({ key, body: text, json, actor: opts.actor }, conditions)
@@ -273,7 +288,8 @@ export class ServerToolService {
     if (!result) {
       this.parses++
       result = parseServerTool(yamlSourceOf(doc), name, { mode: 'read', types: this.deps.factories, path: doc.path })
-      if (result.ok && result.warnings.length) this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
+      if (result.ok && result.warnings.length)
+        this.deps.log.log('warn', 'server_tool.unknown_fields', { tenant, project, path: doc.path, warnings: result.warnings })
       this.configs.set(key, result, parsedWeight(doc.body))
     }
     return { name, path: doc.path, source: doc.source, version: doc.version, result }
@@ -295,7 +311,14 @@ export class ServerToolService {
     }
     const problems: ListingProblem[] = []
     for (const hit of byName.values()) {
-      if (!hit.result.ok) problems.push({ name: hit.name, source: hit.source, path: hit.path, message: 'invalid configuration; left out', errors: hit.result.issues })
+      if (!hit.result.ok)
+        problems.push({
+          name: hit.name,
+          source: hit.source,
+          path: hit.path,
+          message: 'invalid configuration; left out',
+          errors: hit.result.issues,
+        })
     }
     const builtins = this.deps.builtins.list().filter((b) => {
       const sep = b.name.indexOf(PACK_SEPARATOR)
@@ -311,7 +334,9 @@ export class ServerToolService {
    * seen yet — so a listing costs at most one expansion per pack document version.
    */
   private async packProblems(tenant: string, project: string, hits: readonly ConfigHit[]): Promise<ListingProblem[]> {
-    const packs = hits.filter((h) => h.result.ok && h.result.config.enabled && this.deps.factories.find(h.result.config.type)?.kind === 'pack')
+    const packs = hits.filter(
+      (h) => h.result.ok && h.result.config.enabled && this.deps.factories.find(h.result.config.type)?.kind === 'pack',
+    )
     const outcomes = await Promise.all(
       packs.map(async (hit) => {
         const remembered = this.expansionProblems.get(this.expansionKey(tenant, project, hit))
@@ -323,14 +348,21 @@ export class ServerToolService {
         }
       }),
     )
-    return outcomes.flatMap(({ hit, messages }) => messages.map((message) => ({ name: hit.name, source: hit.source, path: hit.path, message })))
+    return outcomes.flatMap(({ hit, messages }) =>
+      messages.map((message) => ({ name: hit.name, source: hit.source, path: hit.path, message })),
+    )
   }
 
   private expansionKey(tenant: string, project: string, hit: ConfigHit) {
     return `${tenant}|${project}|${hit.source}|${cacheKey(hit.source, hit.path, hit.version)}`
   }
 
-  private expand(tenant: string, project: string, hit: ConfigHit, config: ServerToolConfig): Promise<{ tools: Tool[]; problems: string[] }> {
+  private expand(
+    tenant: string,
+    project: string,
+    hit: ConfigHit,
+    config: ServerToolConfig,
+  ): Promise<{ tools: Tool[]; problems: string[] }> {
     const factory = this.deps.factories.find(config.type)!
     const key = this.expansionKey(tenant, project, hit)
     const cached = factory.dynamic ? undefined : this.expansions.get(key)
@@ -356,7 +388,6 @@ export class ServerToolService {
     }
     return run
   }
-
 }
 
 const cacheKey = (scope: string, path: string, version: number) => `${scope}|${path}|${version}`
@@ -393,7 +424,8 @@ function sameFingerprint(f: LayerFingerprint, layers: { tenant: Versioned[]; pro
 function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSource, factory: ToolFactory): Tool[] {
   const tools: Tool[] = []
   for (const spec of specs) {
-    if (factory.kind === 'pack' && !spec.localName) throw new Error(`pack type '${factory.typeId}' returned a sub-tool without a local name`)
+    if (factory.kind === 'pack' && !spec.localName)
+      throw new Error(`pack type '${factory.typeId}' returned a sub-tool without a local name`)
     if (spec.localName && config.disabledSubTools.includes(spec.localName)) continue
     const name = spec.localName ? `${config.name}${PACK_SEPARATOR}${spec.localName}` : config.name
     tools.push({

@@ -34,7 +34,9 @@ export function describedNames(content: unknown): string[] {
   if (!content || typeof content !== 'object') return []
   const c = content as Record<string, unknown>
   const entries = Array.isArray(c.tools) ? c.tools : Array.isArray(c.described) ? c.described : Array.isArray(content) ? content : []
-  const names = entries.map((e) => (e && typeof e === 'object' ? (e as { name?: unknown }).name : undefined)).filter((n): n is string => typeof n === 'string' && n.length > 0)
+  const names = entries
+    .map((e) => (e && typeof e === 'object' ? (e as { name?: unknown }).name : undefined))
+    .filter((n): n is string => typeof n === 'string' && n.length > 0)
   return [...new Set(names)]
 }
 
@@ -42,7 +44,9 @@ export function describedNames(content: unknown): string[] {
 export function listedNames(content: unknown): string[] {
   if (!content || typeof content !== 'object') return []
   const c = content as Record<string, unknown>
-  const names = [...(Array.isArray(c.inContext) ? c.inContext : []), ...(Array.isArray(c.available) ? c.available : [])].filter((n): n is string => typeof n === 'string' && n.length > 0)
+  const names = [...(Array.isArray(c.inContext) ? c.inContext : []), ...(Array.isArray(c.available) ? c.available : [])].filter(
+    (n): n is string => typeof n === 'string' && n.length > 0,
+  )
   return [...new Set(names)]
 }
 
@@ -55,7 +59,8 @@ export class UsageCounter implements DispatchListener {
     this.recorder.record({ ...base, tool: tool.name }, familyOfTool(tool), { calls: 1 })
     if (tool.source !== 'builtin') return
     if (tool.name === 'tool_description') {
-      for (const name of describedNames(outcome.content)) this.recorder.record({ ...base, tool: name }, familyOfName(name), { discoveryHits: 1 })
+      for (const name of describedNames(outcome.content))
+        this.recorder.record({ ...base, tool: name }, familyOfName(name), { discoveryHits: 1 })
     } else if (tool.name === 'tool_list') {
       for (const name of listedNames(outcome.content)) this.recorder.record({ ...base, tool: name }, familyOfName(name), { listedHits: 1 })
     }

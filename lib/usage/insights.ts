@@ -19,10 +19,11 @@
  *   recommended for demotion.
  * Sorted promote before demote, then by family.
  */
+
+import { familyOfName } from './counting'
+import { demandOf } from './demand'
 import type { ToolUsageRecord } from './ports'
 import { laterOf } from './ports'
-import { demandOf } from './demand'
-import { familyOfName } from './counting'
 
 export const PROMOTE_MIN_DISCOVERIES = 3
 export const DEMOTE_MIN_ROLE_CALLS = 20
@@ -83,8 +84,10 @@ export interface InsightOptions {
   surfaces?: ReadonlyMap<string, RoleSurface>
 }
 
-const byDemandThenName = <T>(demand: (x: T) => number, name: (x: T) => string) => (a: T, b: T) =>
-  demand(b) - demand(a) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)
+const byDemandThenName =
+  <T>(demand: (x: T) => number, name: (x: T) => string) =>
+  (a: T, b: T) =>
+    demand(b) - demand(a) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)
 
 export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions): RoleInsight[] {
   const days = opts.days ?? DEFAULT_WINDOW_DAYS
@@ -108,14 +111,22 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       lastDiscoveryAt: r.lastDiscoveryAt ?? null,
       lastListedAt: r.lastListedAt ?? null,
     }))
-    tools.sort(byDemandThenName((t) => t.demand, (t) => t.toolName))
+    tools.sort(
+      byDemandThenName(
+        (t) => t.demand,
+        (t) => t.toolName,
+      ),
+    )
     let lastActivity: string | undefined
     for (const r of rows) lastActivity = laterOf(laterOf(lastActivity, r.lastCallAt), r.lastDiscoveryAt)
     const calls = sum(tools, (t) => t.calls)
     const discoveryHits = sum(tools, (t) => t.discoveryHits)
     const byName = new Map(tools.map((t) => [t.toolName, t]))
     const surface = opts.surfaces?.get(role)
-    const describedNeverCalled = tools.filter((t) => t.discoveryHits > 0 && t.calls === 0).map((t) => t.toolName).sort()
+    const describedNeverCalled = tools
+      .filter((t) => t.discoveryHits > 0 && t.calls === 0)
+      .map((t) => t.toolName)
+      .sort()
     let deferredNeverDiscovered: string[] | null = null
     let primaryNeverCalled: string[] | null = null
     let recommendations: Recommendation[] = []
@@ -124,7 +135,15 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       const primary = [...new Set(surface.primary)].sort()
       deferredNeverDiscovered = deferred.filter((n) => !((byName.get(n)?.lastDiscoveryAt ?? '') >= since))
       primaryNeverCalled = primary.filter((n) => !((byName.get(n)?.lastCallAt ?? '') >= since))
-      recommendations = recommend({ deferred, primary, primaryNeverCalled, byName, roleCalls: calls, days, familyOf: surface.familyOf ?? ((n) => byName.get(n)?.family ?? familyOfName(n)) })
+      recommendations = recommend({
+        deferred,
+        primary,
+        primaryNeverCalled,
+        byName,
+        roleCalls: calls,
+        days,
+        familyOf: surface.familyOf ?? ((n) => byName.get(n)?.family ?? familyOfName(n)),
+      })
     }
     roles.push({
       role,
@@ -141,7 +160,12 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       recommendations,
     })
   }
-  return roles.sort(byDemandThenName((r) => r.demand, (r) => r.role))
+  return roles.sort(
+    byDemandThenName(
+      (r) => r.demand,
+      (r) => r.role,
+    ),
+  )
 }
 
 function recommend(x: {

@@ -100,7 +100,16 @@ export class UsageRecorder {
     const id = keyOf(key)
     let entry = this.pending.get(id)
     if (!entry) {
-      entry = { key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool }, family, calls: 0, discoveryHits: 0, listedHits: 0, lastCallMs: NEVER, lastDiscoveryMs: NEVER, lastListedMs: NEVER }
+      entry = {
+        key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool },
+        family,
+        calls: 0,
+        discoveryHits: 0,
+        listedHits: 0,
+        lastCallMs: NEVER,
+        lastDiscoveryMs: NEVER,
+        lastListedMs: NEVER,
+      }
       this.pending.set(id, entry)
     }
     entry.family = family
@@ -170,7 +179,14 @@ export class UsageRecorder {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.opts.store.increment(inc)
-        if (attempt > 0) this.opts.log.log('info', 'usage.write_recovered', { tenant: inc.tenant, project: inc.project, role: inc.role, tool: inc.tool, attempts: attempt + 1 })
+        if (attempt > 0)
+          this.opts.log.log('info', 'usage.write_recovered', {
+            tenant: inc.tenant,
+            project: inc.project,
+            role: inc.role,
+            tool: inc.tool,
+            attempts: attempt + 1,
+          })
         return true
       } catch (e) {
         if (attempt >= this.retryDelaysMs.length) {

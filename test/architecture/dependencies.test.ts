@@ -50,18 +50,34 @@ function source(file: string, snippet?: string): SourceFile {
   let s = snippet === undefined ? sources.get(file) : undefined
   if (!s) {
     const text = snippet ?? readFileSync(join(ROOT, file), 'utf8')
-    s = { file, text, ast: ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS) }
+    s = {
+      file,
+      text,
+      ast: ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS),
+    }
     sources.set(file, s)
   }
   return s
 }
 
-const filesUnder = (...dirs: string[]) => dirs.flatMap((d) => walk(join(ROOT, d))).map(rel).sort()
+const filesUnder = (...dirs: string[]) =>
+  dirs
+    .flatMap((d) => walk(join(ROOT, d)))
+    .map(rel)
+    .sort()
 
 function resolveRelative(fromFile: string, specifier: string): string | undefined {
   const base = resolve(ROOT, dirname(fromFile), specifier)
   const stem = base.replace(/\.(js|mjs|cjs|ts)$/, '')
-  for (const candidate of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${stem}.js`, join(base, 'index.ts'), join(base, 'index.js')]) {
+  for (const candidate of [
+    base,
+    `${stem}.ts`,
+    `${stem}.tsx`,
+    `${stem}.mts`,
+    `${stem}.js`,
+    join(base, 'index.ts'),
+    join(base, 'index.js'),
+  ]) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return rel(candidate)
   }
   return rel(base)
@@ -111,7 +127,8 @@ interface KnownViolation {
   why: string
 }
 const KNOWN_VIOLATIONS: KnownViolation[] = []
-const matches = (violation: string, k: KnownViolation) => violation.startsWith(`${k.file}:`) && violation.slice(violation.indexOf(' ') + 1) === k.what
+const matches = (violation: string, k: KnownViolation) =>
+  violation.startsWith(`${k.file}:`) && violation.slice(violation.indexOf(' ') + 1) === k.what
 const unlisted = (violations: string[]) => violations.filter((v) => !KNOWN_VIOLATIONS.some((k) => matches(v, k)))
 
 const clockReads = (): string[] => LIB.filter((f) => f !== 'lib/runtime/clock.ts').flatMap(clockReadsIn)
@@ -120,22 +137,41 @@ function clockReadsIn(file: string): string[] {
   return findInTree(file, (node) => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression
-      if (ts.isPropertyAccessExpression(callee) && callee.name.text === 'now' && ts.isIdentifier(callee.expression) && callee.expression.text === 'Date') return 'calls Date.now()'
+      if (
+        ts.isPropertyAccessExpression(callee) &&
+        callee.name.text === 'now' &&
+        ts.isIdentifier(callee.expression) &&
+        callee.expression.text === 'Date'
+      )
+        return 'calls Date.now()'
       if (ts.isIdentifier(callee) && callee.text === 'Date') return 'calls Date() (the current time)'
     }
-    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'Date' && (node.arguments?.length ?? 0) === 0) return 'calls new Date() (the current time)'
+    if (
+      ts.isNewExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'Date' &&
+      (node.arguments?.length ?? 0) === 0
+    )
+      return 'calls new Date() (the current time)'
     return undefined
   })
 }
 
-const isProcess = (e: ts.Expression) => (ts.isIdentifier(e) && e.text === 'process') || (ts.isPropertyAccessExpression(e) && e.name.text === 'process')
+const isProcess = (e: ts.Expression) =>
+  (ts.isIdentifier(e) && e.text === 'process') || (ts.isPropertyAccessExpression(e) && e.name.text === 'process')
 
 function envReads(file: string): string[] {
   return [
     ...findInTree(file, (node) => {
       // process.env, globalThis.process.env, process['env']
       if (ts.isPropertyAccessExpression(node) && node.name.text === 'env' && isProcess(node.expression)) return 'reads process.env'
-      if (ts.isElementAccessExpression(node) && ts.isStringLiteralLike(node.argumentExpression) && node.argumentExpression.text === 'env' && isProcess(node.expression)) return 'reads process.env'
+      if (
+        ts.isElementAccessExpression(node) &&
+        ts.isStringLiteralLike(node.argumentExpression) &&
+        node.argumentExpression.text === 'env' &&
+        isProcess(node.expression)
+      )
+        return 'reads process.env'
       // const { env } = process
       if (ts.isVariableDeclaration(node) && ts.isObjectBindingPattern(node.name) && node.initializer && isProcess(node.initializer)) {
         if (node.name.elements.some((e) => (e.propertyName ?? e.name).getText() === 'env')) return 'destructures env from process'
@@ -198,11 +234,12 @@ const RULES: Record<string, () => string[]> = {
       return []
     }),
 
-  'only lib/stores/aws/ imports @aws-sdk/* (functions/, test/ and bench/ go through it too; one test holds our DynamoDB client to the SDK)': () =>
-    EVERYTHING.filter((f) => !isUnder(f, 'lib/stores/aws') && f !== SDK_CONFORMANCE_TEST)
-      .flatMap(importsOf)
-      .filter((i) => i.specifier.startsWith('@aws-sdk/'))
-      .map((i) => at(i, 'imports')),
+  'only lib/stores/aws/ imports @aws-sdk/* (functions/, test/ and bench/ go through it too; one test holds our DynamoDB client to the SDK)':
+    () =>
+      EVERYTHING.filter((f) => !isUnder(f, 'lib/stores/aws') && f !== SDK_CONFORMANCE_TEST)
+        .flatMap(importsOf)
+        .filter((i) => i.specifier.startsWith('@aws-sdk/'))
+        .map((i) => at(i, 'imports')),
 
   'lib/ never reads process.env (settings arrive as arguments from functions/)': () => LIB.flatMap(envReads),
 
@@ -231,7 +268,9 @@ describe('architecture', () => {
     expect(LIB).toEqual(expect.arrayContaining(['lib/errors.ts', 'lib/runtime/clock.ts', 'lib/stores/aws/document-store.ts']))
     expect(FUNCTIONS).toEqual(expect.arrayContaining(['functions/api.ts', 'functions/http/app.ts']))
     // The import reader sees imports, re-exports and dynamic imports, and resolves relative ones.
-    expect(importsOf('functions/api.ts').map((i) => i.target ?? i.specifier)).toEqual(expect.arrayContaining(['sst/resource', 'functions/deps.ts', 'functions/http/app.ts', 'functions/http/lambda-streaming.ts']))
+    expect(importsOf('functions/api.ts').map((i) => i.target ?? i.specifier)).toEqual(
+      expect.arrayContaining(['sst/resource', 'functions/deps.ts', 'functions/http/app.ts', 'functions/http/lambda-streaming.ts']),
+    )
   })
 
   it('catches what each rule is about, and not comments or strings that mention it', () => {
@@ -248,12 +287,51 @@ describe('architecture', () => {
         "import { env as e } from 'node:process'",
       ].join('\n'),
     )
-    expect(envReads(env).map((v) => v.replace(/ .*/, ''))).toEqual(['snippet/env.ts:3', 'snippet/env.ts:4', 'snippet/env.ts:5', 'snippet/env.ts:6', 'snippet/env.ts:7'])
-    const clock = snippet('clock', ['// Date.now()', 'const a = Date.now()', 'const b = new Date()', 'const c = new Date(0)', 'const d = Date()', 'const e = clock.now()'].join('\n'))
-    expect(clockReadsIn(clock)).toEqual(['snippet/clock.ts:2 calls Date.now()', 'snippet/clock.ts:3 calls new Date() (the current time)', 'snippet/clock.ts:5 calls Date() (the current time)'])
-    const imports = snippet('imports', ["import type { X } from '@aws-sdk/client-s3'", "export { y } from '../functions/deps'", "const z = await import('hono/jwt')", "// import 'sst'"].join('\n'))
-    expect(importsOf(imports).map((i) => `${i.line} ${i.target ?? i.specifier}`)).toEqual(['1 @aws-sdk/client-s3', '2 functions/deps.ts', '3 hono/jwt'])
-    const upward = source('lib/sandbox/snippet-upward.ts', ["import type { Tool } from '../tools/contracts'", "import type { ToolOutcome } from '../calls/outcome'", "import { x } from './execute'"].join('\n')).file
+    expect(envReads(env).map((v) => v.replace(/ .*/, ''))).toEqual([
+      'snippet/env.ts:3',
+      'snippet/env.ts:4',
+      'snippet/env.ts:5',
+      'snippet/env.ts:6',
+      'snippet/env.ts:7',
+    ])
+    const clock = snippet(
+      'clock',
+      [
+        '// Date.now()',
+        'const a = Date.now()',
+        'const b = new Date()',
+        'const c = new Date(0)',
+        'const d = Date()',
+        'const e = clock.now()',
+      ].join('\n'),
+    )
+    expect(clockReadsIn(clock)).toEqual([
+      'snippet/clock.ts:2 calls Date.now()',
+      'snippet/clock.ts:3 calls new Date() (the current time)',
+      'snippet/clock.ts:5 calls Date() (the current time)',
+    ])
+    const imports = snippet(
+      'imports',
+      [
+        "import type { X } from '@aws-sdk/client-s3'",
+        "export { y } from '../functions/deps'",
+        "const z = await import('hono/jwt')",
+        "// import 'sst'",
+      ].join('\n'),
+    )
+    expect(importsOf(imports).map((i) => `${i.line} ${i.target ?? i.specifier}`)).toEqual([
+      '1 @aws-sdk/client-s3',
+      '2 functions/deps.ts',
+      '3 hono/jwt',
+    ])
+    const upward = source(
+      'lib/sandbox/snippet-upward.ts',
+      [
+        "import type { Tool } from '../tools/contracts'",
+        "import type { ToolOutcome } from '../calls/outcome'",
+        "import { x } from './execute'",
+      ].join('\n'),
+    ).file
     expect(upwardImports([upward])).toEqual(["lib/sandbox/snippet-upward.ts:1 reaches up from layer 3 to layer 4: '../tools/contracts'"])
   })
 

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { DocumentStore } from '../../lib/documents/ports'
 import { docId, INLINE_BODY_LIMIT, MAX_DOCUMENT_BYTES, scopeOf, TENANT_LAYER } from '../../lib/documents/ports'
-import { isServerToolsError, type ErrorCode } from '../../lib/errors'
+import { type ErrorCode, isServerToolsError } from '../../lib/errors'
 import { ManualClock } from '../../lib/runtime/clock'
 import { sha256 } from '../../lib/runtime/hash'
 
@@ -72,7 +72,13 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       const second = await store.put({ key: key('a.yaml'), body: 'two', actor: 'bob' }, { expectedVersion: 1 })
       clock.advance(60_000)
       const third = await store.put({ key: key('a.yaml'), body: 'three', actor: 'carol' })
-      expect(second).toMatchObject({ version: 2, createdBy: 'alice', updatedBy: 'bob', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:01:00.000Z' })
+      expect(second).toMatchObject({
+        version: 2,
+        createdBy: 'alice',
+        updatedBy: 'bob',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:01:00.000Z',
+      })
       expect(third).toMatchObject({ version: 3, createdBy: 'alice', updatedBy: 'carol', updatedAt: '2026-01-01T00:02:00.000Z' })
       expect([second.created, third.created]).toEqual([false, false])
       const { created: _, ...stored } = third
@@ -117,10 +123,16 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect(await store.get(key('a.yaml'))).toBeUndefined()
       await store.put({ key: key('a.yaml'), body: 'one', actor: 'alice' })
       await store.put({ key: key('a.yaml'), body: 'two', actor: 'alice' })
-      expect(await store.put({ key: key('a.yaml'), body: 'three', actor: 'bob' }, { mustExist: true })).toMatchObject({ version: 3, created: false })
+      expect(await store.put({ key: key('a.yaml'), body: 'three', actor: 'bob' }, { mustExist: true })).toMatchObject({
+        version: 3,
+        created: false,
+      })
       await store.delete(key('a.yaml'))
       await expectCode(store.put({ key: key('a.yaml'), body: 'four', actor: 'bob' }, { mustExist: true }), 'CONFLICT')
-      await expectCode(store.put({ key: key('big.md'), body: 'y'.repeat(INLINE_BODY_LIMIT + 1), actor: 'bob' }, { mustExist: true }), 'CONFLICT')
+      await expectCode(
+        store.put({ key: key('big.md'), body: 'y'.repeat(INLINE_BODY_LIMIT + 1), actor: 'bob' }, { mustExist: true }),
+        'CONFLICT',
+      )
       expect(await store.get(key('a.yaml'))).toBeUndefined()
       expect(await store.get(key('big.md'))).toBeUndefined()
     })
@@ -144,7 +156,9 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
     it('lets the last of 50 concurrent unconditional writers of a large body win, each with its own version', async () => {
       const writers = Array.from({ length: 50 }, (_, i) => `writer-${String(i).padStart(2, '0')}`)
       const bodyOf = (actor: string) => `${actor}\n${'x'.repeat(INLINE_BODY_LIMIT)}`
-      const results = await Promise.allSettled(writers.map((actor) => store.put({ key: key('documents/big.md'), body: bodyOf(actor), actor })))
+      const results = await Promise.allSettled(
+        writers.map((actor) => store.put({ key: key('documents/big.md'), body: bodyOf(actor), actor })),
+      )
       const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason))
       expect(rejected).toEqual([])
       const written = results.map((r) => (r as PromiseFulfilledResult<{ version: number; updatedBy: string }>).value)
@@ -251,7 +265,13 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
     })
 
     it('lists a scope by path prefix, sorted by path, never showing another scope', async () => {
-      for (const path of ['server-tools/zeta.yaml', 'scripts/x.js', 'server-tools/alpha.yaml', 'server-tools/mid.yaml', 'server-toolsx.yaml']) {
+      for (const path of [
+        'server-tools/zeta.yaml',
+        'scripts/x.js',
+        'server-tools/alpha.yaml',
+        'server-tools/mid.yaml',
+        'server-toolsx.yaml',
+      ]) {
         await store.put({ key: key(path), body: path, actor: 'alice' })
       }
       await store.put({ key: key('server-tools/beta.yaml', tenant), body: 'tenant', actor: 'alice' })
@@ -331,7 +351,7 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
 
     it('updates a large body to a small one and back, reading the right bytes each time', async () => {
       const big1 = bodyOfBytes(150 * 1024)
-      const big2 = bodyOfBytes(90 * 1024) + 'second'
+      const big2 = `${bodyOfBytes(90 * 1024)}second`
       await store.put({ key: key('flip.md'), body: big1, actor: 'alice' })
       const small = await store.put({ key: key('flip.md'), body: 'tiny', actor: 'bob' }, { expectedVersion: 1 })
       expect(small.version).toBe(2)
@@ -371,7 +391,7 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect((await store.list(project, 'server-tools/')).map((d) => d.json)).toEqual([json])
     })
 
-    it('never keeps an earlier version\'s JSON form: a write without one, a large body or a delete drops it', async () => {
+    it("never keeps an earlier version's JSON form: a write without one, a large body or a delete drops it", async () => {
       const path = 'server-tools/add.yaml'
       await store.put({ key: key(path), body: 'type: add\n', json: '{"type":"add"}', actor: 'alice' })
       await store.put({ key: key(path), body: 'type: sub\n', actor: 'bob' })
@@ -403,7 +423,11 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
         { path: 'server-tools/b.yaml', version: 1 },
       ])
       expect(store.roundTrips - before).toBe(1)
-      expect((await store.listVersions(project, '')).map((d) => d.path)).toEqual(['documents/c.md', 'server-tools/a.yaml', 'server-tools/b.yaml'])
+      expect((await store.listVersions(project, '')).map((d) => d.path)).toEqual([
+        'documents/c.md',
+        'server-tools/a.yaml',
+        'server-tools/b.yaml',
+      ])
       expect(await store.listVersions(scopeOf('nobody', 'none'), '')).toEqual([])
     })
 

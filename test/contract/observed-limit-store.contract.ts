@@ -41,14 +41,24 @@ export function observedLimitStoreContract(name: string, make: () => Promise<Obs
       await store.lower(rec(50, { endpoint: ' Cortecs/GLM-5 ' }))
       expect(await store.lower(rec(60, { endpoint: 'cortecs/glm-5' }))).toEqual({ maxTools: 50, lowered: false })
       expect(await store.lower(rec(40, { endpoint: 'CORTECS/Glm-5' }))).toEqual({ maxTools: 40, lowered: true })
-      expect(await store.getMany('acme', ['cortecs/glm-5', 'Cortecs/GLM-5', 'cortecs/other'])).toEqual(new Map([['cortecs/glm-5', 40], ['Cortecs/GLM-5', 40]]))
+      expect(await store.getMany('acme', ['cortecs/glm-5', 'Cortecs/GLM-5', 'cortecs/other'])).toEqual(
+        new Map([
+          ['cortecs/glm-5', 40],
+          ['Cortecs/GLM-5', 40],
+        ]),
+      )
     })
 
     it('keeps tenants and endpoints apart', async () => {
       await store.lower(rec(10))
       await store.lower(rec(20, { tenant: 'globex' }))
       await store.lower(rec(30, { endpoint: 'cortecs/qwen' }))
-      expect(await store.getMany('acme', ['cortecs/glm-5', 'cortecs/qwen'])).toEqual(new Map([['cortecs/glm-5', 10], ['cortecs/qwen', 30]]))
+      expect(await store.getMany('acme', ['cortecs/glm-5', 'cortecs/qwen'])).toEqual(
+        new Map([
+          ['cortecs/glm-5', 10],
+          ['cortecs/qwen', 30],
+        ]),
+      )
       expect(await store.getMany('globex', ['cortecs/glm-5', 'cortecs/qwen'])).toEqual(new Map([['cortecs/glm-5', 20]]))
       expect(await store.getMany('acme', [])).toEqual(new Map())
     })

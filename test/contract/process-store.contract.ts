@@ -76,7 +76,7 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
       await store.stampActivations(key, ['doc.read'], NOW + 2000, NOW + 3 * HOUR, NOW + 2000)
       await store.stampActivations(key, ['gmail__send'], NOW + 3000, NOW + 3 * HOUR, NOW + 3000)
       const rec = await store.get(key, NOW + 2 * HOUR)
-      expect(rec?.activations).toEqual({ 'gmail__send': NOW + 3000, 'weather-now': NOW + 1000, 'doc.read': NOW + 2000 })
+      expect(rec?.activations).toEqual({ gmail__send: NOW + 3000, 'weather-now': NOW + 1000, 'doc.read': NOW + 2000 })
       expect(rec?.expiresAt).toBe(NOW + 3 * HOUR)
     })
 
@@ -103,7 +103,15 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
     })
 
     it('round-trips client tools (arbitrary JSON Schema included) and the reserve given at spawn', async () => {
-      const clientTools = [{ name: 'file_read', description: 'Read a file on the client.', inputSchema: { type: 'object', properties: { 'a/b': { type: 'string', default: '' }, n: { enum: [1.5, null] } } }, labels: ['files'], primary: true }]
+      const clientTools = [
+        {
+          name: 'file_read',
+          description: 'Read a file on the client.',
+          inputSchema: { type: 'object', properties: { 'a/b': { type: 'string', default: '' }, n: { enum: [1.5, null] } } },
+          labels: ['files'],
+          primary: true,
+        },
+      ]
       const rec = sampleProcess({ clientTools, clientToolsVersion: 1, reserve: 3 })
       await store.create(rec)
       expect(await store.get(key, NOW)).toEqual(rec)

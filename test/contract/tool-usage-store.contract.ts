@@ -31,14 +31,31 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
     it('creates a row on the first increment with all three counters, the family and the given instants', async () => {
       await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, lastCallAt: '2026-01-01T00:00:00.000Z' }))
       expect(await store.list('acme', 'shop')).toEqual([
-        { role: 'coder', tool: 'file_read', family: 'file', calls: 2, discoveryHits: 0, listedHits: 0, lastCallAt: '2026-01-01T00:00:00.000Z' },
+        {
+          role: 'coder',
+          tool: 'file_read',
+          family: 'file',
+          calls: 2,
+          discoveryHits: 0,
+          listedHits: 0,
+          lastCallAt: '2026-01-01T00:00:00.000Z',
+        },
       ])
     })
 
     it('adds to the counters and moves the instants that an increment carries, keeping the others', async () => {
       await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, lastCallAt: '2026-01-01T00:00:00.000Z' }))
       await store.increment(inc({ role: 'coder', tool: 'file_read', discoveryHits: 3, lastDiscoveryAt: '2026-01-02T00:00:00.000Z' }))
-      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 4, listedHits: 5, lastCallAt: '2026-01-03T00:00:00.000Z', lastListedAt: '2026-01-03T00:00:00.000Z' }))
+      await store.increment(
+        inc({
+          role: 'coder',
+          tool: 'file_read',
+          calls: 4,
+          listedHits: 5,
+          lastCallAt: '2026-01-03T00:00:00.000Z',
+          lastListedAt: '2026-01-03T00:00:00.000Z',
+        }),
+      )
       expect(await store.list('acme', 'shop', 'coder')).toEqual([
         {
           role: 'coder',
@@ -62,7 +79,9 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
 
     it('loses no count when 100 increments of the same key run concurrently', async () => {
       await Promise.all(
-        Array.from({ length: 100 }, (_, i) => store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, discoveryHits: i % 2, listedHits: 2 }))),
+        Array.from({ length: 100 }, (_, i) =>
+          store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, discoveryHits: i % 2, listedHits: 2 })),
+        ),
       )
       expect((await store.list('acme', 'shop'))[0]).toMatchObject({ calls: 100, discoveryHits: 50, listedHits: 200 })
     })
@@ -97,7 +116,12 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       ]) {
         await store.increment(inc({ role, tool, calls: 1 }))
       }
-      expect((await store.list('acme', 'shop')).map((r) => `${r.role}/${r.tool}`)).toEqual(['_unknown/whoami', 'alpha/b_tool', 'alpha/z_tool', 'zeta/a_tool'])
+      expect((await store.list('acme', 'shop')).map((r) => `${r.role}/${r.tool}`)).toEqual([
+        '_unknown/whoami',
+        'alpha/b_tool',
+        'alpha/z_tool',
+        'zeta/a_tool',
+      ])
     })
 
     it('reads every row of a project larger than one result page', async () => {

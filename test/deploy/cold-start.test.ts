@@ -16,16 +16,25 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
 import { buildApiLikeSst, evaluateSstConfig, loadedAtStart } from '../../scripts/lambda-bundle'
 import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
-const HEAVY: RegExp[] = [/node_modules\/@modelcontextprotocol\/sdk\//, /node_modules\/zod\//, /node_modules\/@aws-sdk\//, /node_modules\/@smithy\//, /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/, /^lib\/llm\/(openai|anthropic)\.ts$/, /^lib\/tools\/types\/runtime\//, /^lib\/egress\/(client|guard|connector)\.ts$/]
+const HEAVY: RegExp[] = [
+  /node_modules\/@modelcontextprotocol\/sdk\//,
+  /node_modules\/zod\//,
+  /node_modules\/@aws-sdk\//,
+  /node_modules\/@smithy\//,
+  /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/,
+  /^lib\/llm\/(openai|anthropic)\.ts$/,
+  /^lib\/tools\/types\/runtime\//,
+  /^lib\/egress\/(client|guard|connector)\.ts$/,
+]
 /** What a tool call (outside any process) must not evaluate either: the agent surface. */
 const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
 const SECRET = `cold-start-test-${uniqueSuffix()}`
@@ -37,7 +46,10 @@ let poisoned: string[]
 let env: Record<string, string>
 
 /** Builds the API like SST into `into`, replaces every output holding one of `heavy` by a module that throws, removes Ajv and yaml. */
-async function poisonedBuild(into: string, heavy: RegExp[]): Promise<{ outfile: string; poisoned: string[]; atStart: { kib: number; files: number } }> {
+async function poisonedBuild(
+  into: string,
+  heavy: RegExp[],
+): Promise<{ outfile: string; poisoned: string[]; atStart: { kib: number; files: number } }> {
   const built = await buildApiLikeSst(await evaluateSstConfig(), into)
   const atStart = loadedAtStart(built.metafile, built.outfile)
   const found: string[] = []
@@ -57,7 +69,12 @@ beforeAll(async () => {
   ;({ outfile, poisoned, atStart } = await poisonedBuild(dir, HEAVY))
 
   const suffix = uniqueSuffix()
-  const tables = { Documents: `cs-docs-${suffix}`, ToolUsage: `cs-usage-${suffix}`, Processes: `cs-proc-${suffix}`, ObservedLimits: `cs-limits-${suffix}` }
+  const tables = {
+    Documents: `cs-docs-${suffix}`,
+    ToolUsage: `cs-usage-${suffix}`,
+    Processes: `cs-proc-${suffix}`,
+    ObservedLimits: `cs-limits-${suffix}`,
+  }
   const clients = awsTestClients()
   await Promise.all([
     ensureTable(clients.dynamo, documentsTableSpec(tables.Documents)),
@@ -78,7 +95,9 @@ beforeAll(async () => {
     AUTH_JWT_SECRET: SECRET,
     LOG_LEVEL: 'error',
     SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'test' }),
-    ...Object.fromEntries(Object.entries(tables).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })])),
+    ...Object.fromEntries(
+      Object.entries(tables).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })]),
+    ),
     SST_RESOURCE_Blobs: JSON.stringify({ name: `cs-blobs-${suffix}`, type: 'sst.aws.Bucket' }),
   }
 }, 60_000)
@@ -86,7 +105,10 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Imports the handler in a fresh process and sends the requests in order; `{ID}` is the spawned process. */
-async function coldStart(requests: { method: string; path: string; body?: unknown }[], bundle = outfile): Promise<{ status: number; body: string }[]> {
+async function coldStart(
+  requests: { method: string; path: string; body?: unknown }[],
+  bundle = outfile,
+): Promise<{ status: number; body: string }[]> {
   const token = await tokenFor('acme', undefined, 'alice@example.test', SECRET)
   const probe = `
     const { installLambdaRuntime, invokeStreaming } = await import(${JSON.stringify(new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href)});
@@ -115,8 +137,21 @@ async function coldStart(requests: { method: string; path: string; body?: unknow
 
 describe('the Lambda cold start', () => {
   it('keeps the MCP SDK, zod, the AWS SDK, the sandbox, the LLM clients, the tool runtimes and the egress client out of the handler entry', () => {
-    for (const heavy of [/@modelcontextprotocol\/sdk/, /zod/, /client-s3/, /client-ssm/, /credential-provider-node/, /lib\/sandbox\/quickjs/, /lib\/llm\/openai/, /lib\/tools\/types\/runtime\/rest\.ts/, /lib\/egress\/client/]) {
-      expect(poisoned.some((p) => heavy.test(p)), `${heavy} is bundled somewhere`).toBe(true)
+    for (const heavy of [
+      /@modelcontextprotocol\/sdk/,
+      /zod/,
+      /client-s3/,
+      /client-ssm/,
+      /credential-provider-node/,
+      /lib\/sandbox\/quickjs/,
+      /lib\/llm\/openai/,
+      /lib\/tools\/types\/runtime\/rest\.ts/,
+      /lib\/egress\/client/,
+    ]) {
+      expect(
+        poisoned.some((p) => heavy.test(p)),
+        `${heavy} is bundled somewhere`,
+      ).toBe(true)
     }
   })
 
@@ -159,7 +194,9 @@ describe('the Lambda cold start', () => {
   }, 60_000)
 
   it('would notice: a script run reaches the sandbox, whose module was replaced, and fails', async () => {
-    const [call] = await coldStart([{ method: 'POST', path: '/brain/acme/projects/p1/tools/execute_javascript/invoke', body: { params: { code: '1 + 1' } } }])
+    const [call] = await coldStart([
+      { method: 'POST', path: '/brain/acme/projects/p1/tools/execute_javascript/invoke', body: { params: { code: '1 + 1' } } },
+    ])
     expect(call.body).toContain('evaluated at cold start')
   })
 })

@@ -14,10 +14,20 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TableSpec } from '../../lib/stores/aws/provision'
 import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
-import { buildApiLikeSst, bundleLikeSst, Component, CONFIG_PATH, evaluateSstConfig, type EvaluatedConfig, outputHolding, ROOT, splitHandler } from '../../scripts/lambda-bundle'
+import type { TableSpec } from '../../lib/stores/aws/provision'
+import {
+  buildApiLikeSst,
+  bundleLikeSst,
+  CONFIG_PATH,
+  Component,
+  type EvaluatedConfig,
+  evaluateSstConfig,
+  outputHolding,
+  ROOT,
+  splitHandler,
+} from '../../scripts/lambda-bundle'
 
 /** The stand-in for the Lambda runtime's response streaming, imported by fresh node processes. */
 const STREAMING_RUNTIME = new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href
@@ -133,7 +143,10 @@ describe('sst.config.ts', () => {
     for (const [name, spec] of specs) {
       const table = cfg.one('sst.aws.Dynamo', name)
       const keys = [spec.hashKey, ...(spec.rangeKey ? [spec.rangeKey] : [])]
-      expect(table.args.primaryIndex, `${name} primaryIndex`).toEqual({ hashKey: spec.hashKey.name, ...(spec.rangeKey ? { rangeKey: spec.rangeKey.name } : {}) })
+      expect(table.args.primaryIndex, `${name} primaryIndex`).toEqual({
+        hashKey: spec.hashKey.name,
+        ...(spec.rangeKey ? { rangeKey: spec.rangeKey.name } : {}),
+      })
       for (const k of keys) expect(SST_FIELD_TYPE[table.args.fields?.[k.name]], `${name}.${k.name} type`).toBe(k.type)
       expect(table.args.ttl, `${name} ttl`).toBe(spec.ttlAttribute)
     }
@@ -147,7 +160,16 @@ describe('sst.config.ts', () => {
     const [file, exported] = splitHandler(api.args.handler)
     expect(exported).toBe('handler')
     expect(existsSync(join(ROOT, `${file}.ts`)), `${file}.ts exists`).toBe(true)
-    const result = await build({ entryPoints: [join(ROOT, `${file}.ts`)], bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
+    const result = await build({
+      entryPoints: [join(ROOT, `${file}.ts`)],
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: 'esm',
+      platform: 'node',
+      packages: 'external',
+      logLevel: 'silent',
+    })
     const out = Object.values(result.metafile!.outputs)[0]
     expect(out.exports).toContain('handler')
   })
@@ -176,7 +198,9 @@ describe('sst.config.ts', () => {
     // operations are sent by name (the SDK loads on first use): this.send('GetParameters', …)
     const sent = [...new Set([...storeSource.matchAll(/this\.send\(\s*'(\w+)'/g)].map((m) => `ssm:${m[1]}`))]
     expect(sent.length).toBeGreaterThan(0)
-    const granted = ((api.args.permissions ?? []) as { actions: string[]; resources: string[] }[]).filter((p) => p.resources.some((r) => /:parameter\/server-tools\/\*$/.test(r)))
+    const granted = ((api.args.permissions ?? []) as { actions: string[]; resources: string[] }[]).filter((p) =>
+      p.resources.some((r) => /:parameter\/server-tools\/\*$/.test(r)),
+    )
     expect(granted.flatMap((p) => p.actions)).toEqual(expect.arrayContaining(sent))
   })
 
@@ -187,8 +211,12 @@ describe('sst.config.ts', () => {
   })
 
   it('copies the console assets into the function package where functions/console-assets.ts looks for them', () => {
-    expect(api.args.copyFiles).toEqual(expect.arrayContaining([{ from: 'functions/http/console/assets', to: 'functions/http/console/assets' }]))
-    expect(readFileSync(join(ROOT, 'functions/console-assets.ts'), 'utf8')).toMatch(/LAMBDA_TASK_ROOT[\s\S]*'functions\/http\/console\/assets'/)
+    expect(api.args.copyFiles).toEqual(
+      expect.arrayContaining([{ from: 'functions/http/console/assets', to: 'functions/http/console/assets' }]),
+    )
+    expect(readFileSync(join(ROOT, 'functions/console-assets.ts'), 'utf8')).toMatch(
+      /LAMBDA_TASK_ROOT[\s\S]*'functions\/http\/console\/assets'/,
+    )
   })
 
   it('runs on a Node.js runtime that AWS Lambda supports', () => {
@@ -253,7 +281,10 @@ describe('the API bundle built the way SST builds it', () => {
       AWS_SECRET_ACCESS_KEY: 'bundle-test',
       SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'test' }),
       ...Object.fromEntries(
-        (api.args.link as Component[]).map((l) => [`SST_RESOURCE_${l.name}`, JSON.stringify({ name: `${l.name.toLowerCase()}-bundle-test`, type: l.kind })]),
+        (api.args.link as Component[]).map((l) => [
+          `SST_RESOURCE_${l.name}`,
+          JSON.stringify({ name: `${l.name.toLowerCase()}-bundle-test`, type: l.kind }),
+        ]),
       ),
       ...Object.fromEntries(Object.keys(api.args.environment ?? {}).map((k) => [k, k === 'LOG_LEVEL' ? 'error' : `bundle-test-${k}`])),
     }
@@ -300,8 +331,20 @@ describe('the API bundle built the way SST builds it', () => {
       });
       await w.terminate();
       process.stdout.write(JSON.stringify({ type: typeof handler, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed }));`
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dirname(outfile), env, timeout: 20_000 })
-    expect(JSON.parse(stdout)).toEqual({ type: 'function', status: 200, body: JSON.stringify({ ok: true }), consoleOk: true, sum: 12, ajv: 'function', sandboxed: 42 })
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
+      cwd: dirname(outfile),
+      env,
+      timeout: 20_000,
+    })
+    expect(JSON.parse(stdout)).toEqual({
+      type: 'function',
+      status: 200,
+      body: JSON.stringify({ ok: true }),
+      consoleOk: true,
+      sum: 12,
+      ajv: 'function',
+      sandboxed: 42,
+    })
   })
 })
 
@@ -321,7 +364,11 @@ describe('the sandbox bundled the same way', () => {
         ]);
         const sibling = await sandbox.run({ source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: { a: 41 }, host });
         process.stdout.write(JSON.stringify({ hostile: hostile.error, plain: plain.value, sibling: sibling.value }));`
-      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 20_000 })
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '' },
+        timeout: 20_000,
+      })
       expect(JSON.parse(stdout)).toEqual({ hostile: 'TIMEOUT', plain: 12, sibling: 42 })
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -52,12 +52,16 @@ function layer(name: string, files: Record<string, string>): string {
 }
 
 const api = (path: string, init: RequestInit = {}) =>
-  fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, ...(init.headers ?? {}) } }) as Promise<Omit<Response, 'json'> & { json(): Promise<any> }>
+  fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, ...(init.headers ?? {}) } }) as Promise<
+    Omit<Response, 'json'> & { json(): Promise<any> }
+  >
 
-const handbook = (description: string) => `type: doc_lookup\ndescription: ${description}\nlabels: [handbook]\nparameters:\n  path: documents/handbook.md\n`
+const handbook = (description: string) =>
+  `type: doc_lookup\ndescription: ${description}\nlabels: [handbook]\nparameters:\n  path: documents/handbook.md\n`
 const projectLayer = () => ({
   'server-tools/handbook.yaml': handbook('Read the team handbook.'),
-  'server-tools/greet.yaml': 'type: scripted\ndescription: Greet someone.\nparameters:\n  scriptPath: scripts/greet.js\n  inputs:\n    - { name: who, type: string }\n',
+  'server-tools/greet.yaml':
+    'type: scripted\ndescription: Greet someone.\nparameters:\n  scriptPath: scripts/greet.js\n  inputs:\n    - { name: who, type: string }\n',
   'scripts/greet.js': '`hello ${who}`\n',
   'documents/handbook.md': '# Handbook\n\nBe kind.\n',
   'engines/helper.yaml': 'allowedTools: ["@handbook", greet]\n',
@@ -68,7 +72,8 @@ const projectLayer = () => ({
 describe('server-tools validate (offline)', () => {
   it('reports each problem as file:line:col and exits 1', async () => {
     const dir = layer('broken', {
-      'server-tools/bad.yaml': 'type: doc_lookup\ndescription: x\nenabled: "yes"\nprimay: true\nparameters:\n  path: documents/getting-started.md\n',
+      'server-tools/bad.yaml':
+        'type: doc_lookup\ndescription: x\nenabled: "yes"\nprimay: true\nparameters:\n  path: documents/getting-started.md\n',
       'recipes/r.yaml': 'engine: nope\n',
       'engines/e.yaml': 'allowedTools: [tool_list, "@nothing-has-this"]\n',
       'server-tools/script.yaml': 'type: scripted\ndescription: s\nparameters:\n  scriptPath: scripts/missing.js\n  inputs: []\n',
@@ -79,19 +84,41 @@ describe('server-tools validate (offline)', () => {
     expect(lines).toContain(`${join(dir, 'server-tools/bad.yaml')}:3:10: enabled must be a boolean, got string`)
     expect(lines).toContain(`${join(dir, 'server-tools/bad.yaml')}:4:1: unknown field 'primay' — did you mean 'primary'?`)
     expect(lines).toContain(`${join(dir, 'recipes/r.yaml')}:1:9: recipe 'r' names unknown engine 'nope'`)
-    expect(lines).toContain(`${join(dir, 'engines/e.yaml')}:1:27: engine e allowedTools: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)`)
-    expect(lines).toContain(`${join(dir, 'server-tools/script.yaml')}:4:15: the script 'scripts/missing.js' does not exist in this layer, an outer one or the bundled defaults`)
+    expect(lines).toContain(
+      `${join(dir, 'engines/e.yaml')}:1:27: engine e allowedTools: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)`,
+    )
+    expect(lines).toContain(
+      `${join(dir, 'server-tools/script.yaml')}:4:15: the script 'scripts/missing.js' does not exist in this layer, an outer one or the bundled defaults`,
+    )
     expect(lines.at(-1)).toBe('5 errors, 0 warnings')
   }, 120_000)
 
   it('writes GitHub Actions annotations with --format github, and JSON with --format json', async () => {
-    const dir = layer('annotated', { 'server-tools/bad.yaml': 'type: doc_lookup\ndescription: "a, b: c"\nenabled: "yes"\nparameters:\n  path: documents/getting-started.md\n' })
+    const dir = layer('annotated', {
+      'server-tools/bad.yaml':
+        'type: doc_lookup\ndescription: "a, b: c"\nenabled: "yes"\nparameters:\n  path: documents/getting-started.md\n',
+    })
     const github = await cli('validate', dir, '--format', 'github')
     expect(github.code).toBe(1)
-    expect(github.stdout.trim()).toBe(`::error file=${join(dir, 'server-tools/bad.yaml')},line=3,col=10,title=server-tools validate::enabled must be a boolean, got string`)
+    expect(github.stdout.trim()).toBe(
+      `::error file=${join(dir, 'server-tools/bad.yaml')},line=3,col=10,title=server-tools validate::enabled must be a boolean, got string`,
+    )
     const json = await cli('validate', dir, '--format', 'json')
     expect(json.code).toBe(1)
-    expect(JSON.parse(json.stdout)).toEqual({ ok: false, problems: [{ file: join(dir, 'server-tools/bad.yaml'), path: 'server-tools/bad.yaml', layer: 'target', line: 3, column: 10, message: 'enabled must be a boolean, got string', severity: 'error' }] })
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      problems: [
+        {
+          file: join(dir, 'server-tools/bad.yaml'),
+          path: 'server-tools/bad.yaml',
+          layer: 'target',
+          line: 3,
+          column: 10,
+          message: 'enabled must be a boolean, got string',
+          severity: 'error',
+        },
+      ],
+    })
   }, 120_000)
 
   it('exits 0 for a valid layer', async () => {
@@ -112,7 +139,15 @@ describe('server-tools plan, apply, pull', () => {
     const applied = await cli('apply', dir, '--project', 'p1')
     expect(applied.code, applied.stderr).toBe(0)
     expect(applied.stdout).toContain('Apply complete: 6 created, 0 updated, 0 deleted.')
-    expect(await (await api('/projects/p1/tools/greet/invoke', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"params":{"who":"ada"}}' })).json()).toMatchObject({ isError: false, content: { value: 'hello ada' } })
+    expect(
+      await (
+        await api('/projects/p1/tools/greet/invoke', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"params":{"who":"ada"}}',
+        })
+      ).json(),
+    ).toMatchObject({ isError: false, content: { value: 'hello ada' } })
     expect((await cli('plan', dir, '--project', 'p1')).code).toBe(0)
 
     writeFileSync(join(dir, 'server-tools/handbook.yaml'), handbook('Read the handbook, kindly.'))
@@ -163,7 +198,12 @@ describe('server-tools plan, apply, pull', () => {
     expect((await cli('apply', dir, '--project', 'p7')).code).toBe(0)
     unlinkSync(join(dir, 'documents/b.md'))
     const questions: string[] = []
-    const io = (answer: boolean) => ({ out: () => {}, err: () => {}, env: { ST_URL: service.url, ST_TOKEN: service.token }, confirm: async (q: string) => (questions.push(q), answer) })
+    const io = (answer: boolean) => ({
+      out: () => {},
+      err: () => {},
+      env: { ST_URL: service.url, ST_TOKEN: service.token },
+      confirm: async (q: string) => (questions.push(q), answer),
+    })
     expect(await run(['apply', dir, '--project', 'p7', '--prune'], io(false))).toBe(1)
     expect(questions).toEqual(["Delete 1 document from layer 'p7'? [y/N] "])
     expect((await api('/projects/p7/documents/documents/b.md')).status).toBe(200)
@@ -179,12 +219,18 @@ describe('server-tools plan, apply, pull', () => {
     const planFile = join(work, 'race.plan.json')
     expect((await cli('plan', dir, '--project', 'p3', '--out', planFile)).code).toBe(2)
 
-    const theirs = await api('/projects/p3/server-tools/note', { method: 'PUT', headers: { 'content-type': 'application/yaml', 'if-match': '"1"' }, body: handbook('Theirs.') })
+    const theirs = await api('/projects/p3/server-tools/note', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/yaml', 'if-match': '"1"' },
+      body: handbook('Theirs.'),
+    })
     expect(theirs.status).toBe(200)
 
     const refused = await cli('apply', dir, '--project', 'p3', '--plan', planFile)
     expect(refused.code).toBe(1)
-    expect(refused.stderr).toContain('conflict: the live layer changed since the plan — server-tools/note.yaml (planned against version 1, now version 2)')
+    expect(refused.stderr).toContain(
+      'conflict: the live layer changed since the plan — server-tools/note.yaml (planned against version 1, now version 2)',
+    )
     expect((await (await api('/projects/p3/server-tools/note')).json()).description).toBe('Theirs.')
     expect(await (await api('/projects/p3/documents/documents/handbook.md')).text()).toBe('# H\n')
   }, 300_000)
@@ -255,7 +301,10 @@ describe('server-tools preview and call', () => {
   }, 120_000)
 
   it('says where the connection comes from when it is missing', async () => {
-    const child = spawn(process.execPath, ['bin/server-tools.mjs', 'plan', work], { env: { ...process.env, ST_URL: '', ST_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['bin/server-tools.mjs', 'plan', work], {
+      env: { ...process.env, ST_URL: '', ST_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     const code = await new Promise((r) => child.on('exit', r))

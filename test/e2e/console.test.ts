@@ -62,7 +62,7 @@ async function signIn(): Promise<Page> {
 /** axe-core injected as source (CDP evaluation, so the page's own CSP stays in force). */
 async function seriousA11yViolations(page: Page) {
   await page.evaluate(AXE_SOURCE)
-  const result = await page.evaluate("axe.run(document, { resultTypes: ['violations'] })") as any
+  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as any
   return (result.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
@@ -94,7 +94,8 @@ describe('the web console', () => {
     await page.waitForSelector('#tools-body tr')
     const names = await rowNames(page)
     expect(names).toEqual(expect.arrayContaining(['handbook', 'doc_errors', 'hostile', 'pets', 'retired', 'whoami', 'doc_discovery']))
-    const cells = async (name: string) => page.$$eval(`#tools-body tr[data-tool="${name}"] td`, (tds) => tds.map((td) => td.textContent?.trim()))
+    const cells = async (name: string) =>
+      page.$$eval(`#tools-body tr[data-tool="${name}"] td`, (tds) => tds.map((td) => td.textContent?.trim()))
     expect((await cells('handbook')).slice(1, 6)).toEqual(['doc_lookup', 'project over tenant', 'yes', 'deferred', 'docsproject'])
     expect((await cells('doc_errors')).slice(2, 5)).toEqual(['project over bundled', 'yes', 'primary'])
     expect((await cells('doc_discovery'))[2]).toBe('bundled')
@@ -144,8 +145,13 @@ describe('the web console', () => {
   it('shows a tool page: its YAML as stored, where it comes from, its parameter schema', async () => {
     const tool = await visit('/console/tool?project=p1&name=handbook')
     await tool.waitForSelector('#schemas pre')
-    expect(await tool.textContent('#yaml')).toBe('type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n')
-    expect(await tool.$$eval('#provenance li', (lis) => lis.map((l) => l.textContent))).toEqual(['comes from the project layer (version 1)', 'shadows the tenant layer (it shows again if this one is deleted)'])
+    expect(await tool.textContent('#yaml')).toBe(
+      'type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n',
+    )
+    expect(await tool.$$eval('#provenance li', (lis) => lis.map((l) => l.textContent))).toEqual([
+      'comes from the project layer (version 1)',
+      'shadows the tenant layer (it shows again if this one is deleted)',
+    ])
     expect(JSON.parse((await tool.textContent('#schemas pre'))!)).toMatchObject({ type: 'object' })
     await shot(tool, 'tool')
     const pack = await visit('/console/tool?project=p1&name=pets')
@@ -166,10 +172,14 @@ describe('the web console', () => {
   it('draws what an agent sees: the budget bar, families with their tier, the deferred list and the discovery block', async () => {
     const agent = await visit('/console/agent?project=p1&recipe=coder')
     await agent.waitForSelector('#budget-bar rect')
-    const segments = await agent.$$eval('#budget-bar rect', (rs) => Object.fromEntries(rs.map((r) => [r.getAttribute('class'), Number(r.getAttribute('data-count'))])))
+    const segments = await agent.$$eval('#budget-bar rect', (rs) =>
+      Object.fromEntries(rs.map((r) => [r.getAttribute('class'), Number(r.getAttribute('data-count'))])),
+    )
     expect(segments).toEqual({ floor: 2, kept: 1, reserved: 1, demoted: 1 })
     expect(await agent.textContent('#budget .legend')).toContain('limit 4')
-    const families = await agent.$$eval('#families tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)))
+    const families = await agent.$$eval('#families tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)),
+    )
     expect(families).toEqual(
       expect.arrayContaining([
         ['tool_list', 'kept', 'floor: always in the manifest'],
@@ -177,7 +187,9 @@ describe('the web console', () => {
         ['doc_errors', 'demoted', 'demoted (did not fit) — dropFirst: the recipe gives it up first'],
       ]),
     )
-    expect(await agent.$$eval('#deferred li', (lis) => lis.map((l) => l.textContent))).toEqual(expect.arrayContaining(['handbook', 'hostile', 'pets__listPets']))
+    expect(await agent.$$eval('#deferred li', (lis) => lis.map((l) => l.textContent))).toEqual(
+      expect.arrayContaining(['handbook', 'hostile', 'pets__listPets']),
+    )
     const block = await agent.textContent('#discovery')
     expect(block).toContain('## More tools you can load')
     expect(block).toContain(XSS_DESCRIPTION.slice(0, 40))
@@ -191,7 +203,9 @@ describe('the web console', () => {
     await agent.click('#agent-form button[type=submit]')
     await agent.waitForSelector('#status.error')
     expect(await agent.textContent('#status')).toMatch(/coder/)
-    expect(browserErrors.splice(before)).toEqual([expect.stringMatching(/Failed to load resource: the server responded with a status of 422/)])
+    expect(browserErrors.splice(before)).toEqual([
+      expect.stringMatching(/Failed to load resource: the server responded with a status of 422/),
+    ])
   })
 
   it('draws usage per role: demand per tool, the discovery funnel and recommendations', async () => {
@@ -208,7 +222,13 @@ describe('the web console', () => {
   })
 
   it('has no serious or critical accessibility violations on any page', async () => {
-    const pages = ['/console', '/console/tools?project=p1', '/console/tool?project=p1&name=pets', '/console/agent?project=p1&recipe=coder', '/console/usage?project=p1']
+    const pages = [
+      '/console',
+      '/console/tools?project=p1',
+      '/console/tool?project=p1&name=pets',
+      '/console/agent?project=p1&recipe=coder',
+      '/console/usage?project=p1',
+    ]
     const found: Record<string, string[]> = {}
     for (const path of pages) {
       await visit(path)
@@ -220,7 +240,9 @@ describe('the web console', () => {
 
   it('sends a strict Content-Security-Policy and no-referrer, nosniff and no framing with every page', async () => {
     const res = await fetch(`${service.origin}/console/tools`)
-    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+    expect(res.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    )
     expect([res.headers.get('x-content-type-options'), res.headers.get('referrer-policy')]).toEqual(['nosniff', 'no-referrer'])
   })
 

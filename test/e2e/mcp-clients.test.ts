@@ -19,7 +19,11 @@ let mcpUrl: string
 async function inspector(...args: string[]): Promise<{ exit: number; out: any }> {
   const bin = join(process.cwd(), 'node_modules', '.bin', 'mcp-inspector')
   try {
-    const { stdout } = await promisify(execFile)(bin, ['--cli', mcpUrl, '--transport', 'http', '--header', `Authorization: Bearer ${service.token}`, ...args], { timeout: 60_000 })
+    const { stdout } = await promisify(execFile)(
+      bin,
+      ['--cli', mcpUrl, '--transport', 'http', '--header', `Authorization: Bearer ${service.token}`, ...args],
+      { timeout: 60_000 },
+    )
     return { exit: 0, out: JSON.parse(stdout) }
   } catch (e) {
     const failed = e as { code?: number; stdout?: string }
@@ -52,14 +56,18 @@ describe('MCP clients against npm start', () => {
     expect((await client.callTool({ name: 'doc_errors', arguments: {} })).isError).toBe(false)
     const id = transport.sessionId
     await transport.terminateSession()
-    expect((await fetch(`${service.url}/projects/p1/processes/${id}`, { headers: { authorization: `Bearer ${service.token}` } })).status).toBe(404)
+    expect(
+      (await fetch(`${service.url}/projects/p1/processes/${id}`, { headers: { authorization: `Bearer ${service.token}` } })).status,
+    ).toBe(404)
     await client.close()
   }, 30_000)
 
   it('the MCP Inspector CLI lists the tools and calls them, with arguments', async () => {
     const listed = await inspector('--method', 'tools/list')
     expect(listed.exit).toBe(0)
-    expect(listed.out.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['tool_list', 'tool_description', 'whoami']))
+    expect(listed.out.tools.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['tool_list', 'tool_description', 'whoami']),
+    )
     const who = await inspector('--method', 'tools/call', '--tool-name', 'whoami')
     expect(who).toMatchObject({ exit: 0, out: { isError: false, structuredContent: { tenant: 'demo', project: 'p1' } } })
     const viaInvoke = await inspector('--method', 'tools/call', '--tool-name', 'invoke_tool', '--tool-arg', 'name=whoami')
@@ -67,6 +75,9 @@ describe('MCP clients against npm start', () => {
     // A tool failure is a result with isError (not a protocol error): the Inspector reports it as such.
     const failed = await inspector('--method', 'tools/call', '--tool-name', 'invoke_tool', '--tool-arg', 'name=no_such_tool')
     expect(failed.exit).not.toBe(0)
-    expect(failed.out).toMatchObject({ isError: true, content: [{ type: 'text', text: "Unknown tool 'no_such_tool'. Call tool_list to see the tools you can use." }] })
+    expect(failed.out).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: "Unknown tool 'no_such_tool'. Call tool_list to see the tools you can use." }],
+    })
   }, 120_000)
 })

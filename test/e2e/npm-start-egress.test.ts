@@ -5,7 +5,7 @@
  * `rest` tool aimed at each of them is refused; a loopback server of the test on another port
  * stays reachable. Every address here is 127.0.0.1.
  */
-import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -56,9 +56,17 @@ afterAll(async () => {
 async function callRestTool(name: string, url: string) {
   const auth = { authorization: `Bearer ${service.token}` }
   const yaml = `type: rest\ndescription: Calls ${url}.\nparameters:\n  url: ${url}\n`
-  const put = await fetch(`${service.url}/projects/p1/server-tools/${name}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: yaml })
+  const put = await fetch(`${service.url}/projects/p1/server-tools/${name}`, {
+    method: 'PUT',
+    headers: { ...auth, 'content-type': 'application/yaml' },
+    body: yaml,
+  })
   expect(put.status).toBe(201)
-  const res = await fetch(`${service.url}/projects/p1/tools/${name}/invoke`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"params":{}}' })
+  const res = await fetch(`${service.url}/projects/p1/tools/${name}/invoke`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{"params":{}}',
+  })
   return (await res.json()) as { isError: boolean; content: { message?: string; reason?: string } }
 }
 

@@ -2,10 +2,11 @@
  * `npm start` as a person uses it: start the local service on a fresh DATA_DIR, follow the
  * printed instructions with real HTTP, stop it with SIGINT, start it again, find the data.
  */
+
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ChildProcess } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueToken } from '../../functions/http/auth'
 import { startLocalService, stopLocalService as stop } from '../support/npm-start'
@@ -31,24 +32,46 @@ describe('npm start', () => {
     const auth = { authorization: `Bearer ${first.token}` }
     const yaml = 'type: doc_lookup\ndescription: Hello\nparameters:\n  path: documents/getting-started.md\n'
 
-    const created = await fetch(`${first.url}/projects/p1/server-tools/hello`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: yaml })
+    const created = await fetch(`${first.url}/projects/p1/server-tools/hello`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/yaml' },
+      body: yaml,
+    })
     expect([created.status, created.headers.get('etag')]).toEqual([201, '"1"'])
     const got: any = await (await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: auth })).json()
     expect(got).toMatchObject({ name: 'hello', source: 'project', version: 1 })
-    const stale = await fetch(`${first.url}/projects/p1/server-tools/hello`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml', 'if-match': '"9"' }, body: yaml })
+    const stale = await fetch(`${first.url}/projects/p1/server-tools/hello`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/yaml', 'if-match': '"9"' },
+      body: yaml,
+    })
     expect(stale.status).toBe(412)
-    const invalid = await fetch(`${first.url}/projects/p1/server-tools/bad`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: yaml + 'enabled: "yes"\n' })
+    const invalid = await fetch(`${first.url}/projects/p1/server-tools/bad`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/yaml' },
+      body: `${yaml}enabled: "yes"\n`,
+    })
     expect(invalid.status).toBe(422)
     expect(((await invalid.json()) as any).errors[0].line).toBe(5)
     expect((await fetch(`${first.url}/projects/p1/server-tools/hello`)).status).toBe(401)
     // the printed token lives 30 days (the default cap) and may write the tenant layer
     const claims = JSON.parse(Buffer.from(first.token.split('.')[1], 'base64url').toString())
     expect([claims.exp - claims.iat, claims.scope.split(' ')]).toEqual([30 * 24 * 3600, expect.arrayContaining(['tenant:admin'])])
-    const tenantWide = await fetch(`${first.url}/projects/_tenant/documents/egress/allow.yaml`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body: 'hosts: [intranet.example.test]\n' })
+    const tenantWide = await fetch(`${first.url}/projects/_tenant/documents/egress/allow.yaml`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/yaml' },
+      body: 'hosts: [intranet.example.test]\n',
+    })
     expect(tenantWide.status).toBe(201)
     const secret = readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim()
-    const otherTenant = await issueToken(secret, { tenant: 'other', sub: 'x', scope: 'tools:read', expiresInSeconds: 600 }, Math.floor(Date.now() / 1000))
-    expect((await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${otherTenant}` } })).status).toBe(403)
+    const otherTenant = await issueToken(
+      secret,
+      { tenant: 'other', sub: 'x', scope: 'tools:read', expiresInSeconds: 600 },
+      Math.floor(Date.now() / 1000),
+    )
+    expect(
+      (await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${otherTenant}` } })).status,
+    ).toBe(403)
 
     expect(await stop(first.child)).toBe(0)
 

@@ -46,7 +46,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { ALL_SCOPES as SCOPES, issueToken } from '../../functions/http/auth'
+import { issueToken, ALL_SCOPES as SCOPES } from '../../functions/http/auth'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SECRET = 'hostile-harness-secret'
@@ -124,11 +124,15 @@ const mb = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10
 /** Starts `functions/local.ts` (what `npm start` runs) as a child with the probe preloaded. */
 export async function startApp(opts: { env?: Record<string, string>; label?: string } = {}): Promise<HostileApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-hostile-'))
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  )
   let out = ''
   const keep = (d: Buffer) => {
     out += d
@@ -154,13 +158,22 @@ export async function startApp(opts: { env?: Record<string, string>; label?: str
     const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
     if (!done) return
     pending.delete(m.probe!)
-    done({ rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), loopMaxMs: Math.round(m.loopMaxMs * 10) / 10, loopP99Ms: Math.round(m.loopP99Ms * 10) / 10 })
+    done({
+      rssMb: mb(m.rss),
+      heapUsedMb: mb(m.heapUsed),
+      loopMaxMs: Math.round(m.loopMaxMs * 10) / 10,
+      loopP99Ms: Math.round(m.loopP99Ms * 10) / 10,
+    })
   })
 
   const tokens = new Map<string, Promise<string>>()
   const token = (tenant: string, scope = ALL_SCOPES) => {
     const key = `${tenant} ${scope}`
-    if (!tokens.has(key)) tokens.set(key, issueToken(SECRET, { tenant, sub: `${tenant}@hostile.test`, scope, expiresInSeconds: 6 * 3600 }, Math.floor(Date.now() / 1000)))
+    if (!tokens.has(key))
+      tokens.set(
+        key,
+        issueToken(SECRET, { tenant, sub: `${tenant}@hostile.test`, scope, expiresInSeconds: 6 * 3600 }, Math.floor(Date.now() / 1000)),
+      )
     return tokens.get(key)!
   }
 
@@ -181,7 +194,8 @@ export async function startApp(opts: { env?: Record<string, string>; label?: str
       return fetch(`${base}/brain/${tenant}${path}`, { method, headers: h, body: payload, signal: AbortSignal.timeout(180_000) })
     },
     sample(o = {}) {
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`the app is dead (${child.exitCode ?? child.signalCode}):\n${out.slice(-4000)}`))
+      if (child.exitCode !== null || child.signalCode !== null)
+        return Promise.reject(new Error(`the app is dead (${child.exitCode ?? child.signalCode}):\n${out.slice(-4000)}`))
       const id = nextProbe++
       return new Promise<ProbeSample>((res, rej) => {
         const timer = setTimeout(() => {
@@ -301,6 +315,6 @@ export function writeReport(report: SuiteReport): string {
   const dir = join(ROOT, 'test-results', 'hostile')
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `${report.suite.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-|-$/g, '')}.json`)
-  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
   return file
 }

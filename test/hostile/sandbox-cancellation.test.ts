@@ -17,7 +17,13 @@ describe.each(ISOLATIONS)('cancellation of nested scripts (%s)', (isolation) => 
   })
 
   it('ends all 32 × depth-4 sequential self-calls when the top-level script times out', async () => {
-    await putScript(app, 'fan', 'fan', 'var n = 0; for (var i = 0; i < 32; i++) { try { vance.tools.call("fan", {}); n++ } catch (e) {} } n', 2000)
+    await putScript(
+      app,
+      'fan',
+      'fan',
+      'var n = 0; for (var i = 0; i < 32; i++) { try { vance.tools.call("fan", {}); n++ } catch (e) {} } n',
+      2000,
+    )
     const rss = rssMb()
     const started = performance.now()
     const res = await invoke(app, 'fan', 'fan')
@@ -26,7 +32,9 @@ describe.each(ISOLATIONS)('cancellation of nested scripts (%s)', (isolation) => 
     expect(body).toMatchObject({ isError: true, content: { error: 'TIMEOUT' } })
 
     const stats = await settled(app, BASE_WORKERS)
-    console.log(`[F10 ${isolation}] sequential fan-out: answered after ${Math.round(performance.now() - started)} ms; RSS ${rss} → ${rssMb()} MB; stats ${JSON.stringify(stats.scheduler)} workers ${stats.workers ?? '-'}`)
+    console.log(
+      `[F10 ${isolation}] sequential fan-out: answered after ${Math.round(performance.now() - started)} ms; RSS ${rss} → ${rssMb()} MB; stats ${JSON.stringify(stats.scheduler)} workers ${stats.workers ?? '-'}`,
+    )
     expect(stats.scheduler).toEqual({ running: 0, nested: 0, queued: 0 })
     expect(stats.workers ?? 0).toBeLessThanOrEqual(BASE_WORKERS)
     expect(stats.engines.filter((e) => e.busy)).toEqual([])
@@ -46,14 +54,21 @@ describe.each(ISOLATIONS)('cancellation of nested scripts (%s)', (isolation) => 
     expect((await res.json()).content).toMatchObject({ error: 'TIMEOUT' })
     const answered = performance.now() - started
     const stats = await settled(app, BASE_WORKERS)
-    console.log(`[F10 ${isolation}] concurrent fan-out: answered after ${Math.round(answered)} ms, idle after ${Math.round(performance.now() - started)} ms; stats ${JSON.stringify(stats.scheduler)} workers ${stats.workers ?? '-'}`)
+    console.log(
+      `[F10 ${isolation}] concurrent fan-out: answered after ${Math.round(answered)} ms, idle after ${Math.round(performance.now() - started)} ms; stats ${JSON.stringify(stats.scheduler)} workers ${stats.workers ?? '-'}`,
+    )
     expect(stats.scheduler).toEqual({ running: 0, nested: 0, queued: 0 })
     expect(stats.workers ?? 0).toBeLessThanOrEqual(BASE_WORKERS)
   }, 30_000)
 
   it('ends nested execute_javascript runs that stall when their parent times out', async () => {
     // Each level starts a child that spins for its whole 30 s timeout; the parent gives up after 1 s.
-    const res = await js(app, 'fan', 'vance.tools.call("execute_javascript", { code: "vance.tools.call(\\"execute_javascript\\", { code: \\"for (;;) {}\\", timeoutMs: 30000 })", timeoutMs: 30000 })', 1000)
+    const res = await js(
+      app,
+      'fan',
+      'vance.tools.call("execute_javascript", { code: "vance.tools.call(\\"execute_javascript\\", { code: \\"for (;;) {}\\", timeoutMs: 30000 })", timeoutMs: 30000 })',
+      1000,
+    )
     const body = await res.json()
     expect(body.content, JSON.stringify(body)).toMatchObject({ error: 'TIMEOUT' })
     const stats = await settled(app, BASE_WORKERS)
@@ -74,7 +89,13 @@ describe('cancellation when the caller goes away (worker)', () => {
 
   it('ends a stalled script and everything under it when its caller goes away', async () => {
     const caller = new AbortController()
-    const pending = js(app, 'fan', 'vance.tools.call("execute_javascript", { code: "for (;;) {}", timeoutMs: 30000 })', 30000, caller.signal)
+    const pending = js(
+      app,
+      'fan',
+      'vance.tools.call("execute_javascript", { code: "for (;;) {}", timeoutMs: 30000 })',
+      30000,
+      caller.signal,
+    )
     // Aborted once the nested run holds its place, so the whole tree is in flight when the caller leaves.
     for (let i = 0; i < 200 && (await app.deps.sandbox.stats()).scheduler.nested === 0; i++) await new Promise((r) => setTimeout(r, 25))
     caller.abort()
@@ -93,7 +114,10 @@ describe('cancellation when the caller goes away (worker)', () => {
     const pending = app.app.request(`/brain/fan/projects/p1/processes/${id}/tool-calls`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'execute_javascript', params: { code: 'vance.tools.call("execute_javascript", { code: "for (;;) {}", timeoutMs: 30000 })', timeoutMs: 30000 } }),
+      body: JSON.stringify({
+        name: 'execute_javascript',
+        params: { code: 'vance.tools.call("execute_javascript", { code: "for (;;) {}", timeoutMs: 30000 })', timeoutMs: 30000 },
+      }),
       signal: caller.signal,
     })
     // Aborted once the nested run holds its place, so the whole tree is in flight when the caller leaves.

@@ -9,17 +9,47 @@ import { ISOLATIONS, js, sandboxApp } from './sandbox-support'
 
 /** [shape, t1's script, what t1 gets] */
 const LEFTOVERS: [string, string, Record<string, unknown>][] = [
-  ["the issue's endless promise chain", 'function f() { return Promise.resolve().then(f) } f(); 1', { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } }],
+  [
+    "the issue's endless promise chain",
+    'function f() { return Promise.resolve().then(f) } f(); 1',
+    { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } },
+  ],
   // QuickJS runs this chain inside the evaluation itself; when the memory ceiling stops it there, the
   // failed allocation is swallowed (no job, no exception reaches anyone) and the script's own value
   // stands — as when a script catches its own out-of-memory. Which comes first, the ceiling or the
   // clock, depends on the machine; either way nothing of it reaches t2 (asserted below).
-  ['an endless chain of async functions', 'async function f() { await null; return f() } f(); 1', expect.toSatisfy((r: { isError: boolean; content: { error?: string; value?: unknown } }) => (r.isError ? /^(TIMEOUT|RESOURCE_EXHAUSTED)$/.test(r.content.error ?? '') : r.content.value === 1))],
-  ['a dangling job that spins', 'Promise.resolve().then(function () { for (;;) {} }); 1', { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } }],
-  ['a dangling job that finishes', 'var seen = 0; Promise.resolve().then(function () { seen = 1 }); 1', { isError: false, content: { value: 1, durationMs: expect.any(Number) } }],
-  ['jobs queued before a throw', 'Promise.resolve().then(function f() { return Promise.resolve().then(f) }); throw new Error("bye")', { isError: true, content: { error: 'GUEST_EXCEPTION' } }],
-  ['a finalizer that would spin', 'new FinalizationRegistry(function () { for (;;) {} }).register({}, 1); 1', { isError: false, content: { value: 1, durationMs: expect.any(Number) } }],
-  ['jobs queued by a timed-out script', 'Promise.resolve().then(function f() { return Promise.resolve().then(f) }); for (;;) {}', { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } }],
+  [
+    'an endless chain of async functions',
+    'async function f() { await null; return f() } f(); 1',
+    expect.toSatisfy((r: { isError: boolean; content: { error?: string; value?: unknown } }) =>
+      r.isError ? /^(TIMEOUT|RESOURCE_EXHAUSTED)$/.test(r.content.error ?? '') : r.content.value === 1,
+    ),
+  ],
+  [
+    'a dangling job that spins',
+    'Promise.resolve().then(function () { for (;;) {} }); 1',
+    { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } },
+  ],
+  [
+    'a dangling job that finishes',
+    'var seen = 0; Promise.resolve().then(function () { seen = 1 }); 1',
+    { isError: false, content: { value: 1, durationMs: expect.any(Number) } },
+  ],
+  [
+    'jobs queued before a throw',
+    'Promise.resolve().then(function f() { return Promise.resolve().then(f) }); throw new Error("bye")',
+    { isError: true, content: { error: 'GUEST_EXCEPTION' } },
+  ],
+  [
+    'a finalizer that would spin',
+    'new FinalizationRegistry(function () { for (;;) {} }).register({}, 1); 1',
+    { isError: false, content: { value: 1, durationMs: expect.any(Number) } },
+  ],
+  [
+    'jobs queued by a timed-out script',
+    'Promise.resolve().then(function f() { return Promise.resolve().then(f) }); for (;;) {}',
+    { isError: true, content: { error: expect.stringMatching(/^(TIMEOUT|RESOURCE_EXHAUSTED)$/) } },
+  ],
 ]
 
 /** t2's run: a tenth of its statement budget; t1's endless chains on its fuel or clock would end it. */

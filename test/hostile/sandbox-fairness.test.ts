@@ -7,7 +7,7 @@
  * fall idle. Asserted on outcomes and on the sandbox's own counts, never on durations.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { ISOLATIONS, js, sandboxApp, settled, UNMETERED, type SandboxApp } from './sandbox-support'
+import { ISOLATIONS, js, type SandboxApp, sandboxApp, settled, UNMETERED } from './sandbox-support'
 
 const WORKERS = 4
 /** Defaults are half the workers per tenant, 8 waiting per tenant, 64 in all; smaller here to fill them with few requests. */
@@ -82,7 +82,7 @@ describe.each(ISOLATIONS)('fair sharing of the sandbox between tenants (%s)', (i
     expect((await refused.json()).detail).toMatch(/6 scripts are waiting \(at most 6\)/)
   })
 
-  it("gives a freed place to a waiting tenant under its limit before a tenant already at its own", async () => {
+  it('gives a freed place to a waiting tenant under its limit before a tenant already at its own', async () => {
     stalled = [stall(app, 'a'), stall(app, 'a'), stall(app, 'b'), stall(app, 'b')]
     await until(app, 4, 0)
     const aWaits = [stall(app, 'a'), stall(app, 'a')]
@@ -108,7 +108,10 @@ describe.each(ISOLATIONS)('fair sharing of the sandbox between tenants (%s)', (i
     await until(app, 2, 2)
     const turn = await api.post(`${base}/processes/${id}/tool-calls`, { name: 'execute_javascript', params: { code: '1 + 1' } })
     expect(turn.status).toBe(200)
-    expect(await turn.json()).toMatchObject({ isError: true, content: { message: expect.stringMatching(/sandbox is busy/), retryAfterSeconds: expect.any(Number) } })
+    expect(await turn.json()).toMatchObject({
+      isError: true,
+      content: { message: expect.stringMatching(/sandbox is busy/), retryAfterSeconds: expect.any(Number) },
+    })
   })
 })
 

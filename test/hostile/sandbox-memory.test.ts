@@ -66,7 +66,9 @@ describe.each(ISOLATIONS)('a real memory ceiling for scripts (%s)', (isolation) 
     await settled(app, 4)
     const after = await collectedRssMb(app)
     const stats = await app.deps.sandbox.stats()
-    console.log(`[F2 ${isolation}] RSS ${baseline} → ${after} MB after ${HOGS.length * 2 + 6} runs at the ceiling; engines retired ${stats.enginesRetired}; engine memory ${stats.engines.map((e) => Math.round(e.wasmBytes / 1048576)).join('/')} MiB`)
+    console.log(
+      `[F2 ${isolation}] RSS ${baseline} → ${after} MB after ${HOGS.length * 2 + 6} runs at the ceiling; engines retired ${stats.enginesRetired}; engine memory ${stats.engines.map((e) => Math.round(e.wasmBytes / 1048576)).join('/')} MiB`,
+    )
     expect(after - baseline).toBeLessThan(RSS_SLACK_MB)
     expect(stats.enginesRetired).toBeGreaterThan(0)
     for (const engine of stats.engines) expect(engine.wasmBytes).toBeLessThanOrEqual((LIMIT_MB + 6) * 1024 * 1024)

@@ -5,7 +5,19 @@
  * is within 100 MB of the baseline. Timings are printed and written to the report, never asserted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { describeRow, GOALS, type HostileApp, type HostileRowSet, type RowReport, runRow, settledRss, startApp, warmUp, writeReport, BYSTANDER } from './harness'
+import {
+  BYSTANDER,
+  describeRow,
+  GOALS,
+  type HostileApp,
+  type HostileRowSet,
+  type RowReport,
+  runRow,
+  settledRss,
+  startApp,
+  warmUp,
+  writeReport,
+} from './harness'
 
 export function hostileSuite(set: HostileRowSet) {
   const { name, rows } = set
@@ -26,15 +38,19 @@ export function hostileSuite(set: HostileRowSet) {
     })
 
     for (const row of rows) {
-      it(row.name, async () => {
-        const report = await runRow(app, row)
-        reports.push(report)
-        console.log(`[hostile] ${describeRow(report)}`)
-        expect(report.error, app.output().slice(-2000)).toBeUndefined()
-        expect(report.alive, app.output().slice(-4000)).toBe(true)
-        expect(report.bystander.failures).toEqual([])
-        expect(report.bystander.calls).toBeGreaterThan(0)
-      }, set.timeoutMs ?? 120_000)
+      it(
+        row.name,
+        async () => {
+          const report = await runRow(app, row)
+          reports.push(report)
+          console.log(`[hostile] ${describeRow(report)}`)
+          expect(report.error, app.output().slice(-2000)).toBeUndefined()
+          expect(report.alive, app.output().slice(-4000)).toBe(true)
+          expect(report.bystander.failures).toEqual([])
+          expect(report.bystander.calls).toBeGreaterThan(0)
+        },
+        set.timeoutMs ?? 120_000,
+      )
     }
 
     it('leaves the app alive, answering, and within 100 MB of its RSS before the suite', async () => {

@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { issueToken } from '../../functions/http/auth'
-import type { DocumentKey, NewDocument, PutOptions, DeleteOptions } from '../../lib/documents/ports'
+import type { DeleteOptions, DocumentKey, NewDocument, PutOptions } from '../../lib/documents/ports'
 import { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { ALL, client, TEST_SECRET, type TestResponse, tokenFor } from '../support/http'
 
@@ -86,7 +86,13 @@ function routesOf(app: App): Route[] {
 }
 
 /** Valid values for path parameters, so that only auth can be the reason for a refusal. */
-const PARAM_VALUES: Record<string, string> = { tenant: 'acme', project: 'p1', name: 'doc_getting_started', id: 'proc-1', path: 'documents/getting-started.md' }
+const PARAM_VALUES: Record<string, string> = {
+  tenant: 'acme',
+  project: 'p1',
+  name: 'doc_getting_started',
+  id: 'proc-1',
+  path: 'documents/getting-started.md',
+}
 
 function concretePath(route: Route, tenant = 'acme'): string {
   return route.path
@@ -117,14 +123,23 @@ const SCOPE_OF: Record<string, string> = {
 const scopeFor = (r: Route) => SCOPE_OF[`${r.method} ${r.path}`] ?? (r.method === 'GET' ? 'tools:read' : 'tools:write')
 
 /** The only routes that answer without a token. */
-const PUBLIC_ROUTES = ['GET /openapi.json', 'GET /health', 'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/*']
+const PUBLIC_ROUTES = [
+  'GET /openapi.json',
+  'GET /health',
+  'GET /.well-known/oauth-protected-resource',
+  'GET /.well-known/oauth-protected-resource/*',
+]
 
 function request(app: App, route: Route, token: string | undefined, tenant = 'acme'): Promise<TestResponse> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
   let body: string | undefined
   if (route.method !== 'GET' && route.method !== 'DELETE') {
     headers['content-type'] = 'application/json'
-    body = JSON.stringify(route.path.includes('server-tools') ? { type: 'doc_lookup', description: 'x', parameters: { path: 'documents/getting-started.md' } } : { params: {}, value: 'v' })
+    body = JSON.stringify(
+      route.path.includes('server-tools')
+        ? { type: 'doc_lookup', description: 'x', parameters: { path: 'documents/getting-started.md' } }
+        : { params: {}, value: 'v' },
+    )
   }
   return Promise.resolve(app.request(concretePath(route, tenant), { method: route.method, headers, body })) as Promise<TestResponse>
 }
@@ -185,12 +200,20 @@ describe('authentication', () => {
   })
 
   it('answers 401 to a token that is not valid yet', async () => {
-    const token = await sign({ tenant: 'acme', sub: 'alice', scope: ALL, nbf: nowSeconds() + 3600, exp: nowSeconds() + 7200 }, TEST_SECRET, 'HS256')
+    const token = await sign(
+      { tenant: 'acme', sub: 'alice', scope: ALL, nbf: nowSeconds() + 3600, exp: nowSeconds() + 7200 },
+      TEST_SECRET,
+      'HS256',
+    )
     expect((await client(app, token).get(TOOL_PATH)).status).toBe(401)
   })
 
   it('answers 401 to a token without tenant or sub claims', async () => {
-    for (const claims of [{ sub: 'alice', scope: ALL }, { tenant: 'acme', scope: ALL }, { tenant: 7, sub: 'alice', scope: ALL }]) {
+    for (const claims of [
+      { sub: 'alice', scope: ALL },
+      { tenant: 'acme', scope: ALL },
+      { tenant: 7, sub: 'alice', scope: ALL },
+    ]) {
       const token = await sign({ ...claims, exp: nowSeconds() + 600 }, TEST_SECRET, 'HS256')
       expect((await client(app, token).get(TOOL_PATH)).status, JSON.stringify(claims)).toBe(401)
     }
@@ -210,7 +233,10 @@ describe('token lifetime', () => {
     const days30 = 30 * 24 * 3600
     expect((await client(app, await tokenFor('acme', ALL, 'alice', TEST_SECRET, days30)).get(TOOL_PATH)).status).not.toBe(401)
     const res = await client(app, await tokenFor('acme', ALL, 'alice', TEST_SECRET, days30 + 1)).get(TOOL_PATH)
-    expect([res.status, (await res.json()).detail]).toEqual([401, expect.stringContaining('longer than this deployment allows (2592000 s)')])
+    expect([res.status, (await res.json()).detail]).toEqual([
+      401,
+      expect.stringContaining('longer than this deployment allows (2592000 s)'),
+    ])
   })
 
   it('measures the lifetime from now when iat is missing or in the future, and from iat when it is past', async () => {
@@ -259,7 +285,10 @@ describe('WWW-Authenticate', () => {
   it('says insufficient_scope and which scope on a 403 for a missing scope, and nothing on a 403 for another tenant', async () => {
     const { app } = setup()
     const res = await client(app, await tokenFor('acme', 'tools:read')).put(TOOL_PATH, { type: 'doc_lookup', description: 'x' })
-    expect([res.status, res.headers.get('www-authenticate')]).toEqual([403, `Bearer error="insufficient_scope", scope="tools:write", resource_metadata="${metadata}/brain/acme"`])
+    expect([res.status, res.headers.get('www-authenticate')]).toEqual([
+      403,
+      `Bearer error="insufficient_scope", scope="tools:write", resource_metadata="${metadata}/brain/acme"`,
+    ])
     const other = await client(app, await tokenFor('globex')).get(TOOL_PATH)
     expect([other.status, other.headers.get('www-authenticate')]).toEqual([403, null])
   })
@@ -267,7 +296,9 @@ describe('WWW-Authenticate', () => {
   it('uses PUBLIC_BASE_URL when the deployment sets it', async () => {
     const app = createApp(createMemoryDeps({ auth: { publicBaseUrl: 'https://tools.example.test/' } }))
     const res = await app.request(TOOL_PATH)
-    expect(res.headers.get('www-authenticate')).toBe('Bearer resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/brain/acme"')
+    expect(res.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="https://tools.example.test/.well-known/oauth-protected-resource/brain/acme"',
+    )
   })
 })
 
@@ -338,7 +369,9 @@ describe('every route', () => {
     const { app, store, calls } = setup()
     for (const route of guarded) {
       const needed = scopeFor(route)
-      const everythingElse = ALL.split(' ').filter((s) => s !== needed).join(' ')
+      const everythingElse = ALL.split(' ')
+        .filter((s) => s !== needed)
+        .join(' ')
       for (const scope of ['', everythingElse]) {
         const res = await request(app, route, await tokenFor('acme', scope))
         expect(res.status, `${route.method} ${route.path} with scope '${scope}'`).toBe(403)

@@ -10,8 +10,18 @@ import { MemoryLogger } from '../../lib/runtime/logger'
 import { client, tokenFor } from '../support/http'
 
 const base = '/brain/acme/projects/p1'
-const fileRead = { name: 'file_read', description: 'Read a file from the user’s workspace.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }, labels: ['files'], primary: true }
-const askUser = { name: 'ask_user', description: 'Ask the user a question.', inputSchema: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] } }
+const fileRead = {
+  name: 'file_read',
+  description: 'Read a file from the user’s workspace.',
+  inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+  labels: ['files'],
+  primary: true,
+}
+const askUser = {
+  name: 'ask_user',
+  description: 'Ask the user a question.',
+  inputSchema: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+}
 
 let api: ReturnType<typeof client>
 let app: ReturnType<typeof createApp>
@@ -28,7 +38,8 @@ async function spawn(body: Record<string, unknown>) {
   expect(res.status, await res.clone().text()).toBe(201)
   return (await res.json()) as { id: string; clientTools: string[]; warnings: string[] }
 }
-const call = async (id: string, name: string, params: unknown = {}) => (await api.post(`${base}/processes/${id}/tool-calls`, { name, params })).json()
+const call = async (id: string, name: string, params: unknown = {}) =>
+  (await api.post(`${base}/processes/${id}/tool-calls`, { name, params })).json()
 const manifest = async (id: string, query = '') => (await api.get(`${base}/processes/${id}/manifest${query}`)).json()
 
 describe('declaring client tools', () => {
@@ -51,25 +62,46 @@ describe('declaring client tools', () => {
     expect(res.status).toBe(400)
     const pointers = ((await res.json()).errors as { pointer: string }[]).map((e) => e.pointer)
     expect(pointers).toEqual(expect.arrayContaining(['/clientTools/0/name', '/clientTools/1/inputSchema', '/clientTools/4/runs']))
-    const second = await api.post(`${base}/processes`, { clientTools: [{ name: 'not_object', description: 'x', inputSchema: { type: 'string' } }, { name: 'bad_schema', description: 'x', inputSchema: { type: 'object', properties: { a: { type: 'strung' } } } }, { ...askUser }, { ...askUser }] })
-    expect(((await second.json()).errors as { pointer: string }[]).map((e) => e.pointer)).toEqual(['/clientTools/0/inputSchema/type', '/clientTools/1/inputSchema', '/clientTools/3/name'])
+    const second = await api.post(`${base}/processes`, {
+      clientTools: [
+        { name: 'not_object', description: 'x', inputSchema: { type: 'string' } },
+        { name: 'bad_schema', description: 'x', inputSchema: { type: 'object', properties: { a: { type: 'strung' } } } },
+        { ...askUser },
+        { ...askUser },
+      ],
+    })
+    expect(((await second.json()).errors as { pointer: string }[]).map((e) => e.pointer)).toEqual([
+      '/clientTools/0/inputSchema/type',
+      '/clientTools/1/inputSchema',
+      '/clientTools/3/name',
+    ])
   })
 
   it('bounds the declarations: count, schema size, schema depth, $id', async () => {
     const many = Array.from({ length: 65 }, (_, i) => ({ ...askUser, name: `t${i}` }))
     expect((await api.post(`${base}/processes`, { clientTools: many })).status).toBe(400)
     const big = { ...askUser, inputSchema: { type: 'object', description: 'x'.repeat(17 * 1024) } }
-    expect((await (await api.post(`${base}/processes`, { clientTools: [big] })).json()).errors[0]).toMatchObject({ pointer: '/clientTools/0/inputSchema', message: expect.stringContaining('16384 bytes') })
+    expect((await (await api.post(`${base}/processes`, { clientTools: [big] })).json()).errors[0]).toMatchObject({
+      pointer: '/clientTools/0/inputSchema',
+      message: expect.stringContaining('16384 bytes'),
+    })
     let deep: Record<string, unknown> = { type: 'string' }
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { x: deep } }
-    expect((await (await api.post(`${base}/processes`, { clientTools: [{ ...askUser, inputSchema: deep }] })).json()).errors[0].message).toContain('16 levels')
+    expect(
+      (await (await api.post(`${base}/processes`, { clientTools: [{ ...askUser, inputSchema: deep }] })).json()).errors[0].message,
+    ).toContain('16 levels')
     const withId = { ...askUser, inputSchema: { type: 'object', properties: { a: { $id: 'https://evil.example/x', type: 'string' } } } }
-    expect((await (await api.post(`${base}/processes`, { clientTools: [withId] })).json()).errors[0]).toMatchObject({ pointer: '/clientTools/0/inputSchema/properties/a/$id' })
+    expect((await (await api.post(`${base}/processes`, { clientTools: [withId] })).json()).errors[0]).toMatchObject({
+      pointer: '/clientTools/0/inputSchema/properties/a/$id',
+    })
   })
 
   it('lets configured and built-in tools win a name clash, with a warning', async () => {
     const p = await spawn({ clientTools: [{ ...askUser, name: 'whoami' }, { ...askUser, name: 'doc_errors' }, fileRead] })
-    expect(p.warnings).toEqual([expect.stringContaining("'whoami' is also a configured or built-in tool"), expect.stringContaining("'doc_errors'")])
+    expect(p.warnings).toEqual([
+      expect.stringContaining("'whoami' is also a configured or built-in tool"),
+      expect.stringContaining("'doc_errors'"),
+    ])
     const who = await call(p.id, 'whoami')
     expect(who).toMatchObject({ isError: false, content: { tenant: 'acme' } })
   })
@@ -83,7 +115,12 @@ describe('declaring client tools', () => {
     expect(res.headers.get('etag')).toBe('"2"')
     expect(await res.json()).toEqual({ clientTools: ['ask_user'], version: 2, warnings: [] })
     expect((await call(p.id, 'file_read', { path: 'a' })).isError).toBe(true)
-    expect(await call(p.id, 'ask_user', { question: 'why?' })).toEqual({ isError: false, runOn: 'client', name: 'ask_user', params: { question: 'why?' } })
+    expect(await call(p.id, 'ask_user', { question: 'why?' })).toEqual({
+      isError: false,
+      runOn: 'client',
+      name: 'ask_user',
+      params: { question: 'why?' },
+    })
     const bad = await api.put(`${base}/processes/${p.id}/client-tools`, { clientTools: [{ name: 'x' }] })
     expect(bad.status).toBe(400)
     expect((await api.put(`${base}/processes/00000000-0000-0000-0000-000000000000/client-tools`, { clientTools: [] })).status).toBe(404)
@@ -93,7 +130,12 @@ describe('declaring client tools', () => {
 describe('calling client tools', () => {
   it('answers runOn: client with the validated params through tool-calls, and counts the call', async () => {
     const p = await spawn({ recipe: 'default', clientTools: [fileRead] })
-    expect(await call(p.id, 'file_read', { path: 'README.md' })).toEqual({ isError: false, runOn: 'client', name: 'file_read', params: { path: 'README.md' } })
+    expect(await call(p.id, 'file_read', { path: 'README.md' })).toEqual({
+      isError: false,
+      runOn: 'client',
+      name: 'file_read',
+      params: { path: 'README.md' },
+    })
     const invalid = await call(p.id, 'file_read', { path: 3 })
     expect(invalid.isError).toBe(true)
     expect(invalid.content.message).toContain("Invalid arguments for 'file_read'")
@@ -105,7 +147,9 @@ describe('calling client tools', () => {
 
   it('is a tool error from a script, saying it runs on the client', async () => {
     const p = await spawn({ clientTools: [fileRead] })
-    const res = await call(p.id, 'execute_javascript', { code: "try { vance.tools.call('file_read', { path: 'a' }) } catch (e) { e.message }" })
+    const res = await call(p.id, 'execute_javascript', {
+      code: "try { vance.tools.call('file_read', { path: 'a' }) } catch (e) { e.message }",
+    })
     expect(res.isError).toBe(false)
     expect(res.content.value).toContain('runs on the client')
   })

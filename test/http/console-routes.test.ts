@@ -18,7 +18,15 @@ describe('the console pages', () => {
       expect(res.status, path).toBe(200)
       expect(res.headers.get('content-type')).toMatch(/^text\/html/)
       const csp = res.headers.get('content-security-policy') ?? ''
-      expect(csp.split('; ')).toEqual(expect.arrayContaining(["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]))
+      expect(csp.split('; ')).toEqual(
+        expect.arrayContaining([
+          "default-src 'none'",
+          "script-src 'self'",
+          "style-src 'self'",
+          "connect-src 'self'",
+          "frame-ancestors 'none'",
+        ]),
+      )
       expect(csp).not.toMatch(/unsafe|https?:|\*/)
       expect([res.headers.get('x-content-type-options'), res.headers.get('referrer-policy')]).toEqual(['nosniff', 'no-referrer'])
     }
@@ -72,12 +80,19 @@ describe('GET /projects/{p}/tools', () => {
   it('lists what the project can call, packs expanded into sub-tools with their input schema', async () => {
     const deps = createMemoryDeps()
     const api = client(createApp(deps), await tokenFor('acme'))
-    const spec = 'openapi: 3.0.3\ninfo: { title: t, version: "1" }\nservers: [{ url: "https://pets.example.com" }]\npaths:\n  /pets/{id}:\n    get: { operationId: getPet, parameters: [{ name: id, in: path, required: true, schema: { type: string } }], responses: { "200": { description: ok } } }\n'
+    const spec =
+      'openapi: 3.0.3\ninfo: { title: t, version: "1" }\nservers: [{ url: "https://pets.example.com" }]\npaths:\n  /pets/{id}:\n    get: { operationId: getPet, parameters: [{ name: id, in: path, required: true, schema: { type: string } }], responses: { "200": { description: ok } } }\n'
     const yaml = `type: rest_api\ndescription: Pets\nlabels: [pets]\nparameters:\n  specInline: ${JSON.stringify(spec)}\n`
     expect((await api.put('/brain/acme/projects/p1/server-tools/pets', yaml)).status).toBe(201)
     const body = await (await api.get('/brain/acme/projects/p1/tools')).json()
     const sub = body.tools.find((t: any) => t.name === 'pets__getPet')
-    expect(sub).toMatchObject({ pack: 'pets', source: 'project', typeId: 'rest_api', primary: false, inputSchema: { type: 'object', required: ['id'] } })
+    expect(sub).toMatchObject({
+      pack: 'pets',
+      source: 'project',
+      typeId: 'rest_api',
+      primary: false,
+      inputSchema: { type: 'object', required: ['id'] },
+    })
     expect(sub.labels).toEqual(expect.arrayContaining(['pets', 'read-only']))
     expect(body.tools.find((t: any) => t.name === 'whoami')).toMatchObject({ source: 'builtin', typeId: 'builtin' })
     expect(body.tools.some((t: any) => t.name === 'pets')).toBe(false)

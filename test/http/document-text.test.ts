@@ -12,22 +12,40 @@ beforeEach(async () => {
   api = client(createApp(createMemoryDeps()), await tokenFor('acme'))
 })
 
-const tool = (fields: Record<string, unknown>) => ({ type: 'doc_lookup', description: 'Reads.', parameters: { path: 'documents/a.md' }, ...fields })
+const tool = (fields: Record<string, unknown>) => ({
+  type: 'doc_lookup',
+  description: 'Reads.',
+  parameters: { path: 'documents/a.md' },
+  ...fields,
+})
 
 describe('control characters and bidi overrides in documents', () => {
   it("refuses a server tool whose description is 'a\\0b\\u202e' with a 422 naming the field and position", async () => {
     const res = await api.put(`${base}/server-tools/sneaky`, tool({ description: 'a\u0000b\u202e' }))
     expect(res.status).toBe(422)
     const body = await res.json()
-    expect(body.errors).toEqual([expect.objectContaining({ pointer: '/description', line: 1, message: expect.stringContaining('description contains U+0000 (NUL) at character 2') })])
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        pointer: '/description',
+        line: 1,
+        message: expect.stringContaining('description contains U+0000 (NUL) at character 2'),
+      }),
+    ])
     expect((await api.get(`${base}/server-tools/sneaky`)).status).toBe(404)
   })
 
   it('names the label and the character of a bidi override in a YAML document, with its line', async () => {
-    const res = await api.put(`${base}/server-tools/sneaky`, 'type: doc_lookup\ndescription: Reads.\nlabels: [ok, "evil\\u202Etxt.exe"]\nparameters: { path: documents/a.md }\n')
+    const res = await api.put(
+      `${base}/server-tools/sneaky`,
+      'type: doc_lookup\ndescription: Reads.\nlabels: [ok, "evil\\u202Etxt.exe"]\nparameters: { path: documents/a.md }\n',
+    )
     expect(res.status).toBe(422)
     expect((await res.json()).errors).toEqual([
-      expect.objectContaining({ pointer: '/labels/1', line: 3, message: expect.stringContaining('labels/1 contains U+202E (RIGHT-TO-LEFT OVERRIDE) at character 5') }),
+      expect.objectContaining({
+        pointer: '/labels/1',
+        line: 3,
+        message: expect.stringContaining('labels/1 contains U+202E (RIGHT-TO-LEFT OVERRIDE) at character 5'),
+      }),
     ])
   })
 
@@ -45,7 +63,10 @@ describe('control characters and bidi overrides in documents', () => {
   })
 
   it('keeps tabs and line breaks of a multi-line description, and right-to-left marks', async () => {
-    const res = await api.put(`${base}/server-tools/multi`, 'type: doc_lookup\ndescription: |\n  First line.\n  \tIndented by a tab.\n  \u05e9\u05dc\u05d5\u05dd\u200f!\nparameters: { path: documents/a.md }\n')
+    const res = await api.put(
+      `${base}/server-tools/multi`,
+      'type: doc_lookup\ndescription: |\n  First line.\n  \tIndented by a tab.\n  \u05e9\u05dc\u05d5\u05dd\u200f!\nparameters: { path: documents/a.md }\n',
+    )
     expect(res.status).toBe(201)
     expect((await res.json()).description).toBe('First line.\n\tIndented by a tab.\n\u05e9\u05dc\u05d5\u05dd\u200f!\n')
   })
@@ -61,7 +82,9 @@ describe('control characters and bidi overrides in documents', () => {
     ]) {
       const res = await api.put(`${base}/documents/${path}`, text, yamlType)
       expect([path, res.status]).toEqual([path, 422])
-      expect((await res.json()).errors[0].message).toMatch(/contains U\+[0-9A-F]{4} \(.+\) at character \d+; control characters and bidi overrides are not allowed/)
+      expect((await res.json()).errors[0].message).toMatch(
+        /contains U\+[0-9A-F]{4} \(.+\) at character \d+; control characters and bidi overrides are not allowed/,
+      )
       expect((await api.get(`${base}/documents/${path}`)).status).toBe(404)
     }
   })

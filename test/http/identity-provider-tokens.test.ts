@@ -12,7 +12,7 @@ import { createApp } from '../../functions/http/app'
 import type { IdentityProviderSettings } from '../../functions/http/token-verifier'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { client, TEST_SECRET, tokenFor } from '../support/http'
-import { AUDIENCE, idpToken, ISSUER, JwksServer, type SigningKey, signingKey } from '../support/jwks'
+import { AUDIENCE, ISSUER, idpToken, JwksServer, type SigningKey, signingKey } from '../support/jwks'
 
 const TOOLS = '/brain/acme/projects/p1/server-tools'
 const nowSeconds = () => Math.floor(Date.now() / 1000)
@@ -28,7 +28,12 @@ beforeAll(async () => {
 afterAll(() => jwks.stop())
 
 function appWith(idp: Partial<IdentityProviderSettings> = {}, opts: { jwtSecret?: string; maxTokenLifetimeSeconds?: number } = {}) {
-  return createApp(createMemoryDeps({ jwtSecret: opts.jwtSecret ?? TEST_SECRET, auth: { identityProvider: jwks.settings(idp), maxTokenLifetimeSeconds: opts.maxTokenLifetimeSeconds } }))
+  return createApp(
+    createMemoryDeps({
+      jwtSecret: opts.jwtSecret ?? TEST_SECRET,
+      auth: { identityProvider: jwks.settings(idp), maxTokenLifetimeSeconds: opts.maxTokenLifetimeSeconds },
+    }),
+  )
 }
 
 describe('identity-provider tokens', () => {
@@ -138,7 +143,9 @@ describe('identity-provider tokens', () => {
     const unsigned = `${b64({ alg: 'none', typ: 'JWT', kid: 'rsa-1' })}.${b64(claims)}.`
     // the classic confusion: the public key (as published, in PEM) used as an HMAC secret
     const pem = await exportSPKI(rsa.pair.publicKey)
-    const hmacWithPublicKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' }).sign(new TextEncoder().encode(pem))
+    const hmacWithPublicKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' })
+      .sign(new TextEncoder().encode(pem))
     for (const app of [appWith(), appWith({}, { jwtSecret: '' })]) {
       for (const token of [unsigned, hmacWithPublicKey]) expect((await client(app, token).get(TOOLS)).status).toBe(401)
     }
@@ -173,6 +180,8 @@ describe('identity-provider tokens', () => {
     const res = await client(app, await idpToken(rsa)).get(TOOLS)
     const body = await res.json()
     expect([res.status, body.code, body.detail]).toEqual([502, 'UPSTREAM_FAILURE', expect.not.stringContaining('127.0.0.1')])
-    expect(log.find('auth.jwks_unavailable')).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ jwksUrl }) })])
+    expect(log.find('auth.jwks_unavailable')).toEqual([
+      expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ jwksUrl }) }),
+    ])
   })
 })

@@ -63,7 +63,13 @@ describe('the Lambda response-streaming adapter', () => {
       isBase64Encoded: true,
     })
     const res = await invokeStreaming(handlerFor(app), ev).response
-    expect(JSON.parse(res.body.toString('utf8'))).toEqual({ q: '1', cookie: 's=1; t=2', body: 'héllo', who: 'Zo%C3%AB', url: 'https://abc.lambda-url.us-east-1.on.aws/echo?q=1' })
+    expect(JSON.parse(res.body.toString('utf8'))).toEqual({
+      q: '1',
+      cookie: 's=1; t=2',
+      body: 'héllo',
+      who: 'Zo%C3%AB',
+      url: 'https://abc.lambda-url.us-east-1.on.aws/echo?q=1',
+    })
   })
 
   it('runs the work after the response once the stream has ended, and ends the invocation only when it is done', async () => {
@@ -115,7 +121,10 @@ describe('the Lambda response-streaming adapter', () => {
       })
       return new Response(body)
     })
-    const { response, done } = invokeStreaming(handlerFor(app, async () => (afterRan = true)), event('GET', '/broken'))
+    const { response, done } = invokeStreaming(
+      handlerFor(app, async () => (afterRan = true)),
+      event('GET', '/broken'),
+    )
     await expect(done).rejects.toThrow('source went away')
     await expect(response).rejects.toThrow('source went away')
     expect(afterRan).toBe(true)

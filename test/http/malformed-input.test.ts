@@ -4,9 +4,31 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { ALL, tokenFor } from '../support/http'
 
-const BODIES = ['', '{', '[]', 'null', '42', '"x"', '{"recipe":5}', '{"recipe":"nope"}', '{"name":5}', '{"name":"whoami","params":[1]}', '{"models":"x"}', '{"models":[5]}',
-  '{"engine":{}}', '{"messages":5}', '{"messages":[{"role":1}]}', '{"instance":1}', '{"value":5}', '{"params":"x"}', 'a: [', '\u0000\u0001', '{"a":' + '['.repeat(5000) + ']'.repeat(5000) + '}',
-  'x: &a [*a]', 'type: scripted\ndescription: d\nparameters: { inputs: [], source: 1 }\n']
+const BODIES = [
+  '',
+  '{',
+  '[]',
+  'null',
+  '42',
+  '"x"',
+  '{"recipe":5}',
+  '{"recipe":"nope"}',
+  '{"name":5}',
+  '{"name":"whoami","params":[1]}',
+  '{"models":"x"}',
+  '{"models":[5]}',
+  '{"engine":{}}',
+  '{"messages":5}',
+  '{"messages":[{"role":1}]}',
+  '{"instance":1}',
+  '{"value":5}',
+  '{"params":"x"}',
+  'a: [',
+  '\u0000\u0001',
+  `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+  'x: &a [*a]',
+  'type: scripted\ndescription: d\nparameters: { inputs: [], source: 1 }\n',
+]
 
 describe('malformed input', () => {
   it('never answers 5xx on any body-taking route, whatever the body', async () => {
@@ -33,7 +55,8 @@ describe('malformed input', () => {
     for (const [method, path] of routes) {
       for (const body of BODIES) {
         const res = await app.request(path, { method, headers, body })
-        if (res.status >= 500) failures.push(`${res.status} ${method} ${path} ${JSON.stringify(body).slice(0, 40)}: ${(await res.text()).slice(0, 120)}`)
+        if (res.status >= 500)
+          failures.push(`${res.status} ${method} ${path} ${JSON.stringify(body).slice(0, 40)}: ${(await res.text()).slice(0, 120)}`)
       }
     }
     expect(failures).toEqual([])

@@ -4,15 +4,16 @@
  * content-length, and the Lambda response-streaming adapter (functions/http/lambda-streaming.ts) as
  * the same bytes. A non-ASCII description tells bytes from characters.
  */
-import { serve } from '@hono/node-server'
+
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { lambdaRuntime, streamingLambdaHandler } from '../../functions/http/lambda-streaming'
 import { installLambdaRuntime } from '../../scripts/lambda-streaming-runtime.mjs'
-import { bufferedInvoker, lambdaFetch, type LambdaResult } from '../support/aws'
+import { bufferedInvoker, type LambdaResult, lambdaFetch } from '../support/aws'
 import { client, tokenFor } from '../support/http'
 
 const base = '/brain/acme/projects/p1'
@@ -29,7 +30,10 @@ beforeAll(async () => {
   app = createApp(createMemoryDeps())
   token = await tokenFor('acme')
   const api = client(app, token)
-  const put = await api.put(`${base}/server-tools/weather`, `type: doc_lookup\ndescription: ${DESCRIPTION}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`)
+  const put = await api.put(
+    `${base}/server-tools/weather`,
+    `type: doc_lookup\ndescription: ${DESCRIPTION}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`,
+  )
   expect(put.status).toBe(201)
   const spawned = await api.post(`${base}/processes`, {})
   expect(spawned.status).toBe(201)
@@ -66,11 +70,13 @@ describe('the manifest over each transport', () => {
     installLambdaRuntime()
     const h = bufferedInvoker(streamingLambdaHandler(app, lambdaRuntime(), async () => {}))
     const results: LambdaResult[] = []
-    const fetchLambda = lambdaFetch([async (event, context) => {
-      const result = await h(event, context)
-      results.push(result)
-      return result
-    }])
+    const fetchLambda = lambdaFetch([
+      async (event, context) => {
+        const result = await h(event, context)
+        results.push(result)
+        return result
+      },
+    ])
     for (let i = 0; i < 2; i++) {
       const res = await fetchLambda(`https://abc123.lambda-url.us-east-1.on.aws${path}`, { headers: { authorization: `Bearer ${token}` } })
       expect(res.status).toBe(200)

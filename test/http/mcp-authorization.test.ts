@@ -3,13 +3,14 @@
  * client against the app on 127.0.0.1: a 401 leads to the RFC 9728 metadata, the metadata names
  * the authorization server, and a token from the identity provider opens an MCP session.
  */
+
+import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
-import { idpToken, ISSUER, JwksServer, type SigningKey, signingKey } from '../support/jwks'
+import { ISSUER, idpToken, JwksServer, type SigningKey, signingKey } from '../support/jwks'
 import { connectMcp } from '../support/mcp'
 
 const jwks = new JwksServer()
@@ -17,11 +18,20 @@ let key: SigningKey
 let server: ReturnType<typeof serve>
 let mcpUrl: string
 
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+}
 const postInitialize = (token?: string) =>
   fetch(mcpUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify(INITIALIZE),
   })
 
@@ -29,7 +39,11 @@ beforeAll(async () => {
   await jwks.start()
   key = await signingKey('rsa-1', 'RS256')
   jwks.published = [key]
-  server = serve({ fetch: createApp(createMemoryDeps({ auth: { identityProvider: jwks.settings() } })).fetch, port: 0, hostname: '127.0.0.1' })
+  server = serve({
+    fetch: createApp(createMemoryDeps({ auth: { identityProvider: jwks.settings() } })).fetch,
+    port: 0,
+    hostname: '127.0.0.1',
+  })
   await new Promise<void>((r) => server.once('listening', () => r()))
   mcpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/brain/acme/projects/p1/mcp`
 })
@@ -39,7 +53,7 @@ afterAll(async () => {
 })
 
 describe('MCP authorization', () => {
-  it("leads the SDK from a 401 to the protected-resource metadata of the endpoint and its authorization server", async () => {
+  it('leads the SDK from a 401 to the protected-resource metadata of the endpoint and its authorization server', async () => {
     const res = await postInitialize()
     expect(res.status).toBe(401)
     const { resourceMetadataUrl } = extractWWWAuthenticateParams(res)

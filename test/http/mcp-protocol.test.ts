@@ -3,8 +3,9 @@
  * as raw HTTP against a real server on 127.0.0.1: parse errors, unknown methods, bad params,
  * notifications, Accept, MCP-Protocol-Version, GET and DELETE, and sessions bound to a subject.
  */
-import { serve } from '@hono/node-server'
+
 import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -20,7 +21,12 @@ let readOnly: string
 const clock = new ManualClock()
 
 const ACCEPT = 'application/json, text/event-stream'
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+}
 
 function post(body: unknown, headers: Record<string, string> = {}, auth = token, target = url) {
   return fetch(target, {
@@ -35,7 +41,10 @@ async function session(): Promise<string> {
   expect(res.status).toBe(200)
   const id = res.headers.get('mcp-session-id')!
   expect(id).toBeTruthy()
-  expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' })).status).toBe(202)
+  expect(
+    (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }))
+      .status,
+  ).toBe(202)
   return id
 }
 const inSession = (id: string, version = '2025-11-25') => ({ 'mcp-session-id': id, 'mcp-protocol-version': version })
@@ -85,15 +94,27 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(await bad.json()).toMatchObject({ id: 1, error: { code: -32602 } })
     expect(bad.headers.get('mcp-session-id')).toBeNull() // nothing spawned for it
     const id = await session()
-    expect(await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 5 } }, inSession(id))).json()).toMatchObject({ id: 2, error: { code: -32602 } })
-    expect(await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'made-up' } }, inSession(id))).json()).toMatchObject({ id: 3, error: { code: -32602 } })
+    expect(await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 5 } }, inSession(id))).json()).toMatchObject({
+      id: 2,
+      error: { code: -32602 },
+    })
+    expect(
+      await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'made-up' } }, inSession(id))).json(),
+    ).toMatchObject({ id: 3, error: { code: -32602 } })
     const call = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: {} } }, inSession(id))
     expect(await call.text()).toMatch(/"id":4,"error":\{"code":-32602/)
   })
 
   it('answers a 2025-03-26 batch with one response per request, in the same answers as lone requests', async () => {
     const id = await session()
-    const res = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } }], inSession(id, '2025-03-26'))
+    const res = await post(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 2, method: 'ping' },
+        { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 'x' } },
+      ],
+      inSession(id, '2025-03-26'),
+    )
     expect(res.status).toBe(200)
     const answers = (await res.json()) as { id: number; result?: { tools?: { name: string }[] }; error?: { code: number } }[]
     const lone = (await (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).json()) as { result: unknown }
@@ -104,7 +125,11 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
 
   it('answers a ping', async () => {
     const id = await session()
-    expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} })
+    expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      result: {},
+    })
   })
 })
 
@@ -126,7 +151,9 @@ describe('Streamable HTTP rules', () => {
 
   it('answers 415 to a body that is not application/json', async () => {
     const id = await session()
-    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...inSession(id), 'content-type': 'text/plain' })).status).toBe(415)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...inSession(id), 'content-type': 'text/plain' })).status).toBe(
+      415,
+    )
   })
 
   it('answers 400 to an MCP-Protocol-Version it does not serve, and assumes 2025-03-26 without one', async () => {
@@ -181,15 +208,30 @@ describe('sessions', () => {
   })
 
   it('answers 404 to an unknown or malformed session id', async () => {
-    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession('00000000-0000-0000-0000-000000000000'))).status).toBe(404)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession('00000000-0000-0000-0000-000000000000'))).status).toBe(
+      404,
+    )
     expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession('../../etc'))).status).toBe(404)
   })
 
   it('answers 404 to another subject’s token, even in the same tenant, and lets it do nothing', async () => {
     const id = await session()
-    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), otherSubject)).status).toBe(404)
-    expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${otherSubject}`, ...inSession(id) } })).status).toBe(404)
-    expect((await fetch(`${base}/processes/${id}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${otherSubject}`, 'content-type': 'application/json', accept: ACCEPT }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })).status).toBe(404)
+    expect(
+      (await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), otherSubject))
+        .status,
+    ).toBe(404)
+    expect((await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${otherSubject}`, ...inSession(id) } })).status).toBe(
+      404,
+    )
+    expect(
+      (
+        await fetch(`${base}/processes/${id}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${otherSubject}`, 'content-type': 'application/json', accept: ACCEPT },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        })
+      ).status,
+    ).toBe(404)
     expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).status).toBe(200)
   })
 
@@ -210,11 +252,18 @@ describe('sessions', () => {
   it('needs tools:invoke to start a session or call a tool; tools:read may list', async () => {
     const id = await session()
     expect((await post(INIT, {}, readOnly)).status).toBe(403)
-    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), readOnly)).status).toBe(403)
+    expect(
+      (await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, inSession(id), readOnly))
+        .status,
+    ).toBe(403)
   })
 
   it('answers 401 without a token', async () => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: JSON.stringify(INIT) })
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT },
+      body: JSON.stringify(INIT),
+    })
     expect(res.status).toBe(401)
   })
 

@@ -31,7 +31,13 @@ describe('packs that fail to expand', () => {
     expect((await api.put(`${base}/server-tools/pets`, missingSpec)).status).toBe(201)
     const listing = await (await api.get(`${base}/server-tools`)).json()
     expect(listing.tools.map((t: { name: string }) => t.name)).toContain('pets')
-    expect(listing.problems).toEqual([expect.objectContaining({ name: 'pets', source: 'project', message: expect.stringContaining("the spec document 'apis/missing.yaml' does not exist") })])
+    expect(listing.problems).toEqual([
+      expect.objectContaining({
+        name: 'pets',
+        source: 'project',
+        message: expect.stringContaining("the spec document 'apis/missing.yaml' does not exist"),
+      }),
+    ])
   })
 
   it('are reported in the spawn’s warnings, and the process is spawned without their tools', async () => {
@@ -50,7 +56,9 @@ describe('packs that fail to expand', () => {
     await api.put(`${base}/server-tools/big`, 'type: over_budget_pack\ndescription: Big\nparameters:\n  ops: [a]\n')
     for (let i = 0; i < 3; i++) {
       const { problems } = await (await api.get(`${base}/server-tools`)).json()
-      expect(problems.map((p: { name: string; message: string }) => [p.name, p.message])).toEqual([['big', 'could not be expanded: the catalog has 900 operations; a pack may have at most 500']])
+      expect(problems.map((p: { name: string; message: string }) => [p.name, p.message])).toEqual([
+        ['big', 'could not be expanded: the catalog has 900 operations; a pack may have at most 500'],
+      ])
     }
     expect(expansions).toBe(1)
     await api.put(`${base}/server-tools/big`, 'type: over_budget_pack\ndescription: Bigger\nparameters:\n  ops: [a]\n')

@@ -14,7 +14,8 @@ import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
 const base = '/brain/acme/projects/p1'
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/provider-tools/${name}`, import.meta.url), 'utf8'))
 const ajv = new Ajv({ allErrors: true, strict: false })
 
@@ -22,7 +23,9 @@ let api: ReturnType<typeof client>
 let log: MemoryLogger
 let clock: ManualClock
 
-function makeApp(shared: { store?: MemoryDocumentStore; processStore?: MemoryProcessStore; observedLimitStore?: MemoryObservedLimitStore } = {}) {
+function makeApp(
+  shared: { store?: MemoryDocumentStore; processStore?: MemoryProcessStore; observedLimitStore?: MemoryObservedLimitStore } = {},
+) {
   return createApp(createMemoryDeps({ extraFactories: [echoPackFactory], log, clock, ...shared }))
 }
 
@@ -42,7 +45,8 @@ const manifest = async (id: string, query = '') => {
   expect(res.status, await res.clone().text()).toBe(200)
   return res.json()
 }
-const callTool = async (id: string, name: string, params: unknown = {}) => (await api.post(`${base}/processes/${id}/tool-calls`, { name, params })).json()
+const callTool = async (id: string, name: string, params: unknown = {}) =>
+  (await api.post(`${base}/processes/${id}/tool-calls`, { name, params })).json()
 const putDoc = (path: string, body: string, project = 'p1') => api.put(`/brain/acme/projects/${project}/documents/${path}`, body)
 
 describe('POST /processes (spawn)', () => {
@@ -52,7 +56,14 @@ describe('POST /processes (spawn)', () => {
     expect(res.status).toBe(201)
     const body = await res.json()
     expect(res.headers.get('location')).toBe(`${base}/processes/${body.id}`)
-    expect(body).toMatchObject({ recipe: 'default', engine: 'default', role: 'default', models: ['openai/gpt-4o'], warnings: [], activationTtlSeconds: 900 })
+    expect(body).toMatchObject({
+      recipe: 'default',
+      engine: 'default',
+      role: 'default',
+      models: ['openai/gpt-4o'],
+      warnings: [],
+      activationTtlSeconds: 900,
+    })
     expect(body.allowed).toContain('weather')
     expect((await api.get(`${base}/processes/${body.id}`)).status).toBe(200)
   })
@@ -95,21 +106,33 @@ describe('PUT documents: recipes, engines and the model catalog are checked on w
 
 describe('GET /processes/{id}/manifest', () => {
   it('answers tools (alphabetical), both discovery blocks, promptHints and budget facts', async () => {
-    await api.put(`${base}/server-tools/weather`, doc('Current weather for a city. Uses a public API.', 'primary: true\npromptHint: Prefer weather for forecasts.\n'))
+    await api.put(
+      `${base}/server-tools/weather`,
+      doc('Current weather for a city. Uses a public API.', 'primary: true\npromptHint: Prefer weather for forecasts.\n'),
+    )
     await api.put(`${base}/server-tools/stocks`, doc('Quotes for a ticker.', 'searchHint: stock quotes by ticker\n'))
-    await api.put(`${base}/server-tools/crm`, 'type: echo_pack\ndescription: CRM\npromptHint: Customer records live in crm.\nparameters:\n  ops: [find]\n')
+    await api.put(
+      `${base}/server-tools/crm`,
+      'type: echo_pack\ndescription: CRM\npromptHint: Customer records live in crm.\nparameters:\n  ops: [find]\n',
+    )
     await putDoc('engines/e.yaml', 'allowedTools: [weather, stocks, "@echo"]\n')
     await putDoc('recipes/r.yaml', 'engine: e\nmodels: [openai/gpt-4o]\n')
     const p = await spawn({ recipe: 'r' })
     const m = await manifest(p.id)
     expect(Object.keys(m)).toEqual(['tools', 'discoveryBlock', 'demotedDiscoveryBlock', 'promptHints', 'budget'])
     expect(m.tools.map((t: { name: string }) => t.name)).toEqual(['tool_description', 'tool_list', 'weather'])
-    expect(m.tools[2]).toEqual({ name: 'weather', description: 'Current weather for a city. Uses a public API.', inputSchema: { type: 'object', properties: {}, additionalProperties: false } })
+    expect(m.tools[2]).toEqual({
+      name: 'weather',
+      description: 'Current weather for a city. Uses a public API.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    })
     expect(m.promptHints).toEqual(['Prefer weather for forecasts.'])
     expect(m.budget).toEqual({ limit: 128, reserved: 1, effective: 127, demoted: 0, demotedFamilies: [] })
     expect(m.demotedDiscoveryBlock).toBe('')
     expect(m.discoveryBlock).toContain('call `tool_description(names=[…])` with every candidate')
-    expect(m.discoveryBlock).toContain('- `stocks` — stock quotes by ticker\n\n### crm\nCustomer records live in crm.\n- `crm__find` — echo find\n')
+    expect(m.discoveryBlock).toContain(
+      '- `stocks` — stock quotes by ticker\n\n### crm\nCustomer records live in crm.\n- `crm__find` — echo find\n',
+    )
   })
 
   it('takes the minimum over the whole model chain', async () => {
@@ -136,7 +159,12 @@ describe('GET /processes/{id}/manifest', () => {
 
   it('changes the demoted block while the static block stays byte-identical when only the ranking moved', async () => {
     await putDoc('models/tiny/_provider.yaml', 'maxTools: 5\n', '_tenant')
-    for (const [name, primary] of [['alpha_one', true], ['beta_one', true], ['gamma_one', true], ['delta', false]] as const) {
+    for (const [name, primary] of [
+      ['alpha_one', true],
+      ['beta_one', true],
+      ['gamma_one', true],
+      ['delta', false],
+    ] as const) {
       await api.put(`${base}/server-tools/${name}`, doc(`The ${name} tool.`, primary ? 'primary: true\n' : ''))
     }
     await putDoc('engines/e.yaml', 'allowedTools: [alpha_one, beta_one, gamma_one, delta]\n')
@@ -145,8 +173,14 @@ describe('GET /processes/{id}/manifest', () => {
     const first = await manifest(p.id)
     expect(first.tools.map((t: { name: string }) => t.name)).toEqual(['alpha_one', 'beta_one', 'tool_description', 'tool_list'])
     expect(first.demotedDiscoveryBlock).toContain('- `gamma_one` — The gamma_one tool.')
-    expect(log.find('surface.budget_demoted')[0]).toMatchObject({ level: 'info', fields: { demoted: 1, families: [{ family: 'gamma', count: 1 }] } })
-    expect(log.lines.find((l) => l.event === 'surface.budget_demoted_names')).toMatchObject({ level: 'debug', fields: { names: ['gamma_one'] } })
+    expect(log.find('surface.budget_demoted')[0]).toMatchObject({
+      level: 'info',
+      fields: { demoted: 1, families: [{ family: 'gamma', count: 1 }] },
+    })
+    expect(log.lines.find((l) => l.event === 'surface.budget_demoted_names')).toMatchObject({
+      level: 'debug',
+      fields: { names: ['gamma_one'] },
+    })
     expect((await callTool(p.id, 'gamma_one')).isError).toBe(false)
     const second = await manifest(p.id)
     expect(second.tools.map((t: { name: string }) => t.name)).toEqual(['alpha_one', 'gamma_one', 'tool_description', 'tool_list'])
@@ -182,7 +216,10 @@ describe('GET /processes/{id}/manifest', () => {
     check('anthropic-messages-tools.schema.json', deferred.tools)
     check('mcp-tools.schema.json', mcp.tools)
     for (const t of mcp.tools) expect(ToolSchema.safeParse(t).success).toBe(true)
-    expect(openai.tools.find((t: { function: { name: string } }) => t.function.name === 'crm__find')).toMatchObject({ type: 'function', function: { parameters: { type: 'object' } } })
+    expect(openai.tools.find((t: { function: { name: string } }) => t.function.name === 'crm__find')).toMatchObject({
+      type: 'function',
+      function: { parameters: { type: 'object' } },
+    })
     expect(anthropic.tools.some((t: { defer_loading?: boolean }) => t.defer_loading)).toBe(false)
     expect(deferred.tools.find((t: { name: string }) => t.name === 'stocks')).toMatchObject({ defer_loading: true })
     expect(deferred.tools.find((t: { name: string }) => t.name === 'weather')).not.toHaveProperty('defer_loading')
@@ -197,9 +234,18 @@ describe('POST /processes/{id}/tool-calls', () => {
     await putDoc('engines/e.yaml', 'allowedTools: [whoami]\n')
     await putDoc('recipes/r.yaml', 'engine: e\n')
     const p = await spawn({ recipe: 'r' })
-    expect(await callTool(p.id, 'whoami')).toEqual({ isError: false, content: { tenant: 'acme', project: 'p1', subject: 'alice@example.test', processId: p.id } })
-    expect(await callTool(p.id, 'doc_errors')).toMatchObject({ isError: true, content: { message: "Unknown tool 'doc_errors'. Call tool_list to see the tools you can use." } })
-    expect(await callTool(p.id, 'tool_list')).toEqual({ isError: false, content: { count: 3, inContext: ['tool_description', 'tool_list', 'whoami'], available: [] } })
+    expect(await callTool(p.id, 'whoami')).toEqual({
+      isError: false,
+      content: { tenant: 'acme', project: 'p1', subject: 'alice@example.test', processId: p.id },
+    })
+    expect(await callTool(p.id, 'doc_errors')).toMatchObject({
+      isError: true,
+      content: { message: "Unknown tool 'doc_errors'. Call tool_list to see the tools you can use." },
+    })
+    expect(await callTool(p.id, 'tool_list')).toEqual({
+      isError: false,
+      content: { count: 3, inContext: ['tool_description', 'tool_list', 'whoami'], available: [] },
+    })
   })
 
   it('hands the request’s signal to the running tool, so a client that goes away ends the call', async () => {
@@ -256,10 +302,21 @@ describe('POST /processes/{id}/diagnostics/empty-response', () => {
 
   it('says blank when no known tool was named, and never diagnoses finishReason length', async () => {
     const p = await spawn()
-    const blank = await (await api.post(`${base}/processes/${p.id}/diagnostics/empty-response`, { messages: [{ role: 'user', content: 'hello there' }], offeredTools: [] })).json()
+    const blank = await (
+      await api.post(`${base}/processes/${p.id}/diagnostics/empty-response`, {
+        messages: [{ role: 'user', content: 'hello there' }],
+        offeredTools: [],
+      })
+    ).json()
     expect(blank).toEqual({ kind: 'blank', phantoms: [] })
     expect(log.find('llm.diagnostic').map((l) => [l.level, l.fields.kind])).toEqual([['warn', 'blank']])
-    const length = await (await api.post(`${base}/processes/${p.id}/diagnostics/empty-response`, { messages: [{ role: 'user', content: 'use whoami' }], offeredTools: [], finishReason: 'length' })).json()
+    const length = await (
+      await api.post(`${base}/processes/${p.id}/diagnostics/empty-response`, {
+        messages: [{ role: 'user', content: 'use whoami' }],
+        offeredTools: [],
+        finishReason: 'length',
+      })
+    ).json()
     expect(length).toMatchObject({ kind: 'skipped', phantoms: [] })
     expect(log.find('llm.diagnostic')).toHaveLength(1)
     expect((await api.post(`${base}/processes/${p.id}/diagnostics/empty-response`, { messages: 'x' })).status).toBe(400)
@@ -270,36 +327,70 @@ describe('POST /models/observed-limits', () => {
   const rejection = "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 163 instead."
 
   it('learns the limit from a rejection and applies it on the next manifest in another app instance', async () => {
-    const shared = { store: new MemoryDocumentStore(clock), processStore: new MemoryProcessStore(), observedLimitStore: new MemoryObservedLimitStore() }
+    const shared = {
+      store: new MemoryDocumentStore(clock),
+      processStore: new MemoryProcessStore(),
+      observedLimitStore: new MemoryObservedLimitStore(),
+    }
     const token = await tokenFor('acme')
     const a = client(makeApp(shared), token)
     const b = client(makeApp(shared), token)
     await a.put('/brain/acme/projects/_tenant/documents/models/cortecs/_provider.yaml', 'wireType: openai\n')
     const p = await (await a.post(`${base}/processes`, { models: ['cortecs/glm-5'] })).json()
     expect((await (await b.get(`${base}/processes/${p.id}/manifest`)).json()).budget.limit).toBe(null)
-    const learned = await a.post('/brain/acme/models/observed-limits', { instance: 'cortecs', model: 'glm-5', errorMessage: rejection.replace('128', '96'), requestedToolCount: 163 })
-    expect(await learned.json()).toMatchObject({ learned: true, observed: 96, limit: 96, model: 'cortecs/glm-5', advice: expect.stringContaining("'maxTools: 96'") })
+    const learned = await a.post('/brain/acme/models/observed-limits', {
+      instance: 'cortecs',
+      model: 'glm-5',
+      errorMessage: rejection.replace('128', '96'),
+      requestedToolCount: 163,
+    })
+    expect(await learned.json()).toMatchObject({
+      learned: true,
+      observed: 96,
+      limit: 96,
+      model: 'cortecs/glm-5',
+      advice: expect.stringContaining("'maxTools: 96'"),
+    })
     expect(log.find('model.tool_limit_learned')[0]).toMatchObject({ level: 'warn' })
     expect((await (await b.get(`${base}/processes/${p.id}/manifest`)).json()).budget).toMatchObject({ limit: 96, effective: 95 })
   })
 
   it('keys a learned limit case-insensitively: learned for CORTECS/GLM-5, it applies to cortecs/glm-5', async () => {
     await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/_provider.yaml', 'wireType: openai\n')
-    const learned = await api.post('/brain/acme/models/observed-limits', { instance: ' CORTECS ', model: 'GLM-5 ', errorMessage: rejection.replace('128', '64') })
+    const learned = await api.post('/brain/acme/models/observed-limits', {
+      instance: ' CORTECS ',
+      model: 'GLM-5 ',
+      errorMessage: rejection.replace('128', '64'),
+    })
     expect(learned.status).toBe(200)
     expect(await learned.json()).toMatchObject({ learned: true, limit: 64, model: 'cortecs/GLM-5' })
     const p = await (await api.post(`${base}/processes`, { models: ['cortecs/glm-5'] })).json()
     expect((await (await api.get(`${base}/processes/${p.id}/manifest`)).json()).budget.limit).toBe(64)
-    const again = await (await api.post('/brain/acme/models/observed-limits', { instance: 'cortecs', model: 'glm-5', errorMessage: rejection.replace('128', '80') })).json()
+    const again = await (
+      await api.post('/brain/acme/models/observed-limits', {
+        instance: 'cortecs',
+        model: 'glm-5',
+        errorMessage: rejection.replace('128', '80'),
+      })
+    ).json()
     expect(again).toMatchObject({ learned: false, previous: 64, limit: 64 })
   })
 
   it('keeps the minimum and says why nothing was learned', async () => {
-    const post = async (errorMessage: string) => (await api.post('/brain/acme/models/observed-limits', { instance: 'openai', model: 'gpt-4o', errorMessage, requestedToolCount: 163 })).json()
+    const post = async (errorMessage: string) =>
+      (
+        await api.post('/brain/acme/models/observed-limits', { instance: 'openai', model: 'gpt-4o', errorMessage, requestedToolCount: 163 })
+      ).json()
     expect(await post(rejection)).toMatchObject({ learned: true, limit: 128 })
     expect(await post(rejection.replace('128', '200'))).toMatchObject({ learned: false, limit: 128, previous: 128 })
-    expect(await post('Too many tools were provided')).toMatchObject({ learned: false, reason: expect.stringContaining('set maxTools for this model') })
-    expect(await post('rate limit exceeded')).toMatchObject({ learned: false, reason: expect.stringContaining('not a tool-count rejection') })
+    expect(await post('Too many tools were provided')).toMatchObject({
+      learned: false,
+      reason: expect.stringContaining('set maxTools for this model'),
+    })
+    expect(await post('rate limit exceeded')).toMatchObject({
+      learned: false,
+      reason: expect.stringContaining('not a tool-count rejection'),
+    })
     expect((await api.post('/brain/acme/models/observed-limits', { instance: 'openai' })).status).toBe(400)
   })
 })

@@ -47,7 +47,13 @@ describe('protected-resource metadata', () => {
 
   it('answers 404 for paths that are no resource', async () => {
     const app = withIdp()
-    for (const suffix of ['/brain/Acme', '/brain/acme/projects/p1/server-tools', '/brain/acme/projects/p1/mcp/extra', '/other', '/brain/acme/projects/p1/processes/a%22b/mcp']) {
+    for (const suffix of [
+      '/brain/Acme',
+      '/brain/acme/projects/p1/server-tools',
+      '/brain/acme/projects/p1/mcp/extra',
+      '/other',
+      '/brain/acme/projects/p1/processes/a%22b/mcp',
+    ]) {
       const res = await app.request(`/.well-known/oauth-protected-resource${suffix}`)
       expect(res.status, suffix).toBe(404)
     }

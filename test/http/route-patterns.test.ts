@@ -12,14 +12,18 @@ import { client, tokenFor } from '../support/http'
 describe('route patterns', () => {
   it('never combine a parameter with a wildcard, in routes or middleware', () => {
     const app = createApp(createMemoryDeps())
-    const unmatched = app.routes.filter((r) => /\/:\w+/.test(r.path) && /\*/.test(r.path.replace(/\{[^}]*\}/g, ''))).map((r) => `${r.method} ${r.path}`)
+    const unmatched = app.routes
+      .filter((r) => /\/:\w+/.test(r.path) && /\*/.test(r.path.replace(/\{[^}]*\}/g, '')))
+      .map((r) => `${r.method} ${r.path}`)
     expect(unmatched).toEqual([])
   })
 
   it('answer each method on a document path, nested folders included', async () => {
     const app = createApp(createMemoryDeps())
     const api = client(app, await tokenFor('acme', 'tools:read tools:write'))
-    expect((await api.put('/brain/acme/projects/p1/documents/notes/deep/a.md', '# a', { 'content-type': 'text/markdown' })).status).toBe(201)
+    expect((await api.put('/brain/acme/projects/p1/documents/notes/deep/a.md', '# a', { 'content-type': 'text/markdown' })).status).toBe(
+      201,
+    )
     expect(await (await api.get('/brain/acme/projects/p1/documents/notes/deep/a.md')).text()).toBe('# a')
     expect((await api.delete('/brain/acme/projects/p1/documents/notes/deep/a.md')).status).toBe(204)
     expect((await api.get('/brain/acme/projects/p1/documents/notes/deep/a.md')).status).toBe(404)

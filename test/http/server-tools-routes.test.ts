@@ -6,7 +6,8 @@ import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
 const base = '/brain/acme/projects/p1'
-const yaml = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const yaml = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 let api: ReturnType<typeof client>
 let app: ReturnType<typeof createApp>
 
@@ -25,7 +26,11 @@ describe('server-tool routes', () => {
   })
 
   it('accepts a JSON body as well as YAML', async () => {
-    const res = await api.put(`${base}/server-tools/json_doc`, { type: 'doc_lookup', description: 'From JSON', parameters: { path: 'documents/a.md' } })
+    const res = await api.put(`${base}/server-tools/json_doc`, {
+      type: 'doc_lookup',
+      description: 'From JSON',
+      parameters: { path: 'documents/a.md' },
+    })
     expect(res.status).toBe(201)
   })
 
@@ -60,7 +65,9 @@ describe('server-tool routes', () => {
     expect(res.status).toBe(422)
     const body = await res.json()
     expect(body).toMatchObject({ status: 422, code: 'INVALID_CONFIG' })
-    expect(body.errors).toEqual([expect.objectContaining({ pointer: '/enabled', line: 5, message: 'enabled must be a boolean, got string (line 5)' })])
+    expect(body.errors).toEqual([
+      expect.objectContaining({ pointer: '/enabled', line: 5, message: 'enabled must be a boolean, got string (line 5)' }),
+    ])
   })
 
   it('answers 422 listing the known types for an unknown type', async () => {
@@ -126,7 +133,9 @@ describe('server-tool routes', () => {
   it('shows disabled tools only with includeDisabled=true', async () => {
     await api.put(`${base}/server-tools/off`, yaml('off', 'enabled: false\n'))
     expect((await (await api.get(`${base}/server-tools`)).json()).tools.map((t: { name: string }) => t.name)).not.toContain('off')
-    expect((await (await api.get(`${base}/server-tools?includeDisabled=true`)).json()).tools.map((t: { name: string }) => t.name)).toContain('off')
+    expect(
+      (await (await api.get(`${base}/server-tools?includeDisabled=true`)).json()).tools.map((t: { name: string }) => t.name),
+    ).toContain('off')
   })
 
   it('deletes with 204 and then answers 404', async () => {
@@ -155,7 +164,12 @@ describe('server-tool routes', () => {
   it('describes its routes in /openapi.json', async () => {
     const doc: any = await (await app.request('/openapi.json')).json()
     expect(doc.openapi).toBe('3.1.0')
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/brain/{tenant}/projects/{project}/server-tools/{name}', '/brain/{tenant}/projects/{project}/tools/{name}/invoke']))
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/brain/{tenant}/projects/{project}/server-tools/{name}',
+        '/brain/{tenant}/projects/{project}/tools/{name}/invoke',
+      ]),
+    )
   })
 })
 
@@ -164,8 +178,15 @@ describe('documents routes', () => {
     const res = await api.put(`${base}/documents/scripts/x.js`, '1 + 1', { 'content-type': 'text/javascript' })
     expect([res.status, res.headers.get('etag')]).toEqual([201, '"1"'])
     const got = await api.get(`${base}/documents/scripts/x.js`)
-    expect([got.status, await got.text(), got.headers.get('x-document-source'), got.headers.get('etag')]).toEqual([200, '1 + 1', 'project', '"1"'])
-    expect((await api.put(`${base}/documents/scripts/x.js`, '2', { 'content-type': 'text/javascript', 'if-match': '"7"' })).status).toBe(412)
+    expect([got.status, await got.text(), got.headers.get('x-document-source'), got.headers.get('etag')]).toEqual([
+      200,
+      '1 + 1',
+      'project',
+      '"1"',
+    ])
+    expect((await api.put(`${base}/documents/scripts/x.js`, '2', { 'content-type': 'text/javascript', 'if-match': '"7"' })).status).toBe(
+      412,
+    )
   })
 
   it('reads a bundled document through the cascade', async () => {
@@ -192,7 +213,12 @@ describe('documents routes', () => {
     await api.put(`${base}/documents/scripts/a.js`, 'return 1', { 'content-type': 'text/javascript' })
     await api.put(`${base}/documents/scripts/a.js`, 'return 2', { 'content-type': 'text/javascript' })
     const meta = (await (await api.get(`${base}/documents?prefix=scripts/`)).json()).documents[0]
-    expect(meta).toMatchObject({ path: 'scripts/a.js', version: 2, sha256: createHash('sha256').update('return 2').digest('hex'), bytes: 8 })
+    expect(meta).toMatchObject({
+      path: 'scripts/a.js',
+      version: 2,
+      sha256: createHash('sha256').update('return 2').digest('hex'),
+      bytes: 8,
+    })
     expect(meta).not.toHaveProperty('body')
     const full = (await (await api.get(`${base}/documents?prefix=scripts/&bodies=true`)).json()).documents[0]
     expect(full.body).toBe('return 2')
@@ -237,7 +263,12 @@ describe('invoke route', () => {
     expect(missing.isError).toBe(true)
     expect(missing.content.message).toContain("'documents/notes.md'")
     await api.put(`${base}/documents/documents/notes.md`, 'first', { 'content-type': 'text/markdown' })
-    expect((await (await api.post(`${base}/tools/notes/invoke`, {})).json()).content).toEqual({ path: 'documents/notes.md', content: 'first', chars: 5, source: 'project' })
+    expect((await (await api.post(`${base}/tools/notes/invoke`, {})).json()).content).toEqual({
+      path: 'documents/notes.md',
+      content: 'first',
+      chars: 5,
+      source: 'project',
+    })
     await api.put(`${base}/documents/documents/notes.md`, 'second!', { 'content-type': 'text/markdown' })
     expect((await (await api.post(`${base}/tools/notes/invoke`, {})).json()).content.content).toBe('second!')
   })
@@ -253,8 +284,16 @@ describe('the OpenAPI document', () => {
   it('describes every route the app serves under /brain', async () => {
     const app = createApp(createMemoryDeps())
     const doc: any = await (await app.request('/openapi.json')).json()
-    const served = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/brain/')).map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}').replace(/\/\*$/, '/{path}')}`))]
-    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
+    const served = [
+      ...new Set(
+        app.routes
+          .filter((r) => r.method !== 'ALL' && r.path.startsWith('/brain/'))
+          .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}').replace(/\/\*$/, '/{path}')}`),
+      ),
+    ]
+    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m} ${path}`),
+    )
     expect(served.filter((r) => !described.includes(r))).toEqual([])
   })
 })

@@ -9,7 +9,8 @@ import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
 const base = '/brain/acme/projects/p1'
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 
 /** A process store that remembers every write, to prove the preview stores nothing. */
 class RecordingProcessStore extends MemoryProcessStore {
@@ -31,7 +32,10 @@ let log: MemoryLogger
 beforeEach(async () => {
   processStore = new RecordingProcessStore()
   log = new MemoryLogger()
-  api = client(createApp(createMemoryDeps({ extraFactories: [echoPackFactory], clock: new ManualClock(), processStore, log })), await tokenFor('acme'))
+  api = client(
+    createApp(createMemoryDeps({ extraFactories: [echoPackFactory], clock: new ManualClock(), processStore, log })),
+    await tokenFor('acme'),
+  )
 })
 
 const putDoc = async (path: string, body: string, project = 'p1') => {
@@ -53,8 +57,14 @@ async function crowdedProject() {
   await putDoc('models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 7\n', '_tenant')
   for (const name of ['alpha_one', 'alpha_two', 'beta_one', 'gamma_one']) await putTool(name, doc(`The ${name} tool.`, 'primary: true\n'))
   await putTool('notes', doc('Notes.'))
-  await putTool('echo', 'type: echo_pack\ndescription: Echo.\nprimary: true\npromptHint: Echo politely.\nparameters:\n  ops: [say, shout]\n  deferredOps: [shout]\n')
-  await putDoc('recipes/crowded.yaml', 'engine: default\nmodels: [tiny/m]\nallowedToolsKeep: [gamma_one]\nallowedToolsDefer: [beta_one]\nallowedToolsDropFirst: ["alpha*"]\nallowedToolsAdd: ["@nothing-has-this"]\n')
+  await putTool(
+    'echo',
+    'type: echo_pack\ndescription: Echo.\nprimary: true\npromptHint: Echo politely.\nparameters:\n  ops: [say, shout]\n  deferredOps: [shout]\n',
+  )
+  await putDoc(
+    'recipes/crowded.yaml',
+    'engine: default\nmodels: [tiny/m]\nallowedToolsKeep: [gamma_one]\nallowedToolsDefer: [beta_one]\nallowedToolsDropFirst: ["alpha*"]\nallowedToolsAdd: ["@nothing-has-this"]\n',
+  )
 }
 
 describe('POST /projects/{p}/surface/preview', () => {
@@ -67,7 +77,14 @@ describe('POST /projects/{p}/surface/preview', () => {
     const manifest = await (await api.get(`${base}/processes/${process.id}/manifest?format=native`)).json()
     expect(seen.manifest).toEqual(manifest)
     expect(seen.manifest.budget.demoted).toBeGreaterThan(0)
-    expect({ recipe: seen.recipe, engine: seen.engine, models: seen.models, allowed: seen.allowed, deferred: seen.deferred, warnings: seen.warnings }).toEqual({
+    expect({
+      recipe: seen.recipe,
+      engine: seen.engine,
+      models: seen.models,
+      allowed: seen.allowed,
+      deferred: seen.deferred,
+      warnings: seen.warnings,
+    }).toEqual({
       recipe: process.recipe,
       engine: process.engine,
       models: process.models,
@@ -106,13 +123,20 @@ describe('POST /projects/{p}/surface/preview', () => {
       { family: 'echo', tools: ['echo__say'], status: 'kept', tier: 'pack' },
       { family: 'alpha', tools: ['alpha_one', 'alpha_two'], status: 'demoted', tier: 'dropFirst' },
       { family: 'beta', tools: ['beta_one'], status: 'deferred', tier: 'builtin' },
-      { family: 'doc', tools: ['doc_discovery', 'doc_errors', 'doc_getting_started', 'doc_scripted_tools', 'doc_tools_overview'], status: 'deferred', tier: 'builtin' },
+      {
+        family: 'doc',
+        tools: ['doc_discovery', 'doc_errors', 'doc_getting_started', 'doc_scripted_tools', 'doc_tools_overview'],
+        status: 'deferred',
+        tier: 'builtin',
+      },
       { family: 'echo', tools: ['echo__shout'], status: 'deferred', tier: 'pack' },
       { family: 'execute', tools: ['execute_javascript'], status: 'deferred', tier: 'builtin' },
       { family: 'notes', tools: ['notes'], status: 'deferred', tier: 'builtin' },
     ])
     expect(seen.manifest.budget).toEqual({ limit: 7, reserved: 1, effective: 6, demoted: 2, demotedFamilies: ['alpha'] })
-    expect(seen.warnings).toEqual(["allowedToolsAdd: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)"])
+    expect(seen.warnings).toEqual([
+      "allowedToolsAdd: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)",
+    ])
   })
 
   it('names the layer each tool comes from and every layer it shadows', async () => {
@@ -160,7 +184,9 @@ describe('provenance in the server-tool views', () => {
     const one = await (await api.get(`${base}/server-tools/doc_errors`)).json()
     expect(one).toMatchObject({ source: 'project', shadows: ['bundled'] })
     const listing = await (await api.get(`${base}/server-tools`)).json()
-    const byName = Object.fromEntries(listing.tools.map((t: { name: string; source: string; shadows: string[] }) => [t.name, { source: t.source, shadows: t.shadows }]))
+    const byName = Object.fromEntries(
+      listing.tools.map((t: { name: string; source: string; shadows: string[] }) => [t.name, { source: t.source, shadows: t.shadows }]),
+    )
     expect(byName).toMatchObject({
       handbook: { source: 'project', shadows: ['tenant'] },
       doc_errors: { source: 'project', shadows: ['bundled'] },

@@ -7,7 +7,9 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { ALL, client, tokenFor } from '../support/http'
 
-const WITHOUT_ADMIN = ALL.split(' ').filter((s) => s !== 'tenant:admin').join(' ')
+const WITHOUT_ADMIN = ALL.split(' ')
+  .filter((s) => s !== 'tenant:admin')
+  .join(' ')
 const ALLOW_LIST = '/brain/acme/projects/_tenant/documents/egress/allow.yaml'
 
 function setup() {
@@ -20,11 +22,17 @@ function tenantLayerWrites(app: ReturnType<typeof createApp>) {
   const seen = new Set<string>()
   for (const r of app.routes) {
     const runtime = /\/projects\/:project\/(processes|mcp)/.test(r.path)
-    if ((r.method === 'PUT' || r.method === 'DELETE') && r.path.startsWith('/brain/:tenant/projects/:project/') && !runtime) seen.add(`${r.method} ${r.path}`)
+    if ((r.method === 'PUT' || r.method === 'DELETE') && r.path.startsWith('/brain/:tenant/projects/:project/') && !runtime)
+      seen.add(`${r.method} ${r.path}`)
   }
   return [...seen].map((route) => {
     const [method, path] = route.split(' ')
-    const concrete = path.replace(':tenant', 'acme').replace(':project', '_tenant').replace(/:name\b/, 'handbook').replace(/\/\*$|\/:path\{\.\+\}$/, '/notes/a.md').replace(/:(\w+)/g, 'x1')
+    const concrete = path
+      .replace(':tenant', 'acme')
+      .replace(':project', '_tenant')
+      .replace(/:name\b/, 'handbook')
+      .replace(/\/\*$|\/:path\{\.\+\}$/, '/notes/a.md')
+      .replace(/:(\w+)/g, 'x1')
     return { route, method, path: concrete }
   })
 }
@@ -33,7 +41,12 @@ describe('the _tenant layer', () => {
   it('refuses every write route without tenant:admin, naming the scope, before the store is touched', async () => {
     const { app, store } = setup()
     const routes = tenantLayerWrites(app)
-    expect(routes.map((r) => r.route)).toEqual(expect.arrayContaining(['PUT /brain/:tenant/projects/:project/server-tools/:name', 'PUT /brain/:tenant/projects/:project/documents/:path{.+}']))
+    expect(routes.map((r) => r.route)).toEqual(
+      expect.arrayContaining([
+        'PUT /brain/:tenant/projects/:project/server-tools/:name',
+        'PUT /brain/:tenant/projects/:project/documents/:path{.+}',
+      ]),
+    )
     const api = client(app, await tokenFor('acme', WITHOUT_ADMIN))
     for (const r of routes) {
       const res = r.method === 'PUT' ? await api.put(r.path, 'type: doc_lookup\ndescription: x\n') : await api.delete(r.path)
@@ -45,7 +58,10 @@ describe('the _tenant layer', () => {
   it('lets tenant:admin write the tenant layer, and reads need no more than tools:read', async () => {
     const { app } = setup()
     const admin = client(app, await tokenFor('acme', 'tools:write tenant:admin'))
-    const put = await admin.put('/brain/acme/projects/_tenant/server-tools/handbook', 'type: doc_lookup\ndescription: Handbook\nparameters:\n  path: documents/getting-started.md\n')
+    const put = await admin.put(
+      '/brain/acme/projects/_tenant/server-tools/handbook',
+      'type: doc_lookup\ndescription: Handbook\nparameters:\n  path: documents/getting-started.md\n',
+    )
     expect(put.status).toBe(201)
     expect((await admin.delete('/brain/acme/projects/_tenant/server-tools/handbook')).status).toBe(204)
     const reader = client(app, await tokenFor('acme', 'tools:read'))
@@ -66,7 +82,9 @@ describe('the _tenant layer', () => {
 
   it('leaves project-layer writes to tools:write alone', async () => {
     const { app } = setup()
-    const res = await client(app, await tokenFor('acme', 'tools:write')).put('/brain/acme/projects/p1/documents/notes/a.md', '# a', { 'content-type': 'text/markdown' })
+    const res = await client(app, await tokenFor('acme', 'tools:write')).put('/brain/acme/projects/p1/documents/notes/a.md', '# a', {
+      'content-type': 'text/markdown',
+    })
     expect(res.status).toBe(201)
   })
 })
@@ -75,7 +93,11 @@ describe('egress/allow.yaml', () => {
   it('needs tenant:admin in any layer and under any spelling of its path', async () => {
     const { app } = setup()
     const api = client(app, await tokenFor('acme', WITHOUT_ADMIN))
-    for (const path of ['/brain/acme/projects/p1/documents/egress/allow.yaml', '/brain/acme/projects/p1/documents/egress//./allow.yaml', '/brain/acme/projects/p1/documents/egress%2Fallow.yaml']) {
+    for (const path of [
+      '/brain/acme/projects/p1/documents/egress/allow.yaml',
+      '/brain/acme/projects/p1/documents/egress//./allow.yaml',
+      '/brain/acme/projects/p1/documents/egress%2Fallow.yaml',
+    ]) {
       const res = await api.put(path, 'hosts: [intranet.example.test]\n')
       expect([res.status, (await res.json()).detail], path).toEqual([403, expect.stringContaining("'tenant:admin'")])
     }

@@ -14,7 +14,8 @@ let deps: ReturnType<typeof createMemoryDeps>
 let api: ReturnType<typeof client>
 let clock: ManualClock
 
-const singleton = (description: string, primary: boolean) => `type: doc_lookup\ndescription: ${description}\nprimary: ${primary}\nparameters:\n  path: documents/getting-started.md\n`
+const singleton = (description: string, primary: boolean) =>
+  `type: doc_lookup\ndescription: ${description}\nprimary: ${primary}\nparameters:\n  path: documents/getting-started.md\n`
 
 async function put(path: string, body: string) {
   const res = await api.put(`${base}/documents/${path}`, body)
@@ -56,7 +57,10 @@ beforeEach(async () => {
   await tool('beta_one', true)
   await tool('beta_two', true)
   await tool('gamma_hidden', false)
-  await put('engines/worker.yaml', 'allowedTools: [alpha_one, alpha_two, beta_one, beta_two, gamma_hidden, whoami, invoke_tool]\nroles: [coding]\n')
+  await put(
+    'engines/worker.yaml',
+    'allowedTools: [alpha_one, alpha_two, beta_one, beta_two, gamma_hidden, whoami, invoke_tool]\nroles: [coding]\n',
+  )
   await put('recipes/coder.yaml', 'engine: worker\n')
   await put('recipes/writer.yaml', 'engine: worker\n')
 })
@@ -137,7 +141,11 @@ describe('the discovery funnel in insights, from the live recipe', () => {
     await deps.usage.flush()
     const [coder] = await (await api.get(insightsPath)).json()
     expect(coder.recommendations).toEqual([
-      { kind: 'promote', family: 'gamma', reason: 'deferred, yet described 3 times and called 3 times: each use costs a tool_description round trip' },
+      {
+        kind: 'promote',
+        family: 'gamma',
+        reason: 'deferred, yet described 3 times and called 3 times: each use costs a tool_description round trip',
+      },
     ])
   })
 })
@@ -158,7 +166,10 @@ describe('measured demand in the budget triage', () => {
   }
 
   it('keeps the first family by name when no demand was measured', async () => {
-    expect(await manifestNames(await spawn('budgeted'))).toEqual({ tools: ['alpha_one', 'alpha_two', 'tool_description', 'tool_list'], demoted: ['beta'] })
+    expect(await manifestNames(await spawn('budgeted'))).toEqual({
+      tools: ['alpha_one', 'alpha_two', 'tool_description', 'tool_list'],
+      demoted: ['beta'],
+    })
   })
 
   it("keeps the family the role demands more, once the role's demand was measured", async () => {
@@ -168,7 +179,10 @@ describe('measured demand in the budget triage', () => {
     await call(busy, 'tool_description', { names: ['beta_two'] })
     await deps.usage.flush()
     clock.advance(5 * 60_000) // past the per-container demand memo
-    expect(await manifestNames(await spawn('budgeted'))).toEqual({ tools: ['beta_one', 'beta_two', 'tool_description', 'tool_list'], demoted: ['alpha'] })
+    expect(await manifestNames(await spawn('budgeted'))).toEqual({
+      tools: ['beta_one', 'beta_two', 'tool_description', 'tool_list'],
+      demoted: ['alpha'],
+    })
   })
 
   it("does not let another role's demand change this role's triage", async () => {

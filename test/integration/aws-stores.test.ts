@@ -10,7 +10,15 @@ import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { blobStoreContract } from '../contract/blob-store.contract'
 import { bodyOfBytes, documentStoreContract, expectCode } from '../contract/document-store.contract'
-import { awsTestClients, freshBlobStore, freshDocumentStore, type FreshDocumentStore, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import {
+  awsTestClients,
+  type FreshDocumentStore,
+  freshBlobStore,
+  freshDocumentStore,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+  uniqueSuffix,
+} from '../support/aws'
 
 documentStoreContract('dynamodb+s3', async (clock) => (await freshDocumentStore({ clock })).store)
 blobStoreContract('s3', freshBlobStore)
@@ -39,10 +47,10 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
     expect(item?.bodyKey).toContain(`@${sha256(body).slice(0, 16)}-`)
     expect((await fresh.blobs.get(item!.bodyKey!)) === body).toBe(true)
 
-    await fresh.store.put({ key, body: body + '!', actor: 'bob' }, { expectedVersion: 1 })
+    await fresh.store.put({ key, body: `${body}!`, actor: 'bob' }, { expectedVersion: 1 })
     const next = await fresh.store.rawItem(key)
     expect(next?.version).toBe(2)
-    expect(next?.bodyKey).toContain(`@${sha256(body + '!').slice(0, 16)}-`)
+    expect(next?.bodyKey).toContain(`@${sha256(`${body}!`).slice(0, 16)}-`)
     // The replaced blob is cleaned up once nothing points at it.
     expect(await fresh.blobs.get(item!.bodyKey!)).toBeUndefined()
   })
@@ -171,7 +179,12 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
         requests++
         req.resume().on('end', () => {
           res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' })
-          res.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${throttleName}`, message: 'Rate of requests exceeds the allowed throughput.' }))
+          res.end(
+            JSON.stringify({
+              __type: `com.amazonaws.dynamodb.v20120810#${throttleName}`,
+              message: 'Rate of requests exceeds the allowed throughput.',
+            }),
+          )
         })
       })
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))

@@ -1,9 +1,10 @@
 /** The process and observed-limit contracts on DynamoDB (dynalite), plus what only the AWS adapters promise. */
-import { rawGetItem } from '../../lib/stores/aws/raw-probes'
+
 import { describe, expect, it } from 'vitest'
 import { DynamoObservedLimitStore, observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore, processesTableSpec } from '../../lib/stores/aws/process-store'
 import { ensureTable } from '../../lib/stores/aws/provision'
+import { rawGetItem } from '../../lib/stores/aws/raw-probes'
 import { observedLimitStoreContract } from '../contract/observed-limit-store.contract'
 import { processStoreContract, sampleProcess } from '../contract/process-store.contract'
 import { awsTestClients, uniqueSuffix } from '../support/aws'

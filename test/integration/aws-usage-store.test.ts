@@ -17,7 +17,17 @@ toolUsageStoreContract('dynamodb', async () => (await freshUsageStore()).store)
 describe('DynamoToolUsageStore on dynalite', () => {
   it('keys an item by <tenant>#<project> and <role>#<tool> and keeps numbers as numbers', async () => {
     const { store } = await freshUsageStore()
-    await store.increment({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read', family: 'file', calls: 3, discoveryHits: 0, listedHits: 1, lastCallAt: '2026-01-01T00:00:00.000Z' })
+    await store.increment({
+      tenant: 'acme',
+      project: 'shop',
+      role: 'coder',
+      tool: 'file_read',
+      family: 'file',
+      calls: 3,
+      discoveryHits: 0,
+      listedHits: 1,
+      lastCallAt: '2026-01-01T00:00:00.000Z',
+    })
     expect(await store.rawItem({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' })).toEqual({
       scope: 'acme#shop',
       roleTool: 'coder#file_read',
@@ -33,7 +43,16 @@ describe('DynamoToolUsageStore on dynalite', () => {
 
   it('sends one UpdateItem per increment', async () => {
     const { store } = await freshUsageStore()
-    await store.increment({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read', family: 'file', calls: 1, discoveryHits: 1, listedHits: 1 })
+    await store.increment({
+      tenant: 'acme',
+      project: 'shop',
+      role: 'coder',
+      tool: 'file_read',
+      family: 'file',
+      calls: 1,
+      discoveryHits: 1,
+      listedHits: 1,
+    })
     expect(store.roundTrips).toBe(1)
   })
 })

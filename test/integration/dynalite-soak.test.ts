@@ -12,10 +12,10 @@ import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startEmulators } from '../../functions/emulators'
 import { ManualClock } from '../../lib/runtime/clock'
+import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
-import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { TEST_CREDENTIALS, TEST_REGION } from '../support/aws'
 
 setFlagsFromString('--expose-gc')
@@ -34,12 +34,30 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 describe('dynalite under a soak', () => {
   it('keeps heap and RSS flat over 3,000 listings on the on-disk store npm start uses', async () => {
     const emulators = await startEmulators({ s3Directory: join(dir, 's3'), dynamoPath: join(dir, 'dynamodb') })
-    const clients = makeAwsClients({ region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: emulators.dynamoEndpoint, s3Endpoint: emulators.s3Endpoint })
+    const clients = makeAwsClients({
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+      dynamoEndpoint: emulators.dynamoEndpoint,
+      s3Endpoint: emulators.s3Endpoint,
+    })
     try {
       await ensureTable(clients.dynamo, documentsTableSpec('soak-documents'))
       await ensureBucket(clients.s3, 'soak-blobs')
-      const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: 'soak-documents', blobs: new S3BlobStore({ s3: clients.s3, bucket: 'soak-blobs' }), clock: new ManualClock() })
-      for (let i = 0; i < 20; i++) await store.put({ key: { scope: 'acme#p1', path: `server-tools/t${i}.yaml` }, body: `type: doc_lookup\\ndescription: ${'x'.repeat(400)}\\n`, actor: 'soak' }, {})
+      const store = new DynamoDocumentStore({
+        dynamo: clients.dynamo,
+        tableName: 'soak-documents',
+        blobs: new S3BlobStore({ s3: clients.s3, bucket: 'soak-blobs' }),
+        clock: new ManualClock(),
+      })
+      for (let i = 0; i < 20; i++)
+        await store.put(
+          {
+            key: { scope: 'acme#p1', path: `server-tools/t${i}.yaml` },
+            body: `type: doc_lookup\\ndescription: ${'x'.repeat(400)}\\n`,
+            actor: 'soak',
+          },
+          {},
+        )
       const list = () => store.list('acme#p1', 'server-tools/')
       for (let i = 0; i < 300; i++) await list() // warm-up: JIT, SDK, level caches
       const before = memory()

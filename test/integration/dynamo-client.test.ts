@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it, inject, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { ManualClock } from '../../lib/runtime/clock'
 import { DynamoClient, type DynamoClientOptions, DynamoError } from '../../lib/stores/aws/dynamo/client'
 import { cachedCredentials } from '../../lib/stores/aws/dynamo/credentials'
@@ -65,8 +65,14 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(text), ...headers })
   res.end(text)
 }
-const awsError = (res: ServerResponse, status: number, type: string, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  json(res, status, { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra }, headers)
+const awsError = (
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) => json(res, status, { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra }, headers)
 
 /** A client on `endpoint` whose waits between attempts are recorded, not slept. */
 function testClient(endpoint: string, over: Partial<DynamoClientOptions> = {}) {
@@ -154,7 +160,10 @@ describe('DynamoClient on dynalite', () => {
     const pageSizes: number[] = []
     let start: Record<string, unknown> | undefined
     do {
-      const page: { Items: { path: string; n: number }[]; LastEvaluatedKey?: Record<string, unknown> } = await dynamo.query<{ path: string; n: number }>({
+      const page: { Items: { path: string; n: number }[]; LastEvaluatedKey?: Record<string, unknown> } = await dynamo.query<{
+        path: string
+        n: number
+      }>({
         TableName: table,
         KeyConditionExpression: '#s = :s',
         ExpressionAttributeNames: { '#s': 'scope' },
@@ -188,7 +197,14 @@ describe('DynamoClient on dynalite', () => {
   it('throws a failed condition as ConditionalCheckFailedException, unretried', async () => {
     const scope = `cond-${uniqueSuffix()}`
     await dynamo.putItem({ TableName: table, Item: { scope, path: 'x', version: 1 } })
-    const err = await rejection(dynamo.putItem({ TableName: table, Item: { scope, path: 'x', version: 2 }, ConditionExpression: 'attribute_not_exists(#p)', ExpressionAttributeNames: { '#p': 'path' } }))
+    const err = await rejection(
+      dynamo.putItem({
+        TableName: table,
+        Item: { scope, path: 'x', version: 2 },
+        ConditionExpression: 'attribute_not_exists(#p)',
+        ExpressionAttributeNames: { '#p': 'path' },
+      }),
+    )
     expect(err.name).toBe('ConditionalCheckFailedException')
     expect(err.$metadata).toMatchObject({ httpStatusCode: 400, attempts: 1 })
   })
@@ -212,7 +228,9 @@ describe('DynamoClient on dynalite', () => {
 describe('DynamoClient retries', () => {
   it('retries a throttling error up to 3 attempts, with growing backoff, then throws it by name', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5)
-    const fake = await fakeDynamo((_req, res) => awsError(res, 400, 'ProvisionedThroughputExceededException', 'slow down', {}, { 'x-amzn-requestid': 'REQ-THROTTLE' }))
+    const fake = await fakeDynamo((_req, res) =>
+      awsError(res, 400, 'ProvisionedThroughputExceededException', 'slow down', {}, { 'x-amzn-requestid': 'REQ-THROTTLE' }),
+    )
     const { client, sleeps } = testClient(fake.endpoint)
 
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
@@ -243,7 +261,9 @@ describe('DynamoClient retries', () => {
   })
 
   it('retries a 500 and returns the 200 that follows', async () => {
-    const fake = await fakeDynamo((_req, res, n) => (n === 1 ? awsError(res, 500, 'InternalServerError', 'oops') : json(res, 200, { Item: { path: { S: 'a.md' }, n: { N: '1' } } })))
+    const fake = await fakeDynamo((_req, res, n) =>
+      n === 1 ? awsError(res, 500, 'InternalServerError', 'oops') : json(res, 200, { Item: { path: { S: 'a.md' }, n: { N: '1' } } }),
+    )
     const { client, sleeps } = testClient(fake.endpoint)
 
     expect(await client.getItem({ TableName: 't', Key: KEY })).toEqual({ Item: { path: 'a.md', n: 1 } })
@@ -267,14 +287,22 @@ describe('DynamoClient retries', () => {
 
   it('does not retry a ConditionalCheckFailedException and carries its Item unmarshalled', async () => {
     const fake = await fakeDynamo((_req, res) =>
-      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REQ-CCF' }).end(
-        '{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed","Item":{"version":{"N":"3"}}}',
-      ),
+      res
+        .writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REQ-CCF' })
+        .end(
+          '{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed","Item":{"version":{"N":"3"}}}',
+        ),
     )
     const { client, sleeps } = testClient(fake.endpoint)
 
     const err = await rejection(
-      client.putItem({ TableName: 't', Item: { ...KEY, version: 4 }, ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': 3 }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      client.putItem({
+        TableName: 't',
+        Item: { ...KEY, version: 4 },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': 3 },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
     )
 
     expect(err.name).toBe('ConditionalCheckFailedException')
@@ -288,7 +316,9 @@ describe('DynamoClient retries', () => {
 
   it('carries the CancellationReasons of a cancelled transaction', async () => {
     const reasons = [{ Code: 'None' }, { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }]
-    const fake = await fakeDynamo((_req, res) => awsError(res, 400, 'TransactionCanceledException', 'Transaction cancelled', { CancellationReasons: reasons }))
+    const fake = await fakeDynamo((_req, res) =>
+      awsError(res, 400, 'TransactionCanceledException', 'Transaction cancelled', { CancellationReasons: reasons }),
+    )
     const { client } = testClient(fake.endpoint)
     const err = await rejection(client.call('TransactWriteItems', { TransactItems: [] }))
     expect(err.name).toBe('TransactionCanceledException')
@@ -353,7 +383,9 @@ describe('DynamoClient retries', () => {
   })
 
   it('makes a 503 with an HTML body a retryable error, not a crash', async () => {
-    const fake = await fakeDynamo((_req, res) => res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body><h1>503 Service Unavailable</h1></body></html>'))
+    const fake = await fakeDynamo((_req, res) =>
+      res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body><h1>503 Service Unavailable</h1></body></html>'),
+    )
     const { client } = testClient(fake.endpoint)
 
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
@@ -364,14 +396,18 @@ describe('DynamoClient retries', () => {
   })
 
   it('recovers from a 503 with an HTML body when the next attempt succeeds', async () => {
-    const fake = await fakeDynamo((_req, res, n) => (n === 1 ? res.writeHead(503, { 'content-type': 'text/html' }).end('<html>busy</html>') : json(res, 200, {})))
+    const fake = await fakeDynamo((_req, res, n) =>
+      n === 1 ? res.writeHead(503, { 'content-type': 'text/html' }).end('<html>busy</html>') : json(res, 200, {}),
+    )
     const { client } = testClient(fake.endpoint)
     expect(await client.deleteItem({ TableName: 't', Key: KEY })).toEqual({ Attributes: undefined })
     expect(fake.requests).toHaveLength(2)
   })
 
   it('names an error given only by the x-amzn-errortype header', async () => {
-    const fake = await fakeDynamo((_req, res) => res.writeHead(400, { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.coral.validate/' }).end())
+    const fake = await fakeDynamo((_req, res) =>
+      res.writeHead(400, { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.coral.validate/' }).end(),
+    )
     const { client } = testClient(fake.endpoint)
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
     expect(err.name).toBe('ValidationException')
@@ -391,13 +427,26 @@ describe('DynamoClient retries', () => {
 // ────────── clock skew ──────────
 
 describe('DynamoClient clock-skew correction', () => {
-  const amzDate = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+  const amzDate = (ms: number) =>
+    new Date(ms)
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '')
 
   it('re-signs with the server time after an InvalidSignatureException whose Date is an hour ahead', async () => {
     const clock = new ManualClock()
     const serverTime = clock.now() + 3_600_000
     const fake = await fakeDynamo((_req, res, n) =>
-      n === 1 ? awsError(res, 400, 'InvalidSignatureException', 'Signature expired: is now earlier than …', {}, { date: new Date(serverTime).toUTCString() }) : json(res, 200, {}),
+      n === 1
+        ? awsError(
+            res,
+            400,
+            'InvalidSignatureException',
+            'Signature expired: is now earlier than …',
+            {},
+            { date: new Date(serverTime).toUTCString() },
+          )
+        : json(res, 200, {}),
     )
     const { client } = testClient(fake.endpoint, { clock })
 
@@ -411,7 +460,16 @@ describe('DynamoClient clock-skew correction', () => {
     const clock = new ManualClock()
     const serverTime = clock.now() - 3_600_000
     const fake = await fakeDynamo((_req, res, n) =>
-      n === 1 ? awsError(res, 400, 'RequestTimeTooSkewed', 'The difference between the request time and the server time is too large', {}, { date: new Date(serverTime).toUTCString() }) : json(res, 200, {}),
+      n === 1
+        ? awsError(
+            res,
+            400,
+            'RequestTimeTooSkewed',
+            'The difference between the request time and the server time is too large',
+            {},
+            { date: new Date(serverTime).toUTCString() },
+          )
+        : json(res, 200, {}),
     )
     const { client } = testClient(fake.endpoint, { clock })
     await client.getItem({ TableName: 't', Key: KEY })
@@ -420,7 +478,16 @@ describe('DynamoClient clock-skew correction', () => {
 
   it('does not retry an InvalidSignatureException when the server time agrees with ours', async () => {
     const clock = new ManualClock()
-    const fake = await fakeDynamo((_req, res) => awsError(res, 400, 'InvalidSignatureException', 'The request signature we calculated does not match', {}, { date: new Date(clock.now() + 30_000).toUTCString() }))
+    const fake = await fakeDynamo((_req, res) =>
+      awsError(
+        res,
+        400,
+        'InvalidSignatureException',
+        'The request signature we calculated does not match',
+        {},
+        { date: new Date(clock.now() + 30_000).toUTCString() },
+      ),
+    )
     const { client } = testClient(fake.endpoint, { clock })
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
     expect(err.name).toBe('InvalidSignatureException')
@@ -451,10 +518,20 @@ describe('DynamoClient requests', () => {
     const { client } = testClient(fake.endpoint)
     await client.getItem({ TableName: 't', Key: KEY })
     await client.putItem({ TableName: 't', Item: KEY })
-    await client.query({ TableName: 't', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'scope' }, ExpressionAttributeValues: { ':s': 'x' } })
+    await client.query({
+      TableName: 't',
+      KeyConditionExpression: '#s = :s',
+      ExpressionAttributeNames: { '#s': 'scope' },
+      ExpressionAttributeValues: { ':s': 'x' },
+    })
     await client.call('DescribeTable', { TableName: 't' })
 
-    expect(fake.requests.map((r) => r.headers['x-amz-target'])).toEqual(['DynamoDB_20120810.GetItem', 'DynamoDB_20120810.PutItem', 'DynamoDB_20120810.Query', 'DynamoDB_20120810.DescribeTable'])
+    expect(fake.requests.map((r) => r.headers['x-amz-target'])).toEqual([
+      'DynamoDB_20120810.GetItem',
+      'DynamoDB_20120810.PutItem',
+      'DynamoDB_20120810.Query',
+      'DynamoDB_20120810.DescribeTable',
+    ])
     for (const r of fake.requests) {
       expect(r.method).toBe('POST')
       expect(r.url).toBe('/')
@@ -477,8 +554,20 @@ describe('DynamoClient requests', () => {
     expect(Object.keys(headers).filter((h) => !signed.includes(h) && h !== 'authorization')).toEqual(['connection'])
     const x = String(headers['x-amz-date'])
     const at = new Date(`${x.slice(0, 4)}-${x.slice(4, 6)}-${x.slice(6, 8)}T${x.slice(9, 11)}:${x.slice(11, 13)}:${x.slice(13, 15)}Z`)
-    const given = Object.fromEntries(signed.filter((h) => !['host', 'x-amz-date', 'x-amz-security-token'].includes(h)).map((h) => [h, String(headers[h])]))
-    const again = signRequest({ method: 'POST', host: String(headers.host), path: '/', headers: given, body, region: TEST_REGION, service: 'dynamodb', credentials: TEMPORARY, at })
+    const given = Object.fromEntries(
+      signed.filter((h) => !['host', 'x-amz-date', 'x-amz-security-token'].includes(h)).map((h) => [h, String(headers[h])]),
+    )
+    const again = signRequest({
+      method: 'POST',
+      host: String(headers.host),
+      path: '/',
+      headers: given,
+      body,
+      region: TEST_REGION,
+      service: 'dynamodb',
+      credentials: TEMPORARY,
+      at,
+    })
     expect(again.authorization).toBe(authorization)
   })
 

@@ -5,9 +5,10 @@
  * them, and at the service's own HTTP port, through the HTTP API as a tenant would.
  * Every address in this file is 127.0.0.1.
  */
-import { serve, type ServerType } from '@hono/node-server'
+
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { type ServerType, serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createAwsDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -41,7 +42,13 @@ let appBase: string
 
 beforeAll(async () => {
   const suffix = uniqueSuffix()
-  names = { documentsTable: `own-docs-${suffix}`, toolUsageTable: `own-usage-${suffix}`, processesTable: `own-procs-${suffix}`, observedLimitsTable: `own-limits-${suffix}`, bucket: `own-blobs-${suffix}` }
+  names = {
+    documentsTable: `own-docs-${suffix}`,
+    toolUsageTable: `own-usage-${suffix}`,
+    processesTable: `own-procs-${suffix}`,
+    observedLimitsTable: `own-limits-${suffix}`,
+    bucket: `own-blobs-${suffix}`,
+  }
   const config = {
     ...names,
     jwtSecret: TEST_SECRET,
@@ -102,7 +109,10 @@ async function writeAndCall(name: string, parameters: string) {
 
 describe('the embedded stores under an allow-list that opens 127.0.0.1', () => {
   it("refuses a tenant's rest tool that posts an UpdateItem to dynalite, and the other tenant's document stays as it was", async () => {
-    const victim = await t1.put('/brain/t1/projects/p1/server-tools/notes', 'type: doc_lookup\ndescription: Notes of t1.\nparameters:\n  path: notes.md\n')
+    const victim = await t1.put(
+      '/brain/t1/projects/p1/server-tools/notes',
+      'type: doc_lookup\ndescription: Notes of t1.\nparameters:\n  path: notes.md\n',
+    )
     expect(victim.status).toBe(201)
     const out = await writeAndCall(
       'overwrite',
@@ -140,7 +150,10 @@ describe('the embedded stores under an allow-list that opens 127.0.0.1', () => {
     relayed.length = 0
     const reached = await writeAndCall('relay_ok', `  url: ${relayBase}/plain\n`)
     expect(reached).toMatchObject({ isError: false, content: { body: { relay: true } } })
-    const out = await writeAndCall('relay_dynamo', `  url: ${relayBase}/hop\n  query: { to: "${dynamoEndpoint}/" }\n  method: POST\n  bodyTemplate: { TableName: x }\n`)
+    const out = await writeAndCall(
+      'relay_dynamo',
+      `  url: ${relayBase}/hop\n  query: { to: "${dynamoEndpoint}/" }\n  method: POST\n  bodyTemplate: { TableName: x }\n`,
+    )
     expect(out.isError).toBe(true)
     expect(out.content.reason).toBe('denied')
     expect(relayed).toEqual(['GET /plain', `POST /hop?to=${encodeURIComponent(`${dynamoEndpoint}/`)}`])
@@ -154,7 +167,7 @@ describe('the embedded stores under an allow-list that opens 127.0.0.1', () => {
     ]) {
       const out = await writeAndCall(name, `  url: ${url}\n`)
       expect(out.isError, url).toBe(true)
-      expect(out.content.message, url).toContain("it is an endpoint of this service itself")
+      expect(out.content.message, url).toContain('it is an endpoint of this service itself')
     }
   })
 })

@@ -37,7 +37,8 @@ function fixture(file: string, vars: { NAME?: string; TOKEN?: string } = {}): un
   return fill(event)
 }
 
-const invoke = (file: string, vars: { NAME?: string; TOKEN?: string } = {}) => handler(fixture(file, vars), { awsRequestId: 'test', functionName: 'server-tools-test-Api' })
+const invoke = (file: string, vars: { NAME?: string; TOKEN?: string } = {}) =>
+  handler(fixture(file, vars), { awsRequestId: 'test', functionName: 'server-tools-test-Api' })
 const json = (res: LambdaResult) => JSON.parse(res.isBase64Encoded ? Buffer.from(res.body, 'base64').toString('utf8') : res.body)
 const key = (name: string) => ({ scope: scopeOf('acme', 'p1'), path: serverToolPath(name) })
 const fresh = (stem: string) => `${stem}_${uniqueSuffix().replace(/-/g, '_')}`
@@ -121,7 +122,9 @@ describe('functions/api.ts handler (API Gateway v2 events on dynalite + s3rver)'
     expect(res.statusCode).toBe(422)
     const body = json(res)
     expect(body).toMatchObject({ status: 422, code: 'INVALID_CONFIG' })
-    expect(body.errors).toEqual([expect.objectContaining({ pointer: '/enabled', line: 6, message: 'enabled must be a boolean, got string (line 6)' })])
+    expect(body.errors).toEqual([
+      expect.objectContaining({ pointer: '/enabled', line: 6, message: 'enabled must be a boolean, got string (line 6)' }),
+    ])
     expect(await store.get(key(name))).toBeUndefined()
   })
 

@@ -31,7 +31,9 @@ afterAll(() => {
 describe('MCP sessions across Lambda containers', () => {
   it('continues a session started on one container on the other: list, discover, list_changed, call', async () => {
     const served: number[] = []
-    const { client, transport, events } = await connectMcp(`${URL_BASE}/mcp`, token, { fetch: lambdaFetch(containers, (i) => served.push(i)) })
+    const { client, transport, events } = await connectMcp(`${URL_BASE}/mcp`, token, {
+      fetch: lambdaFetch(containers, (i) => served.push(i)),
+    })
     const session = transport.sessionId
     expect(session).toBeTruthy()
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('doc_errors')
@@ -51,7 +53,11 @@ describe('MCP sessions across Lambda containers', () => {
     const [a, b] = [lambdaFetch([containers[0]]), lambdaFetch([containers[1]])]
     const headers = { authorization: `Bearer ${token}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }
     expect((await a(`${URL_BASE}/mcp`, { method: 'DELETE', headers })).status).toBe(200)
-    const after = await b(`${URL_BASE}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+    const after = await b(`${URL_BASE}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
     expect(after.status).toBe(404)
   })
 
@@ -60,7 +66,12 @@ describe('MCP sessions across Lambda containers', () => {
     const b = lambdaFetch([containers[1]])
     const res = await b(`${URL_BASE}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${otherSubject}`, 'mcp-session-id': transport.sessionId!, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${otherSubject}`,
+        'mcp-session-id': transport.sessionId!,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
     })
     expect(res.status).toBe(404)

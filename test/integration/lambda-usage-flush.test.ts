@@ -3,8 +3,7 @@
  * ToolUsage table before the invocation ends (nothing left in memory when the container freezes)
  * but after the response has gone, and a failing usage table never fails or delays the response.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
@@ -31,7 +30,12 @@ function event(method: string, path: string, body?: unknown) {
     routeKey: '$default',
     rawPath: path,
     rawQueryString: '',
-    headers: { host: 'abc123.lambda-url.us-east-1.on.aws', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+    headers: {
+      host: 'abc123.lambda-url.us-east-1.on.aws',
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'x-forwarded-proto': 'https',
+    },
     requestContext: {
       accountId: 'anonymous',
       apiId: 'abc123',
@@ -51,9 +55,20 @@ function event(method: string, path: string, body?: unknown) {
 
 const coldStart = (tables: Record<string, string>) => coldStartLambda<Handler>(tables, SECRET)
 
-const clients = makeAwsClients({ region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint') })
+const clients = makeAwsClients({
+  region: TEST_REGION,
+  credentials: TEST_CREDENTIALS,
+  dynamoEndpoint: inject('dynamoEndpoint'),
+  s3Endpoint: inject('s3Endpoint'),
+})
 const suffix = uniqueSuffix()
-const tables = { Documents: `lu-docs-${suffix}`, ToolUsage: `lu-usage-${suffix}`, Processes: `lu-procs-${suffix}`, ObservedLimits: `lu-limits-${suffix}`, Blobs: `lu-blobs-${suffix}` }
+const tables = {
+  Documents: `lu-docs-${suffix}`,
+  ToolUsage: `lu-usage-${suffix}`,
+  Processes: `lu-procs-${suffix}`,
+  ObservedLimits: `lu-limits-${suffix}`,
+  Blobs: `lu-blobs-${suffix}`,
+}
 
 beforeAll(async () => {
   await Promise.all([
@@ -99,7 +114,10 @@ describe('functions/api.ts handler and usage counts', () => {
     const handler = await coldStartLambdaStreaming({ ...tables, ToolUsage: `lu-missing-${suffix}` }, SECRET)
     const spawn = await invokeStreaming(handler, event('POST', '/brain/acme/projects/p1/processes', {})).response
     const id = JSON.parse(spawn.body.toString('utf8')).id
-    const { response, done } = invokeStreaming(handler, event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }))
+    const { response, done } = invokeStreaming(
+      handler,
+      event('POST', `/brain/acme/projects/p1/processes/${id}/tool-calls`, { name: 'whoami', params: {} }),
+    )
     let ended = false
     void done.then(() => (ended = true))
     const res = await response

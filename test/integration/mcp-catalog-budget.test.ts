@@ -46,10 +46,17 @@ async function serverListing(tools: RemoteTool[]): Promise<string> {
 async function packOver(url: string) {
   const deps = createMemoryDeps({ bundledFiles: [], egress: new EgressClient({ allow: AllowList.of({ hosts: ['127.0.0.1'] }) }) })
   await deps.documents.put('acme', '_tenant', 'mcp-servers/hostile.yaml', `url: ${url}\ntimeoutMs: 10000\n`, { actor: 'tester' })
-  await deps.tools.put('acme', 'p1', 'hostile', 'type: mcp_server\ndescription: A hostile server.\nparameters:\n  server: hostile\n', { actor: 'tester' })
+  await deps.tools.put('acme', 'p1', 'hostile', 'type: mcp_server\ndescription: A hostile server.\nparameters:\n  server: hostile\n', {
+    actor: 'tester',
+  })
   const listed = await deps.tools.listAll('acme', 'p1')
-  const call = (name: string) => deps.dispatcher.call(projectGate(deps.tools, 'acme', 'p1'), { tenant: 'acme', project: 'p1', subject: 'tester' }, name, {})
-  return { tools: listed.tools.filter((t) => t.pack === 'hostile').map((t) => t.name), problems: listed.problems.map((p) => p.message), call }
+  const call = (name: string) =>
+    deps.dispatcher.call(projectGate(deps.tools, 'acme', 'p1'), { tenant: 'acme', project: 'p1', subject: 'tester' }, name, {})
+  return {
+    tools: listed.tools.filter((t) => t.pack === 'hostile').map((t) => t.name),
+    problems: listed.problems.map((p) => p.message),
+    call,
+  }
 }
 
 const plain = (name: string): RemoteTool => ({ name, description: name, inputSchema: { type: 'object', properties: {} } })
@@ -68,7 +75,9 @@ describe('MCP catalog budgets', () => {
     const url = await serverListing([plain('fine'), { name: 'huge', description: 'Huge.', inputSchema: huge }])
     const { tools, problems } = await packOver(url)
     expect(tools).toEqual(['hostile__fine'])
-    expect(problems).toEqual([expect.stringMatching(/left out MCP tool 'huge': its input schema cannot be used \(the schema has more than 2,000 nodes\)/)])
+    expect(problems).toEqual([
+      expect.stringMatching(/left out MCP tool 'huge': its input schema cannot be used \(the schema has more than 2,000 nodes\)/),
+    ])
   })
 
   it('make a catalog whose schemas together pass 100,000 nodes a listing problem', async () => {

@@ -40,26 +40,47 @@ interface TestMcpServer {
 
 function buildServer(extraTools: { name: string; description: string }[]): McpServer {
   const server = new McpServer({ name: 'test-calc', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
-  server.registerTool('add', { description: 'Add two numbers and answer with their sum as JSON.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
-  }))
-  server.registerTool('divide', { description: 'Divide a by b; refuses to divide by zero.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) =>
-    b === 0 ? { isError: true, content: [{ type: 'text', text: 'Cannot divide by zero: b must not be 0.' }] } : { content: [{ type: 'text', text: String(a / b) }] },
+  server.registerTool(
+    'add',
+    { description: 'Add two numbers and answer with their sum as JSON.', inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({
+      content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }],
+    }),
+  )
+  server.registerTool(
+    'divide',
+    { description: 'Divide a by b; refuses to divide by zero.', inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) =>
+      b === 0
+        ? { isError: true, content: [{ type: 'text', text: 'Cannot divide by zero: b must not be 0.' }] }
+        : { content: [{ type: 'text', text: String(a / b) }] },
   )
   server.registerTool(
     'search.issues',
     {
-      description: 'Search the issue tracker for issues whose title contains the query text; returns matching issues with their id, title and status, newest first.',
+      description:
+        'Search the issue tracker for issues whose title contains the query text; returns matching issues with their id, title and status, newest first.',
       inputSchema: { query: z.string() },
     },
     async ({ query }) => ({ content: [{ type: 'text', text: JSON.stringify([{ id: 'ISS-1', title: `about ${query}` }]) }] }),
   )
-  server.registerTool('admin_purge', { description: 'Delete everything.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'purged' }] }))
-  server.registerTool('admin_stats', { description: 'Count everything.', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: '{"count":3}' }] }))
-  server.registerTool('whoami_header', { description: 'Echo the Authorization header the server received.', inputSchema: {} }, async (_args, extra) => ({
-    content: [{ type: 'text', text: `you sent ${String(extra.requestInfo?.headers.authorization)}` }],
+  server.registerTool('admin_purge', { description: 'Delete everything.', inputSchema: {} }, async () => ({
+    content: [{ type: 'text', text: 'purged' }],
   }))
-  for (const t of extraTools) server.registerTool(t.name, { description: t.description, inputSchema: {} }, async () => ({ content: [{ type: 'text', text: t.name }] }))
+  server.registerTool('admin_stats', { description: 'Count everything.', inputSchema: {} }, async () => ({
+    content: [{ type: 'text', text: '{"count":3}' }],
+  }))
+  server.registerTool(
+    'whoami_header',
+    { description: 'Echo the Authorization header the server received.', inputSchema: {} },
+    async (_args, extra) => ({
+      content: [{ type: 'text', text: `you sent ${String(extra.requestInfo?.headers.authorization)}` }],
+    }),
+  )
+  for (const t of extraTools)
+    server.registerTool(t.name, { description: t.description, inputSchema: {} }, async () => ({
+      content: [{ type: 'text', text: t.name }],
+    }))
   return server
 }
 
@@ -98,7 +119,9 @@ async function startMcpServer(opts: { requireAuthorization?: string } = {}): Pro
       if (sessionId) {
         const transport = transports.get(sessionId)
         if (!transport) {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }))
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }))
           return
         }
         if (req.method === 'GET') {
@@ -199,8 +222,10 @@ let mcp: TestMcpServer
 let deps: AppDeps & { store: import('../../lib/stores/memory/document-store').MemoryDocumentStore }
 let secrets: MemorySecretStore
 
-const putDoc = (tenant: string, project: string, path: string, body: string) => deps.documents.put(tenant, project, path, body, { actor: 'tester' })
-const putTool = (tenant: string, project: string, name: string, body: string) => deps.tools.put(tenant, project, name, body, { actor: 'tester' })
+const putDoc = (tenant: string, project: string, path: string, body: string) =>
+  deps.documents.put(tenant, project, path, body, { actor: 'tester' })
+const putTool = (tenant: string, project: string, name: string, body: string) =>
+  deps.tools.put(tenant, project, name, body, { actor: 'tester' })
 const call = (name: string, params: unknown, tenant = T, project = P) =>
   deps.dispatcher.call(projectGate(deps.tools, tenant, project), { tenant, project, subject: 'tester' }, name, params)
 const names = async (tenant = T, project = P) => (await deps.tools.listAll(tenant, project)).tools.map((t) => t.name)
@@ -225,14 +250,23 @@ beforeEach(() => {
 describe('mcp: one remote tool', () => {
   it('offers the remote tool with the input schema from tools/list, the configured description and an mcp label, and calls it', async () => {
     await putDoc(T, '_tenant', 'mcp-servers/calc.yaml', `url: ${mcp.url}\ntimeoutMs: 5000\n`)
-    await putTool(T, '_tenant', 'calc_add', 'type: mcp\ndescription: Add two numbers exactly.\nparameters:\n  server: calc\n  toolName: add\n')
+    await putTool(
+      T,
+      '_tenant',
+      'calc_add',
+      'type: mcp\ndescription: Add two numbers exactly.\nparameters:\n  server: calc\n  toolName: add\n',
+    )
     const { tools, problems } = await deps.tools.listAll(T, P)
     expect(problems).toEqual([])
     const tool = tools.find((t) => t.name === 'calc_add')!
     expect(tool.description).toBe('Add two numbers exactly.')
     expect(tool.labels).toEqual(['mcp'])
     expect(tool.searchHint).toBe('Add two numbers and answer with their sum as JSON.')
-    expect(tool.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] })
+    expect(tool.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+    })
     expect(tool.inputSchema).not.toHaveProperty('$schema')
 
     expect(await call('calc_add', { a: 2, b: 3 })).toEqual({ isError: false, content: { sum: 5 } })
@@ -264,13 +298,22 @@ describe('mcp: one remote tool', () => {
   })
 
   it('refuses an invalid server document on write, listing every problem with its line', async () => {
-    const error = await failure(() => putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ftp://example.test/mcp\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\ntimeoutMs: 5\n`))
+    const error = await failure(() =>
+      putDoc(
+        T,
+        '_tenant',
+        'mcp-servers/broken.yaml',
+        `url: ftp://example.test/mcp\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\ntimeoutMs: 5\n`,
+      ),
+    )
     expect(isServerToolsError(error, 'INVALID_CONFIG')).toBe(true)
     expect(error.details.errors.map((i: { line: number; message: string }) => [i.line, i.message.replace(/ \(line \d+\)$/, '')])).toEqual([
       [1, 'url must match pattern "^https?://"'],
       [5, 'timeoutMs must be >= 100'],
     ])
-    const second = await failure(() => putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ${mcp.url}\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\n`))
+    const second = await failure(() =>
+      putDoc(T, '_tenant', 'mcp-servers/broken.yaml', `url: ${mcp.url}\nheaders:\n  Content-Type: text/plain\n  X-Key: "\${secret:}"\n`),
+    )
     expect(second.details.errors.map((i: { line: number; message: string }) => i.line)).toEqual([3, 4])
     expect((await failure(() => putDoc(T, '_tenant', 'mcp-servers/Bad Name.yaml', `url: ${mcp.url}\n`))).message).toMatch(/is not valid/)
     await putDoc(T, '_tenant', 'mcp-servers/README.md', '# notes beside the server documents are fine')
@@ -279,7 +322,11 @@ describe('mcp: one remote tool', () => {
   it('reports a missing server document, or one stored before validation, as a problem that names the line', async () => {
     await putTool(T, '_tenant', 'ghost', 'type: mcp\ndescription: Ghost.\nparameters:\n  server: ghost\n  toolName: add\n')
     // written straight into the store, as an older layer might hold it
-    await deps.store.put({ key: { scope: `${T}#_tenant`, path: 'mcp-servers/broken.yaml' }, body: `url: ${mcp.url}\nheader:\n  Authorization: x\ntimeoutMs: 5\n`, actor: 'tester' })
+    await deps.store.put({
+      key: { scope: `${T}#_tenant`, path: 'mcp-servers/broken.yaml' },
+      body: `url: ${mcp.url}\nheader:\n  Authorization: x\ntimeoutMs: 5\n`,
+      actor: 'tester',
+    })
     await putTool(T, '_tenant', 'broken', 'type: mcp\ndescription: Broken.\nparameters:\n  server: broken\n  toolName: add\n')
     const { problems } = await deps.tools.listAll(T, P)
     expect(problems.find((p) => p.name === 'ghost')?.message).toMatch(/no MCP server document mcp-servers\/ghost\.yaml/)
@@ -299,7 +346,14 @@ describe('mcp_server: a whole server as a pack', () => {
     const { tools, problems } = await deps.tools.listAll(T, P)
     expect(problems).toEqual([])
     const packed = tools.filter((t) => t.pack === 'calc')
-    expect(packed.map((t) => t.name)).toEqual(['calc__add', 'calc__admin_purge', 'calc__admin_stats', 'calc__divide', 'calc__search_issues', 'calc__whoami_header'])
+    expect(packed.map((t) => t.name)).toEqual([
+      'calc__add',
+      'calc__admin_purge',
+      'calc__admin_stats',
+      'calc__divide',
+      'calc__search_issues',
+      'calc__whoami_header',
+    ])
     const search = packed.find((t) => t.name === 'calc__search_issues')!
     expect(search.labels).toEqual(['external', 'mcp', 'mcp:calc'])
     expect(search.description).toMatch(/^Search the issue tracker for issues whose title contains the query text/)
@@ -307,16 +361,30 @@ describe('mcp_server: a whole server as a pack', () => {
     expect(search.searchHint).toBe('Search the issue tracker for issues whose title contains the query text; return…')
     expect(search.promptHint).toBe('Prefer calc for arithmetic.')
     expect(search.deferred).toBe(false)
-    expect(await call('calc__search_issues', { query: 'login' })).toEqual({ isError: false, content: [{ id: 'ISS-1', title: 'about login' }] })
+    expect(await call('calc__search_issues', { query: 'login' })).toEqual({
+      isError: false,
+      content: [{ id: 'ISS-1', title: 'about login' }],
+    })
   })
 
   it('honours include and exclude globs, disabledSubTools and defaultDeferred', async () => {
     await putDoc(T, '_tenant', 'mcp-servers/calc.yaml', `url: ${mcp.url}\n`)
-    await putTool(T, P, 'calc', pack('defaultDeferred: true\ndisabledSubTools: [divide]\n', "  include: ['ADD', 'div*', 'admin_*', 'search?issues']\n  exclude: ['*purge']\n"))
+    await putTool(
+      T,
+      P,
+      'calc',
+      pack(
+        'defaultDeferred: true\ndisabledSubTools: [divide]\n',
+        "  include: ['ADD', 'div*', 'admin_*', 'search?issues']\n  exclude: ['*purge']\n",
+      ),
+    )
     const packed = (await deps.tools.listAll(T, P)).tools.filter((t) => t.pack === 'calc')
     expect(packed.map((t) => t.name)).toEqual(['calc__add', 'calc__admin_stats', 'calc__search_issues'])
     expect(packed.every((t) => t.deferred)).toBe(true)
-    expect(await call('calc__divide', { a: 1, b: 1 })).toMatchObject({ isError: true, content: { message: expect.stringMatching(/Unknown tool 'calc__divide'/) } })
+    expect(await call('calc__divide', { a: 1, b: 1 })).toMatchObject({
+      isError: true,
+      content: { message: expect.stringMatching(/Unknown tool 'calc__divide'/) },
+    })
     expect(await call('calc__admin_stats', {})).toEqual({ isError: false, content: { count: 3 } })
   })
 
@@ -345,7 +413,12 @@ describe('mcp_server: a whole server as a pack', () => {
     await putDoc(T, '_tenant', 'mcp-servers/down.yaml', `url: http://127.0.0.1:${port}/mcp\ntimeoutMs: 2000\n`)
     await putTool(T, P, 'calc', pack())
     await putTool(T, P, 'down', 'type: mcp_server\ndescription: A server that is down.\nparameters:\n  server: down\n')
-    await putTool(T, P, 'down_one', 'type: mcp\ndescription: One tool of the server that is down.\nparameters:\n  server: down\n  toolName: add\n')
+    await putTool(
+      T,
+      P,
+      'down_one',
+      'type: mcp\ndescription: One tool of the server that is down.\nparameters:\n  server: down\n  toolName: add\n',
+    )
     const { tools, problems } = await deps.tools.listAll(T, P)
     expect(tools.map((t) => t.name)).toContain('calc__add')
     expect(tools.map((t) => t.name)).toContain('whoami')
@@ -355,7 +428,9 @@ describe('mcp_server: a whole server as a pack', () => {
     const outcome = await call('down_one', {})
     expect(outcome.isError).toBe(true)
     // the caller learns why, not just "unknown tool"
-    expect((outcome.content as { message: string }).message).toMatch(/down_one' is unavailable right now: .*MCP server 'down' could not be reached/)
+    expect((outcome.content as { message: string }).message).toMatch(
+      /down_one' is unavailable right now: .*MCP server 'down' could not be reached/,
+    )
   })
 
   it('never waits on a server that does not answer longer than its timeout', async () => {
@@ -365,7 +440,9 @@ describe('mcp_server: a whole server as a pack', () => {
       await putTool(T, P, 'silent', 'type: mcp_server\ndescription: Never answers.\nparameters:\n  server: silent\n')
       const { problems } = await deps.tools.listAll(T, P)
       // the listing gave up at the document's 400 ms, not the 10 s default: its own message says so
-      expect(problems).toEqual([expect.objectContaining({ name: 'silent', message: expect.stringMatching(/did not answer within 400 ms/) })])
+      expect(problems).toEqual([
+        expect.objectContaining({ name: 'silent', message: expect.stringMatching(/did not answer within 400 ms/) }),
+      ])
       // a second listing right after still reports it (answered from the recent-failure memo)
       expect((await deps.tools.listAll(T, P)).problems).toHaveLength(1)
     } finally {

@@ -67,12 +67,28 @@ class ProviderServer {
   private answer(seen: Seen): Reply {
     if (seen.path === '/v1/chat/completions') {
       if (seen.headers.authorization !== `Bearer ${OPENAI_KEY}`) {
-        return { status: 401, body: { error: { message: `Incorrect API key provided: ${String(seen.headers.authorization).slice(7)}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } }
+        return {
+          status: 401,
+          body: {
+            error: {
+              message: `Incorrect API key provided: ${String(seen.headers.authorization).slice(7)}.`,
+              type: 'invalid_request_error',
+              param: null,
+              code: 'invalid_api_key',
+            },
+          },
+        }
       }
     } else if (seen.path === '/v1/messages') {
-      if (seen.headers['x-api-key'] !== ANTHROPIC_KEY) return { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } }
-      if (seen.headers['anthropic-version'] !== '2023-06-01') return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } } }
-      if (typeof seen.body?.max_tokens !== 'number') return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } } }
+      if (seen.headers['x-api-key'] !== ANTHROPIC_KEY)
+        return { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } }
+      if (seen.headers['anthropic-version'] !== '2023-06-01')
+        return {
+          status: 400,
+          body: { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } },
+        }
+      if (typeof seen.body?.max_tokens !== 'number')
+        return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } } }
     } else return { status: 404, body: { error: { message: `no route ${seen.path}` } } }
     if (this.reply) return this.reply(seen)
     return seen.path === '/v1/messages' ? anthropicText('Paris.', seen.body.model) : openAiText('Paris.', seen.body.model)
@@ -137,10 +153,14 @@ let secrets: MemorySecretStore
 
 const putDoc = (path: string, body: string, project = '_tenant') => deps.documents.put(T, project, path, body, { actor: 'tester' })
 const putTool = (name: string, body: string) => deps.tools.put(T, P, name, body, { actor: 'tester' })
-const call = (name: string, params: unknown) => deps.dispatcher.call(projectGate(deps.tools, T, P), { tenant: T, project: P, subject: 'tester' }, name, params)
+const call = (name: string, params: unknown) =>
+  deps.dispatcher.call(projectGate(deps.tools, T, P), { tenant: T, project: P, subject: 'tester' }, name, params)
 
 async function catalog() {
-  await putDoc('models/oai/_provider.yaml', `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: \${secret:OPENAI_KEY}\nsizes:\n  small: mini\nmaxTools: 128\n`)
+  await putDoc(
+    'models/oai/_provider.yaml',
+    `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: \${secret:OPENAI_KEY}\nsizes:\n  small: mini\nmaxTools: 128\n`,
+  )
   await putDoc('models/oai/mini.yaml', 'modelId: gpt-4o-mini-2024-07-18\nmaxOutputTokens: 500\nmaxTools: 64\npricing: { input: 0.15 }\n')
   await putDoc('models/ant/_provider.yaml', `wireType: anthropic\nbaseUrl: ${provider.url}\napiKey: \${secret:ANTHROPIC_KEY}\n`)
   await secrets.put(T, 'OPENAI_KEY', OPENAI_KEY)
@@ -189,7 +209,8 @@ describe('prompt_template over OpenAI chat completions', () => {
       messages: [
         {
           role: 'user',
-          content: 'You are a geography tutor for children.\nAnswer briefly.\n\n<question>\nWhat is the capital of France?\n</question>\n\n<context>\n{"unit":"Europe"}\n</context>',
+          content:
+            'You are a geography tutor for children.\nAnswer briefly.\n\n<question>\nWhat is the capital of France?\n</question>\n\n<context>\n{"unit":"Europe"}\n</context>',
         },
       ],
       max_completion_tokens: 200,
@@ -215,16 +236,30 @@ describe('prompt_template over OpenAI chat completions', () => {
 
   it('asks for JSON with response_format json_schema and returns the validated value', async () => {
     provider.reply = () => openAiText('{"capital":"Paris","population":2100000}')
-    const schema = '  outputSchema:\n    type: object\n    required: [capital, population]\n    properties:\n      capital: { type: string }\n      population: { type: integer }\n'
+    const schema =
+      '  outputSchema:\n    type: object\n    required: [capital, population]\n    properties:\n      capital: { type: string }\n      population: { type: integer }\n'
     await putTool('geo', template('oai/mini', schema))
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
-    expect(outcome).toEqual({ isError: false, content: { value: { capital: 'Paris', population: 2100000 }, model: 'oai/mini', usage: { inputTokens: 42, outputTokens: 7 } } })
+    expect(outcome).toEqual({
+      isError: false,
+      content: { value: { capital: 'Paris', population: 2100000 }, model: 'oai/mini', usage: { inputTokens: 42, outputTokens: 7 } },
+    })
     const { body } = provider.last()
     expect(body.response_format).toEqual({
       type: 'json_schema',
-      json_schema: { name: 'output', strict: false, schema: { type: 'object', required: ['capital', 'population'], properties: { capital: { type: 'string' }, population: { type: 'integer' } } } },
+      json_schema: {
+        name: 'output',
+        strict: false,
+        schema: {
+          type: 'object',
+          required: ['capital', 'population'],
+          properties: { capital: { type: 'string' }, population: { type: 'integer' } },
+        },
+      },
     })
-    expect(body.messages[0].content).toMatch(/Answer with one JSON value that matches this JSON Schema, and nothing else:\n\{"type":"object"/)
+    expect(body.messages[0].content).toMatch(
+      /Answer with one JSON value that matches this JSON Schema, and nothing else:\n\{"type":"object"/,
+    )
   })
 
   it('turns an answer that breaks outputSchema into a tool error naming the pointer, with the usage spent', async () => {
@@ -244,7 +279,9 @@ describe('prompt_template over OpenAI chat completions', () => {
     await putTool('geo', template('oai/mini', '  maxTokens: 5\n  outputSchema: { type: object }\n'))
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
     expect(outcome.isError).toBe(true)
-    expect((outcome.content as { message: string }).message).toMatch(/^Model 'oai\/mini' did not answer with JSON: the answer is not valid JSON .* The answer was cut off at maxTokens \(5\); raise maxTokens\.$/)
+    expect((outcome.content as { message: string }).message).toMatch(
+      /^Model 'oai\/mini' did not answer with JSON: the answer is not valid JSON .* The answer was cut off at maxTokens \(5\); raise maxTokens\.$/,
+    )
   })
 
   it('wraps a non-object outputSchema for the provider and unwraps the answer', async () => {
@@ -266,14 +303,21 @@ describe('prompt_template over OpenAI chat completions', () => {
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
     expect(outcome).toEqual({
       isError: true,
-      content: { message: "Model 'oai/mini' failed: the model endpoint answered HTTP 401: Incorrect API key provided: [redacted secret:OPENAI_KEY].", model: 'oai/mini', status: 401 },
+      content: {
+        message: "Model 'oai/mini' failed: the model endpoint answered HTTP 401: Incorrect API key provided: [redacted secret:OPENAI_KEY].",
+        model: 'oai/mini',
+        status: 401,
+      },
     })
   })
 
   it('scrubs the provider message before cutting it to 500 characters, so no prefix of the key survives', async () => {
     await secrets.put(T, 'OPENAI_KEY', OPENAI_KEY)
     await putTool('geo', template('oai/mini'))
-    provider.reply = (seen) => ({ status: 401, body: { error: { message: `${'x'.repeat(490)} key ${String(seen.headers.authorization).slice(7)} was refused` } } })
+    provider.reply = (seen) => ({
+      status: 401,
+      body: { error: { message: `${'x'.repeat(490)} key ${String(seen.headers.authorization).slice(7)} was refused` } },
+    })
     const outcome = (await call('geo', { audience: 'adults', question: 'France?' })) as { isError: boolean; content: { message: string } }
     expect(outcome.isError).toBe(true)
     expect(outcome.content.message).toContain(`${'x'.repeat(490)} key [reda`)
@@ -281,7 +325,10 @@ describe('prompt_template over OpenAI chat completions', () => {
   })
 
   it('surfaces a rate limit as a tool error with status 429', async () => {
-    provider.reply = () => ({ status: 429, body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } } })
+    provider.reply = () => ({
+      status: 429,
+      body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+    })
     await putTool('geo', template('oai/mini'))
     expect(await call('geo', { audience: 'adults', question: 'France?' })).toMatchObject({
       isError: true,
@@ -294,7 +341,10 @@ describe('prompt_template over OpenAI chat completions', () => {
     await putTool('geo', template('oai/mini'))
     expect(await call('geo', { audience: 'adults', question: 'France?' })).toMatchObject({
       isError: true,
-      content: { message: "Model 'oai/mini' failed: the model refused: I can't help with that.", usage: { inputTokens: 42, outputTokens: 7 } },
+      content: {
+        message: "Model 'oai/mini' failed: the model refused: I can't help with that.",
+        usage: { inputTokens: 42, outputTokens: 7 },
+      },
     })
   })
 
@@ -302,7 +352,10 @@ describe('prompt_template over OpenAI chat completions', () => {
     provider.reply = (seen) => ({ ...openAiText('late', seen.body.model), delayMs: 2_000 })
     await putTool('geo', template('oai/mini', '  timeoutMs: 300\n'))
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
-    expect(outcome).toEqual({ isError: true, content: { message: "Model 'oai/mini' did not answer within 300 ms.", model: 'oai/mini', timeoutMs: 300 } })
+    expect(outcome).toEqual({
+      isError: true,
+      content: { message: "Model 'oai/mini' did not answer within 300 ms.", model: 'oai/mini', timeoutMs: 300 },
+    })
   })
 
   it('turns an answer that is not a chat completion into a tool error', async () => {
@@ -321,7 +374,10 @@ describe('prompt_template over Anthropic messages', () => {
   it('sends x-api-key, anthropic-version and max_tokens, joins the text blocks and counts cached input tokens', async () => {
     await putTool('geo', template('ant/claude-3-5-haiku-20241022', '  temperature: 0\n'))
     const outcome = await call('geo', { audience: 'students', question: 'Capital of France?' })
-    expect(outcome).toEqual({ isError: false, content: { text: 'Paris.', model: 'ant/claude-3-5-haiku-20241022', usage: { inputTokens: 42, outputTokens: 5 } } })
+    expect(outcome).toEqual({
+      isError: false,
+      content: { text: 'Paris.', model: 'ant/claude-3-5-haiku-20241022', usage: { inputTokens: 42, outputTokens: 5 } },
+    })
     const { path, headers, body } = provider.last()
     expect(path).toBe('/v1/messages')
     expect([headers['x-api-key'], headers['anthropic-version'], headers.authorization]).toEqual([ANTHROPIC_KEY, '2023-06-01', undefined])
@@ -329,29 +385,57 @@ describe('prompt_template over Anthropic messages', () => {
       model: 'claude-3-5-haiku-20241022',
       max_tokens: 1024,
       temperature: 0,
-      messages: [{ role: 'user', content: 'You are a geography tutor for students.\nAnswer briefly.\n\n<question>\nCapital of France?\n</question>' }],
+      messages: [
+        {
+          role: 'user',
+          content: 'You are a geography tutor for students.\nAnswer briefly.\n\n<question>\nCapital of France?\n</question>',
+        },
+      ],
     })
   })
 
   it('asks for JSON through a forced tool and validates its input', async () => {
     provider.reply = () => anthropicToolUse({ capital: 'Paris', confidence: 0.98 })
-    await putTool('geo', template('ant/claude-3-5-haiku-20241022', '  outputSchema:\n    type: object\n    required: [capital]\n    properties:\n      capital: { type: string }\n      confidence: { type: number }\n'))
+    await putTool(
+      'geo',
+      template(
+        'ant/claude-3-5-haiku-20241022',
+        '  outputSchema:\n    type: object\n    required: [capital]\n    properties:\n      capital: { type: string }\n      confidence: { type: number }\n',
+      ),
+    )
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
-    expect(outcome).toEqual({ isError: false, content: { value: { capital: 'Paris', confidence: 0.98 }, model: 'ant/claude-3-5-haiku-20241022', usage: { inputTokens: 50, outputTokens: 12 } } })
+    expect(outcome).toEqual({
+      isError: false,
+      content: {
+        value: { capital: 'Paris', confidence: 0.98 },
+        model: 'ant/claude-3-5-haiku-20241022',
+        usage: { inputTokens: 50, outputTokens: 12 },
+      },
+    })
     const { body } = provider.last()
     expect(body.tool_choice).toEqual({ type: 'tool', name: 'record_answer' })
     expect(body.tools).toEqual([
       {
         name: 'record_answer',
         description: expect.any(String),
-        input_schema: { type: 'object', required: ['capital'], properties: { capital: { type: 'string' }, confidence: { type: 'number' } } },
+        input_schema: {
+          type: 'object',
+          required: ['capital'],
+          properties: { capital: { type: 'string' }, confidence: { type: 'number' } },
+        },
       },
     ])
   })
 
   it('turns a tool input that breaks outputSchema into a tool error', async () => {
     provider.reply = () => anthropicToolUse({ confidence: 'high' })
-    await putTool('geo', template('ant/claude-3-5-haiku-20241022', '  outputSchema:\n    type: object\n    required: [capital]\n    properties:\n      confidence: { type: number }\n'))
+    await putTool(
+      'geo',
+      template(
+        'ant/claude-3-5-haiku-20241022',
+        '  outputSchema:\n    type: object\n    required: [capital]\n    properties:\n      confidence: { type: number }\n',
+      ),
+    )
     const outcome = await call('geo', { audience: 'adults', question: 'France?' })
     expect(outcome.isError).toBe(true)
     expect((outcome.content as { message: string }).message).toBe(
@@ -364,14 +448,21 @@ describe('prompt_template over Anthropic messages', () => {
     await putTool('geo', template('ant/claude-3-5-haiku-20241022'))
     expect(await call('geo', { audience: 'adults', question: 'France?' })).toEqual({
       isError: true,
-      content: { message: "Model 'ant/claude-3-5-haiku-20241022' failed: the model endpoint answered HTTP 529: Overloaded.", model: 'ant/claude-3-5-haiku-20241022', status: 529 },
+      content: {
+        message: "Model 'ant/claude-3-5-haiku-20241022' failed: the model endpoint answered HTTP 529: Overloaded.",
+        model: 'ant/claude-3-5-haiku-20241022',
+        status: 529,
+      },
     })
   })
 
   it('gives up at timeoutMs and says so as a tool error', async () => {
     provider.reply = () => ({ ...anthropicText('late'), delayMs: 2_000 })
     await putTool('geo', template('ant/claude-3-5-haiku-20241022', '  timeoutMs: 250\n'))
-    expect(await call('geo', { audience: 'adults', question: 'France?' })).toMatchObject({ isError: true, content: { message: "Model 'ant/claude-3-5-haiku-20241022' did not answer within 250 ms." } })
+    expect(await call('geo', { audience: 'adults', question: 'France?' })).toMatchObject({
+      isError: true,
+      content: { message: "Model 'ant/claude-3-5-haiku-20241022' did not answer within 250 ms." },
+    })
   })
 })
 
@@ -388,7 +479,10 @@ describe('prompt_template configuration', () => {
       additionalProperties: false,
     })
     expect(tool?.labels).toEqual(['llm'])
-    expect(await call('geo', { audience: 'adults' })).toMatchObject({ isError: true, content: { message: expect.stringContaining('question is required') } })
+    expect(await call('geo', { audience: 'adults' })).toMatchObject({
+      isError: true,
+      content: { message: expect.stringContaining('question is required') },
+    })
   })
 
   it('rejects on write a placeholder without an input, modelSize beside a full model name and an unusable outputSchema, each with its line', async () => {
@@ -415,7 +509,10 @@ parameters:
     await putTool('nowhere', template('ghost/model-x'))
     expect(await call('nowhere', { audience: 'a', question: 'q' })).toMatchObject({
       isError: true,
-      content: { message: "Tool 'nowhere' cannot call its model: model instance 'ghost' is not in the model catalog: there is no models/ghost/_provider.yaml in any layer." },
+      content: {
+        message:
+          "Tool 'nowhere' cannot call its model: model instance 'ghost' is not in the model catalog: there is no models/ghost/_provider.yaml in any layer.",
+      },
     })
     await secrets.delete(T, 'OPENAI_KEY')
     await putTool('geo', template('oai/mini'))
@@ -426,15 +523,23 @@ parameters:
   })
 
   it('refuses a literal API key in a provider document on write, and at call time in one stored before validation', async () => {
-    const error = await failure(() => putDoc('models/leaky/_provider.yaml', `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`))
+    const error = await failure(() =>
+      putDoc('models/leaky/_provider.yaml', `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`),
+    )
     expect(isServerToolsError(error, 'INVALID_CONFIG')).toBe(true)
     expect(error.details.errors).toEqual([expect.objectContaining({ line: 3, pointer: '/apiKey' })])
     expect(JSON.stringify(error.details)).not.toContain('sk-live-abc')
-    await deps.store.put({ key: { scope: `${T}#_tenant`, path: 'models/leaky/_provider.yaml' }, body: `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`, actor: 'tester' })
+    await deps.store.put({
+      key: { scope: `${T}#_tenant`, path: 'models/leaky/_provider.yaml' },
+      body: `wireType: openai\nbaseUrl: ${provider.url}/v1\napiKey: sk-live-abc\n`,
+      actor: 'tester',
+    })
     await putTool('leaky', template('leaky/m'))
     expect(await call('leaky', { audience: 'a', question: 'q' })).toMatchObject({
       isError: true,
-      content: { message: expect.stringContaining('apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself (line 3)') },
+      content: {
+        message: expect.stringContaining('apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself (line 3)'),
+      },
     })
   })
 
@@ -443,13 +548,25 @@ parameters:
     await putTool('surface', template('surface-only/m'))
     expect(await call('surface', { audience: 'a', question: 'q' })).toMatchObject({
       isError: true,
-      content: { message: expect.stringContaining('models/surface-only/_provider.yaml (tenant layer) has no wireType; prompt tools speak openai and anthropic') },
+      content: {
+        message: expect.stringContaining(
+          'models/surface-only/_provider.yaml (tenant layer) has no wireType; prompt tools speak openai and anthropic',
+        ),
+      },
     })
     // resolved, not called: the public endpoint is never contacted from a test
     const catalog = new ModelCatalog()
-    const documents = { read: async (path: string) => (path === 'models/openai/_provider.yaml' ? { path, body: 'wireType: openai\nmaxTools: 128\n', version: 0, source: 'bundled' as const } : undefined) }
+    const documents = {
+      read: async (path: string) =>
+        path === 'models/openai/_provider.yaml'
+          ? { path, body: 'wireType: openai\nmaxTools: 128\n', version: 0, source: 'bundled' as const }
+          : undefined,
+    }
     const resolved = await catalog.resolve({ tenant: T, project: P, documents }, 'openai/gpt-4o-mini')
-    expect(resolved).toMatchObject({ ok: true, model: { ref: 'openai/gpt-4o-mini', modelId: 'gpt-4o-mini', provider: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1' } } })
+    expect(resolved).toMatchObject({
+      ok: true,
+      model: { ref: 'openai/gpt-4o-mini', modelId: 'gpt-4o-mini', provider: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1' } },
+    })
   })
 
   it('lets a project override the tenant model catalog', async () => {
@@ -465,7 +582,10 @@ parameters:
     await putTool('geo', template('oai/mini'))
     const before = provider.seen.length
     const outcome = await call('geo', { audience: 'a', question: 'q' })
-    expect(outcome).toMatchObject({ isError: true, content: { message: expect.stringContaining('outbound calls to a loopback address are not allowed'), reason: 'denied' } })
+    expect(outcome).toMatchObject({
+      isError: true,
+      content: { message: expect.stringContaining('outbound calls to a loopback address are not allowed'), reason: 'denied' },
+    })
     expect(provider.seen.length).toBe(before)
   })
 })

@@ -9,18 +9,18 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
+import type { ServerToolConfig } from '../../lib/config/server-tool'
+import type { CascadeDocument } from '../../lib/documents/cascade'
+import { scopeOf } from '../../lib/documents/ports'
 import { classifyAddress } from '../../lib/egress/address'
 import { AllowList } from '../../lib/egress/allow-list'
 import { EgressClient } from '../../lib/egress/client'
-import { NodeConnector, type Connector } from '../../lib/egress/connector'
-import { scopeOf } from '../../lib/documents/ports'
+import { type Connector, NodeConnector } from '../../lib/egress/connector'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemorySecretStore } from '../../lib/secrets/memory'
-import type { CascadeDocument } from '../../lib/documents/cascade'
 import type { FactoryEnv, InvocationContext, ToolSpec } from '../../lib/tools/contracts'
-import type { ServerToolConfig } from '../../lib/config/server-tool'
-import { RestApiToolFactory, type RestApiParameters } from '../../lib/tools/types/rest_api'
+import { type RestApiParameters, RestApiToolFactory } from '../../lib/tools/types/rest_api'
 
 const PETSTORE = readFileSync(new URL('../fixtures/openapi/petstore.yaml', import.meta.url), 'utf8')
 const LONG_COMPLETE = 'getTheCompleteInventoryReportForAStoreIncludingHistoricalAdjustmentsAndForecasts'
@@ -107,7 +107,18 @@ function envWith(docs: Record<string, CascadeDocument> = {}, problems: string[] 
 const ctx = { tenant: 'acme', project: 'p1', subject: 'tester', depth: 0, tools: {} } as unknown as InvocationContext
 
 function config(parameters: RestApiParameters, extra: Partial<ServerToolConfig> = {}): ServerToolConfig<RestApiParameters> {
-  return { name: 'petstore', type: 'rest_api', description: 'The pet store', enabled: true, primary: false, labels: ['pets'], disabledSubTools: [], defaultDeferred: false, parameters, ...extra }
+  return {
+    name: 'petstore',
+    type: 'rest_api',
+    description: 'The pet store',
+    enabled: true,
+    primary: false,
+    labels: ['pets'],
+    disabledSubTools: [],
+    defaultDeferred: false,
+    parameters,
+    ...extra,
+  }
 }
 
 async function build(parameters: Partial<RestApiParameters> = {}, extra: Partial<ServerToolConfig> = {}) {
@@ -164,7 +175,9 @@ describe('rest_api pack from a Petstore-like document', () => {
   })
 
   it('labels reads read-only and everything else write + side-effect, with overrides', async () => {
-    const { byName } = await build({ labelOverrides: { searchPets: ['read-only', 'search'], 'admin*': ['write', 'side-effect', 'dangerous'] } })
+    const { byName } = await build({
+      labelOverrides: { searchPets: ['read-only', 'search'], 'admin*': ['write', 'side-effect', 'dangerous'] },
+    })
     expect(byName('listPets').extraLabels).toEqual(['rest', 'read-only'])
     expect(byName('createPet').extraLabels).toEqual(['rest', 'write', 'side-effect'])
     expect(byName('deletePet').extraLabels).toEqual(['rest', 'write', 'side-effect'])
@@ -174,15 +187,32 @@ describe('rest_api pack from a Petstore-like document', () => {
 
   it('includes and excludes by case-insensitive operationId globs, exclude after include', async () => {
     const names = async (p: Partial<RestApiParameters>) => (await build(p)).specs.map((s) => s.localName)
-    expect(await names({ include: ['*PET*'] })).toEqual(['listPets', 'createPet', 'showPetById', 'pets_update', 'deletePet', 'get_pets_petId_photos', 'searchPets'])
-    expect(await names({ include: ['*pet*'], exclude: ['deletePet', 'get_*'] })).toEqual(['listPets', 'createPet', 'showPetById', 'pets_update', 'searchPets'])
+    expect(await names({ include: ['*PET*'] })).toEqual([
+      'listPets',
+      'createPet',
+      'showPetById',
+      'pets_update',
+      'deletePet',
+      'get_pets_petId_photos',
+      'searchPets',
+    ])
+    expect(await names({ include: ['*pet*'], exclude: ['deletePet', 'get_*'] })).toEqual([
+      'listPets',
+      'createPet',
+      'showPetById',
+      'pets_update',
+      'searchPets',
+    ])
     expect(await names({ include: ['????pets'] })).toEqual(['listPets'])
     expect(await names({ include: ['pets.update'] })).toEqual(['pets_update'])
     expect(await names({ exclude: ['*Inventory*', '*PET*'] })).toEqual(['listVisits', 'sendFeedback', 'adminReset'])
   })
 
   it('honours disabledSubTools by long or short name, and deferredOverrides', async () => {
-    const { specs, byName } = await build({ deferredOverrides: { 'list*': false, '*': true } }, { disabledSubTools: [LONG_SUMMARY, 'adminReset'] })
+    const { specs, byName } = await build(
+      { deferredOverrides: { 'list*': false, '*': true } },
+      { disabledSubTools: [LONG_SUMMARY, 'adminReset'] },
+    )
     expect(specs.some((s) => s.aliases?.includes(LONG_SUMMARY))).toBe(false)
     expect(specs.some((s) => s.localName === 'adminReset')).toBe(false)
     expect(byName('listPets').deferred).toBe(false)
@@ -194,7 +224,12 @@ describe('rest_api pack from a Petstore-like document', () => {
     expect(byName('listPets').inputSchema).toEqual({
       type: 'object',
       properties: {
-        limit: { type: 'integer', format: 'int32', maximum: 100, description: 'How many items to return at one time (max 100) (query parameter)' },
+        limit: {
+          type: 'integer',
+          format: 'int32',
+          maximum: 100,
+          description: 'How many items to return at one time (max 100) (query parameter)',
+        },
         tags: { type: 'array', items: { type: 'string' }, description: 'Tags to filter by (query parameter)' },
         'X-Request-Id': { type: 'string', format: 'uuid', description: '(header parameter X-Request-Id)' },
       },
@@ -206,7 +241,10 @@ describe('rest_api pack from a Petstore-like document', () => {
     expect(update.properties.body.required).toEqual(['name']) // id is readOnly: not part of a request
     expect(Object.keys(update.properties.body.properties)).toEqual(['name', 'tag', 'category'])
     expect(update.properties.body.properties.tag).toEqual({ type: ['string', 'null'] })
-    expect(update.properties.body.properties.category.properties.parent).toEqual({ type: 'object', description: 'Category (nested further; see the API documentation)' })
+    expect(update.properties.body.properties.category.properties.parent).toEqual({
+      type: 'object',
+      description: 'Category (nested further; see the API documentation)',
+    })
     expect(JSON.stringify(update)).not.toContain('$ref')
     expect(byName('get_pets_petId_photos').inputSchema).toMatchObject({ required: ['petId'] })
   })
@@ -233,7 +271,11 @@ describe('rest_api pack from a Petstore-like document', () => {
 describe('rest_api pack calls', () => {
   it('builds path, query, header and JSON body from the arguments', async () => {
     const { byName } = await build()
-    const list = await invoke(byName('listPets'), { limit: 5, tags: ['a b', 'c&d'], 'X-Request-Id': '0b6a9a37-6f3e-4a55-a3f3-6f9b8a1b2c3d' })
+    const list = await invoke(byName('listPets'), {
+      limit: 5,
+      tags: ['a b', 'c&d'],
+      'X-Request-Id': '0b6a9a37-6f3e-4a55-a3f3-6f9b8a1b2c3d',
+    })
     expect(list.isError).toBe(false)
     expect(lastSeen().url).toBe('/v1/pets?limit=5&tags=a+b&tags=c%26d')
     expect(lastSeen().headers['x-request-id']).toBe('0b6a9a37-6f3e-4a55-a3f3-6f9b8a1b2c3d')
@@ -284,7 +326,9 @@ describe('rest_api pack calls', () => {
   })
 
   it('sends basic auth built from two secrets and scrubs the encoded credential', async () => {
-    const { byName } = await build({ auth: { type: 'basic', username: '${secret:PETSTORE_USER}', password: '${secret:PETSTORE_PASSWORD}' } })
+    const { byName } = await build({
+      auth: { type: 'basic', username: '${secret:PETSTORE_USER}', password: '${secret:PETSTORE_PASSWORD}' },
+    })
     const out = await invoke(byName('listPets'), {})
     const encoded = Buffer.from('svc-user:pa55-word!').toString('base64')
     expect(lastSeen().headers.authorization).toBe(`Basic ${encoded}`)
@@ -298,7 +342,10 @@ describe('rest_api pack calls', () => {
     const { byName } = await build({ auth: { type: 'apiKey', in: 'query', name: 'api_key', value: '${secret:PETSTORE_TOKEN}' } })
     const out = await invoke(byName('listPets'), { limit: 1 })
     expect(lastSeen().url).toBe('/v1/pets?limit=1&api_key=pet-TOKEN-secret-42')
-    expect(out.content.body.query).toEqual([['limit', '1'], ['api_key', '[redacted secret:PETSTORE_TOKEN]']])
+    expect(out.content.body.query).toEqual([
+      ['limit', '1'],
+      ['api_key', '[redacted secret:PETSTORE_TOKEN]'],
+    ])
     expect(JSON.stringify(out)).not.toContain('pet-TOKEN-secret-42')
   })
 
@@ -324,13 +371,20 @@ describe('rest_api pack calls', () => {
 describe('rest_api spec documents', () => {
   it('reads specPath through the cascade and parses each document version once', async () => {
     const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
-    const docs: Record<string, CascadeDocument> = { 'apis/petstore.yaml': { path: 'apis/petstore.yaml', body: PETSTORE, version: 1, source: 'tenant' } }
+    const docs: Record<string, CascadeDocument> = {
+      'apis/petstore.yaml': { path: 'apis/petstore.yaml', body: PETSTORE, version: 1, source: 'tenant' },
+    }
     const env = envWith(docs)
     const params: RestApiParameters = { specPath: 'apis/petstore.yaml', baseUrl: base }
     expect((await factory.create(config(params), env)).length).toBe(12)
     expect((await factory.create(config(params), env)).length).toBe(12)
     expect(factory.parses).toBe(1)
-    docs['apis/petstore.yaml'] = { path: 'apis/petstore.yaml', body: PETSTORE.replace(/\n {2}\/admin\/reset:[\s\S]*?(?=\ncomponents:)/, ''), version: 2, source: 'tenant' }
+    docs['apis/petstore.yaml'] = {
+      path: 'apis/petstore.yaml',
+      body: PETSTORE.replace(/\n {2}\/admin\/reset:[\s\S]*?(?=\ncomponents:)/, ''),
+      version: 2,
+      source: 'tenant',
+    }
     const after = await factory.create(config(params), env)
     expect(after.map((s) => s.localName)).not.toContain('adminReset')
     expect(factory.parses).toBe(2)
@@ -343,7 +397,10 @@ describe('rest_api spec documents', () => {
       'apis/b.yaml': { path: 'apis/b.yaml', body: PETSTORE, version: 1, source: 'tenant' },
     }
     const env = envWith(docs)
-    const tight = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') }, { maxCachedSpecBytes: Math.floor(weight * 1.5) })
+    const tight = new RestApiToolFactory(
+      { http: egress, secrets, load: () => import('../../lib/tools/types/runtime') },
+      { maxCachedSpecBytes: Math.floor(weight * 1.5) },
+    )
     for (const specPath of ['apis/a.yaml', 'apis/b.yaml', 'apis/a.yaml']) await tight.create(config({ specPath, baseUrl: base }), env)
     expect(tight.parses).toBe(3)
     const roomy = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
@@ -361,7 +418,9 @@ describe('rest_api spec documents', () => {
     for (const specPath of ['apis/none.yaml', 'apis/broken.yaml', 'apis/swagger.json']) {
       expect(await factory.create(config({ specPath, baseUrl: base }), envWith(docs, problems))).toEqual([])
     }
-    expect(problems[0]).toBe("petstore: the spec document 'apis/none.yaml' does not exist in project 'p1', the tenant layer or the bundled defaults")
+    expect(problems[0]).toBe(
+      "petstore: the spec document 'apis/none.yaml' does not exist in project 'p1', the tenant layer or the bundled defaults",
+    )
     expect(problems[1]).toMatch(/^petstore: the OpenAPI document does not parse/)
     expect(problems[2]).toBe('petstore: Swagger 2.0 documents are not supported; convert to OpenAPI 3 first')
   })
@@ -369,19 +428,31 @@ describe('rest_api spec documents', () => {
   it('refuses a secret in the host of baseUrl when written, and in the host of a servers entry when expanded', async () => {
     const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     expect(factory.check({ specPath: 'apis/p.yaml', baseUrl: 'https://${secret:TENANT_ID}.api.example.com/v1' })).toEqual([
-      { pointer: '/baseUrl', message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})") },
+      {
+        pointer: '/baseUrl',
+        message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})"),
+      },
     ])
     expect(factory.check({ specPath: 'apis/p.yaml', baseUrl: 'https://api.example.com/${secret:TENANT_ID}/v1' })).toEqual([])
     const problems: string[] = []
-    const secretServer = PETSTORE.replace(/servers:[\s\S]*?paths:/, 'servers:\n  - url: "http://${secret:TENANT_ID}.example.com/v1"\npaths:')
+    const secretServer = PETSTORE.replace(
+      /servers:[\s\S]*?paths:/,
+      'servers:\n  - url: "http://${secret:TENANT_ID}.example.com/v1"\npaths:',
+    )
     expect(await factory.create(config({ specInline: secretServer }), envWith({}, problems))).toEqual([])
-    expect(problems).toContainEqual(expect.stringContaining("petstore: the server URL cannot be used: a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})"))
+    expect(problems).toContainEqual(
+      expect.stringContaining(
+        "petstore: the server URL cannot be used: a secret cannot be part of the URL's scheme, host or port (${secret:TENANT_ID})",
+      ),
+    )
   })
 
   it('checks its configuration and names each problem', () => {
     const factory = new RestApiToolFactory({ http: egress, secrets, load: () => import('../../lib/tools/types/runtime') })
     expect(factory.check({})).toEqual([{ pointer: '', message: 'exactly one of specInline and specPath is required' }])
-    expect(factory.check({ specInline: PETSTORE, specPath: 'x.yaml' })).toEqual([{ pointer: '/specPath', message: 'exactly one of specInline and specPath is required' }])
+    expect(factory.check({ specInline: PETSTORE, specPath: 'x.yaml' })).toEqual([
+      { pointer: '/specPath', message: 'exactly one of specInline and specPath is required' },
+    ])
     expect(factory.check({ specInline: { swagger: '2.0' } })[0]).toMatchObject({ pointer: '/specInline' })
     expect(
       factory.check({

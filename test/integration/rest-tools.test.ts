@@ -8,17 +8,17 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AllowList } from '../../lib/egress/allow-list'
+import type { ToolOutcome } from '../../lib/calls/outcome'
+import type { ServerToolConfig } from '../../lib/config/server-tool'
 import { classifyAddress } from '../../lib/egress/address'
+import { AllowList } from '../../lib/egress/allow-list'
 import { EgressClient } from '../../lib/egress/client'
-import { NodeConnector, type Connector } from '../../lib/egress/connector'
+import { type Connector, NodeConnector } from '../../lib/egress/connector'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemorySecretStore } from '../../lib/secrets/memory'
 import type { FactoryEnv, InvocationContext } from '../../lib/tools/contracts'
-import type { ServerToolConfig } from '../../lib/config/server-tool'
-import type { ToolOutcome } from '../../lib/calls/outcome'
-import { RestToolFactory, type RestParameters } from '../../lib/tools/types/rest'
+import { type RestParameters, RestToolFactory } from '../../lib/tools/types/rest'
 
 // ───────────── the server ─────────────
 
@@ -44,11 +44,22 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse) {
     }
     const path = url.pathname
     if (path === '/echo' || path.startsWith('/echo/')) {
-      return json(200, { method: req.method, url: req.url, path, query: [...url.searchParams], headers: req.headers, body: body ? JSON.parse(body) : null })
+      return json(200, {
+        method: req.method,
+        url: req.url,
+        path,
+        query: [...url.searchParams],
+        headers: req.headers,
+        body: body ? JSON.parse(body) : null,
+      })
     }
     if (path === '/raw-echo') {
       res.writeHead(200, { 'content-type': 'text/plain' })
-      return res.end(`${req.method} ${req.url}\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${body}`)
+      return res.end(
+        `${req.method} ${req.url}\n${Object.entries(req.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')}\n\n${body}`,
+      )
     }
     if (path === '/text') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
@@ -93,7 +104,9 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse) {
       const token = String(req.headers['x-token'] ?? '')
       const strict = encodeURIComponent(token).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
       res.writeHead(200, { 'content-type': 'text/plain' })
-      return res.end([token.toUpperCase(), Buffer.from(token).toString('hex'), Buffer.from(`id=7;${token};`).toString('base64'), strict].join('\n'))
+      return res.end(
+        [token.toUpperCase(), Buffer.from(token).toString('hex'), Buffer.from(`id=7;${token};`).toString('base64'), strict].join('\n'),
+      )
     }
     json(404, { error: 'no route' })
   })
@@ -136,7 +149,15 @@ const recordingLoopback: Connector = {
 
 const egress = new EgressClient({
   allow: AllowList.of({ hosts: ['127.0.0.1'] }),
-  resolver: { resolve: async (h) => (h === 'localhost' ? [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }] : Promise.reject(new Error('no DNS in tests'))) },
+  resolver: {
+    resolve: async (h) =>
+      h === 'localhost'
+        ? [
+            { address: '127.0.0.1', family: 4 },
+            { address: '::1', family: 6 },
+          ]
+        : Promise.reject(new Error('no DNS in tests')),
+  },
   connector: recordingLoopback,
 })
 const secrets = new MemorySecretStore()
@@ -177,7 +198,17 @@ const env: FactoryEnv = {
 const ctx = { tenant: 'acme', project: 'p1', subject: 'tester', depth: 0, tools: {} } as unknown as InvocationContext
 
 function config(parameters: RestParameters, name = 'rest_tool'): ServerToolConfig<RestParameters> {
-  return { name, type: 'rest', description: 'test', enabled: true, primary: false, labels: [], disabledSubTools: [], defaultDeferred: false, parameters }
+  return {
+    name,
+    type: 'rest',
+    description: 'test',
+    enabled: true,
+    primary: false,
+    labels: [],
+    disabledSubTools: [],
+    defaultDeferred: false,
+    parameters,
+  }
 }
 
 async function call(parameters: RestParameters, args: Record<string, unknown> = {}): Promise<ToolOutcome & { content: any }> {
@@ -191,7 +222,13 @@ async function call(parameters: RestParameters, args: Record<string, unknown> = 
 describe('rest tool templating', () => {
   it('URL-encodes path placeholders and leaves literal text alone', async () => {
     const out = await call(
-      { url: `${base}/echo/{id}/items/{name}`, inputs: [{ name: 'id', type: 'string' }, { name: 'name', type: 'string' }] },
+      {
+        url: `${base}/echo/{id}/items/{name}`,
+        inputs: [
+          { name: 'id', type: 'string' },
+          { name: 'name', type: 'string' },
+        ],
+      },
       { id: 'a/b?c#d', name: 'ä ö & x' },
     )
     expect(out.isError).toBe(false)
@@ -228,7 +265,16 @@ describe('rest tool templating', () => {
       {
         url: `${base}/echo`,
         method: 'POST',
-        bodyTemplate: { name: '{name}', age: '{age}', admin: '{admin}', profile: '{profile}', tags: ['{first}', 'fixed'], greeting: 'Hello {name}, you are {age}', optional: '{opt}', literal: '{{name}}' },
+        bodyTemplate: {
+          name: '{name}',
+          age: '{age}',
+          admin: '{admin}',
+          profile: '{profile}',
+          tags: ['{first}', 'fixed'],
+          greeting: 'Hello {name}, you are {age}',
+          optional: '{opt}',
+          literal: '{{name}}',
+        },
         inputs: [
           { name: 'name', type: 'string' },
           { name: 'age', type: 'integer' },
@@ -255,7 +301,15 @@ describe('rest tool templating', () => {
 
   it('accepts a bodyTemplate written as JSON text and still substitutes by type', async () => {
     await call(
-      { url: `${base}/echo`, method: 'PUT', bodyTemplate: '{"count": "{n}", "items": "{items}"}', inputs: [{ name: 'n', type: 'number' }, { name: 'items', type: 'array' }] },
+      {
+        url: `${base}/echo`,
+        method: 'PUT',
+        bodyTemplate: '{"count": "{n}", "items": "{items}"}',
+        inputs: [
+          { name: 'n', type: 'number' },
+          { name: 'items', type: 'array' },
+        ],
+      },
       { n: 2.5, items: [1, { a: 2 }] },
     )
     expect(JSON.parse(lastSeen().body)).toEqual({ count: 2.5, items: [1, { a: 2 }] })
@@ -263,7 +317,13 @@ describe('rest tool templating', () => {
 
   it('sends a text body as it is when the content type is not JSON', async () => {
     await call(
-      { url: `${base}/raw-echo`, method: 'POST', headers: { 'Content-Type': 'text/plain' }, bodyTemplate: 'Dear {name},\n{{braces}}', inputs: [{ name: 'name', type: 'string' }] },
+      {
+        url: `${base}/raw-echo`,
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        bodyTemplate: 'Dear {name},\n{{braces}}',
+        inputs: [{ name: 'name', type: 'string' }],
+      },
       { name: 'Ada' },
     )
     expect(lastSeen().body).toBe('Dear Ada,\n{braces}')
@@ -271,7 +331,14 @@ describe('rest tool templating', () => {
 
   it('renders header templates and drops a header whose only input is missing', async () => {
     await call(
-      { url: `${base}/echo`, headers: { 'X-Trace': 'trace-{id}', 'X-Opt': '{opt}' }, inputs: [{ name: 'id', type: 'integer' }, { name: 'opt', type: 'string', required: false }] },
+      {
+        url: `${base}/echo`,
+        headers: { 'X-Trace': 'trace-{id}', 'X-Opt': '{opt}' },
+        inputs: [
+          { name: 'id', type: 'integer' },
+          { name: 'opt', type: 'string', required: false },
+        ],
+      },
       { id: 42 },
     )
     expect(lastSeen().headers['x-trace']).toBe('trace-42')
@@ -280,7 +347,10 @@ describe('rest tool templating', () => {
 
   it('refuses a header value with a line break without calling', async () => {
     const before = seen.length
-    const out = await call({ url: `${base}/echo`, headers: { 'X-Name': '{name}' }, inputs: [{ name: 'name', type: 'string' }] }, { name: 'a\r\nX-Injected: 1' })
+    const out = await call(
+      { url: `${base}/echo`, headers: { 'X-Name': '{name}' }, inputs: [{ name: 'name', type: 'string' }] },
+      { name: 'a\r\nX-Injected: 1' },
+    )
     expect(out.isError).toBe(true)
     expect(out.content.message).toContain('line break')
     expect(seen.length).toBe(before)
@@ -334,7 +404,11 @@ describe('rest tool responses', () => {
   it('names the pointer when the response does not match responseSchema', async () => {
     const out = await call({
       url: `${base}/user`,
-      responseSchema: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } } },
+      responseSchema: {
+        type: 'object',
+        required: ['id', 'email'],
+        properties: { id: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+      },
     })
     expect(out.isError).toBe(true)
     expect(out.content.message).toContain('/id: id must be an integer, got string')
@@ -344,7 +418,15 @@ describe('rest tool responses', () => {
   })
 
   it('passes a response that matches responseSchema, whatever dialect the schema declares', async () => {
-    const out = await call({ url: `${base}/user`, responseSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'https://example.test/user', type: 'object', required: ['name'] } })
+    const out = await call({
+      url: `${base}/user`,
+      responseSchema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'https://example.test/user',
+        type: 'object',
+        required: ['name'],
+      },
+    })
     expect(out).toEqual({ isError: false, content: { status: 200, body: { id: 'not-a-number', name: 'Ada', tags: ['x', 7] } } })
   })
 
@@ -483,9 +565,17 @@ describe('rest tool secrets', () => {
 
   it('still follows a 307 to another origin when the body carries no secret, and a 303 that drops the body', async () => {
     otherSeen.length = 0
-    const plain = await call({ url: `${base}/redirect/307?to=${encodeURIComponent(`${otherBase}/plain`)}`, method: 'POST', bodyTemplate: { hello: 'world' } })
+    const plain = await call({
+      url: `${base}/redirect/307?to=${encodeURIComponent(`${otherBase}/plain`)}`,
+      method: 'POST',
+      bodyTemplate: { hello: 'world' },
+    })
     expect(plain.content.body).toEqual({ other: true, method: 'POST' })
-    const seeOther = await call({ url: `${base}/redirect/303?to=${encodeURIComponent(`${otherBase}/see`)}`, method: 'POST', bodyTemplate: { client_secret: '${secret:API_TOKEN}' } })
+    const seeOther = await call({
+      url: `${base}/redirect/303?to=${encodeURIComponent(`${otherBase}/see`)}`,
+      method: 'POST',
+      bodyTemplate: { client_secret: '${secret:API_TOKEN}' },
+    })
     expect(seeOther.content.body).toEqual({ other: true, method: 'GET' })
     expect(otherSeen.map((s) => [s.method, s.body])).toEqual([
       ['POST', '{"hello":"world"}'],
@@ -494,7 +584,11 @@ describe('rest tool secrets', () => {
   })
 
   it('follows a 307 that stays on the same origin with the secret-bearing body', async () => {
-    const out = await call({ url: `${base}/redirect/307?to=/echo/moved`, method: 'POST', bodyTemplate: { client_secret: '${secret:API_TOKEN}' } })
+    const out = await call({
+      url: `${base}/redirect/307?to=/echo/moved`,
+      method: 'POST',
+      bodyTemplate: { client_secret: '${secret:API_TOKEN}' },
+    })
     expect(out.content.body.path).toBe('/echo/moved')
     expect(lastSeen().body).toBe('{"client_secret":"tok-SECRET-1234"}')
   })
@@ -523,9 +617,18 @@ describe('rest tool secrets', () => {
   })
 
   it('refuses a secret in the URL host when the configuration is written, and when a stored one is called', async () => {
-    for (const url of ['https://${secret:API_TOKEN}.example.com/x', 'https://api.example.com${secret:API_TOKEN}/x', '${secret:API_TOKEN}/x', 'https:///${secret:API_TOKEN}/x', 'http://127.0.0.1:${secret:API_TOKEN}/']) {
+    for (const url of [
+      'https://${secret:API_TOKEN}.example.com/x',
+      'https://api.example.com${secret:API_TOKEN}/x',
+      '${secret:API_TOKEN}/x',
+      'https:///${secret:API_TOKEN}/x',
+      'http://127.0.0.1:${secret:API_TOKEN}/',
+    ]) {
       const problems = factory.check({ url })
-      expect(problems, url).toContainEqual({ pointer: '/url', message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:API_TOKEN})") })
+      expect(problems, url).toContainEqual({
+        pointer: '/url',
+        message: expect.stringContaining("a secret cannot be part of the URL's scheme, host or port (${secret:API_TOKEN})"),
+      })
     }
     expect(factory.check({ url: 'https://api.example.com/${secret:API_TOKEN}?k=${secret:API_TOKEN}#${secret:API_TOKEN}' })).toEqual([])
     // a configuration stored before the check existed: refused at call time, with no connection and no secret in the answer
@@ -554,7 +657,11 @@ describe('rest tool configuration checks', () => {
         headers: { Authorization: 'Bearer ${secret:T}' },
         query: { tags: '{tags}' },
         bodyTemplate: { id: '{id}', meta: '{meta}' },
-        inputs: [{ name: 'id', type: 'string' }, { name: 'tags', type: 'array' }, { name: 'meta', type: 'object' }],
+        inputs: [
+          { name: 'id', type: 'string' },
+          { name: 'tags', type: 'array' },
+          { name: 'meta', type: 'object' },
+        ],
         responseSchema: { type: 'object' },
       }),
     ).toEqual([])
@@ -567,7 +674,12 @@ describe('rest tool configuration checks', () => {
       headers: { 'Bad Header': 'x', Host: 'y', 'X-A': '${secret:}' },
       query: { q: 'x{list}y' },
       bodyTemplate: '{"a": {id}}',
-      inputs: [{ name: 'obj', type: 'object' }, { name: 'list', type: 'array' }, { name: 'id', type: 'string' }, { name: 'id', type: 'string' }],
+      inputs: [
+        { name: 'obj', type: 'object' },
+        { name: 'list', type: 'array' },
+        { name: 'id', type: 'string' },
+        { name: 'id', type: 'string' },
+      ],
       responseSchema: { type: 'nonsense' },
     })
     const byPointer = (p: string) => out.filter((x) => x.pointer === p).map((x) => x.message)
@@ -580,7 +692,10 @@ describe('rest tool configuration checks', () => {
     expect(byPointer('/headers/Host')[0]).toContain('set by the HTTP client')
     expect(byPointer('/headers/X-A')[0]).toContain('is not a valid secret reference')
     expect(byPointer('/query/q')[0]).toContain("input 'list' is an array and cannot be placed in the query unless it is the whole value")
-    expect(byPointer('/bodyTemplate')).toEqual(['a GET request has no body; remove bodyTemplate or change method', expect.stringContaining('looks like JSON text but does not parse')])
+    expect(byPointer('/bodyTemplate')).toEqual([
+      'a GET request has no body; remove bodyTemplate or change method',
+      expect.stringContaining('looks like JSON text but does not parse'),
+    ])
     expect(byPointer('/responseSchema')[0]).toContain('not a usable JSON Schema')
   })
 

@@ -9,8 +9,7 @@
  * box, so the run is bound by the emulator, not by counting — usage adds ~0.01 UpdateItem per
  * call (the buffer coalesces per key). No timing is asserted.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createAwsDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { MemorySecretStore } from '../../lib/secrets/memory'
@@ -31,9 +30,23 @@ let api: ReturnType<typeof client>
 
 beforeAll(async () => {
   const suffix = uniqueSuffix()
-  const names = { documentsTable: `load-docs-${suffix}`, toolUsageTable: `load-usage-${suffix}`, processesTable: `load-procs-${suffix}`, observedLimitsTable: `load-limits-${suffix}`, bucket: `load-blobs-${suffix}` }
+  const names = {
+    documentsTable: `load-docs-${suffix}`,
+    toolUsageTable: `load-usage-${suffix}`,
+    processesTable: `load-procs-${suffix}`,
+    observedLimitsTable: `load-limits-${suffix}`,
+    bucket: `load-blobs-${suffix}`,
+  }
   // A variable, not a literal: the config grows fields other features add (secrets, egress).
-  const config = { ...names, jwtSecret: TEST_SECRET, region: TEST_REGION, credentials: TEST_CREDENTIALS, dynamoEndpoint: inject('dynamoEndpoint'), s3Endpoint: inject('s3Endpoint'), secrets: new MemorySecretStore() }
+  const config = {
+    ...names,
+    jwtSecret: TEST_SECRET,
+    region: TEST_REGION,
+    credentials: TEST_CREDENTIALS,
+    dynamoEndpoint: inject('dynamoEndpoint'),
+    s3Endpoint: inject('s3Endpoint'),
+    secrets: new MemorySecretStore(),
+  }
   deps = createAwsDeps(config)
   await Promise.all([
     ensureTable(deps.clients.dynamo, documentsTableSpec(names.documentsTable)),
@@ -61,7 +74,9 @@ const MIX: Call[] = [
 ]
 
 describe('usage counting under load (dynalite)', () => {
-  it(`counts ${CALLS.toLocaleString('en')} process tool calls at concurrency ${CONCURRENCY} exactly, with no call failing`, { timeout: 240_000 }, async () => {
+  it(`counts ${CALLS.toLocaleString('en')} process tool calls at concurrency ${CONCURRENCY} exactly, with no call failing`, {
+    timeout: 240_000,
+  }, async () => {
     expect((await api.put(`${base}/documents/engines/lean.yaml`, 'allowedTools: [whoami, invoke_tool]\n')).status).toBe(201)
     for (const r of ['coder', 'writer']) expect((await api.put(`${base}/documents/recipes/${r}.yaml`, 'engine: lean\n')).status).toBe(201)
     const processes: { id: string; role: string }[] = []
@@ -107,7 +122,9 @@ describe('usage counting under load (dynalite)', () => {
     expect(failures).toEqual([])
     const insights = await (await api.get('/brain/acme/admin/projects/load/insights/tool-usage')).json()
     const actual = new Map<string, { calls: number; discoveryHits: number; listedHits: number }>()
-    for (const r of insights) for (const t of r.tools) actual.set(`${r.role}/${t.toolName}`, { calls: t.calls, discoveryHits: t.discoveryHits, listedHits: t.listedHits })
+    for (const r of insights)
+      for (const t of r.tools)
+        actual.set(`${r.role}/${t.toolName}`, { calls: t.calls, discoveryHits: t.discoveryHits, listedHits: t.listedHits })
     expect(Object.fromEntries([...actual].sort())).toEqual(Object.fromEntries([...expected].sort()))
     // 10,000 calls: 6,000 whoami (incl. 2,000 via invoke_tool) + 2,000 invoke_tool + 2,000 tool_description + 2,000 tool_list.
     const totalCalls = insights.reduce((s: number, r: { calls: number }) => s + r.calls, 0)

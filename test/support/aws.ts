@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { inject } from 'vitest'
-import { ManualClock, type Clock } from '../../lib/runtime/clock'
+import { type Clock, ManualClock } from '../../lib/runtime/clock'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
@@ -98,7 +98,13 @@ export function bufferedInvoker(handler: unknown): LambdaHandler {
   return async (event, context) => {
     const { response, done } = invokeStreaming(handler, event, context)
     const [res] = await Promise.all([response, done])
-    return { statusCode: res.statusCode, headers: res.headers, cookies: res.cookies, body: res.body.toString('utf8'), isBase64Encoded: false }
+    return {
+      statusCode: res.statusCode,
+      headers: res.headers,
+      cookies: res.cookies,
+      body: res.body.toString('utf8'),
+      isBase64Encoded: false,
+    }
   }
 }
 
@@ -141,7 +147,10 @@ export async function provisionLambdaLinks(prefix: string): Promise<Record<strin
         return
       }
       const spec = specs.get(resource)
-      if (!spec) throw new Error(`functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`)
+      if (!spec)
+        throw new Error(
+          `functions/api.ts reads Resource.${resource}, but lib/stores/aws has no ${resource[0].toLowerCase()}${resource.slice(1)}TableSpec`,
+        )
       await ensureTable(clients.dynamo, spec(name))
     }),
   )

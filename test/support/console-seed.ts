@@ -16,7 +16,11 @@ paths:
     get: { operationId: showPetById, summary: One pet, parameters: [{ name: petId, in: path, required: true, schema: { type: string } }], responses: { "200": { description: ok } } }
 `
 
-const indent = (text: string, by: string) => text.split('\n').map((l) => (l ? by + l : l)).join('\n')
+const indent = (text: string, by: string) =>
+  text
+    .split('\n')
+    .map((l) => (l ? by + l : l))
+    .join('\n')
 
 export async function seedConsoleData(url: string, token: string) {
   const auth = { authorization: `Bearer ${token}` }
@@ -28,23 +32,56 @@ export async function seedConsoleData(url: string, token: string) {
   const tool = (project: string, name: string, yaml: string) => send('PUT', `/projects/${project}/server-tools/${name}`, yaml)
   const doc = (project: string, path: string, body: string) => send('PUT', `/projects/${project}/documents/${path}`, body)
 
-  await tool('_tenant', 'handbook', 'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n')
-  await tool('p1', 'handbook', 'type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n')
-  await tool('p1', 'doc_errors', 'type: doc_lookup\ndescription: Our own error catalogue, over the bundled one.\nprimary: true\nlabels: [docs]\nparameters:\n  path: documents/errors.md\n')
-  await tool('p1', 'hostile', `type: doc_lookup\ndescription: ${JSON.stringify(XSS_DESCRIPTION)}\nlabels: [odd]\nparameters:\n  path: documents/discovery.md\n`)
-  await tool('p1', 'retired', 'type: doc_lookup\ndescription: An old tool, switched off.\nenabled: false\nlabels: [docs]\nparameters:\n  path: documents/discovery.md\n')
-  await tool('p1', 'pets', `type: rest_api\ndescription: The pet store API.\nlabels: [pets]\nparameters:\n  specInline: |\n${indent(PETS_SPEC, '    ')}`)
+  await tool(
+    '_tenant',
+    'handbook',
+    'type: doc_lookup\ndescription: Read the team handbook.\nlabels: [docs]\nparameters:\n  path: documents/getting-started.md\n',
+  )
+  await tool(
+    'p1',
+    'handbook',
+    'type: doc_lookup\ndescription: Project handbook\nlabels: [docs, project]\nparameters:\n  path: documents/tools-overview.md\n',
+  )
+  await tool(
+    'p1',
+    'doc_errors',
+    'type: doc_lookup\ndescription: Our own error catalogue, over the bundled one.\nprimary: true\nlabels: [docs]\nparameters:\n  path: documents/errors.md\n',
+  )
+  await tool(
+    'p1',
+    'hostile',
+    `type: doc_lookup\ndescription: ${JSON.stringify(XSS_DESCRIPTION)}\nlabels: [odd]\nparameters:\n  path: documents/discovery.md\n`,
+  )
+  await tool(
+    'p1',
+    'retired',
+    'type: doc_lookup\ndescription: An old tool, switched off.\nenabled: false\nlabels: [docs]\nparameters:\n  path: documents/discovery.md\n',
+  )
+  await tool(
+    'p1',
+    'pets',
+    `type: rest_api\ndescription: The pet store API.\nlabels: [pets]\nparameters:\n  specInline: |\n${indent(PETS_SPEC, '    ')}`,
+  )
   // written as a raw document: the tool route would refuse it; the listing reports it with its line
   await doc('p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: Broken on purpose\nparameters:\n  path: 42\n')
 
-  await doc('p1', 'engines/helper.yaml', 'allowedTools: [tool_list, tool_description, whoami, handbook, doc_errors, "@pets", "@docs", "@odd"]\nroles: [worker]\n')
-  await doc('p1', 'recipes/coder.yaml', 'engine: helper\nallowedToolsDefer: [handbook]\nallowedToolsDropFirst: [doc_errors]\nmodels: [tiny/small]\n')
+  await doc(
+    'p1',
+    'engines/helper.yaml',
+    'allowedTools: [tool_list, tool_description, whoami, handbook, doc_errors, "@pets", "@docs", "@odd"]\nroles: [worker]\n',
+  )
+  await doc(
+    'p1',
+    'recipes/coder.yaml',
+    'engine: helper\nallowedToolsDefer: [handbook]\nallowedToolsDropFirst: [doc_errors]\nmodels: [tiny/small]\n',
+  )
   await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 4\n')
 
   // usage: the role "coder" describes the deferred handbook three times and calls it once (a
   // promote recommendation), calls whoami, and lists the tools
   const spawned = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'coder' }), 'application/json')
-  const call = (name: string, params: Record<string, unknown>) => send('POST', `/projects/p1/processes/${spawned.id}/tool-calls`, JSON.stringify({ name, params }), 'application/json')
+  const call = (name: string, params: Record<string, unknown>) =>
+    send('POST', `/projects/p1/processes/${spawned.id}/tool-calls`, JSON.stringify({ name, params }), 'application/json')
   for (let i = 0; i < 3; i++) await call('tool_description', { names: ['handbook'] })
   await call('handbook', {})
   for (let i = 0; i < 5; i++) await call('whoami', {})

@@ -58,7 +58,11 @@ export class JwksServer {
  * with overrides. Each has its own `jti`: RS256 signatures are deterministic, so two tokens with the
  * same claims in the same second would otherwise be one token, and the second a cache hit.
  */
-export function idpToken(key: SigningKey, claims: Record<string, unknown> = {}, opts: { issuer?: string; audience?: string; expiresIn?: number | null; kid?: string } = {}) {
+export function idpToken(
+  key: SigningKey,
+  claims: Record<string, unknown> = {},
+  opts: { issuer?: string; audience?: string; expiresIn?: number | null; kid?: string } = {},
+) {
   const jwt = new SignJWT({ 'custom:tenant': 'acme', scp: ['tools:read'], sub: 'user-42', jti: randomUUID(), ...claims })
     .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: 'JWT' })
     .setIssuedAt()

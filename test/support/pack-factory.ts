@@ -3,8 +3,9 @@
  * (`<pack>__<local>` naming, disabledSubTools, label/primary/promptHint propagation,
  * defaultDeferred as the sub-tools' default) before any real pack type exists.
  */
-import type { Tool, ToolFactory } from '../../lib/tools/contracts'
+
 import { success } from '../../lib/calls/outcome'
+import type { Tool, ToolFactory } from '../../lib/tools/contracts'
 
 export const echoPackFactory: ToolFactory<{ ops: string[]; deferredOps?: string[] }> = {
   typeId: 'echo_pack',
@@ -13,7 +14,10 @@ export const echoPackFactory: ToolFactory<{ ops: string[]; deferredOps?: string[
     type: 'object',
     required: ['ops'],
     additionalProperties: false,
-    properties: { ops: { type: 'array', items: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } }, deferredOps: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      ops: { type: 'array', items: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' } },
+      deferredOps: { type: 'array', items: { type: 'string' } },
+    },
   },
   async create(config) {
     return config.parameters.ops.map((op) => ({

@@ -26,8 +26,12 @@ describe('the bundled defaults', () => {
 
   it('are refused the same way when one is broken (the check above would notice)', async () => {
     const deps = createMemoryDeps()
-    await expect(deps.documents.put('acme', 'check', 'recipes/default.yaml', 'engine: 42\n', { actor: 'test' })).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
-    await expect(deps.tools.put('acme', 'check', 'doc_errors', 'type: doc_lookup\n', { actor: 'test' })).rejects.toMatchObject({ code: 'INVALID_CONFIG' })
+    await expect(deps.documents.put('acme', 'check', 'recipes/default.yaml', 'engine: 42\n', { actor: 'test' })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+    })
+    await expect(deps.tools.put('acme', 'check', 'doc_errors', 'type: doc_lookup\n', { actor: 'test' })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+    })
   })
 })
 
@@ -61,15 +65,32 @@ describe('a bundled lookup', () => {
 
   it('finds nothing at a path the layer does not hold or that could leave its directory', () => {
     const source = bundledDefaults()
-    for (const path of [BUNDLED_FORMS_FILE, 'server-tools', 'server-tools/', 'server-tools/missing.yaml', '../package.json', 'documents/../../package.json', '/etc/passwd', 'documents//errors.md', 'README.md', '.hidden']) {
+    for (const path of [
+      BUNDLED_FORMS_FILE,
+      'server-tools',
+      'server-tools/',
+      'server-tools/missing.yaml',
+      '../package.json',
+      'documents/../../package.json',
+      '/etc/passwd',
+      'documents//errors.md',
+      'README.md',
+      '.hidden',
+    ]) {
       expect(source.one(path), path).toBeUndefined()
     }
   })
 
   it('reads only the file looked up; the first listing reads them all, after which lookups use it', () => {
     const calls: string[] = []
-    const files = [{ path: 'a/x.md', body: 'x' }, { path: 'b/y.md', body: 'y' }]
-    const layer = new BundledLayer({ all: () => (calls.push('all'), files), one: (path) => (calls.push(`one ${path}`), files.find((f) => f.path === path)) })
+    const files = [
+      { path: 'a/x.md', body: 'x' },
+      { path: 'b/y.md', body: 'y' },
+    ]
+    const layer = new BundledLayer({
+      all: () => (calls.push('all'), files),
+      one: (path) => (calls.push(`one ${path}`), files.find((f) => f.path === path)),
+    })
     expect(layer.get('a/x.md')?.body).toBe('x')
     expect(layer.get('a/x.md')?.body).toBe('x')
     expect(layer.get('nope.md')).toBeUndefined()

@@ -5,7 +5,8 @@ import type { MemoryDocumentStore } from '../../lib/stores/memory/document-store
 import { builtinPackMember, builtinSearch, echoPackFactory } from '../support/pack-factory'
 
 const T = 'acme'
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const bundledTool = { path: 'server-tools/doc_bundled.yaml', body: doc('Bundled doc', 'labels: [docs]\nprimary: true\n') }
 const bundledDoc = { path: 'documents/getting-started.md', body: '# Hello from bundled' }
 
@@ -13,7 +14,11 @@ let deps: AppDeps & { store: MemoryDocumentStore }
 const put = (project: string, name: string, body: string) => deps.tools.put(T, project, name, body, { actor: 'tester' })
 
 beforeEach(() => {
-  deps = createMemoryDeps({ bundledFiles: [bundledTool, bundledDoc], extraFactories: [echoPackFactory], extraBuiltins: [builtinSearch, builtinPackMember] })
+  deps = createMemoryDeps({
+    bundledFiles: [bundledTool, bundledDoc],
+    extraFactories: [echoPackFactory],
+    extraBuiltins: [builtinSearch, builtinPackMember],
+  })
 })
 
 describe('cascade precedence (spec §4)', () => {
@@ -142,7 +147,9 @@ describe('labels', () => {
 
 describe('broken documents', () => {
   it('leaves a broken document out of the listing and reports it in problems', async () => {
-    await deps.documents.put(T, 'p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: x\nparameters:\n  path: 42\n', { actor: 'raw' })
+    await deps.documents.put(T, 'p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: x\nparameters:\n  path: 42\n', {
+      actor: 'raw',
+    })
     await deps.documents.put(T, 'p1', 'server-tools/garbage.yaml', 'type: [unclosed\n', { actor: 'raw' })
     await put('p1', 'fine', doc('still listed'))
     const listing = await deps.tools.listViews(T, 'p1')
@@ -163,13 +170,20 @@ describe('broken documents', () => {
 })
 
 describe('packs', () => {
-  const pack = (extra = '') => `type: echo_pack\ndescription: Echo pack\nlabels: [echo-tools]\nprimary: true\npromptHint: Use echo for echoes\n${extra}parameters:\n  ops: [first, second, third]\n  deferredOps: [third]\n`
+  const pack = (extra = '') =>
+    `type: echo_pack\ndescription: Echo pack\nlabels: [echo-tools]\nprimary: true\npromptHint: Use echo for echoes\n${extra}parameters:\n  ops: [first, second, third]\n  deferredOps: [third]\n`
 
   it('names sub-tools <pack>__<local> and propagates labels, primary and promptHint', async () => {
     await put('p1', 'echo', pack())
     const tools = (await deps.tools.listAll(T, 'p1')).tools.filter((t) => t.pack === 'echo')
     expect(tools.map((t) => t.name)).toEqual(['echo__first', 'echo__second', 'echo__third'])
-    expect(tools[0]).toMatchObject({ labels: ['echo-tools', 'echo'], primary: true, promptHint: 'Use echo for echoes', searchHint: 'echo first', source: 'project' })
+    expect(tools[0]).toMatchObject({
+      labels: ['echo-tools', 'echo'],
+      primary: true,
+      promptHint: 'Use echo for echoes',
+      searchHint: 'echo first',
+      source: 'project',
+    })
   })
 
   it('drops disabledSubTools by local name', async () => {
@@ -221,10 +235,19 @@ describe('caching and freshness', () => {
 
 describe('expansion failures', () => {
   it('turns a pack that cannot be expanded into a tool error for its sub-tools and a listing problem', async () => {
-    const failing = { ...echoPackFactory, typeId: 'failing_pack', async create() { throw new Error('spec document apis/x.yaml is missing') } }
+    const failing = {
+      ...echoPackFactory,
+      typeId: 'failing_pack',
+      async create() {
+        throw new Error('spec document apis/x.yaml is missing')
+      },
+    }
     deps = createMemoryDeps({ extraFactories: [failing] })
     await deps.tools.put(T, 'p1', 'broken_pack', 'type: failing_pack\ndescription: x\nparameters:\n  ops: [a]\n', { actor: 'tester' })
-    await expect(deps.tools.lookup(T, 'p1', 'broken_pack__a')).rejects.toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('apis/x.yaml is missing') })
+    await expect(deps.tools.lookup(T, 'p1', 'broken_pack__a')).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('apis/x.yaml is missing'),
+    })
     const { problems } = await deps.tools.listAll(T, 'p1')
     expect(problems.map((p) => p.name)).toEqual(['broken_pack'])
   })

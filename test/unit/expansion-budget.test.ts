@@ -6,7 +6,13 @@ import { extractOperations } from '../../lib/tools/types/openapi/operations'
 import { renderPrompt } from '../../lib/tools/types/runtime/prompt_template'
 import { breadthBomb } from '../hostile/rows/expansion'
 
-const op = (schemaRef: string) => ({ post: { operationId: schemaRef.split('/').pop(), requestBody: { content: { 'application/json': { schema: { $ref: schemaRef } } } }, responses: { 200: { description: 'ok' } } } })
+const op = (schemaRef: string) => ({
+  post: {
+    operationId: schemaRef.split('/').pop(),
+    requestBody: { content: { 'application/json': { schema: { $ref: schemaRef } } } },
+    responses: { 200: { description: 'ok' } },
+  },
+})
 
 describe('expansion budgets', () => {
   it('leave the F1 breadth bomb operation out with a problem after at most its budget of nodes, and keep the sane ones', async () => {
@@ -14,14 +20,27 @@ describe('expansion budgets', () => {
     doc.paths['/fine'] = op('#/components/schemas/S8')
     const { operations, problems } = await extractOperations(doc)
     expect(operations.map((o) => o.operationId)).toEqual(['S8'])
-    expect(problems).toEqual([`op0: its expanded input schema (nodes) is over its budget of ${EXPANSION_LIMITS.schemaNodes.toLocaleString('en-US')}; the operation was left out`])
+    expect(problems).toEqual([
+      `op0: its expanded input schema (nodes) is over its budget of ${EXPANSION_LIMITS.schemaNodes.toLocaleString('en-US')}; the operation was left out`,
+    ])
   })
 
   it('throw BudgetExceeded for a pack whose operations together pass the pack budget', async () => {
-    const doc = readOpenApi(JSON.stringify({ openapi: '3.0.3', info: {}, paths: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`/x${i}`, op('#/components/schemas/Big')])), components: { schemas: { Big: { type: 'string', enum: Array.from({ length: 500 }, (_, i) => i) } } } }))
+    const doc = readOpenApi(
+      JSON.stringify({
+        openapi: '3.0.3',
+        info: {},
+        paths: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`/x${i}`, op('#/components/schemas/Big')])),
+        components: { schemas: { Big: { type: 'string', enum: Array.from({ length: 500 }, (_, i) => i) } } },
+      }),
+    )
     expect(doc.ok).toBe(true)
-    await expect(extractOperations((doc as any).doc, { schemaNodes: 1_000, packNodes: 5_000, packTools: 100 })).rejects.toThrow(BudgetExceeded)
-    await expect(extractOperations((doc as any).doc, { schemaNodes: 1_000, packNodes: 50_000, packTools: 10 })).rejects.toThrow(/number of operations is over its budget of 10/)
+    await expect(extractOperations((doc as any).doc, { schemaNodes: 1_000, packNodes: 5_000, packTools: 100 })).rejects.toThrow(
+      BudgetExceeded,
+    )
+    await expect(extractOperations((doc as any).doc, { schemaNodes: 1_000, packNodes: 50_000, packTools: 10 })).rejects.toThrow(
+      /number of operations is over its budget of 10/,
+    )
   })
 
   it('count a value only as far as the limit, whatever its size', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from '../../lib/config/nesting'
 import { MAX_YAML_BYTES, parseYaml } from '../../lib/config/yaml'
 
-const nestedJson = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)
+const nestedJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
 
 describe('the JSON shape scan', () => {
   it('accepts JSON nested exactly to the limit and refuses one level more, naming the place', () => {
@@ -36,7 +36,7 @@ describe('the JSON syntax locator', () => {
 })
 
 describe('the YAML shape scan', () => {
-  const blockMaps = (depth: number) => Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1\n'
+  const blockMaps = (depth: number) => `${Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}a:`).join('\n')} 1\n`
 
   it('counts block mappings by indentation and refuses the level past the limit with its line', () => {
     expect(yamlTooDeep(blockMaps(MAX_NESTING_DEPTH))).toBeUndefined()
@@ -45,15 +45,17 @@ describe('the YAML shape scan', () => {
 
   it('counts compact sequences (`- - - x`) and flow brackets on one line', () => {
     // the line's own level is counted beside its indicators: one more than the parser sees, never fewer
-    expect(yamlTooDeep('- '.repeat(MAX_NESTING_DEPTH - 1) + 'x')).toBeUndefined()
-    expect(yamlTooDeep('- '.repeat(MAX_NESTING_DEPTH) + 'x')).toMatchObject({ line: 1, column: 2 * MAX_NESTING_DEPTH - 1 })
-    expect(yamlTooDeep('a: ' + '['.repeat(300_000))).toMatchObject({ line: 1, column: 3 + MAX_NESTING_DEPTH })
-    expect(yamlTooDeep('a:\n  - {b: [' + '{c: '.repeat(MAX_NESTING_DEPTH) + '1' + '}'.repeat(MAX_NESTING_DEPTH) + ']}')).toMatchObject({ line: 2 })
+    expect(yamlTooDeep(`${'- '.repeat(MAX_NESTING_DEPTH - 1)}x`)).toBeUndefined()
+    expect(yamlTooDeep(`${'- '.repeat(MAX_NESTING_DEPTH)}x`)).toMatchObject({ line: 1, column: 2 * MAX_NESTING_DEPTH - 1 })
+    expect(yamlTooDeep(`a: ${'['.repeat(300_000)}`)).toMatchObject({ line: 1, column: 3 + MAX_NESTING_DEPTH })
+    expect(yamlTooDeep(`a:\n  - {b: [${'{c: '.repeat(MAX_NESTING_DEPTH)}1${'}'.repeat(MAX_NESTING_DEPTH)}]}`)).toMatchObject({
+      line: 2,
+    })
   })
 
   it('leaves brackets in plain and quoted scalars, comments and block scalars alone', () => {
     const text = [
-      "pattern: ^[a-z[[[[]+$",
+      'pattern: ^[a-z[[[[]+$',
       `quoted: "${'['.repeat(300)}"`,
       `single: '${'{'.repeat(300)}'' still quoted'`,
       `# ${'['.repeat(300)}`,
@@ -66,14 +68,17 @@ describe('the YAML shape scan', () => {
   })
 
   it('makes parseYaml answer a deep document with an issue before the parser runs', () => {
-    const result = parseYaml('x: ' + '['.repeat(300_000), 'server-tools/deep.yaml')
-    expect(result).toMatchObject({ ok: false, issues: [{ path: 'server-tools/deep.yaml', line: 1, message: expect.stringContaining(`deeper than ${MAX_NESTING_DEPTH}`) }] })
+    const result = parseYaml(`x: ${'['.repeat(300_000)}`, 'server-tools/deep.yaml')
+    expect(result).toMatchObject({
+      ok: false,
+      issues: [{ path: 'server-tools/deep.yaml', line: 1, message: expect.stringContaining(`deeper than ${MAX_NESTING_DEPTH}`) }],
+    })
   })
 })
 
 describe('duplicate keys', () => {
   it('are refused with the line of the repeated key, in a mapping of 5,000 keys as in a small one', () => {
-    const many = Array.from({ length: 5_000 }, (_, i) => `k${i}: ${i}`).join('\n') + '\nk7: again\n'
+    const many = `${Array.from({ length: 5_000 }, (_, i) => `k${i}: ${i}`).join('\n')}\nk7: again\n`
     expect(parseYaml(many)).toMatchObject({ ok: false, issues: [{ line: 5_001, column: 1, message: 'Map keys must be unique' }] })
     expect(parseYaml('a: 1\nb:\n  c: 1\n  c: 2\n')).toMatchObject({ ok: false, issues: [{ line: 4, column: 3 }] })
     expect(parseYaml('a: 1\nb:\n  a: 1\n').ok).toBe(true)
@@ -84,7 +89,10 @@ describe('document sizes the YAML parser sees', () => {
   it('refuses YAML over 64 KiB with the sizes and a pointer to JSON, before parsing it', () => {
     const big = Array.from({ length: 8_000 }, (_, i) => `key${i}: value ${i}`).join('\n')
     expect(big.length).toBeGreaterThan(MAX_YAML_BYTES)
-    expect(parseYaml(big, 'recipes/big.yaml')).toMatchObject({ ok: false, issues: [{ path: 'recipes/big.yaml', message: expect.stringMatching(/at most 64 KiB .*send larger documents as JSON/) }] })
+    expect(parseYaml(big, 'recipes/big.yaml')).toMatchObject({
+      ok: false,
+      issues: [{ path: 'recipes/big.yaml', message: expect.stringMatching(/at most 64 KiB .*send larger documents as JSON/) }],
+    })
   })
 
   it('reads JSON over 64 KiB natively, without positions, and names where broken JSON breaks', () => {

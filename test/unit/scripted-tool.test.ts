@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { parseServerTool } from '../../lib/config/server-tool'
-import { QuickJsSandbox } from '../../lib/sandbox'
-import { executeJavascriptTool } from '../../lib/tools/builtins/execute_javascript'
-import type { CascadeDocument } from '../../lib/documents/cascade'
-import type { FactoryEnv, InvocationContext, Tool, ToolSpec } from '../../lib/tools/contracts'
-import type { ServerToolConfig } from '../../lib/config/server-tool'
 import type { ToolOutcome } from '../../lib/calls/outcome'
 import { success, toolError } from '../../lib/calls/outcome'
-import { FactoryRegistry } from '../../lib/tools/registry'
-import { ScriptedToolFactory, type ScriptedParameters } from '../../lib/tools/types/scripted'
-import { silentLogger } from '../../lib/runtime/logger'
+import type { ServerToolConfig } from '../../lib/config/server-tool'
+import { parseServerTool } from '../../lib/config/server-tool'
+import type { CascadeDocument } from '../../lib/documents/cascade'
 import { ManualClock } from '../../lib/runtime/clock'
+import { silentLogger } from '../../lib/runtime/logger'
+import { QuickJsSandbox } from '../../lib/sandbox'
+import { executeJavascriptTool } from '../../lib/tools/builtins/execute_javascript'
+import type { FactoryEnv, InvocationContext, Tool, ToolSpec } from '../../lib/tools/contracts'
+import { FactoryRegistry } from '../../lib/tools/registry'
+import { type ScriptedParameters, ScriptedToolFactory } from '../../lib/tools/types/scripted'
 import { FakeSiblings } from './sandbox/fakes'
 
 const sandbox = new QuickJsSandbox()
@@ -98,10 +98,15 @@ describe('the spec examples', () => {
   it('runs jira_summary from its scriptPath, calling the sibling jira_get_issue', async () => {
     const docs = new Documents()
     docs.files.set('scripts/jira_summary.js', JIRA_SCRIPT)
-    const fake = new FakeSiblings({ jira_get_issue: (p) => success({ id: p.id, summary: 'Login fails on Safari', status: 'In Progress', assignee: 'kim' }) })
+    const fake = new FakeSiblings({
+      jira_get_issue: (p) => success({ id: p.id, summary: 'Login fails on Safari', status: 'In Progress', assignee: 'kim' }),
+    })
     const tool = await single(parse(JIRA_SUMMARY, 'jira_summary'), env(docs))
     const outcome = await tool.invoke({ ticket: 'ABC-123' }, ctx(fake))
-    expect(outcome).toEqual({ isError: false, content: { value: { summary: 'Login fails on Safari', status: 'In Progress' }, durationMs: expect.any(Number) } })
+    expect(outcome).toEqual({
+      isError: false,
+      content: { value: { summary: 'Login fails on Safari', status: 'In Progress' }, durationMs: expect.any(Number) },
+    })
     expect(fake.calls).toEqual([{ name: 'jira_get_issue', params: { id: 'ABC-123' }, depth: 1 }])
   })
 })
@@ -112,13 +117,21 @@ describe('parameters at write', () => {
   })
 
   it('refuses an engine other than javascript', () => {
-    expect(writeIssues({ engine: 'python', inputs: [], source: '1' })).toEqual([{ pointer: '/parameters/engine', message: 'parameters.engine must be one of "javascript"' }])
+    expect(writeIssues({ engine: 'python', inputs: [], source: '1' })).toEqual([
+      { pointer: '/parameters/engine', message: 'parameters.engine must be one of "javascript"' },
+    ])
   })
 
   it('refuses a timeout above 30000 ms instead of clamping it, and one below 1 ms', () => {
-    expect(writeIssues({ timeoutMs: 30_001, inputs: [], source: '1' })).toEqual([{ pointer: '/parameters/timeoutMs', message: expect.stringMatching(/<= 30000/) }])
-    expect(writeIssues({ timeoutMs: 0, inputs: [], source: '1' })).toEqual([{ pointer: '/parameters/timeoutMs', message: expect.stringMatching(/>= 1/) }])
-    expect(writeIssues({ timeoutMs: 1.5, inputs: [], source: '1' })).toEqual([{ pointer: '/parameters/timeoutMs', message: expect.stringMatching(/integer/) }])
+    expect(writeIssues({ timeoutMs: 30_001, inputs: [], source: '1' })).toEqual([
+      { pointer: '/parameters/timeoutMs', message: expect.stringMatching(/<= 30000/) },
+    ])
+    expect(writeIssues({ timeoutMs: 0, inputs: [], source: '1' })).toEqual([
+      { pointer: '/parameters/timeoutMs', message: expect.stringMatching(/>= 1/) },
+    ])
+    expect(writeIssues({ timeoutMs: 1.5, inputs: [], source: '1' })).toEqual([
+      { pointer: '/parameters/timeoutMs', message: expect.stringMatching(/integer/) },
+    ])
     expect(writeIssues({ timeoutMs: 30_000, inputs: [], source: '1' })).toEqual([])
   })
 
@@ -128,19 +141,42 @@ describe('parameters at write', () => {
 
   it('requires exactly one of source and scriptPath', () => {
     expect(writeIssues({ inputs: [] })).toEqual([{ pointer: '/parameters', message: 'exactly one of source or scriptPath is required' }])
-    expect(writeIssues({ inputs: [], source: '1', scriptPath: 'scripts/a.js' })).toEqual([{ pointer: '/parameters/scriptPath', message: 'give either source or scriptPath, not both' }])
+    expect(writeIssues({ inputs: [], source: '1', scriptPath: 'scripts/a.js' })).toEqual([
+      { pointer: '/parameters/scriptPath', message: 'give either source or scriptPath, not both' },
+    ])
   })
 
   it('refuses an input type outside the six JSON types and a name that is not an identifier', () => {
-    expect(writeIssues({ inputs: [{ name: 'a', type: 'date' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/0/type', message: expect.stringMatching(/must be one of "string", "number", "integer", "boolean", "object", "array"/) }])
-    expect(writeIssues({ inputs: [{ name: 'first-name', type: 'string' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/0/name', message: expect.stringMatching(/pattern/) }])
+    expect(writeIssues({ inputs: [{ name: 'a', type: 'date' }], source: '1' })).toEqual([
+      {
+        pointer: '/parameters/inputs/0/type',
+        message: expect.stringMatching(/must be one of "string", "number", "integer", "boolean", "object", "array"/),
+      },
+    ])
+    expect(writeIssues({ inputs: [{ name: 'first-name', type: 'string' }], source: '1' })).toEqual([
+      { pointer: '/parameters/inputs/0/name', message: expect.stringMatching(/pattern/) },
+    ])
   })
 
   it('refuses the reserved name vance, duplicate names, reserved words and names of standard globals', () => {
-    expect(writeIssues({ inputs: [{ name: 'vance', type: 'object' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/0/name', message: "input name 'vance' is reserved" }])
-    expect(writeIssues({ inputs: [{ name: 'a', type: 'number' }, { name: 'a', type: 'string' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/1/name', message: "input name 'a' is declared twice" }])
-    expect(writeIssues({ inputs: [{ name: 'class', type: 'string' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/0/name', message: "input name 'class' is a JavaScript reserved word and can't be a variable" }])
-    expect(writeIssues({ inputs: [{ name: 'JSON', type: 'string' }], source: '1' })).toEqual([{ pointer: '/parameters/inputs/0/name', message: 'input name \'JSON\' would hide the standard global JSON' }])
+    expect(writeIssues({ inputs: [{ name: 'vance', type: 'object' }], source: '1' })).toEqual([
+      { pointer: '/parameters/inputs/0/name', message: "input name 'vance' is reserved" },
+    ])
+    expect(
+      writeIssues({
+        inputs: [
+          { name: 'a', type: 'number' },
+          { name: 'a', type: 'string' },
+        ],
+        source: '1',
+      }),
+    ).toEqual([{ pointer: '/parameters/inputs/1/name', message: "input name 'a' is declared twice" }])
+    expect(writeIssues({ inputs: [{ name: 'class', type: 'string' }], source: '1' })).toEqual([
+      { pointer: '/parameters/inputs/0/name', message: "input name 'class' is a JavaScript reserved word and can't be a variable" },
+    ])
+    expect(writeIssues({ inputs: [{ name: 'JSON', type: 'string' }], source: '1' })).toEqual([
+      { pointer: '/parameters/inputs/0/name', message: "input name 'JSON' would hide the standard global JSON" },
+    ])
   })
 
   it('generates the input schema from inputs, with required inputs by default and no required list when none is', async () => {
@@ -157,7 +193,17 @@ describe('parameters at write', () => {
 })
 
 function config(parameters: ScriptedParameters, name = 'tool_x'): ServerToolConfig<ScriptedParameters> {
-  return { name, type: 'scripted', description: 'd', enabled: true, primary: false, labels: [], disabledSubTools: [], defaultDeferred: false, parameters }
+  return {
+    name,
+    type: 'scripted',
+    description: 'd',
+    enabled: true,
+    primary: false,
+    labels: [],
+    disabledSubTools: [],
+    defaultDeferred: false,
+    parameters,
+  }
 }
 
 describe('invocation', () => {
@@ -165,9 +211,18 @@ describe('invocation', () => {
     const docs = new Documents()
     docs.files.set('scripts/s.js', 'a')
     const tool = await single(config({ inputs: [{ name: 'a', type: 'number' }], scriptPath: 'scripts/s.js' }), env(docs))
-    expect(await tool.invoke({}, ctx())).toEqual({ isError: true, content: { message: "Invalid arguments for 'tool_x': a is required.", errors: [{ pointer: '/a', message: 'a is required' }] } })
-    expect(await tool.invoke({ a: 'five' }, ctx())).toMatchObject({ isError: true, content: { message: "Invalid arguments for 'tool_x': a must be a number, got string." } })
-    expect(await tool.invoke({ a: 1, extra: true }, ctx())).toMatchObject({ isError: true, content: { message: "Invalid arguments for 'tool_x': extra is not allowed here." } })
+    expect(await tool.invoke({}, ctx())).toEqual({
+      isError: true,
+      content: { message: "Invalid arguments for 'tool_x': a is required.", errors: [{ pointer: '/a', message: 'a is required' }] },
+    })
+    expect(await tool.invoke({ a: 'five' }, ctx())).toMatchObject({
+      isError: true,
+      content: { message: "Invalid arguments for 'tool_x': a must be a number, got string." },
+    })
+    expect(await tool.invoke({ a: 1, extra: true }, ctx())).toMatchObject({
+      isError: true,
+      content: { message: "Invalid arguments for 'tool_x': extra is not allowed here." },
+    })
     expect(docs.reads).toBe(0)
   })
 
@@ -192,7 +247,10 @@ describe('invocation', () => {
     let deep: unknown = {}
     for (let i = 0; i < 70; i++) deep = { d: deep }
     const tool = await single(config({ inputs: [{ name: 'o', type: 'object' }], source: '1' }))
-    expect(await tool.invoke({ o: deep as object }, ctx())).toMatchObject({ isError: true, content: { message: "Invalid arguments for 'tool_x': o nests deeper than 64 levels." } })
+    expect(await tool.invoke({ o: deep as object }, ctx())).toMatchObject({
+      isError: true,
+      content: { message: "Invalid arguments for 'tool_x': o nests deeper than 64 levels." },
+    })
   })
 
   it('reads scriptPath on every invocation, so an edit is live without reloading the tool', async () => {
@@ -210,21 +268,33 @@ describe('invocation', () => {
     const tool = await single(config({ inputs: [], scriptPath: 'scripts/gone.js' }), env(docs))
     expect(await tool.invoke({}, ctx())).toEqual({
       isError: true,
-      content: { message: "Script 'scripts/gone.js' of tool 'tool_x' does not exist in project 'p1', the tenant layer or the bundled defaults.", path: 'scripts/gone.js' },
+      content: {
+        message: "Script 'scripts/gone.js' of tool 'tool_x' does not exist in project 'p1', the tenant layer or the bundled defaults.",
+        path: 'scripts/gone.js',
+      },
     })
     docs.files.set('scripts/gone.js', '  \n')
-    expect(await tool.invoke({}, ctx())).toEqual({ isError: true, content: { message: "Script 'scripts/gone.js' of tool 'tool_x' is empty.", path: 'scripts/gone.js' } })
+    expect(await tool.invoke({}, ctx())).toEqual({
+      isError: true,
+      content: { message: "Script 'scripts/gone.js' of tool 'tool_x' is empty.", path: 'scripts/gone.js' },
+    })
   })
 
   it('answers { error, message } for a failing script', async () => {
     const tool = await single(config({ inputs: [], source: 'null.x' }))
-    expect(await tool.invoke({}, ctx())).toEqual({ isError: true, content: { error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^TypeError: .*null.* \(line 1, column \d+\)$/) } })
+    expect(await tool.invoke({}, ctx())).toEqual({
+      isError: true,
+      content: { error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^TypeError: .*null.* \(line 1, column \d+\)$/) },
+    })
   })
 
   it('applies its configured timeout', async () => {
     const fake = new FakeSiblings({ hang: () => new Promise<ToolOutcome>(() => {}) })
     const tool = await single(config({ inputs: [], source: 'vance.tools.call("hang", {})', timeoutMs: 30 }))
-    expect(await tool.invoke({}, ctx(fake))).toEqual({ isError: true, content: { error: 'TIMEOUT', message: 'the script did not finish within its 30 ms timeout' } })
+    expect(await tool.invoke({}, ctx(fake))).toEqual({
+      isError: true,
+      content: { error: 'TIMEOUT', message: 'the script did not finish within its 30 ms timeout' },
+    })
   })
 
   it('exposes tenant, project and process to the script through vance.context', async () => {
@@ -235,7 +305,9 @@ describe('invocation', () => {
   it('ends self-recursion through siblings at the nesting limit with a clear error', async () => {
     // A tool that calls itself; the siblings enforce depth like the dispatcher does.
     // four nested levels may each start an engine (seconds on a loaded machine): the deadline is not what this tests
-    const tool = await single(config({ inputs: [{ name: 'n', type: 'integer' }], source: 'vance.tools.call("loop", { n: n + 1 })', timeoutMs: 30_000 }, 'loop'))
+    const tool = await single(
+      config({ inputs: [{ name: 'n', type: 'integer' }], source: 'vance.tools.call("loop", { n: n + 1 })', timeoutMs: 30_000 }, 'loop'),
+    )
     const seen: number[] = []
     const fake: FakeSiblings = new FakeSiblings({
       loop: (p, depth) => {
@@ -244,7 +316,13 @@ describe('invocation', () => {
       },
     })
     const outcome = await tool.invoke({ n: 0 }, ctx(fake))
-    expect(outcome).toEqual({ isError: true, content: { error: 'HOST_EXCEPTION', message: "sibling call to 'loop' refused: tools are already nested 4 deep, the most allowed is 4" } })
+    expect(outcome).toEqual({
+      isError: true,
+      content: {
+        error: 'HOST_EXCEPTION',
+        message: "sibling call to 'loop' refused: tools are already nested 4 deep, the most allowed is 4",
+      },
+    })
     expect(seen).toEqual([1, 2, 3, 4])
   })
 })
@@ -253,28 +331,57 @@ describe('execute_javascript', () => {
   const tool: Tool = executeJavascriptTool(sandbox)
 
   it('is a non-primary built-in labelled code with code and an optional timeout', () => {
-    expect(tool).toMatchObject({ name: 'execute_javascript', source: 'builtin', typeId: 'builtin', primary: false, deferred: false, labels: ['code'] })
-    expect(tool.inputSchema).toMatchObject({ required: ['code'], additionalProperties: false, properties: { code: { type: 'string' }, timeoutMs: { type: 'integer', minimum: 1, maximum: 30000 } } })
+    expect(tool).toMatchObject({
+      name: 'execute_javascript',
+      source: 'builtin',
+      typeId: 'builtin',
+      primary: false,
+      deferred: false,
+      labels: ['code'],
+    })
+    expect(tool.inputSchema).toMatchObject({
+      required: ['code'],
+      additionalProperties: false,
+      properties: { code: { type: 'string' }, timeoutMs: { type: 'integer', minimum: 1, maximum: 30000 } },
+    })
   })
 
   it('runs code in the same sandbox with the same result shapes', async () => {
-    expect(await tool.invoke({ code: '[1, 2, 3].map((x) => x * 2)' }, ctx())).toEqual({ isError: false, content: { value: [2, 4, 6], durationMs: expect.any(Number) } })
-    expect(await tool.invoke({ code: 'while (true) {}' }, ctx())).toEqual({ isError: true, content: { error: 'RESOURCE_EXHAUSTED', message: expect.any(String) } })
+    expect(await tool.invoke({ code: '[1, 2, 3].map((x) => x * 2)' }, ctx())).toEqual({
+      isError: false,
+      content: { value: [2, 4, 6], durationMs: expect.any(Number) },
+    })
+    expect(await tool.invoke({ code: 'while (true) {}' }, ctx())).toEqual({
+      isError: true,
+      content: { error: 'RESOURCE_EXHAUSTED', message: expect.any(String) },
+    })
   })
 
   it('calls siblings through vance', async () => {
     const fake = new FakeSiblings({ whoami: () => success({ tenant: 'acme' }), broken: () => toolError('down for maintenance') })
     expect(await tool.invoke({ code: 'vance.tools.call("whoami", {}).tenant' }, ctx(fake))).toMatchObject({ content: { value: 'acme' } })
-    expect(await tool.invoke({ code: 'vance.tools.call("broken", {})' }, ctx(fake))).toEqual({ isError: true, content: { error: 'HOST_EXCEPTION', message: 'down for maintenance' } })
+    expect(await tool.invoke({ code: 'vance.tools.call("broken", {})' }, ctx(fake))).toEqual({
+      isError: true,
+      content: { error: 'HOST_EXCEPTION', message: 'down for maintenance' },
+    })
   })
 
   it('validates its own arguments', async () => {
-    expect(await tool.invoke({}, ctx())).toMatchObject({ isError: true, content: { message: "Invalid arguments for 'execute_javascript': code is required." } })
-    expect(await tool.invoke({ code: '1', timeoutMs: 60_000 }, ctx())).toMatchObject({ isError: true, content: { message: expect.stringMatching(/timeoutMs must be <= 30000/) } })
+    expect(await tool.invoke({}, ctx())).toMatchObject({
+      isError: true,
+      content: { message: "Invalid arguments for 'execute_javascript': code is required." },
+    })
+    expect(await tool.invoke({ code: '1', timeoutMs: 60_000 }, ctx())).toMatchObject({
+      isError: true,
+      content: { message: expect.stringMatching(/timeoutMs must be <= 30000/) },
+    })
   })
 
   it('applies the timeout it is given', async () => {
     const fake = new FakeSiblings({ hang: () => new Promise<ToolOutcome>(() => {}) })
-    expect(await tool.invoke({ code: 'vance.tools.call("hang", {})', timeoutMs: 25 }, ctx(fake))).toEqual({ isError: true, content: { error: 'TIMEOUT', message: 'the script did not finish within its 25 ms timeout' } })
+    expect(await tool.invoke({ code: 'vance.tools.call("hang", {})', timeoutMs: 25 }, ctx(fake))).toEqual({
+      isError: true,
+      content: { error: 'TIMEOUT', message: 'the script did not finish within its 25 ms timeout' },
+    })
   })
 })

@@ -14,7 +14,17 @@ describe('server-tool documents', () => {
     expect(r).toEqual({
       ok: true,
       warnings: [],
-      config: { name: 'my_tool', type: 'doc_lookup', description: 'Read it', enabled: true, primary: false, labels: [], disabledSubTools: [], defaultDeferred: false, parameters: { path: 'documents/a.md' } },
+      config: {
+        name: 'my_tool',
+        type: 'doc_lookup',
+        description: 'Read it',
+        enabled: true,
+        primary: false,
+        labels: [],
+        disabledSubTools: [],
+        defaultDeferred: false,
+        parameters: { path: 'documents/a.md' },
+      },
     })
   })
 
@@ -22,7 +32,9 @@ describe('server-tool documents', () => {
     const r = write('type: doc_lookup\ndescription: x\nparameters:\n  path: documents/a.md\nenabled: "yes"\n')
     expect(r.ok).toBe(false)
     if (r.ok) return
-    expect(r.issues).toEqual([expect.objectContaining({ pointer: '/enabled', line: 5, column: 10, message: 'enabled must be a boolean, got string (line 5)' })])
+    expect(r.issues).toEqual([
+      expect.objectContaining({ pointer: '/enabled', line: 5, column: 10, message: 'enabled must be a boolean, got string (line 5)' }),
+    ])
   })
 
   it('reports every problem at once', () => {
@@ -62,7 +74,8 @@ describe('server-tool documents', () => {
   it('lists the known types when the type is unknown', () => {
     const r = write('type: doc_lookp\ndescription: x\n')
     expect(r.ok).toBe(false)
-    if (!r.ok) expect(r.issues[0].message).toBe("unknown type 'doc_lookp' — did you mean 'doc_lookup'?; known types: doc_lookup, echo_pack (line 1)")
+    if (!r.ok)
+      expect(r.issues[0].message).toBe("unknown type 'doc_lookp' — did you mean 'doc_lookup'?; known types: doc_lookup, echo_pack (line 1)")
   })
 
   it('validates parameters against the type schema with JSON pointers and lines', () => {

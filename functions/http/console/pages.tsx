@@ -31,14 +31,19 @@ function Layout(props: { page: PageId; title: string; assets: AssetUrls; childre
         <script src={props.assets.script} defer></script>
       </head>
       <body data-page={props.page}>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <span class="brand">Server Tools</span>
           <nav aria-label="Console">
             <ul>
               {NAV.map((n) => (
                 <li>
-                  <a href={n.href} aria-current={n.page === props.page || (n.page === 'tools' && props.page === 'tool') ? 'page' : undefined}>
+                  <a
+                    href={n.href}
+                    aria-current={n.page === props.page || (n.page === 'tools' && props.page === 'tool') ? 'page' : undefined}
+                  >
                     {n.label}
                   </a>
                 </li>
@@ -66,7 +71,16 @@ function Layout(props: { page: PageId; title: string; assets: AssetUrls; childre
 const ProjectField = () => (
   <label>
     Project
-    <input id="project" type="text" list="projects" value="_tenant" spellcheck={false} autocomplete="off" required pattern="_tenant|[a-z0-9][a-z0-9_\-]{0,63}" />
+    <input
+      id="project"
+      type="text"
+      list="projects"
+      value="_tenant"
+      spellcheck={false}
+      autocomplete="off"
+      required
+      pattern="_tenant|[a-z0-9][a-z0-9_\-]{0,63}"
+    />
     <datalist id="projects"></datalist>
   </label>
 )
@@ -74,7 +88,10 @@ const ProjectField = () => (
 function SignIn() {
   return (
     <>
-      <p>Paste the bearer token (the one <code>npm start</code> prints as <code>ST_TOKEN</code>). It is kept in this tab's session storage and sent only as an Authorization header to this service.</p>
+      <p>
+        Paste the bearer token (the one <code>npm start</code> prints as <code>ST_TOKEN</code>). It is kept in this tab's session storage
+        and sent only as an Authorization header to this service.
+      </p>
       {/* method=post and no name attribute: even without the script the token never reaches a URL */}
       <form id="signin-form" method="post" action="/console" class="stack">
         <label>
@@ -94,6 +111,7 @@ function SignIn() {
 function Tools() {
   return (
     <>
+      {/* biome-ignore lint/a11y/useSemanticElements: a form that submits the filters; the role names it for assistive tech */}
       <form id="tools-form" class="toolbar" role="search">
         <ProjectField />
         <label>
@@ -252,5 +270,14 @@ const PAGES: Record<PageId, { title: string; body: () => Child }> = {
 
 export async function renderPage(page: PageId, assets: AssetUrls): Promise<string> {
   const { title, body } = PAGES[page]
-  return '<!doctype html>' + String(await (<Layout page={page} title={title} assets={assets}>{body()}</Layout>))
+  return (
+    '<!doctype html>' +
+    String(
+      await (
+        <Layout page={page} title={title} assets={assets}>
+          {body()}
+        </Layout>
+      ),
+    )
+  )
 }

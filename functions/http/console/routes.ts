@@ -2,9 +2,10 @@
  * The read-only web console (spec §11) at /console: page shells and their script and style sheet,
  * all public — nothing here carries tenant data; the browser fetches it with the user's token.
  */
-import { Hono } from '../hono'
-import type { Context, MiddlewareHandler } from 'hono'
+
 import { gzipSync } from 'node:zlib'
+import type { Context, MiddlewareHandler } from 'hono'
+import { Hono } from '../hono'
 import type { PageId } from './pages'
 
 export interface ConsoleAsset {
@@ -48,7 +49,10 @@ const PAGE_PATHS: [string, PageId][] = [
 ]
 
 /** `assets` reads the files on first use: an API cold start never touches them. */
-export function consoleRoutes(assets: () => Map<string, ConsoleAsset>, loadPages: () => Promise<{ renderPage: typeof import('./pages')['renderPage'] }>) {
+export function consoleRoutes(
+  assets: () => Map<string, ConsoleAsset>,
+  loadPages: () => Promise<{ renderPage: typeof import('./pages')['renderPage'] }>,
+) {
   const url = (file: string) => `/console/assets/${file}?v=${encodeURIComponent(assets().get(file)?.etag.replace(/"/g, '') ?? '')}`
   let built: { script: string; style: string; icon: string } | undefined
   const urls = () => (built ??= { script: url('console.js'), style: url('console.css'), icon: url('favicon.svg') })

@@ -3,11 +3,12 @@
  * each with the input schema an agent would send. The admin listing (server-tools) shows
  * documents; this shows what they turn into (the console's pack rows and parameter schemas).
  */
-import { Hono } from '../hono'
+
 import type { Tool } from '../../../lib/tools/contracts'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { requireScope } from '../auth'
+import { Hono } from '../hono'
 import { projectParam, tenantParam } from '../request'
 
 export function callableToolRoutes(deps: Pick<AppDeps, 'tools'>) {

@@ -1,12 +1,12 @@
 /** Raw documents of one layer, read through the cascade. */
 import type { MiddlewareHandler } from 'hono'
-import { Hono } from '../hono'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { assertTenantAdmin, decodedPathPart, principalOf, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -33,7 +33,8 @@ export function documentRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>()
     .get('/projects/:project/documents', requireScope('tools:read'), async (c) => {
       const bodies = c.req.query('bodies')
-      if (bodies !== undefined && bodies !== 'true' && bodies !== 'false') throw invalidInput('bodies must be true or false', [{ pointer: '/bodies', message: `got '${bodies.slice(0, 20)}'` }])
+      if (bodies !== undefined && bodies !== 'true' && bodies !== 'false')
+        throw invalidInput('bodies must be true or false', [{ pointer: '/bodies', message: `got '${bodies.slice(0, 20)}'` }])
       const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
       // One consistent snapshot of the layer: versions and content hashes (for plans), bodies on request (for exports).
       return c.json({
@@ -62,9 +63,15 @@ export function documentRoutes(deps: AppDeps) {
     .put('/projects/:project/documents/:path{.+}', requireScope('tools:write'), tenantWideDocument, async (c) => {
       const project = projectParam(c)
       const body = await bodyText(c, { allowAnyText: true })
-      const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, { actor: principalOf(c).subject, preconditions: preconditionsOf(c) })
+      const stored = await deps.documents.put(tenantParam(c), project, pathOf(c), body, {
+        actor: principalOf(c).subject,
+        preconditions: preconditionsOf(c),
+      })
       c.header('etag', etag(stored.version))
-      return c.json({ path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy }, stored.created ? 201 : 200)
+      return c.json(
+        { path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy },
+        stored.created ? 201 : 200,
+      )
     })
     .delete('/projects/:project/documents/:path{.+}', requireScope('tools:write'), tenantWideDocument, async (c) => {
       await deps.documents.delete(tenantParam(c), projectParam(c), pathOf(c), preconditionsOf(c))

@@ -1,9 +1,10 @@
 /** Calling a tool outside any process: the allow-set is the project's callable tools. */
-import { Hono } from '../hono'
+
 import { projectGate } from '../../../lib/tools/project-gate'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { objectBody, projectParam, tenantParam } from '../request'
 
 export function invokeRoutes(deps: AppDeps) {
@@ -13,10 +14,16 @@ export function invokeRoutes(deps: AppDeps) {
     const body = await objectBody(c)
     // The request's signal ends the whole call tree when the client goes away; a tool refused for
     // capacity is this request's 503, not a tool result.
-    const outcome = await deps.dispatcher.call(projectGate(deps.tools, tenant, project), { tenant, project, subject: principalOf(c).subject }, c.req.param('name'), body.params ?? {}, {
-      signal: c.req.raw.signal,
-      overloaded: 'throw',
-    })
+    const outcome = await deps.dispatcher.call(
+      projectGate(deps.tools, tenant, project),
+      { tenant, project, subject: principalOf(c).subject },
+      c.req.param('name'),
+      body.params ?? {},
+      {
+        signal: c.req.raw.signal,
+        overloaded: 'throw',
+      },
+    )
     return c.json(outcome)
   })
 }

@@ -9,18 +9,19 @@
  * The SDK is loaded with the first MCP request (AppDeps.modules), never at cold start.
  */
 import type { Context } from 'hono'
-import { Hono } from '../hono'
-import type { ProcessKey } from '../../../lib/recipes/ports'
 import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
+import type { ProcessKey } from '../../../lib/recipes/ports'
 import type { ProcessSurface } from '../../../lib/surface/surface'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
+import { Hono } from '../hono'
 import { projectParam, rawBody, tenantParam } from '../request'
 
 /** The protocol half: lib/surface/mcp-server.ts and the SDK's web-standard transport (loaded by AppDeps.modules). */
-export type McpProtocol = typeof import('../../../lib/surface/mcp-server') & Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
+export type McpProtocol = typeof import('../../../lib/surface/mcp-server') &
+  Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */
@@ -28,9 +29,17 @@ const MAX_MCP_BODY_BYTES = 1024 * 1024
 
 /** A JSON-RPC error answered by this layer (no request id: it never reached the protocol). */
 function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}) {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } })
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  })
 }
-const sessionNotFound = () => rpcError(404, -32001, 'Session not found: the process does not exist, has expired or was ended, or belongs to another subject; initialize a new session')
+const sessionNotFound = () =>
+  rpcError(
+    404,
+    -32001,
+    'Session not found: the process does not exist, has expired or was ended, or belongs to another subject; initialize a new session',
+  )
 
 interface JsonRpcMessage {
   method?: unknown
@@ -56,7 +65,11 @@ export function mcpRoutes(deps: AppDeps) {
     const v = c.req.header('mcp-protocol-version')
     const { isServedVersion, SERVED_PROTOCOL_VERSIONS } = await loadProtocol()
     if (v === undefined || isServedVersion(v)) return undefined
-    return rpcError(400, -32000, `Bad Request: unsupported MCP-Protocol-Version '${v.slice(0, 40)}' (this server speaks ${SERVED_PROTOCOL_VERSIONS.join(', ')})`)
+    return rpcError(
+      400,
+      -32000,
+      `Bad Request: unsupported MCP-Protocol-Version '${v.slice(0, 40)}' (this server speaks ${SERVED_PROTOCOL_VERSIONS.join(', ')})`,
+    )
   }
 
   async function post(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
@@ -69,7 +82,8 @@ export function mcpRoutes(deps: AppDeps) {
       const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
       // The same linear scan every JSON body gets, before any parser: arguments reach validators and tools.
       const deep = jsonTooDeep(text)
-      if (deep) return rpcError(400, -32600, `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels (${deep.message})`)
+      if (deep)
+        return rpcError(400, -32600, `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels (${deep.message})`)
       body = JSON.parse(text)
     } catch {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
@@ -108,7 +122,8 @@ export function mcpRoutes(deps: AppDeps) {
     const session = {
       ...(surface ? { surface } : {}),
       // the request's signal ends the call tree when the client goes away (as on the other call routes)
-      call: (name: string, args: Record<string, unknown>) => deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
+      call: (name: string, args: Record<string, unknown>) =>
+        deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
       toolsChanged: () => (toolsChanged = true),
     }
     let res: Response
@@ -144,7 +159,12 @@ export function mcpRoutes(deps: AppDeps) {
     if (bad) return bad
     if (!(await openSession(c, { tenant: tenantParam(c), project: projectParam(c), id: pathId ?? header! }))) return sessionNotFound()
     // No standalone stream: notifications ride on the POST that caused them (and Lambda cannot hold a stream open).
-    return rpcError(405, -32000, 'Method Not Allowed: this server sends no server-initiated stream; notifications arrive on POST responses', { allow: 'POST, DELETE' })
+    return rpcError(
+      405,
+      -32000,
+      'Method Not Allowed: this server sends no server-initiated stream; notifications arrive on POST responses',
+      { allow: 'POST, DELETE' },
+    )
   }
 
   async function del(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
@@ -196,9 +216,14 @@ function spawnQuery(c: Context): Record<string, unknown> {
  * A lone JSON-RPC request for one of `methods` that the SDK's transport would accept (Accept lists
  * both types, the body is JSON, the message well-formed), else undefined.
  */
-function directRequest(c: Context, message: JsonRpcMessage, methods: readonly string[]): { id: string | number; method: string; params: unknown } | undefined {
+function directRequest(
+  c: Context,
+  message: JsonRpcMessage,
+  methods: readonly string[],
+): { id: string | number; method: string; params: unknown } | undefined {
   const m = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown }
-  if (m === null || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !methods.includes(m.method)) return undefined
+  if (m === null || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !methods.includes(m.method))
+    return undefined
   if (!((typeof m.id === 'string' && m.id) || (typeof m.id === 'number' && Number.isFinite(m.id)))) return undefined
   const accept = c.req.header('accept') ?? ''
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined
@@ -214,7 +239,10 @@ function directRequest(c: Context, message: JsonRpcMessage, methods: readonly st
 function listChangedFirst(json: string): Response {
   const responses = json.startsWith('[') ? (JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)) : [json]
   const events = [JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }), ...responses]
-  return new Response(events.map((e) => `event: message\ndata: ${e}\n\n`).join(''), { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } })
+  return new Response(events.map((e) => `event: message\ndata: ${e}\n\n`).join(''), {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+  })
 }
 
 /**

@@ -1,9 +1,10 @@
 /** The model catalog's learned side: an endpoint's tool limit, learned from its rejection (spec §14.1). */
-import { Hono } from '../hono'
-import { invalidInput, type Issue } from '../../../lib/errors'
+
+import { type Issue, invalidInput } from '../../../lib/errors'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { isValidProjectId, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { objectBody, tenantParam } from '../request'
 
 export function modelRoutes(deps: AppDeps) {
@@ -12,16 +13,19 @@ export function modelRoutes(deps: AppDeps) {
     const issues: Issue[] = []
     const str = (k: string, max = 200) => {
       const v = body[k]
-      if (typeof v !== 'string' || !v.trim() || v.length > max) issues.push({ pointer: `/${k}`, message: `${k} must be a non-empty string (at most ${max} characters)` })
+      if (typeof v !== 'string' || !v.trim() || v.length > max)
+        issues.push({ pointer: `/${k}`, message: `${k} must be a non-empty string (at most ${max} characters)` })
       return typeof v === 'string' ? v.trim() : ''
     }
     const instance = str('instance')
     const model = str('model')
     const errorMessage = str('errorMessage', 20_000)
     const count = body.requestedToolCount
-    if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 0)) issues.push({ pointer: '/requestedToolCount', message: 'requestedToolCount must be a non-negative whole number' })
+    if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 0))
+      issues.push({ pointer: '/requestedToolCount', message: 'requestedToolCount must be a non-negative whole number' })
     const project = body.project
-    if (project !== undefined && (typeof project !== 'string' || !isValidProjectId(project))) issues.push({ pointer: '/project', message: 'project must be a project id' })
+    if (project !== undefined && (typeof project !== 'string' || !isValidProjectId(project)))
+      issues.push({ pointer: '/project', message: 'project must be a project id' })
     if (issues.length) throw invalidInput(`the observation is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
     const answer = await deps.observedLimits.learn(tenantParam(c), {
       instance,

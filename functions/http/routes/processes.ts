@@ -1,15 +1,15 @@
 /** Processes: spawn, the per-turn manifest, tool calls through the surface, empty-response diagnosis. */
 import type { Context } from 'hono'
-import { Hono } from '../hono'
-import { invalidInput, type Issue } from '../../../lib/errors'
-import { MANIFEST_FORMATS, type ManifestFormat } from '../../../lib/surface/formats'
-import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
+import { writeConditions } from '../../../lib/documents/preconditions'
+import { type Issue, invalidInput } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { iso } from '../../../lib/runtime/clock'
+import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
+import { MANIFEST_FORMATS, type ManifestFormat } from '../../../lib/surface/formats'
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
-import { writeConditions } from '../../../lib/documents/preconditions'
+import { Hono } from '../hono'
 import { etag, objectBody, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
@@ -25,8 +25,14 @@ export function processRoutes(deps: AppDeps) {
     .get('/projects/:project/processes/:id', requireScope('tools:read'), async (c) => c.json(view(await deps.processes.get(key(c)))))
     .get('/projects/:project/processes/:id/manifest', requireScope('tools:read'), async (c) => {
       const format = (c.req.query('format') ?? 'native') as ManifestFormat
-      if (!MANIFEST_FORMATS.includes(format)) throw invalidInput(`format must be one of ${MANIFEST_FORMATS.join(', ')}`, [{ pointer: '/format', message: `unknown format '${format.slice(0, 40)}'` }])
-      const extraTools = (c.req.queries('extraTools') ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean)
+      if (!MANIFEST_FORMATS.includes(format))
+        throw invalidInput(`format must be one of ${MANIFEST_FORMATS.join(', ')}`, [
+          { pointer: '/format', message: `unknown format '${format.slice(0, 40)}'` },
+        ])
+      const extraTools = (c.req.queries('extraTools') ?? [])
+        .flatMap((v) => v.split(','))
+        .map((s) => s.trim())
+        .filter(Boolean)
       const deferLoading = c.req.query('deferLoading')
       if (deferLoading !== undefined && !['true', 'false'].includes(deferLoading)) throw invalidInput('deferLoading must be true or false')
       if (deferLoading === 'true' && format !== 'anthropic') throw invalidInput('deferLoading applies to format=anthropic only')
@@ -38,15 +44,26 @@ export function processRoutes(deps: AppDeps) {
       const body = await objectBody(c)
       // The request's signal ends the whole call tree when the client goes away (as on the invoke
       // route); a tool refused for capacity stays a tool error here, a result the model can act on.
-      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {}, { signal: c.req.raw.signal })
+      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {}, {
+        signal: c.req.raw.signal,
+      })
       // A client tool (spec §7): the backend runs it with the validated params.
-      if (outcome.clientCall) return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
+      if (outcome.clientCall)
+        return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
       return c.json({ isError: outcome.isError, content: outcome.content })
     })
     .put('/projects/:project/processes/:id/client-tools', requireScope('tools:invoke'), async (c) => {
       // Version 0 = no client tools declared yet, so If-None-Match: * means "declare only once".
-      const conditions = await writeConditions(`the client tools of process '${c.req.param('id')}'`, preconditionsOf(c), async () => (await deps.processes.get(key(c))).clientToolsVersion ?? 0)
-      const result = await deps.processes.setClientTools(key(c), await objectBody(c), conditions.createOnly ? 0 : conditions.expectedVersion)
+      const conditions = await writeConditions(
+        `the client tools of process '${c.req.param('id')}'`,
+        preconditionsOf(c),
+        async () => (await deps.processes.get(key(c))).clientToolsVersion ?? 0,
+      )
+      const result = await deps.processes.setClientTools(
+        key(c),
+        await objectBody(c),
+        conditions.createOnly ? 0 : conditions.expectedVersion,
+      )
       c.header('etag', etag(result.version))
       return c.json({ clientTools: result.names, version: result.version, warnings: result.warnings })
     })
@@ -75,7 +92,11 @@ function view(p: ProcessRecord) {
     clientTools: (p.clientTools ?? []).map((t) => t.name),
     clientToolsVersion: p.clientToolsVersion ?? 0,
     ...(p.reserve !== undefined ? { reserve: p.reserve } : {}),
-    activations: Object.fromEntries(Object.entries(p.activations).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, at]) => [n, iso(at)])),
+    activations: Object.fromEntries(
+      Object.entries(p.activations)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([n, at]) => [n, iso(at)]),
+    ),
     createdAt: iso(p.createdAt),
     createdBy: p.createdBy,
     expiresAt: iso(p.expiresAt),
@@ -89,19 +110,26 @@ function diagnosisInput(body: Record<string, unknown>): { messages: DiagnosisMes
   if (!Array.isArray(body.messages)) issues.push({ pointer: '/messages', message: 'messages must be a list of { role, content }' })
   else
     body.messages.forEach((m, i) => {
-      if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string') issues.push({ pointer: `/messages/${i}`, message: `messages[${i}] must be an object with a string role` })
+      if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string')
+        issues.push({ pointer: `/messages/${i}`, message: `messages[${i}] must be an object with a string role` })
       else messages.push({ role: (m as { role: string }).role, content: (m as { content?: unknown }).content })
     })
   const offeredTools: string[] = []
   const offered = body.offeredTools ?? []
-  if (!Array.isArray(offered)) issues.push({ pointer: '/offeredTools', message: 'offeredTools must be a list of tool names or tool objects' })
+  if (!Array.isArray(offered))
+    issues.push({ pointer: '/offeredTools', message: 'offeredTools must be a list of tool names or tool objects' })
   else
     offered.forEach((t, i) => {
-      const name = typeof t === 'string' ? t : (t as { name?: unknown; function?: { name?: unknown } } | null)?.name ?? (t as { function?: { name?: unknown } } | null)?.function?.name
+      const name =
+        typeof t === 'string'
+          ? t
+          : ((t as { name?: unknown; function?: { name?: unknown } } | null)?.name ??
+            (t as { function?: { name?: unknown } } | null)?.function?.name)
       if (typeof name !== 'string') issues.push({ pointer: `/offeredTools/${i}`, message: `offeredTools[${i}] has no tool name` })
       else offeredTools.push(name)
     })
-  if (body.finishReason !== undefined && body.finishReason !== null && typeof body.finishReason !== 'string') issues.push({ pointer: '/finishReason', message: 'finishReason must be a string' })
+  if (body.finishReason !== undefined && body.finishReason !== null && typeof body.finishReason !== 'string')
+    issues.push({ pointer: '/finishReason', message: 'finishReason must be a string' })
   if (issues.length) throw invalidInput(`the diagnosis request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
   return { messages, offeredTools, ...(typeof body.finishReason === 'string' ? { finishReason: body.finishReason } : {}) }
 }

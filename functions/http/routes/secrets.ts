@@ -3,12 +3,13 @@
  * names. No response, log line or error ever carries a value.
  * Mounted under `/brain/:tenant`, after `authenticate`.
  */
-import { Hono } from '../hono'
+
 import { invalidInput } from '../../../lib/errors'
 import type { SecretStore } from '../../../lib/secrets/ports'
 import { assertSecretName, assertSecretValue } from '../../../lib/secrets/ports'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { bodyText, tenantParam } from '../request'
 
 export function secretRoutes(deps: { secrets: SecretStore }) {
@@ -22,7 +23,11 @@ export function secretRoutes(deps: { secrets: SecretStore }) {
       assertSecretName(name)
       const body = await secretBody(await bodyText(c))
       const extra = Object.keys(body).filter((k) => k !== 'value')
-      if (extra.length) throw invalidInput(`the body may only hold 'value'`, extra.map((k) => ({ pointer: `/${k}`, message: `${k} is not allowed here` })))
+      if (extra.length)
+        throw invalidInput(
+          `the body may only hold 'value'`,
+          extra.map((k) => ({ pointer: `/${k}`, message: `${k} is not allowed here` })),
+        )
       assertSecretValue(body.value)
       const result = await deps.secrets.put(tenantParam(c), name, body.value)
       c.header('cache-control', 'no-store')

@@ -1,8 +1,9 @@
 /** Server-tool documents: cascade listing, lookup, write, delete; and the type registry. */
-import { Hono } from '../hono'
+
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function serverToolRoutes(deps: AppDeps) {

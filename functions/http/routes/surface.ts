@@ -1,8 +1,9 @@
 /** The surface preview: what a process spawned now would get, computed by the spawn's own code and never stored. */
-import { Hono } from '../hono'
+
 import type { AppDeps } from '../app'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
+import { Hono } from '../hono'
 import { objectBody, projectParam, tenantParam } from '../request'
 
 export function surfaceRoutes(deps: AppDeps) {

@@ -40,7 +40,11 @@ export function makeAwsClients(opts: AwsClientOptions): AwsClients {
     region: opts.region,
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
   }
-  const dynamo = new DynamoClient({ region: opts.region, endpoint: opts.dynamoEndpoint, credentials: opts.credentials ?? sdkDefaultCredentials() })
+  const dynamo = new DynamoClient({
+    region: opts.region,
+    endpoint: opts.dynamoEndpoint,
+    credentials: opts.credentials ?? sdkDefaultCredentials(),
+  })
   let s3: Promise<S3Client> | undefined
   let built: S3Client | undefined
   const makeS3 = async () => {

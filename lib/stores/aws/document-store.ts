@@ -13,22 +13,15 @@
  * - Reads are strongly consistent; a cascade lookup is one BatchGetItem, a listing one Query
  *   (plus pages), and `roundTrips` counts every DynamoDB request so tests and benches can prove it.
  */
-import type { DynamoClient, QueryInput } from './dynamo/client'
+
 import { randomBytes } from 'node:crypto'
-import type {
-  BlobStore,
-  DeleteOptions,
-  DocumentKey,
-  DocumentStore,
-  NewDocument,
-  PutOptions,
-  StoredDocument,
-} from '../../documents/ports'
+import type { BlobStore, DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
 import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
+import type { DynamoClient, QueryInput } from './dynamo/client'
 
 export interface DynamoDocumentStoreOptions {
   dynamo: DynamoClient
@@ -121,7 +114,11 @@ export class DynamoDocumentStore implements DocumentStore {
         TableName: this.table,
         ConsistentRead: true,
         KeyConditionExpression: prefix ? '#s = :scope AND begins_with(#p, :prefix)' : '#s = :scope',
-        ExpressionAttributeNames: { '#s': 'scope', ...(prefix || versionsOnly ? { '#p': 'path' } : {}), ...(versionsOnly ? { '#v': 'version', '#del': 'deleted' } : {}) },
+        ExpressionAttributeNames: {
+          '#s': 'scope',
+          ...(prefix || versionsOnly ? { '#p': 'path' } : {}),
+          ...(versionsOnly ? { '#v': 'version', '#del': 'deleted' } : {}),
+        },
         ExpressionAttributeValues: { ':scope': scope, ...(prefix ? { ':prefix': prefix } : {}) },
         ...(versionsOnly ? { ProjectionExpression: '#s, #p, #v, #del' } : {}),
         ExclusiveStartKey: startKey,
@@ -169,7 +166,12 @@ export class DynamoDocumentStore implements DocumentStore {
             '#cb': 'createdBy',
             '#ub': 'updatedBy',
           },
-          ExpressionAttributeValues: { ':true': true, ':one': 1, ':now': iso(this.clock.now()), ...(versioned ? { ':expected': opts.expectedVersion } : {}) },
+          ExpressionAttributeValues: {
+            ':true': true,
+            ':one': 1,
+            ':now': iso(this.clock.now()),
+            ...(versioned ? { ':expected': opts.expectedVersion } : {}),
+          },
           ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -226,7 +228,14 @@ export class DynamoDocumentStore implements DocumentStore {
       '#s': 'scope',
     }
     const values: Record<string, unknown> = { ':sha': hash, ':bytes': bytes, ':now': now, ':actor': actor }
-    const set = ['#sha = :sha', '#bytes = :bytes', '#ua = :now', '#ub = :actor', '#ca = if_not_exists(#ca, :now)', '#cb = if_not_exists(#cb, :actor)']
+    const set = [
+      '#sha = :sha',
+      '#bytes = :bytes',
+      '#ua = :now',
+      '#ub = :actor',
+      '#ca = if_not_exists(#ca, :now)',
+      '#cb = if_not_exists(#cb, :actor)',
+    ]
     if (nextVersion === undefined) {
       set.push('#v = if_not_exists(#v, :zero) + :one')
       values[':zero'] = 0
@@ -316,7 +325,10 @@ export class DynamoDocumentStore implements DocumentStore {
         Key: { scope: key.scope, path: key.path },
         ConsistentRead: true,
         ...(versionOnly
-          ? { ProjectionExpression: '#s, #p, #v, #del', ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' } }
+          ? {
+              ProjectionExpression: '#s, #p, #v, #del',
+              ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' },
+            }
           : {}),
       }),
     )

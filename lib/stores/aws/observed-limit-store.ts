@@ -3,10 +3,11 @@
  * `lower` is one conditional UpdateItem (`attribute_not_exists(maxTools) OR maxTools > :n`), so a
  * larger observation never overwrites a smaller one, whatever the interleaving.
  */
-import type { DynamoClient } from './dynamo/client'
+
 import { ServerToolsError } from '../../errors'
 import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
 import { endpointKey } from '../../surface/limits'
+import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
 
 export const observedLimitsTableSpec = (name: string): TableSpec => ({
@@ -51,7 +52,9 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
       return { maxTools: r.maxTools, lowered: true }
     } catch (e) {
       if (errorName(e) !== 'ConditionalCheckFailedException') throw e
-      const out = await this.send(() => this.db.getItem({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true }))
+      const out = await this.send(() =>
+        this.db.getItem({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true }),
+      )
       return { maxTools: (out.Item?.maxTools as number | undefined) ?? r.maxTools, lowered: false }
     }
   }
@@ -61,8 +64,9 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     const unique = [...new Set(endpoints.map(endpointKey))]
     for (let i = 0; i < unique.length; i += 100) {
       let pending: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((endpoint) => ({ tenant, endpoint }))
-      for (let retry = 0; pending && pending.length; retry++) {
-        if (retry > UNPROCESSED_RETRIES) throw new ServerToolsError('THROTTLED', 'the observed-limits table left keys unprocessed; retry shortly')
+      for (let retry = 0; pending?.length; retry++) {
+        if (retry > UNPROCESSED_RETRIES)
+          throw new ServerToolsError('THROTTLED', 'the observed-limits table left keys unprocessed; retry shortly')
         if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
         const keys: Record<string, unknown>[] = pending
         const res = await this.send(() => this.db.batchGetItem({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }))
@@ -83,7 +87,8 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has(errorName(e) ?? '')) throw new ServerToolsError('THROTTLED', 'the observed-limits table is throttling requests; retry shortly', undefined, { cause: e })
+      if (THROTTLING.has(errorName(e) ?? ''))
+        throw new ServerToolsError('THROTTLED', 'the observed-limits table is throttling requests; retry shortly', undefined, { cause: e })
       throw e
     }
   }

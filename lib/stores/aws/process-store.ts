@@ -5,10 +5,11 @@
  * (and on emulators without TTL). Activations are a map attribute updated per name in one
  * UpdateItem, so concurrent stamps of different tools never lose each other.
  */
-import type { DynamoClient } from './dynamo/client'
+
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
 import type { ClientToolDeclaration } from '../../surface/client-tools'
+import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
 
 /** Table spec for provisioning (`npm start`, tests); sst.config.ts declares the same keys and TTL. */
@@ -73,7 +74,14 @@ export class DynamoProcessStore implements ProcessStore {
       expiresAt: Math.ceil(r.expiresAt / 1000),
     }
     try {
-      await this.send(() => this.db.putItem({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(#id)', ExpressionAttributeNames: { '#id': 'id' } }))
+      await this.send(() =>
+        this.db.putItem({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#id)',
+          ExpressionAttributeNames: { '#id': 'id' },
+        }),
+      )
     } catch (e) {
       if (errorName(e) === 'ConditionalCheckFailedException') throw conflict(`process '${r.id}' already exists`, e)
       throw e
@@ -81,7 +89,9 @@ export class DynamoProcessStore implements ProcessStore {
   }
 
   async get(key: ProcessKey, now: number) {
-    const out = await this.send(() => this.db.getItem<ProcessItem>({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }))
+    const out = await this.send(() =>
+      this.db.getItem<ProcessItem>({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }),
+    )
     const item = out.Item
     if (!item || !(item.expiresAtMs > now)) return undefined
     return {
@@ -111,17 +121,35 @@ export class DynamoProcessStore implements ProcessStore {
     }
   }
 
-  async setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }) {
+  async setClientTools(
+    key: ProcessKey,
+    tools: ClientToolDeclaration[],
+    opts: { expectedVersion?: number; expiresAt: number; now: number },
+  ) {
     const expected = opts.expectedVersion
     try {
       const out = await this.send(() =>
         this.db.updateItem({
           TableName: this.table,
           Key: { scope: scopeOf(key), id: key.id },
-          ConditionExpression: expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
+          ConditionExpression:
+            expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
           UpdateExpression: 'SET #tools = :tools, #exp = :exp, #ttl = :ttl ADD #ver :one',
-          ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ttl': 'expiresAt', '#tools': 'clientToolsJson', '#ver': 'clientToolsVersion' },
-          ExpressionAttributeValues: { ':tools': JSON.stringify(tools), ':exp': opts.expiresAt, ':ttl': Math.ceil(opts.expiresAt / 1000), ':one': 1, ':now': opts.now, ...(expected ? { ':expected': expected } : {}) },
+          ExpressionAttributeNames: {
+            '#id': 'id',
+            '#exp': 'expiresAtMs',
+            '#ttl': 'expiresAt',
+            '#tools': 'clientToolsJson',
+            '#ver': 'clientToolsVersion',
+          },
+          ExpressionAttributeValues: {
+            ':tools': JSON.stringify(tools),
+            ':exp': opts.expiresAt,
+            ':ttl': Math.ceil(opts.expiresAt / 1000),
+            ':one': 1,
+            ':now': opts.now,
+            ...(expected ? { ':expected': expected } : {}),
+          },
           ReturnValues: 'UPDATED_NEW',
         }),
       )
@@ -129,7 +157,8 @@ export class DynamoProcessStore implements ProcessStore {
     } catch (e) {
       if (errorName(e) !== 'ConditionalCheckFailedException') throw e
       // Tell a version mismatch from a missing process: one more read, only on the failure path.
-      if (expected !== undefined && (await this.get(key, opts.now))) throw conflict(`the client tools of process '${key.id}' are not at version ${expected}`, e)
+      if (expected !== undefined && (await this.get(key, opts.now)))
+        throw conflict(`the client tools of process '${key.id}' are not at version ${expected}`, e)
       throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
     }
   }
@@ -137,10 +166,17 @@ export class DynamoProcessStore implements ProcessStore {
   async end(key: ProcessKey, now: number) {
     try {
       await this.send(() =>
-        this.db.deleteItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' }, ExpressionAttributeValues: { ':now': now } }),
+        this.db.deleteItem({
+          TableName: this.table,
+          Key: { scope: scopeOf(key), id: key.id },
+          ConditionExpression: LIVE,
+          ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' },
+          ExpressionAttributeValues: { ':now': now },
+        }),
       )
     } catch (e) {
-      if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+      if (errorName(e) === 'ConditionalCheckFailedException')
+        throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
       throw e
     }
   }
@@ -172,11 +208,22 @@ export class DynamoProcessStore implements ProcessStore {
     return unique.filter((n) => !before.has(n))
   }
 
-  private async update(key: ProcessKey, input: { UpdateExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown>; ReturnValues?: 'UPDATED_OLD' }) {
+  private async update(
+    key: ProcessKey,
+    input: {
+      UpdateExpression: string
+      ExpressionAttributeNames: Record<string, string>
+      ExpressionAttributeValues: Record<string, unknown>
+      ReturnValues?: 'UPDATED_OLD'
+    },
+  ) {
     try {
-      return await this.send(() => this.db.updateItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ...input }))
+      return await this.send(() =>
+        this.db.updateItem({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConditionExpression: LIVE, ...input }),
+      )
     } catch (e) {
-      if (errorName(e) === 'ConditionalCheckFailedException') throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+      if (errorName(e) === 'ConditionalCheckFailedException')
+        throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
       throw e
     }
   }
@@ -185,10 +232,15 @@ export class DynamoProcessStore implements ProcessStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has(errorName(e) ?? '')) throw new ServerToolsError('THROTTLED', 'the processes table is throttling requests; retry shortly', undefined, { cause: e })
+      if (THROTTLING.has(errorName(e) ?? ''))
+        throw new ServerToolsError('THROTTLED', 'the processes table is throttling requests; retry shortly', undefined, { cause: e })
       throw e
     }
   }
 }
 
-const rule = (r: Partial<RankRule> | undefined): RankRule => ({ names: r?.names ?? [], selected: r?.selected ?? [], prefixes: r?.prefixes ?? [] })
+const rule = (r: Partial<RankRule> | undefined): RankRule => ({
+  names: r?.names ?? [],
+  selected: r?.selected ?? [],
+  prefixes: r?.prefixes ?? [],
+})

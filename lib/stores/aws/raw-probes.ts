@@ -7,13 +7,21 @@
 import type { DynamoClient } from './dynamo/client'
 
 /** One strongly consistent GetItem; the item as returned. */
-export async function rawGetItem(db: DynamoClient, table: string, key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
+export async function rawGetItem(
+  db: DynamoClient,
+  table: string,
+  key: Record<string, string>,
+): Promise<Record<string, unknown> | undefined> {
   const out = await db.getItem({ TableName: table, Key: key, ConsistentRead: true })
   return out.Item
 }
 
 /** One strongly consistent BatchGetItem of a few keys (no retry of UnprocessedKeys: a floor, not an adapter). */
-export async function rawBatchGetItems(db: DynamoClient, table: string, keys: Record<string, string>[]): Promise<Record<string, unknown>[]> {
+export async function rawBatchGetItems(
+  db: DynamoClient,
+  table: string,
+  keys: Record<string, string>[],
+): Promise<Record<string, unknown>[]> {
   const out = await db.batchGetItem({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } })
   return out.Responses[table] ?? []
 }

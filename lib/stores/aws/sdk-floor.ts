@@ -5,10 +5,14 @@
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb'
 
-export function bareGetItem(endpoint: string | undefined): (table: string, key: Record<string, string>) => Promise<Record<string, unknown> | undefined> {
+export function bareGetItem(
+  endpoint: string | undefined,
+): (table: string, key: Record<string, string>) => Promise<Record<string, unknown> | undefined> {
   const ddb = new DynamoDBClient(endpoint ? { endpoint } : {})
   return async (table, key) => {
-    const out = await ddb.send(new GetItemCommand({ TableName: table, Key: Object.fromEntries(Object.entries(key).map(([k, v]) => [k, { S: v }])) }))
+    const out = await ddb.send(
+      new GetItemCommand({ TableName: table, Key: Object.fromEntries(Object.entries(key).map(([k, v]) => [k, { S: v }])) }),
+    )
     return out.Item
   }
 }

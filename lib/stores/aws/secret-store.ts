@@ -14,7 +14,7 @@
  */
 import type { SSMClient } from '@aws-sdk/client-ssm'
 import { ServerToolsError } from '../../errors'
-import { assertSecretName, assertSecretValue, assertTenant, secretNotFound, type SecretStore } from '../../secrets/ports'
+import { assertSecretName, assertSecretValue, assertTenant, type SecretStore, secretNotFound } from '../../secrets/ports'
 
 type SsmSender = Pick<SSMClient, 'send'>
 type Operation = 'PutParameter' | 'DeleteParameter' | 'GetParametersByPath' | 'GetParameters'
@@ -44,7 +44,8 @@ export class SsmSecretStore implements SecretStore {
 
   constructor(private readonly opts: SsmSecretStoreOptions) {
     this.prefix = (opts.prefix ?? '/server-tools').replace(/\/+$/, '')
-    if (!/^\/[A-Za-z0-9_.\-/]*$/.test(this.prefix)) throw new ServerToolsError('INVALID_CONFIG', `SSM prefix '${this.prefix}' is not a parameter path`)
+    if (!/^\/[A-Za-z0-9_.\-/]*$/.test(this.prefix))
+      throw new ServerToolsError('INVALID_CONFIG', `SSM prefix '${this.prefix}' is not a parameter path`)
   }
 
   /** The parameter name of a tenant's secret. */
@@ -85,7 +86,13 @@ export class SsmSecretStore implements SecretStore {
     const names: string[] = []
     let NextToken: string | undefined
     do {
-      const page = await this.send('GetParametersByPath', { Path: base.slice(0, -1), Recursive: false, WithDecryption: false, MaxResults: 10, ...(NextToken ? { NextToken } : {}) })
+      const page = await this.send('GetParametersByPath', {
+        Path: base.slice(0, -1),
+        Recursive: false,
+        WithDecryption: false,
+        MaxResults: 10,
+        ...(NextToken ? { NextToken } : {}),
+      })
       for (const p of page.Parameters ?? []) if (p.Name?.startsWith(base)) names.push(p.Name.slice(base.length))
       NextToken = page.NextToken
     } while (NextToken)
@@ -114,7 +121,8 @@ export class SsmSecretStore implements SecretStore {
       batches.map((batch) => this.send('GetParameters', { Names: batch.map((n) => this.parameterName(tenant, n)), WithDecryption: true })),
     )
     for (const page of pages) {
-      for (const p of page.Parameters ?? []) if (p.Name?.startsWith(base) && p.Value !== undefined) out.set(p.Name.slice(base.length), p.Value)
+      for (const p of page.Parameters ?? [])
+        if (p.Name?.startsWith(base) && p.Value !== undefined) out.set(p.Name.slice(base.length), p.Value)
     }
     return out
   }
@@ -144,13 +152,15 @@ const isNamed = (e: unknown, name: string) => (e as { name?: string } | null)?.n
  * `arn:aws:ssm:<region>:<account>:parameter/server-tools/*` (plus kms:Encrypt/Decrypt when
  * `kmsKeyId` names a customer-managed key).
  */
-export function createSsmSecretStore(opts: {
-  region?: string
-  endpoint?: string
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
-  prefix?: string
-  kmsKeyId?: string
-} = {}): { store: SsmSecretStore; destroy(): void } {
+export function createSsmSecretStore(
+  opts: {
+    region?: string
+    endpoint?: string
+    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
+    prefix?: string
+    kmsKeyId?: string
+  } = {},
+): { store: SsmSecretStore; destroy(): void } {
   let client: Promise<SSMClient> | undefined
   let built: SSMClient | undefined
   const ssm = () =>

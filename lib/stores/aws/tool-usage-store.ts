@@ -8,10 +8,11 @@
  * key never lose a count, and the item is created on first use) and `SET` for the family, names and
  * timestamps. No TTL attribute: usage has no retention (spec §14.4).
  */
-import type { DynamoClient, QueryInput } from './dynamo/client'
+
 import { ServerToolsError } from '../../errors'
 import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
 import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
+import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
 
 /** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`), no TTL. */
@@ -55,7 +56,14 @@ export class DynamoToolUsageStore implements ToolUsageStore {
   }
 
   async increment(inc: UsageIncrement): Promise<void> {
-    const names: Record<string, string> = { '#role': 'role', '#tool': 'tool', '#family': 'family', '#calls': 'calls', '#disc': 'discoveryHits', '#listed': 'listedHits' }
+    const names: Record<string, string> = {
+      '#role': 'role',
+      '#tool': 'tool',
+      '#family': 'family',
+      '#calls': 'calls',
+      '#disc': 'discoveryHits',
+      '#listed': 'listedHits',
+    }
     const values: Record<string, unknown> = {
       ':role': inc.role,
       ':tool': inc.tool,
@@ -113,7 +121,11 @@ export class DynamoToolUsageStore implements ToolUsageStore {
   /** The stored item as it is (tests prove the layout other readers rely on). */
   async rawItem(key: { tenant: string; project: string; role: string; tool: string }): Promise<ToolUsageItem | undefined> {
     const out = await this.send(() =>
-      this.db.getItem<ToolUsageItem>({ TableName: this.table, ConsistentRead: true, Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) } }),
+      this.db.getItem<ToolUsageItem>({
+        TableName: this.table,
+        ConsistentRead: true,
+        Key: { scope: usageScope(key.tenant, key.project), roleTool: usageSortKey(key.role, key.tool) },
+      }),
     )
     return out.Item
   }

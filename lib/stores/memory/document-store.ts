@@ -1,4 +1,12 @@
-import type { DeleteOptions, DocumentKey, DocumentStore, DocumentVersion, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
+import type {
+  DeleteOptions,
+  DocumentKey,
+  DocumentStore,
+  DocumentVersion,
+  NewDocument,
+  PutOptions,
+  StoredDocument,
+} from '../../documents/ports'
 import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound } from '../../errors'
 import type { Clock } from '../../runtime/clock'
@@ -89,7 +97,9 @@ export class MemoryDocumentStore implements DocumentStore {
   private sortedScope(scope: string): StoredDocument[] {
     let docs = this.sorted.get(scope)
     if (!docs) {
-      docs = [...this.docs.values()].filter((d) => d.key.scope === scope).sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+      docs = [...this.docs.values()]
+        .filter((d) => d.key.scope === scope)
+        .sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
       this.sorted.set(scope, docs)
     }
     return docs

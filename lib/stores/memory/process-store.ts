@@ -16,7 +16,9 @@ export class MemoryProcessStore implements ProcessStore {
   /** The frozen parts (what spawn decided) are shared; what updates change is copied. */
   async get(key: ProcessKey, now: number) {
     const rec = this.items.get(id(key))
-    return rec && rec.expiresAt > now ? { ...rec, activations: { ...rec.activations }, phantomsReported: [...rec.phantomsReported] } : undefined
+    return rec && rec.expiresAt > now
+      ? { ...rec, activations: { ...rec.activations }, phantomsReported: [...rec.phantomsReported] }
+      : undefined
   }
 
   async stampActivations(key: ProcessKey, names: string[], at: number, expiresAt: number, now: number) {
@@ -25,10 +27,15 @@ export class MemoryProcessStore implements ProcessStore {
     rec.expiresAt = expiresAt
   }
 
-  async setClientTools(key: ProcessKey, tools: ClientToolDeclaration[], opts: { expectedVersion?: number; expiresAt: number; now: number }) {
+  async setClientTools(
+    key: ProcessKey,
+    tools: ClientToolDeclaration[],
+    opts: { expectedVersion?: number; expiresAt: number; now: number },
+  ) {
     const rec = this.live(key, opts.now)
     const version = rec.clientToolsVersion ?? 0
-    if (opts.expectedVersion !== undefined && opts.expectedVersion !== version) throw conflict(`the client tools of process '${key.id}' are at version ${version}, not ${opts.expectedVersion}`)
+    if (opts.expectedVersion !== undefined && opts.expectedVersion !== version)
+      throw conflict(`the client tools of process '${key.id}' are at version ${version}, not ${opts.expectedVersion}`)
     rec.clientTools = structuredClone(tools)
     rec.clientToolsVersion = version + 1
     rec.expiresAt = opts.expiresAt

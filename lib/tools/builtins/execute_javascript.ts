@@ -2,11 +2,12 @@
  * Built-in `execute_javascript`: run a snippet in the same QuickJS sandbox profile as `scripted`
  * tools (spec §3.1), with the same result shapes: `{ value, durationMs }` or `{ error, message }`.
  */
+
+import { success, toolError } from '../../calls/outcome'
+import type { JsonSchema } from '../../config/json-schema'
 import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
-import type { JsonSchema } from '../../config/json-schema'
 import type { Tool } from '../contracts'
-import { success, toolError } from '../../calls/outcome'
 import type { ScriptSandbox } from '../types/scripted'
 
 const inputSchema: JsonSchema = {
@@ -40,7 +41,8 @@ export function executeJavascriptTool(sandbox: ScriptSandbox): Tool {
     searchHint: 'run code, compute, transform data, combine several tool calls in one script',
     async invoke(params, ctx) {
       const issues = validateAgainst(inputSchema, params)
-      if (issues.length) return toolError(`Invalid arguments for 'execute_javascript': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
+      if (issues.length)
+        return toolError(`Invalid arguments for 'execute_javascript': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
       const result = await sandbox.run({
         source: params.code as string,
         timeoutMs: (params.timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS,

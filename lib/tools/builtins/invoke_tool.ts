@@ -2,8 +2,9 @@
  * Built-in `invoke_tool` (spec §13): calls a tool by name through the caller's own gate — the
  * same allow-set and argument checks as a direct call; a deferred allowed tool is activated.
  */
-import type { Tool } from '../contracts'
+
 import { toolError } from '../../calls/outcome'
+import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 
 export const invokeToolTool: Tool = {

@@ -2,8 +2,9 @@
  * Built-in `tool_description` (spec §13): descriptions and parameter schemas for a batch of
  * names; describing a deferred tool activates it (in the manifest from the next turn on).
  */
-import type { Tool } from '../contracts'
+
 import { success, toolError } from '../../calls/outcome'
+import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 import { NO_SURFACE } from './tool_list'
 
@@ -44,13 +45,19 @@ export const toolDescriptionTool: Tool = {
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_description ${NO_SURFACE}.`)
     const names = namesFrom(params.names)
-    if (!names.length) return toolError('tool_description needs at least one tool name in `names` (a list or a comma-separated string). Call tool_list to see the names.')
+    if (!names.length)
+      return toolError(
+        'tool_description needs at least one tool name in `names` (a list or a comma-separated string). Call tool_list to see the names.',
+      )
     const { described, unknown, skipped } = await ctx.surface.describe(names, MAX_DESCRIBED)
-    if (!described.length) return toolError(`Unknown tool(s): ${unknown.join(', ')}. Call tool_list to see the tools you can use.`, { unknown })
+    if (!described.length)
+      return toolError(`Unknown tool(s): ${unknown.join(', ')}. Call tool_list to see the tools you can use.`, { unknown })
     return success({
       tools: described,
       ...(unknown.length ? { unknown } : {}),
-      ...(skipped.length ? { skipped, skippedReason: `at most ${MAX_DESCRIBED} tools are described per call; ask again for the skipped ones` } : {}),
+      ...(skipped.length
+        ? { skipped, skippedReason: `at most ${MAX_DESCRIBED} tools are described per call; ask again for the skipped ones` }
+        : {}),
     })
   },
 }

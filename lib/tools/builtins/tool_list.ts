@@ -1,9 +1,11 @@
 /** Built-in `tool_list` (spec §13): the names a process can use, split by whether their schema is in context. */
-import type { Tool } from '../contracts'
+
 import { success, toolError } from '../../calls/outcome'
+import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 
-export const NO_SURFACE = 'works inside a process: spawn one (POST /projects/{project}/processes) and call it through /processes/{id}/tool-calls'
+export const NO_SURFACE =
+  'works inside a process: spawn one (POST /projects/{project}/processes) and call it through /processes/{id}/tool-calls'
 
 export const toolListTool: Tool = {
   name: 'tool_list',

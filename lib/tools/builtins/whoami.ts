@@ -1,6 +1,7 @@
 /** Built-in `whoami`: who and where the caller is, as the service sees it. */
-import type { Tool } from '../contracts'
+
 import { success } from '../../calls/outcome'
+import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 
 export const whoamiTool: Tool = {
@@ -11,6 +12,11 @@ export const whoamiTool: Tool = {
   labels: [...PRIMARY_META_BUILTIN.labels],
   searchHint: 'tenant, project and caller of this session',
   async invoke(_params, ctx) {
-    return success({ tenant: ctx.tenant, project: ctx.project, subject: ctx.subject, ...(ctx.processId ? { processId: ctx.processId } : {}) })
+    return success({
+      tenant: ctx.tenant,
+      project: ctx.project,
+      subject: ctx.subject,
+      ...(ctx.processId ? { processId: ctx.processId } : {}),
+    })
   },
 }

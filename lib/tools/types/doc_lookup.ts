@@ -1,6 +1,7 @@
 /** `doc_lookup` (spec §3): exposes one cascade document as a tool; read live on every call. */
-import type { ToolFactory } from '../contracts'
+
 import { success, toolError } from '../../calls/outcome'
+import type { ToolFactory } from '../contracts'
 
 interface DocLookupParameters {
   path: string
@@ -14,7 +15,12 @@ export const docLookupFactory: ToolFactory<DocLookupParameters> = {
     required: ['path'],
     additionalProperties: false,
     properties: {
-      path: { type: 'string', minLength: 1, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$', description: 'Document path in the cascade, e.g. documents/how_to.md' },
+      path: {
+        type: 'string',
+        minLength: 1,
+        pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$',
+        description: 'Document path in the cascade, e.g. documents/how_to.md',
+      },
     },
   },
   async create(config, env) {
@@ -24,7 +30,10 @@ export const docLookupFactory: ToolFactory<DocLookupParameters> = {
         inputSchema: { type: 'object', properties: {}, additionalProperties: false },
         async invoke() {
           const doc = await env.documents.read(path)
-          if (!doc) return toolError(`Document '${path}' does not exist in project '${env.project}', the tenant layer or the bundled defaults.`, { path })
+          if (!doc)
+            return toolError(`Document '${path}' does not exist in project '${env.project}', the tenant layer or the bundled defaults.`, {
+              path,
+            })
           return success({ path, content: doc.body, chars: doc.body.length, source: doc.source })
         },
       },

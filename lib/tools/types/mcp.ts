@@ -4,9 +4,10 @@
  * used (the document requires one), the remote one becomes the searchHint unless one is set.
  * An unreachable server leaves the tool out of listings with a `problems` entry.
  */
+
+import type { ServerToolConfig } from '../../config/server-tool'
 import type { McpRuntime } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
-import type { ServerToolConfig } from '../../config/server-tool'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { LoadToolRuntimes } from './runtime-loader'
 
@@ -25,7 +26,7 @@ export class McpToolFactory implements ToolFactory<McpToolParameters> {
     additionalProperties: false,
     properties: {
       server: { type: 'string', pattern: MCP_SERVER_NAME_PATTERN, description: 'Name of the server document mcp-servers/<server>.yaml' },
-      toolName: { type: 'string', minLength: 1, maxLength: 128, description: 'Name of the tool in the server\'s tools/list' },
+      toolName: { type: 'string', minLength: 1, maxLength: 128, description: "Name of the tool in the server's tools/list" },
     },
   }
 

@@ -6,9 +6,10 @@
  * per container (short TTL, refreshed on `notifications/tools/list_changed`); an unreachable
  * server leaves the pack out of listings with a `problems` entry, never failing the listing.
  */
+
+import type { ServerToolConfig } from '../../config/server-tool'
 import type { McpRuntime } from '../../mcp'
 import { MCP_SERVER_NAME_PATTERN } from '../../mcp/server-doc'
-import type { ServerToolConfig } from '../../config/server-tool'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import type { LoadToolRuntimes } from './runtime-loader'
 

@@ -24,19 +24,20 @@
  * naming the pointers. Result: `{ text | value, model, usage: { inputTokens, outputTokens } }`.
  * Every call goes through the egress guard; secret values are scrubbed from results and errors.
  */
+
+import type { JsonSchema } from '../../config/json-schema'
 import { compile } from '../../config/json-schema'
+import type { ServerToolConfig } from '../../config/server-tool'
 import type { EgressClient } from '../../egress/client'
 import type { ModelCatalog } from '../../llm/catalog'
+import type { WireClient } from '../../llm/wire'
 import type { ModelSize } from '../../models/documents'
 import { INSTANCE_PATTERN, MODEL_PATTERN, MODEL_SIZES, parseModelName } from '../../models/documents'
-import type { WireClient } from '../../llm/wire'
 import type { SecretStore } from '../../secrets/ports'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
-import type { JsonSchema } from '../../config/json-schema'
-import type { ServerToolConfig } from '../../config/server-tool'
-import { checkInputs, inputsSchema, schemaFromInputs, type InputDeclaration } from '../inputs'
-import type { LoadToolRuntimes } from './runtime-loader'
+import { checkInputs, type InputDeclaration, inputsSchema, schemaFromInputs } from '../inputs'
 import type { PromptTemplateRuntime } from './runtime/prompt_template'
+import type { LoadToolRuntimes } from './runtime-loader'
 
 export interface PromptTemplateParameters {
   promptPrefix: string
@@ -73,8 +74,17 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     required: ['promptPrefix', 'model', 'inputs'],
     additionalProperties: false,
     properties: {
-      promptPrefix: { type: 'string', minLength: 1, maxLength: 200_000, description: 'Fixed prompt text; {{input}} placeholders are replaced' },
-      model: { type: 'string', pattern: `${INSTANCE_PATTERN.slice(0, -1)}(/${MODEL_PATTERN.slice(1, -1)})?$`, description: 'instance/model from the model catalog, or an instance with modelSize' },
+      promptPrefix: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200_000,
+        description: 'Fixed prompt text; {{input}} placeholders are replaced',
+      },
+      model: {
+        type: 'string',
+        pattern: `${INSTANCE_PATTERN.slice(0, -1)}(/${MODEL_PATTERN.slice(1, -1)})?$`,
+        description: 'instance/model from the model catalog, or an instance with modelSize',
+      },
       modelSize: { enum: MODEL_SIZES },
       inputs: inputsSchema,
       outputSchema: { type: 'object', description: 'JSON Schema the answer must match; the answer is then JSON' },
@@ -101,8 +111,13 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
     }
     const name = parseModelName(p.model)
     if (typeof name === 'string') problems.push({ pointer: '/model', message: name })
-    else if (name.model && p.modelSize) problems.push({ pointer: '/modelSize', message: `modelSize picks a model of an instance; model '${p.model}' already names one (write model: ${name.instance} to pick by size)` })
-    else if (!name.model && !p.modelSize) problems.push({ pointer: '/model', message: `model '${p.model}' names an instance only; write instance/model, or add modelSize` })
+    else if (name.model && p.modelSize)
+      problems.push({
+        pointer: '/modelSize',
+        message: `modelSize picks a model of an instance; model '${p.model}' already names one (write model: ${name.instance} to pick by size)`,
+      })
+    else if (!name.model && !p.modelSize)
+      problems.push({ pointer: '/model', message: `model '${p.model}' names an instance only; write instance/model, or add modelSize` })
     if (p.outputSchema) {
       try {
         compile(p.outputSchema)

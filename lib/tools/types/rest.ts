@@ -23,15 +23,21 @@
  * scrubbed from the result and from any error.
  */
 import { schemaOverBudget } from '../../config/expansion-budget'
+import type { JsonSchema } from '../../config/json-schema'
 import { newAjv, type Validator } from '../../config/json-schema'
 import { interpret as interpretSchema, supportsSchema } from '../../config/schema-interpreter'
+import type { ServerToolConfig } from '../../config/server-tool'
 import type { EgressClient } from '../../egress/client'
 import type { SecretStore } from '../../secrets/ports'
-import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, type SecretValues } from '../../secrets/references'
+import {
+  malformedSecretReferences,
+  type SecretValues,
+  secretInUrlHostMessage,
+  secretNamesIn,
+  secretsBeforeUrlPath,
+} from '../../secrets/references'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
-import type { JsonSchema } from '../../config/json-schema'
-import type { ServerToolConfig } from '../../config/server-tool'
-import { checkInputs, inputsSchema, schemaFromInputs, type InputDeclaration, type InputType } from '../inputs'
+import { checkInputs, type InputDeclaration, type InputType, inputsSchema, schemaFromInputs } from '../inputs'
 import { invokeOnFirstUse, type LoadToolRuntimes } from './runtime-loader'
 
 // ───────────────────────── dependencies ─────────────────────────
@@ -48,7 +54,8 @@ export type HttpMethod = (typeof HTTP_METHODS)[number]
 export const READ_ONLY_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS']
 
 /** `rest` + `read-only` for GET/HEAD/OPTIONS, else `rest` + `write` + `side-effect`. */
-export const labelsForMethod = (method: string) => (READ_ONLY_METHODS.includes(method.toUpperCase()) ? ['rest', 'read-only'] : ['rest', 'write', 'side-effect'])
+export const labelsForMethod = (method: string) =>
+  READ_ONLY_METHODS.includes(method.toUpperCase()) ? ['rest', 'read-only'] : ['rest', 'write', 'side-effect']
 
 export const DEFAULT_TIMEOUT_MS = 10_000
 export const MAX_TIMEOUT_MS = 30_000
@@ -114,7 +121,8 @@ export function renderString(template: string, values: RenderValues, encode: (s:
 export function stringsIn(value: unknown, pointer: string, out: [string, string][] = []): [string, string][] {
   if (typeof value === 'string') out.push([pointer, value])
   else if (Array.isArray(value)) value.forEach((v, i) => stringsIn(v, `${pointer}/${i}`, out))
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) stringsIn(v, `${pointer}/${escapePointer(k)}`, out)
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) stringsIn(v, `${pointer}/${escapePointer(k)}`, out)
   return out
 }
 export const escapePointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
@@ -153,7 +161,17 @@ export function compileUserSchema(schema: JsonSchema): Validator {
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection'])
+const FORBIDDEN_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+])
 
 export function headerNameProblem(name: string): string | undefined {
   if (!HEADER_NAME.test(name)) return `'${name}' is not a valid header name`
@@ -180,10 +198,19 @@ export const restParametersSchema: JsonSchema = {
   required: ['url'],
   additionalProperties: false,
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 4096, description: 'http(s) URL template: {input} placeholders are URL-encoded; ${secret:NAME} references a tenant secret' },
+    url: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description: 'http(s) URL template: {input} placeholders are URL-encoded; ${secret:NAME} references a tenant secret',
+    },
     method: { enum: [...HTTP_METHODS], description: 'default GET' },
     headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 }, description: 'header templates' },
-    query: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 }, description: 'query parameter templates; a parameter whose only placeholder is a missing optional input is left out' },
+    query: {
+      type: 'object',
+      additionalProperties: { type: 'string', maxLength: 8192 },
+      description: 'query parameter templates; a parameter whose only placeholder is a missing optional input is left out',
+    },
     bodyTemplate: { description: 'JSON value (or JSON text) with placeholders; typed substitution' },
     inputs: inputsSchema,
     responseSchema: { type: 'object', description: 'JSON Schema the (JSON) response must match' },
@@ -203,7 +230,10 @@ export function bodyTemplateValue(t: unknown): { ok: true; value: unknown } | { 
     try {
       return { ok: true, value: JSON.parse(s) }
     } catch (e) {
-      return { ok: false, message: `looks like JSON text but does not parse (${(e as Error).message}); placeholders belong inside JSON strings, e.g. {"age": "{age}"}` }
+      return {
+        ok: false,
+        message: `looks like JSON text but does not parse (${(e as Error).message}); placeholders belong inside JSON strings, e.g. {"age": "{age}"}`,
+      }
     }
   }
   return { ok: true, value: t }
@@ -221,14 +251,20 @@ function checkRest(p: RestParameters): { pointer: string; message: string }[] {
     for (const name of inputsUsed(template)) {
       const type = declared.get(name)
       if (!type) {
-        problems.push({ pointer, message: `placeholder {${name}} does not name a declared input (declare it in inputs, or write {{${name}}} for literal braces)` })
+        problems.push({
+          pointer,
+          message: `placeholder {${name}} does not name a declared input (declare it in inputs, or write {{${name}}} for literal braces)`,
+        })
         continue
       }
       if (where === 'body') continue
       if (where === 'query' && type === 'array' && sole === name) continue
       if (!SCALAR.includes(type)) {
         const hint = type === 'array' && where === 'query' ? ' unless it is the whole value (then the parameter repeats)' : ''
-        problems.push({ pointer, message: `input '${name}' is ${type === 'array' ? 'an array' : 'an object'} and cannot be placed in the ${where}${hint}` })
+        problems.push({
+          pointer,
+          message: `input '${name}' is ${type === 'array' ? 'an array' : 'an object'} and cannot be placed in the ${where}${hint}`,
+        })
       }
     }
   }
@@ -236,15 +272,20 @@ function checkRest(p: RestParameters): { pointer: string; message: string }[] {
   usePlaceholders('/url', p.url, 'url')
   const hostSecrets = secretsBeforeUrlPath(p.url)
   if (hostSecrets.length) problems.push({ pointer: '/url', message: secretInUrlHostMessage(hostSecrets) })
-  const probe = renderString(p.url, { inputs: Object.fromEntries(inputs.map((i) => [i.name, 'x'])), secrets: new Map([...secretNamesIn(p.url)].map((n) => [n, 'x'])) })
+  const probe = renderString(p.url, {
+    inputs: Object.fromEntries(inputs.map((i) => [i.name, 'x'])),
+    secrets: new Map([...secretNamesIn(p.url)].map((n) => [n, 'x'])),
+  })
   let parsed: URL | undefined
   try {
     parsed = new URL(probe)
   } catch {
     problems.push({ pointer: '/url', message: 'url must be an absolute http or https URL' })
   }
-  if (parsed && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ pointer: '/url', message: `url must use http or https, not ${parsed.protocol.replace(':', '')}` })
-  if (parsed && (parsed.username || parsed.password)) problems.push({ pointer: '/url', message: 'url must not carry credentials; use a header with ${secret:NAME}' })
+  if (parsed && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    problems.push({ pointer: '/url', message: `url must use http or https, not ${parsed.protocol.replace(':', '')}` })
+  if (parsed && (parsed.username || parsed.password))
+    problems.push({ pointer: '/url', message: 'url must not carry credentials; use a header with ${secret:NAME}' })
 
   for (const [name, value] of Object.entries(p.headers ?? {})) {
     const pointer = `/headers/${escapePointer(name)}`
@@ -255,7 +296,8 @@ function checkRest(p: RestParameters): { pointer: string; message: string }[] {
   for (const [name, value] of Object.entries(p.query ?? {})) usePlaceholders(`/query/${escapePointer(name)}`, value, 'query')
 
   if (p.bodyTemplate !== undefined) {
-    if (method === 'GET' || method === 'HEAD') problems.push({ pointer: '/bodyTemplate', message: `a ${method} request has no body; remove bodyTemplate or change method` })
+    if (method === 'GET' || method === 'HEAD')
+      problems.push({ pointer: '/bodyTemplate', message: `a ${method} request has no body; remove bodyTemplate or change method` })
     const body = bodyTemplateValue(p.bodyTemplate)
     if (!body.ok) problems.push({ pointer: '/bodyTemplate', message: `bodyTemplate ${body.message}` })
     else for (const [pointer, s] of stringsIn(body.value, '/bodyTemplate')) usePlaceholders(pointer, s, 'body')

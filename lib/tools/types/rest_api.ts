@@ -27,13 +27,20 @@
  * The factory is `dynamic` (a specPath document can change without the config changing): it keeps
  * its own cache of parsed, dereferenced documents keyed by the document's layer, path and version.
  */
-import { BoundedCache } from '../../runtime/bounded-cache'
-import { malformedSecretReferences, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets } from '../../secrets/references'
-import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
+
 import type { JsonSchema } from '../../config/json-schema'
 import type { ServerToolConfig } from '../../config/server-tool'
-import { readOpenApi } from './openapi/read'
+import { BoundedCache } from '../../runtime/bounded-cache'
+import {
+  malformedSecretReferences,
+  secretInUrlHostMessage,
+  secretNamesIn,
+  secretsBeforeUrlPath,
+  substituteSecrets,
+} from '../../secrets/references'
+import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import { shortHash } from './openapi/names'
+import { readOpenApi } from './openapi/read'
 import { headerNameProblem, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, type RestDeps } from './rest'
 import type { ParsedSpec } from './runtime/rest_api'
 
@@ -67,7 +74,12 @@ export const restApiParametersSchema: JsonSchema = {
   additionalProperties: false,
   properties: {
     specInline: { description: 'the OpenAPI 3.0/3.1 document itself (YAML/JSON value, or its text)' },
-    specPath: { type: 'string', minLength: 1, pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$', description: 'document path in the cascade, e.g. apis/petstore.yaml' },
+    specPath: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$',
+      description: 'document path in the cascade, e.g. apis/petstore.yaml',
+    },
     baseUrl: { type: 'string', minLength: 1, maxLength: 2048, description: "default: the document's servers[0].url" },
     auth: {
       type: 'object',
@@ -86,20 +98,29 @@ export const restApiParametersSchema: JsonSchema = {
     headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 } },
     include: globList,
     exclude: globList,
-    labelOverrides: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string', minLength: 1, pattern: '^[^@\\s]+$' } } },
+    labelOverrides: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string', minLength: 1, pattern: '^[^@\\s]+$' } },
+    },
     deferredOverrides: { type: 'object', additionalProperties: { type: 'boolean' } },
     timeoutMs: { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_MS },
     maxResponseBytes: { type: 'integer', minimum: 1, maximum: MAX_RESPONSE_BYTES },
   },
 }
 
-const AUTH_FIELDS: Record<RestApiAuth['type'], string[]> = { none: [], bearer: ['token'], basic: ['username', 'password'], apiKey: ['in', 'name', 'value'] }
+const AUTH_FIELDS: Record<RestApiAuth['type'], string[]> = {
+  none: [],
+  bearer: ['token'],
+  basic: ['username', 'password'],
+  apiKey: ['in', 'name', 'value'],
+}
 
 function checkRestApi(p: RestApiParameters): { pointer: string; message: string }[] {
   const problems: { pointer: string; message: string }[] = []
   const hasInline = p.specInline !== undefined
   const hasPath = p.specPath !== undefined
-  if (hasInline === hasPath) problems.push({ pointer: hasInline ? '/specPath' : '', message: 'exactly one of specInline and specPath is required' })
+  if (hasInline === hasPath)
+    problems.push({ pointer: hasInline ? '/specPath' : '', message: 'exactly one of specInline and specPath is required' })
   if (hasInline) {
     const read = readOpenApi(p.specInline)
     if (!read.ok) problems.push({ pointer: '/specInline', message: read.message })
@@ -108,7 +129,9 @@ function checkRestApi(p: RestApiParameters): { pointer: string; message: string 
     const a = p.auth as Record<string, unknown>
     const wanted = AUTH_FIELDS[p.auth.type] ?? []
     for (const f of wanted) if (a[f] === undefined) problems.push({ pointer: `/auth/${f}`, message: `auth type ${p.auth.type} needs ${f}` })
-    for (const f of Object.keys(a)) if (f !== 'type' && !wanted.includes(f)) problems.push({ pointer: `/auth/${f}`, message: `auth type ${p.auth.type} does not use ${f}` })
+    for (const f of Object.keys(a))
+      if (f !== 'type' && !wanted.includes(f))
+        problems.push({ pointer: `/auth/${f}`, message: `auth type ${p.auth.type} does not use ${f}` })
     if (p.auth.type === 'apiKey' && p.auth.in === 'header' && p.auth.name) {
       const bad = headerNameProblem(p.auth.name)
       if (bad) problems.push({ pointer: '/auth/name', message: bad })
@@ -124,14 +147,17 @@ function checkRestApi(p: RestApiParameters): { pointer: string; message: string 
     } catch {
       problems.push({ pointer: '/baseUrl', message: 'baseUrl must be an absolute http or https URL' })
     }
-    if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push({ pointer: '/baseUrl', message: `baseUrl must use http or https, not ${url.protocol.replace(':', '')}` })
-    if (url && (url.username || url.password)) problems.push({ pointer: '/baseUrl', message: 'baseUrl must not carry credentials; use auth' })
+    if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+      problems.push({ pointer: '/baseUrl', message: `baseUrl must use http or https, not ${url.protocol.replace(':', '')}` })
+    if (url && (url.username || url.password))
+      problems.push({ pointer: '/baseUrl', message: 'baseUrl must not carry credentials; use auth' })
   }
   for (const name of Object.keys(p.headers ?? {})) {
     const bad = headerNameProblem(name)
     if (bad) problems.push({ pointer: `/headers/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: bad })
   }
-  for (const field of ['baseUrl', 'auth', 'headers'] as const) if (p[field] !== undefined) problems.push(...malformedSecretReferences(p[field], `/${field}`))
+  for (const field of ['baseUrl', 'auth', 'headers'] as const)
+    if (p[field] !== undefined) problems.push(...malformedSecretReferences(p[field], `/${field}`))
   return problems
 }
 
@@ -170,7 +196,8 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   private async spec(p: RestApiParameters, env: FactoryEnv, parseSpec: ParseSpec): Promise<ParsedSpec | string> {
     if (p.specPath !== undefined) {
       const doc = await env.documents.read(p.specPath)
-      if (!doc) return `the spec document '${p.specPath}' does not exist in project '${env.project}', the tenant layer or the bundled defaults`
+      if (!doc)
+        return `the spec document '${p.specPath}' does not exist in project '${env.project}', the tenant layer or the bundled defaults`
       const scope = doc.source === 'bundled' ? '' : doc.source === 'tenant' ? env.tenant : `${env.tenant}#${env.project}`
       return this.cached(`${doc.source}|${scope}|${doc.path}|${doc.version}`, () => doc.body, parseSpec)
     }

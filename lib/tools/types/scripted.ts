@@ -4,15 +4,16 @@
  * reaches sibling tools through the same gates as a model's own call. The value of the last
  * expression is the result: `{ value, durationMs }`, or `{ error, message }` on failure.
  */
+
+import { success, toolError } from '../../calls/outcome'
+import type { JsonSchema } from '../../config/json-schema'
 import { validateAgainst } from '../../config/json-schema'
+import type { ServerToolConfig } from '../../config/server-tool'
+import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
 import { jsonDeeperThanLimit } from '../../sandbox/json'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
-import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
-import type { JsonSchema } from '../../config/json-schema'
-import type { ServerToolConfig } from '../../config/server-tool'
-import { success, toolError } from '../../calls/outcome'
-import { checkInputs, inputsSchema, schemaFromInputs, type InputDeclaration } from '../inputs'
+import { checkInputs, type InputDeclaration, inputsSchema, schemaFromInputs } from '../inputs'
 
 export interface ScriptedParameters {
   engine?: 'javascript'
@@ -41,7 +42,10 @@ export const scriptedParametersSchema: JsonSchema = {
       maximum: SCRIPT_MAX_TIMEOUT_MS,
       description: `Wall-clock timeout per invocation in ms, default ${DEFAULT_TIMEOUT_MS}, at most ${SCRIPT_MAX_TIMEOUT_MS}.`,
     },
-    inputs: { ...inputsSchema, description: 'Declared inputs, bound as top-level variables; the tool input schema is generated from them.' },
+    inputs: {
+      ...inputsSchema,
+      description: 'Declared inputs, bound as top-level variables; the tool input schema is generated from them.',
+    },
     source: { type: 'string', minLength: 1, description: 'Inline JavaScript; the value of the last expression is the result.' },
     scriptPath: {
       type: 'string',
@@ -76,7 +80,10 @@ export function checkScripted(p: ScriptedParameters): { pointer: string; message
   const problems = checkInputs(inputs, '/inputs', RESERVED_INPUT_NAMES)
   inputs.forEach((input, i) => {
     if (JS_RESERVED_WORDS.has(input.name))
-      problems.push({ pointer: `/inputs/${i}/name`, message: `input name '${input.name}' is a JavaScript reserved word and can't be a variable` })
+      problems.push({
+        pointer: `/inputs/${i}/name`,
+        message: `input name '${input.name}' is a JavaScript reserved word and can't be a variable`,
+      })
     else if (STANDARD_GLOBALS.has(input.name))
       problems.push({ pointer: `/inputs/${i}/name`, message: `input name '${input.name}' would hide the standard global ${input.name}` })
   })
@@ -123,7 +130,8 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
         async invoke(params, ctx) {
           // Checked here too, not only by the dispatcher: nothing reaches the script unvalidated.
           const issues = validateAgainst(inputSchema, params)
-          if (issues.length) return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
+          if (issues.length)
+            return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
           const bound: Record<string, unknown> = {}
           for (const input of inputs) {
             const value = params[input.name] ?? null
@@ -135,7 +143,11 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
           let source = p.source
           if (p.scriptPath !== undefined) {
             const doc = await env.documents.read(p.scriptPath)
-            if (!doc) return toolError(`Script '${p.scriptPath}' of tool '${config.name}' does not exist in project '${env.project}', the tenant layer or the bundled defaults.`, { path: p.scriptPath })
+            if (!doc)
+              return toolError(
+                `Script '${p.scriptPath}' of tool '${config.name}' does not exist in project '${env.project}', the tenant layer or the bundled defaults.`,
+                { path: p.scriptPath },
+              )
             if (!doc.body.trim()) return toolError(`Script '${p.scriptPath}' of tool '${config.name}' is empty.`, { path: p.scriptPath })
             source = doc.body
           }

@@ -13,11 +13,20 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 type Schemas = Record<string, unknown>
 
 /** S0..S(levels-1): each with `width` children built by `child(ref)`; S(levels) is a string. */
-function chain(levels: number, width: number, child: (ref: { $ref: string }, j: number) => [string, unknown] | unknown, shape: 'properties' | 'allOf' | 'anyOf' = 'properties'): Schemas {
+function chain(
+  levels: number,
+  width: number,
+  child: (ref: { $ref: string }, j: number) => [string, unknown] | unknown,
+  shape: 'properties' | 'allOf' | 'anyOf' = 'properties',
+): Schemas {
   const schemas: Schemas = {}
   for (let i = 0; i < levels; i++) {
     const ref = { $ref: `#/components/schemas/S${i + 1}` }
-    if (shape === 'properties') schemas[`S${i}`] = { type: 'object', properties: Object.fromEntries(Array.from({ length: width }, (_, j) => [`p${j}`, child(ref, j)])) }
+    if (shape === 'properties')
+      schemas[`S${i}`] = {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: width }, (_, j) => [`p${j}`, child(ref, j)])),
+      }
     else schemas[`S${i}`] = { [shape]: Array.from({ length: width }, (_, j) => child(ref, j)) }
   }
   schemas[`S${levels}`] = { type: 'string' }
@@ -27,9 +36,21 @@ function chain(levels: number, width: number, child: (ref: { $ref: string }, j: 
 function spec(schemas: Schemas, operations = 1, bodyRef = '#/components/schemas/S0') {
   const paths: Record<string, unknown> = {}
   for (let i = 0; i < operations; i++) {
-    paths[`/op${i}`] = { post: { operationId: `op${i}`, requestBody: { content: { 'application/json': { schema: { $ref: bodyRef } } } }, responses: { 200: { description: 'ok' } } } }
+    paths[`/op${i}`] = {
+      post: {
+        operationId: `op${i}`,
+        requestBody: { content: { 'application/json': { schema: { $ref: bodyRef } } } },
+        responses: { 200: { description: 'ok' } },
+      },
+    }
   }
-  return { openapi: '3.0.3', info: { title: 'hostile', version: '1' }, servers: [{ url: 'https://api.example.test' }], paths, components: { schemas } }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'hostile', version: '1' },
+    servers: [{ url: 'https://api.example.test' }],
+    paths,
+    components: { schemas },
+  }
 }
 
 /** The F1 shape: S0..S8, 9 properties each, `{ $ref: S(i+1) }`. */
@@ -108,8 +129,15 @@ export const rowSet: HostileRowSet = {
     {
       name: 'variant: a prompt template whose outputSchema has 50,000 nodes is a 422 at write',
       async run(app) {
-        const outputSchema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 12_500 }, (_, i) => [`k${i}`, { type: 'string', minLength: 1 }])) }
-        const tool = { type: 'prompt_template', description: 'Schema bomb.', parameters: { model: 'openai/gpt-5.1', promptPrefix: 'Hi {{x}}', inputs: [{ name: 'x', type: 'string' }], outputSchema } }
+        const outputSchema = {
+          type: 'object',
+          properties: Object.fromEntries(Array.from({ length: 12_500 }, (_, i) => [`k${i}`, { type: 'string', minLength: 1 }])),
+        }
+        const tool = {
+          type: 'prompt_template',
+          description: 'Schema bomb.',
+          parameters: { model: 'openai/gpt-5.1', promptPrefix: 'Hi {{x}}', inputs: [{ name: 'x', type: 'string' }], outputSchema },
+        }
         const res = await app.call('mallory7', 'PUT', '/projects/p1/server-tools/schema_bomb', JSON.stringify(tool), JSON_TYPE)
         const text = await res.text()
         assert.equal(res.status, 422, text.slice(0, 300))

@@ -35,13 +35,20 @@ export const rowSet: HostileRowSet = {
       name: "F2: the issue's 400 arrays of 100,000 numbers end in RESOURCE_EXHAUSTED, four tenants at once",
       async run(app) {
         const results = await Promise.all(['m1', 'm2', 'm3', 'm4'].map((t) => js(app, t, ISSUE_REPRO, 30_000)))
-        for (const r of results) assert.deepEqual(r, { status: 200, body: { isError: true, content: { error: 'RESOURCE_EXHAUSTED', message: 'the script ran out of memory (limit 32 MiB)' } } })
+        for (const r of results)
+          assert.deepEqual(r, {
+            status: 200,
+            body: { isError: true, content: { error: 'RESOURCE_EXHAUSTED', message: 'the script ran out of memory (limit 32 MiB)' } },
+          })
       },
     },
     {
       name: 'F2 variant: strings and ArrayBuffers held on the asyncify build end at the ceiling',
       async run(app) {
-        for (const code of ['typeof vance; var a=[]; for(var i=0;;i++) a.push("x".repeat(1e6) + i)', 'typeof vance; var a=[]; for(;;) a.push(new ArrayBuffer(1 << 20))']) {
+        for (const code of [
+          'typeof vance; var a=[]; for(var i=0;;i++) a.push("x".repeat(1e6) + i)',
+          'typeof vance; var a=[]; for(;;) a.push(new ArrayBuffer(1 << 20))',
+        ]) {
           const r = await js(app, 'm1', code, 30_000)
           assert.equal(r.body.content.error, 'RESOURCE_EXHAUSTED', JSON.stringify(r.body))
         }
@@ -65,7 +72,9 @@ export const rowSet: HostileRowSet = {
           await new Promise((r) => setTimeout(r, 1000))
           const started = performance.now()
           const t2 = await js(app, 't2', '1 + 1')
-          console.log(`[hostile scripts] F5: t2's 1 + 1 answered in ${Math.round(performance.now() - started)} ms beside t1's stalled scripts`)
+          console.log(
+            `[hostile scripts] F5: t2's 1 + 1 answered in ${Math.round(performance.now() - started)} ms beside t1's stalled scripts`,
+          )
           assert.deepEqual(t2.body, { isError: false, content: { value: 2, durationMs: t2.body.content.durationMs } })
         } finally {
           caller.abort() // t1 goes away: its runs are cancelled, the stalled workers terminated after 150 ms

@@ -42,7 +42,11 @@ export const rowSet: HostileRowSet = {
   name: 'embedded store soak',
   async warmUp(app) {
     const tool = 'type: doc_lookup\ndescription: Soak.\nparameters:\n  path: documents/getting-started.md\n'
-    for (const layer of ['p1', '_tenant']) assert.equal((await app.call('soak', 'PUT', `/projects/${layer}/server-tools/soak_${layer.replace('_', '')}`, tool, YAML)).status, 201)
+    for (const layer of ['p1', '_tenant'])
+      assert.equal(
+        (await app.call('soak', 'PUT', `/projects/${layer}/server-tools/soak_${layer.replace('_', '')}`, tool, YAML)).status,
+        201,
+      )
     await hammer(500, 8, listing(app, 'soak'))
   },
   rows: [
@@ -50,7 +54,9 @@ export const rowSet: HostileRowSet = {
       name: 'F9: 1,000 listings through the app (2,000 dynalite Queries) leave its heap within 10 MB of where it was',
       async run(app) {
         const grown = await growth(app, () => hammer(1_000, 8, listing(app, 'soak')))
-        console.log(`[soak] 1,000 listings: heap ${grown.heapMb >= 0 ? '+' : ''}${grown.heapMb} MB, RSS ${grown.rssMb >= 0 ? '+' : ''}${grown.rssMb} MB`)
+        console.log(
+          `[soak] 1,000 listings: heap ${grown.heapMb >= 0 ? '+' : ''}${grown.heapMb} MB, RSS ${grown.rssMb >= 0 ? '+' : ''}${grown.rssMb} MB`,
+        )
         // unpatched: ~20 KB of RSS per listing (4,000 listings: +80 MB RSS), held for good; the precise
         // bound is test/integration/dynalite-soak.test.ts, the long run `npm run bench -- soak`
         assert.ok(grown.heapMb < 10, `the heap grew ${grown.heapMb} MB over 1,000 listings`)

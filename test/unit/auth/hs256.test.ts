@@ -20,7 +20,11 @@ const good = { sub: 'alice', tenant: 'acme', exp: NOW + 600 }
 /** Verdict of jose for the token: ok, expired, claim:<name>, or format. */
 async function joseVerdict(token: string): Promise<string> {
   try {
-    await jwtVerify(token, new TextEncoder().encode(SECRET), { algorithms: ['HS256'], requiredClaims: ['exp'], currentDate: new Date(NOW * 1000) })
+    await jwtVerify(token, new TextEncoder().encode(SECRET), {
+      algorithms: ['HS256'],
+      requiredClaims: ['exp'],
+      currentDate: new Date(NOW * 1000),
+    })
     return 'ok'
   } catch (e) {
     const err = e as { code?: string; claim?: string }

@@ -2,13 +2,25 @@ import { describe, expect, it } from 'vitest'
 import { formatProblems, progressBar } from '../../../functions/cli/output'
 import type { LayerProblem } from '../../../lib/layers/validate'
 
-const problem = (over: Partial<LayerProblem> = {}): LayerProblem => ({ path: 'server-tools/a.yaml', layer: 'target', line: 3, column: 10, message: 'enabled must be a boolean', severity: 'error', ...over })
+const problem = (over: Partial<LayerProblem> = {}): LayerProblem => ({
+  path: 'server-tools/a.yaml',
+  layer: 'target',
+  line: 3,
+  column: 10,
+  message: 'enabled must be a boolean',
+  severity: 'error',
+  ...over,
+})
 
 describe('formatProblems', () => {
   it('writes file:line:col: message lines and a count', () => {
-    expect(formatProblems([problem(), problem({ path: 'recipes/r.yaml', line: undefined, column: undefined, message: 'odd', severity: 'warning' })], { target: 'cfg' }, 'text')).toBe(
-      'cfg/server-tools/a.yaml:3:10: enabled must be a boolean\ncfg/recipes/r.yaml: warning: odd\n1 error, 1 warning',
-    )
+    expect(
+      formatProblems(
+        [problem(), problem({ path: 'recipes/r.yaml', line: undefined, column: undefined, message: 'odd', severity: 'warning' })],
+        { target: 'cfg' },
+        'text',
+      ),
+    ).toBe('cfg/server-tools/a.yaml:3:10: enabled must be a boolean\ncfg/recipes/r.yaml: warning: odd\n1 error, 1 warning')
   })
 
   it('escapes what GitHub workflow commands reserve, in the message and in the properties', () => {
@@ -17,7 +29,9 @@ describe('formatProblems', () => {
   })
 
   it('names files of the tenant layer given as context by their own directory', () => {
-    expect(formatProblems([problem({ layer: 'context' })], { target: 'cfg/p1', context: 'cfg/_tenant' }, 'text').split('\n')[0]).toBe('cfg/_tenant/server-tools/a.yaml:3:10: enabled must be a boolean')
+    expect(formatProblems([problem({ layer: 'context' })], { target: 'cfg/p1', context: 'cfg/_tenant' }, 'text').split('\n')[0]).toBe(
+      'cfg/_tenant/server-tools/a.yaml:3:10: enabled must be a boolean',
+    )
   })
 })
 

@@ -15,7 +15,14 @@ describe('the JSON form of a document', () => {
     const text = 'type: doc_lookup\ndescription: |\n  Two\n  lines\nlabels: [a, b]\nn: 0x1f\nanchor: &x {k: v}\nalias: *x\n'
     const json = jsonFormOf((parseYaml(text) as { ok: true; value: { data: unknown } }).value.data)!
     const fromForm = parseYaml({ text, json })
-    expect(fromForm.ok && fromForm.value.data).toEqual({ type: 'doc_lookup', description: 'Two\nlines\n', labels: ['a', 'b'], n: 31, anchor: { k: 'v' }, alias: { k: 'v' } })
+    expect(fromForm.ok && fromForm.value.data).toEqual({
+      type: 'doc_lookup',
+      description: 'Two\nlines\n',
+      labels: ['a', 'b'],
+      n: 31,
+      anchor: { k: 'v' },
+      alias: { k: 'v' },
+    })
     expect(fromForm.ok && fromForm.value.data).toEqual((parseYaml(text) as { ok: true; value: { data: unknown } }).value.data)
   })
 
@@ -57,12 +64,20 @@ describe('the JSON form of a document', () => {
   })
 
   it('is what a read believes when given: the text is not parsed again', () => {
-    const result = parseServerTool({ text: 'this: [is not, the form\n', json: '{"type":"doc_lookup","description":"From the form.","parameters":{"path":"a.md"}}' }, 't', { mode: 'read', types })
+    const result = parseServerTool(
+      { text: 'this: [is not, the form\n', json: '{"type":"doc_lookup","description":"From the form.","parameters":{"path":"a.md"}}' },
+      't',
+      { mode: 'read', types },
+    )
     expect(result.ok && result.config.description).toBe('From the form.')
   })
 
   it('falls back to the text when the form is not JSON', () => {
-    const result = parseServerTool({ text: 'type: doc_lookup\ndescription: From the text.\nparameters:\n  path: a.md\n', json: '{broken' }, 't', { mode: 'read', types })
+    const result = parseServerTool(
+      { text: 'type: doc_lookup\ndescription: From the text.\nparameters:\n  path: a.md\n', json: '{broken' },
+      't',
+      { mode: 'read', types },
+    )
     expect(result.ok && result.config.description).toBe('From the text.')
   })
 })

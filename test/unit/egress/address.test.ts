@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { cidrContains, classifyAddress, formatAddress, parseAddress, parseCidr, parseIPv4, socketAddress, type AddressClass } from '../../../lib/egress/address'
+import {
+  type AddressClass,
+  cidrContains,
+  classifyAddress,
+  formatAddress,
+  parseAddress,
+  parseCidr,
+  parseIPv4,
+  socketAddress,
+} from '../../../lib/egress/address'
 
 const cls = (text: string) => classifyAddress(text)?.class
 
@@ -70,7 +79,21 @@ describe('classifyAddress over unusual IPv4 spellings', () => {
   })
 
   it('rejects spellings that are not addresses', () => {
-    for (const text of ['', '1.2.3.4.5', '256.1.1.1', '1.2.3.256', '4294967296', '08.1.1.1', '1..2.3', ' 1.2.3.4', '1.2.3.4 ', '+1.2.3.4', 'example.com', '0x1g', '1.2.3.0x100']) {
+    for (const text of [
+      '',
+      '1.2.3.4.5',
+      '256.1.1.1',
+      '1.2.3.256',
+      '4294967296',
+      '08.1.1.1',
+      '1..2.3',
+      ' 1.2.3.4',
+      '1.2.3.4 ',
+      '+1.2.3.4',
+      'example.com',
+      '0x1g',
+      '1.2.3.0x100',
+    ]) {
       expect(parseIPv4(text), text).toBeUndefined()
       expect(classifyAddress(text), text).toBeUndefined()
     }
@@ -153,7 +176,8 @@ describe('address formatting and CIDR blocks', () => {
     expect(parseCidr('10.0.0.0/8')?.text).toBe('10.0.0.0/8')
     expect(parseCidr('127.0.0.1')?.text).toBe('127.0.0.1/32')
     expect(parseCidr('fd00::/8')?.text).toBe('fd00::/8')
-    for (const bad of ['10.0.0.0/33', '10.0.0/8', '0x7f.0.0.1/8', 'fd00::/129', '10.0.0.0/', '10.0.0.0/a', 'host/8']) expect(parseCidr(bad), bad).toBeUndefined()
+    for (const bad of ['10.0.0.0/33', '10.0.0/8', '0x7f.0.0.1/8', 'fd00::/129', '10.0.0.0/', '10.0.0.0/a', 'host/8'])
+      expect(parseCidr(bad), bad).toBeUndefined()
   })
 
   it('matches addresses against CIDRs, including IPv4-mapped IPv6 against an IPv4 block', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { AllowList, deploymentAllowList, parseAllowListSetting } from '../../../lib/egress/allow-list'
+import { scopeOf } from '../../../lib/documents/ports'
 import { parseAddress } from '../../../lib/egress/address'
+import { AllowList, deploymentAllowList, parseAllowListSetting } from '../../../lib/egress/allow-list'
 import { documentTenantAllowList, parseTenantAllowList, TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { isServerToolsError } from '../../../lib/errors'
-import { scopeOf } from '../../../lib/documents/ports'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryDocumentStore } from '../../../lib/stores/memory/document-store'
 
@@ -89,13 +89,30 @@ describe('allow-list entries with a port', () => {
   })
 
   it('names entries whose port is missing, zero, too large or not a number', () => {
-    const { issues } = AllowList.parse({ hosts: ['a.test:', 'a.test:0', 'a.test:65536', 'a.test:http', '[::1]:x', '[::1'], cidrs: ['10.0.0.0/8:', '10.0.0.0/8:70000', 'fd00::1:443x', '1.2.3.4:0'] })
-    expect(issues.map((i) => i.pointer)).toEqual(['/hosts/0', '/hosts/1', '/hosts/2', '/hosts/3', '/hosts/4', '/hosts/5', '/cidrs/0', '/cidrs/1', '/cidrs/2', '/cidrs/3'])
+    const { issues } = AllowList.parse({
+      hosts: ['a.test:', 'a.test:0', 'a.test:65536', 'a.test:http', '[::1]:x', '[::1'],
+      cidrs: ['10.0.0.0/8:', '10.0.0.0/8:70000', 'fd00::1:443x', '1.2.3.4:0'],
+    })
+    expect(issues.map((i) => i.pointer)).toEqual([
+      '/hosts/0',
+      '/hosts/1',
+      '/hosts/2',
+      '/hosts/3',
+      '/hosts/4',
+      '/hosts/5',
+      '/cidrs/0',
+      '/cidrs/1',
+      '/cidrs/2',
+      '/cidrs/3',
+    ])
     expect(issues[1].message).toBe("'a.test:0' has a port that is not a number from 1 to 65535")
   })
 
   it('reads ports in EGRESS_ALLOW_HOSTS and in a tenant document', () => {
-    expect(deploymentAllowList({ EGRESS_ALLOW_HOSTS: '127.0.0.1:4000, [::1]:4000' }).toJSON().hosts).toEqual(['127.0.0.1:4000', '[::1]:4000'])
+    expect(deploymentAllowList({ EGRESS_ALLOW_HOSTS: '127.0.0.1:4000, [::1]:4000' }).toJSON().hosts).toEqual([
+      '127.0.0.1:4000',
+      '[::1]:4000',
+    ])
     const { list: tenant, issues } = parseTenantAllowList('hosts: ["intranet.acme:8443"]\ncidrs: ["10.20.0.0/16:5432"]\n')
     expect(issues).toEqual([])
     expect(tenant.allowsHost('intranet.acme', 8443)).toBe(true)
@@ -112,7 +129,9 @@ describe('the tenant allow-list document', () => {
   })
 
   it('allows nothing when the document is invalid, and says where', () => {
-    expect(parseTenantAllowList('hosts: [ok.acme]\nports: [80]\n').issues).toEqual([{ path: 'egress/allow.yaml', pointer: '/ports', line: 2, column: 8, message: 'ports is not allowed here (line 2)' }])
+    expect(parseTenantAllowList('hosts: [ok.acme]\nports: [80]\n').issues).toEqual([
+      { path: 'egress/allow.yaml', pointer: '/ports', line: 2, column: 8, message: 'ports is not allowed here (line 2)' },
+    ])
     const bad = parseTenantAllowList('hosts: [ok.acme]\ncidrs: [nonsense]\n')
     expect(bad.list.isEmpty).toBe(true)
     expect(bad.issues[0].pointer).toBe('/cidrs/0')
@@ -129,7 +148,11 @@ describe('the tenant allow-list document', () => {
     await store.put({ key: { scope: scopeOf('acme', 'p1'), path: TENANT_ALLOW_LIST_PATH }, body: 'hosts: [project.acme]', actor: 'u' })
     expect((await source('acme')).isEmpty).toBe(true)
 
-    await store.put({ key: { scope: scopeOf('acme', '_tenant'), path: TENANT_ALLOW_LIST_PATH }, body: 'hosts: [intranet.acme]', actor: 'u' })
+    await store.put({
+      key: { scope: scopeOf('acme', '_tenant'), path: TENANT_ALLOW_LIST_PATH },
+      body: 'hosts: [intranet.acme]',
+      actor: 'u',
+    })
     const first = await source('acme')
     expect(first.allowsHost('intranet.acme', 443)).toBe(true)
     expect(await source('acme')).toBe(first)

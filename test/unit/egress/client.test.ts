@@ -201,14 +201,20 @@ describe('EgressClient allow-lists', () => {
   })
 
   it('lets a deployment CIDR open every name that resolves into it', async () => {
-    const { egress, connector } = client({ table: { 'svc.internal': ['10.20.0.9'], 'other.internal': ['10.21.0.9'] }, allow: { cidrs: ['10.20.0.0/16'] } })
+    const { egress, connector } = client({
+      table: { 'svc.internal': ['10.20.0.9'], 'other.internal': ['10.21.0.9'] },
+      allow: { cidrs: ['10.20.0.0/16'] },
+    })
     await egress.request({ tenant: 't1', url: 'http://svc.internal/' })
     expect((await refusal(egress.request({ tenant: 't1', url: 'http://other.internal/' }))).reason).toBe('denied')
     expect(connector.attempts.map((a) => a.address)).toEqual(['10.20.0.9'])
   })
 
   it('matches *.domain host patterns on subdomains only', async () => {
-    const { egress, connector } = client({ table: { 'a.corp.test': ['10.0.0.1'], 'corp.test': ['10.0.0.2'] }, allow: { hosts: ['*.corp.test'] } })
+    const { egress, connector } = client({
+      table: { 'a.corp.test': ['10.0.0.1'], 'corp.test': ['10.0.0.2'] },
+      allow: { hosts: ['*.corp.test'] },
+    })
     await egress.request({ tenant: 't1', url: 'http://A.Corp.Test./' })
     await refusal(egress.request({ tenant: 't1', url: 'http://corp.test/' }))
     expect(connector.attempts.map((a) => a.address)).toEqual(['10.0.0.1'])
@@ -216,7 +222,12 @@ describe('EgressClient allow-lists', () => {
 
   it('lets a tenant allow-list open private addresses but never loopback, link-local or metadata', async () => {
     const { egress, connector, tenantLookups } = client({
-      table: { 'intranet.acme': ['10.9.0.1'], 'meta.acme': ['169.254.169.254'], 'loop.acme': ['127.0.0.1'], 'imds6.acme': ['fd00:ec2::254'] },
+      table: {
+        'intranet.acme': ['10.9.0.1'],
+        'meta.acme': ['169.254.169.254'],
+        'loop.acme': ['127.0.0.1'],
+        'imds6.acme': ['fd00:ec2::254'],
+      },
       tenantAllow: { hosts: ['intranet.acme', 'meta.acme', 'loop.acme', 'imds6.acme'], cidrs: ['0.0.0.0/0', '::/0'] },
     })
     await egress.request({ tenant: 'acme', url: 'http://intranet.acme/' })
@@ -242,7 +253,12 @@ describe("EgressClient and the service's own endpoints", () => {
 
   it('never connects to an own listener, in any spelling of loopback, whatever the allow-list says', async () => {
     const log = new MemoryLogger()
-    const { egress, connector } = client({ table: { localhost: ['127.0.0.1'] }, allow: everything, own: ['http://127.0.0.1:4567', '127.0.0.1:9001'], log })
+    const { egress, connector } = client({
+      table: { localhost: ['127.0.0.1'] },
+      allow: everything,
+      own: ['http://127.0.0.1:4567', '127.0.0.1:9001'],
+      log,
+    })
     const urls = [
       'http://127.0.0.1:4567/',
       'http://127.0.0.2:4567/',
@@ -264,7 +280,11 @@ describe("EgressClient and the service's own endpoints", () => {
   })
 
   it('refuses a redirect to an own listener', async () => {
-    const { egress, connector } = client({ allow: everything, own: ['127.0.0.1:4567'], replies: { '/start': { status: 307, headers: { location: 'http://127.0.0.1:4567/' } } } })
+    const { egress, connector } = client({
+      allow: everything,
+      own: ['127.0.0.1:4567'],
+      replies: { '/start': { status: 307, headers: { location: 'http://127.0.0.1:4567/' } } },
+    })
     const e = await refusal(egress.request({ tenant: 't1', url: 'http://127.0.0.1:8080/start', method: 'POST', body: 'x' }))
     expect(e.details).toMatchObject({ ownEndpoint: true, port: 4567 })
     expect(connector.attempts.map((a) => `${a.address}:${a.port}`)).toEqual(['127.0.0.1:8080'])
@@ -284,13 +304,15 @@ describe("EgressClient and the service's own endpoints", () => {
 describe('OwnEndpoints', () => {
   it('reads URLs with their default port, host:port and [v6]:port, and refuses anything else', () => {
     const own = new OwnEndpoints(['https://169.254.170.23/v1/credentials', 'http://[fd00::5]:81/x', 'sandbox.localdomain:9001'])
-    const at = (address: string, port: number, host = address) => own.covers(host, { address, family: address.includes(':') ? 6 : 4, class: 'link-local' }, port)
+    const at = (address: string, port: number, host = address) =>
+      own.covers(host, { address, family: address.includes(':') ? 6 : 4, class: 'link-local' }, port)
     expect(at('169.254.170.23', 443)).toBe(true)
     expect(at('169.254.170.23', 80)).toBe(false)
     expect(at('fd00::5', 81)).toBe(true)
     expect(at('10.0.0.1', 9001, 'Sandbox.LocalDomain')).toBe(true)
     expect(at('10.0.0.1', 9001, 'other.localdomain')).toBe(false)
-    for (const bad of ['127.0.0.1', 'nope', 'http://', '[::1]', 'x:0']) expect(() => new OwnEndpoints([bad]), bad).toThrow(/is not an endpoint of this service/)
+    for (const bad of ['127.0.0.1', 'nope', 'http://', '[::1]', 'x:0'])
+      expect(() => new OwnEndpoints([bad]), bad).toThrow(/is not an endpoint of this service/)
   })
 })
 
@@ -306,7 +328,9 @@ describe('EgressClient redirects', () => {
   })
 
   it('refuses a redirect to the metadata address written as a number', async () => {
-    const { egress, connector } = client({ replies: { '/start': { status: 301, headers: { location: 'http://2852039166/latest/meta-data/' } } } })
+    const { egress, connector } = client({
+      replies: { '/start': { status: 301, headers: { location: 'http://2852039166/latest/meta-data/' } } },
+    })
     expect((await refusal(egress.request({ tenant: 't1', url: 'http://api.example.com/start' }))).reason).toBe('denied')
     expect(connector.attempts).toHaveLength(1)
   })
@@ -325,12 +349,18 @@ describe('EgressClient redirects', () => {
     expect(res.url).toBe('https://cdn.example.net/b')
     expect(res.redirects).toBe(1)
     expect(resolver.queries).toEqual(['api.example.com', 'cdn.example.net'])
-    expect(connector.attempts.map((a) => `${a.address}:${a.port} ${a.url.hostname}`)).toEqual([`${PUBLIC}:80 api.example.com`, `${PUBLIC2}:443 cdn.example.net`])
+    expect(connector.attempts.map((a) => `${a.address}:${a.port} ${a.url.hostname}`)).toEqual([
+      `${PUBLIC}:80 api.example.com`,
+      `${PUBLIC2}:443 cdn.example.net`,
+    ])
   })
 
   it('follows five redirects and refuses the sixth', async () => {
     const chain = (n: number) =>
-      Object.fromEntries(Array.from({ length: n }, (_, i) => [`/r${i}`, { status: 307, headers: { location: `/r${i + 1}` } }])) as Record<string, Reply>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`/r${i}`, { status: 307, headers: { location: `/r${i + 1}` } }])) as Record<
+        string,
+        Reply
+      >
     const five = client({ replies: chain(5) })
     const res = await five.egress.request({ tenant: 't1', url: 'http://api.example.com/r0' })
     expect(res.status).toBe(200)
@@ -350,8 +380,20 @@ describe('EgressClient redirects', () => {
         '/temporary': { status: 307, headers: { location: '/done' } },
       },
     })
-    await egress.request({ tenant: 't1', url: 'http://api.example.com/see-other', method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } })
-    await egress.request({ tenant: 't1', url: 'http://api.example.com/temporary', method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } })
+    await egress.request({
+      tenant: 't1',
+      url: 'http://api.example.com/see-other',
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    })
+    await egress.request({
+      tenant: 't1',
+      url: 'http://api.example.com/temporary',
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    })
     const [, afterSeeOther, , afterTemporary] = connector.attempts
     expect(afterSeeOther).toMatchObject({ method: 'GET', body: undefined })
     expect(afterSeeOther.headers['content-type']).toBeUndefined()
@@ -388,8 +430,13 @@ describe('EgressClient redirects', () => {
         '/here': { status: 307, headers: { location: '/there' } },
       },
     })
-    const send = (path: string, method = 'POST') => egress.request({ tenant: 't1', url: `https://api.example.com${path}`, method, body: 'client_secret=s3cret', sensitiveBody: true })
-    for (const [path, method] of [['/t', 'POST'], ['/p', 'POST'], ['/m', 'PUT']]) {
+    const send = (path: string, method = 'POST') =>
+      egress.request({ tenant: 't1', url: `https://api.example.com${path}`, method, body: 'client_secret=s3cret', sensitiveBody: true })
+    for (const [path, method] of [
+      ['/t', 'POST'],
+      ['/p', 'POST'],
+      ['/m', 'PUT'],
+    ]) {
       const e = await refusal(send(path, method))
       expect(e.reason, path).toBe('unsafe-redirect')
       expect(e.code).toBe('EGRESS_DENIED')
@@ -417,7 +464,9 @@ describe('EgressClient redirects', () => {
 
 describe('EgressClient deadlines', () => {
   const hang = (req: PinnedRequest) =>
-    new Promise<Partial<ConnectorResponse>>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }))
+    new Promise<Partial<ConnectorResponse>>((_, reject) =>
+      req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }),
+    )
 
   it('fails a call that outlives timeoutMs with a timeout error', async () => {
     const { egress } = client({ replies: { '/slow': hang } })
@@ -435,7 +484,9 @@ describe('EgressClient deadlines', () => {
     const { egress } = client({ replies: { '/slow': hang } })
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 20)
-    expect((await refusal(egress.request({ tenant: 't1', url: 'http://api.example.com/slow', signal: controller.signal }))).reason).toBe('aborted')
+    expect((await refusal(egress.request({ tenant: 't1', url: 'http://api.example.com/slow', signal: controller.signal }))).reason).toBe(
+      'aborted',
+    )
   })
 
   it('caps timeouts and response sizes at the client limits', async () => {

@@ -64,7 +64,10 @@ const connector = new NodeConnector({ ca: cert })
 
 const egress = new EgressClient({
   allow: AllowList.of({ cidrs: ['127.0.0.1/32'] }),
-  resolver: { resolve: async (h) => (h === 'api.test' || h === 'other.test' ? [{ address: '127.0.0.1', family: 4 }] : Promise.reject(new Error('no DNS in tests'))) },
+  resolver: {
+    resolve: async (h) =>
+      h === 'api.test' || h === 'other.test' ? [{ address: '127.0.0.1', family: 4 }] : Promise.reject(new Error('no DNS in tests')),
+  },
   connector,
 })
 
@@ -90,14 +93,23 @@ afterAll(async () => {
 })
 
 async function failure(p: Promise<unknown>): Promise<EgressError> {
-  const e = await p.then(() => undefined, (err) => err)
+  const e = await p.then(
+    () => undefined,
+    (err) => err,
+  )
   expect(e).toBeInstanceOf(EgressError)
   return e as EgressError
 }
 
 describe('NodeConnector', () => {
   it('connects to the pinned address and sends the requested host in the Host header', async () => {
-    const res = await egress.request({ tenant: 't', url: `http://api.test:${plainPort}/hello`, method: 'POST', body: 'abc', headers: { Host: 'forged.example' } })
+    const res = await egress.request({
+      tenant: 't',
+      url: `http://api.test:${plainPort}/hello`,
+      method: 'POST',
+      body: 'abc',
+      headers: { Host: 'forged.example' },
+    })
     expect(res.status).toBe(200)
     expect(res.headers['content-type']).toBe('application/json')
     expect(res.headers['x-multi']).toBe('a, b')

@@ -17,22 +17,40 @@ describe('planLayer', () => {
       [remote('server-tools/a.yaml', 'type: x\n', 3), remote('server-tools/b.yaml', 'description: old\n', 2)],
       { prune: false },
     )
-    expect(plan.changes.map((c) => `${c.kind} ${c.path}`)).toEqual(['update server-tools/b.yaml', 'create recipes/r.yaml', 'unchanged server-tools/a.yaml'])
+    expect(plan.changes.map((c) => `${c.kind} ${c.path}`)).toEqual([
+      'update server-tools/b.yaml',
+      'create recipes/r.yaml',
+      'unchanged server-tools/a.yaml',
+    ])
     const update = plan.changes[0]
-    expect(update.kind === 'update' && update.diff).toBe('--- a/server-tools/b.yaml\n+++ b/server-tools/b.yaml\n@@ -1,1 +1,1 @@\n-description: old\n+description: new\n')
+    expect(update.kind === 'update' && update.diff).toBe(
+      '--- a/server-tools/b.yaml\n+++ b/server-tools/b.yaml\n@@ -1,1 +1,1 @@\n-description: old\n+description: new\n',
+    )
   })
 
   it('deletes live documents without a file only with prune, and never documents outside the layer folders', () => {
     const live = [remote('server-tools/gone.yaml', 'x'), remote('notes/elsewhere.md', 'y'), remote('scripts/gone.js', 'z')]
     const kept = planLayer('p1', [], live, { prune: false })
-    expect([countChanges(kept), kept.kept]).toEqual([{ create: 0, update: 0, delete: 0, unchanged: 0 }, ['scripts/gone.js', 'server-tools/gone.yaml']])
+    expect([countChanges(kept), kept.kept]).toEqual([
+      { create: 0, update: 0, delete: 0, unchanged: 0 },
+      ['scripts/gone.js', 'server-tools/gone.yaml'],
+    ])
     const pruned = planLayer('p1', [], live, { prune: true })
     // the tool that names the script goes before the script
     expect(pruned.changes.map((c) => `${c.kind} ${c.path}`)).toEqual(['delete server-tools/gone.yaml', 'delete scripts/gone.js'])
   })
 
   it('orders writes so that what a document names exists before it', () => {
-    const paths = ['recipes/r.yaml', 'server-tools/t.yaml', 'engines/e.yaml', 'scripts/s.js', 'models/gw/big.yaml', 'models/gw/_provider.yaml', 'mcp-servers/m.yaml', 'egress/allow.yaml']
+    const paths = [
+      'recipes/r.yaml',
+      'server-tools/t.yaml',
+      'engines/e.yaml',
+      'scripts/s.js',
+      'models/gw/big.yaml',
+      'models/gw/_provider.yaml',
+      'mcp-servers/m.yaml',
+      'egress/allow.yaml',
+    ]
     expect([...paths].sort((a, b) => writeRank(a) - writeRank(b))).toEqual([
       'egress/allow.yaml',
       'models/gw/_provider.yaml',
@@ -48,7 +66,15 @@ describe('planLayer', () => {
 
 describe('staleChanges', () => {
   it('names every planned change whose live version moved, appeared or vanished', () => {
-    const plan = planLayer('p1', [{ path: 'documents/a.md', body: 'new' }, { path: 'documents/b.md', body: 'b' }], [remote('documents/a.md', 'old', 4), remote('documents/c.md', 'c', 2)], { prune: true })
+    const plan = planLayer(
+      'p1',
+      [
+        { path: 'documents/a.md', body: 'new' },
+        { path: 'documents/b.md', body: 'b' },
+      ],
+      [remote('documents/a.md', 'old', 4), remote('documents/c.md', 'c', 2)],
+      { prune: true },
+    )
     expect(staleChanges(plan, [remote('documents/a.md', 'old', 4), remote('documents/c.md', 'c', 2)])).toEqual([])
     expect(staleChanges(plan, [remote('documents/a.md', 'other', 5), remote('documents/b.md', 'b', 1)])).toEqual([
       { path: 'documents/a.md', planned: 4, now: 5 },

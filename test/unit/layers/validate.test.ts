@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { validateOffline } from '../../../functions/cli/offline'
 
-const prompt = 'type: prompt_template\ndescription: Sum up.\nparameters:\n  model: gateway/big\n  promptPrefix: "Sum up {{text}}"\n  inputs: [{ name: text, type: string }]\n'
+const prompt =
+  'type: prompt_template\ndescription: Sum up.\nparameters:\n  model: gateway/big\n  promptPrefix: "Sum up {{text}}"\n  inputs: [{ name: text, type: string }]\n'
 
 describe('validateLayer (offline, the service’s own checks)', () => {
   it('finds every missing reference of a tool, at the line of the field that names it', async () => {
@@ -28,7 +29,10 @@ describe('validateLayer (offline, the service’s own checks)', () => {
     const problems = await validateOffline({
       project: 'p1',
       files: [
-        { path: 'server-tools/handbook.yaml', body: 'type: doc_lookup\ndescription: Handbook.\nparameters:\n  path: documents/handbook.md\n' },
+        {
+          path: 'server-tools/handbook.yaml',
+          body: 'type: doc_lookup\ndescription: Handbook.\nparameters:\n  path: documents/handbook.md\n',
+        },
         { path: 'documents/handbook.md', body: '# Handbook\n' },
         { path: 'server-tools/jira.yaml', body: 'type: mcp_server\ndescription: Jira.\nparameters:\n  server: jira\n' },
         { path: 'recipes/helper.yaml', body: 'engine: default\nallowedToolsAdd: ["@docs"]\nmodels: [gateway/big]\n' },
@@ -50,8 +54,18 @@ describe('validateLayer (offline, the service’s own checks)', () => {
       ],
     })
     expect(problems.map((p) => [p.path, p.line, p.severity, p.message])).toEqual([
-      ['engines/coder.yaml', 3, 'error', "engine coder allowedTools: '@nothing' selects no tool now (label selectors are resolved once, at spawn)"],
-      ['recipes/coder.yaml', 2, 'warning', "allowedToolsAdd: no tool 'ghost' exists now; the name stays in the process and takes effect if such a tool appears"],
+      [
+        'engines/coder.yaml',
+        3,
+        'error',
+        "engine coder allowedTools: '@nothing' selects no tool now (label selectors are resolved once, at spawn)",
+      ],
+      [
+        'recipes/coder.yaml',
+        2,
+        'warning',
+        "allowedToolsAdd: no tool 'ghost' exists now; the name stays in the process and takes effect if such a tool appears",
+      ],
       ['recipes/coder.yaml', 3, 'error', "unknown model instance in 'nowhere/m'"],
     ])
   })
@@ -62,13 +76,20 @@ describe('validateLayer (offline, the service’s own checks)', () => {
       files: [{ path: 'documents/a.md', body: 'a' }],
       tenantFiles: [{ path: 'server-tools/bad.yaml', body: 'type: doc_lookup\nparameters: { path: documents/a.md }\n' }],
     })
-    expect(problems).toEqual([{ path: 'server-tools/bad.yaml', layer: 'context', line: 1, column: 1, message: 'description is required', severity: 'warning' }])
+    expect(problems).toEqual([
+      { path: 'server-tools/bad.yaml', layer: 'context', line: 1, column: 1, message: 'description is required', severity: 'warning' },
+    ])
   })
 
   it('holds egress/allow.yaml to the tenant layer and its own parser', async () => {
     const inProject = await validateOffline({ project: 'p1', files: [{ path: 'egress/allow.yaml', body: 'hosts: [a.example.com]\n' }] })
-    expect(inProject.map((p) => p.message)).toEqual(["egress/allow.yaml is read from the _tenant layer only; a project cannot widen its tenant's egress"])
-    const bad = await validateOffline({ project: '_tenant', files: [{ path: 'egress/allow.yaml', body: 'hosts: [a.example.com]\ncidrs: [not-a-cidr]\nports: [1]\n' }] })
+    expect(inProject.map((p) => p.message)).toEqual([
+      "egress/allow.yaml is read from the _tenant layer only; a project cannot widen its tenant's egress",
+    ])
+    const bad = await validateOffline({
+      project: '_tenant',
+      files: [{ path: 'egress/allow.yaml', body: 'hosts: [a.example.com]\ncidrs: [not-a-cidr]\nports: [1]\n' }],
+    })
     expect(bad.length).toBeGreaterThan(0)
     expect(bad.every((p) => p.path === 'egress/allow.yaml' && p.severity === 'error' && p.line !== undefined)).toBe(true)
   })

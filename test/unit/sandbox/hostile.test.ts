@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { success, toolError } from '../../../lib/calls/outcome'
 import { createSandbox, QuickJsSandbox, type SandboxIsolation, type SandboxResult } from '../../../lib/sandbox'
 import type { ScriptSandbox } from '../../../lib/tools/types/scripted'
-import { success, toolError } from '../../../lib/calls/outcome'
 import { HOSTILE_SCRIPTS, type HostileScript } from '../../fixtures/hostile-scripts/corpus'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
@@ -29,12 +29,17 @@ function siblingsFor(script: HostileScript, sandbox: ScriptSandbox): FakeSibling
 }
 
 /** A run that must come out clean after any hostile one: no state, no tampering, both builds working. */
-const PROBE = '[typeof polluted, typeof leak, JSON.stringify({ a: 1 }), [1, 2].map((x) => x * 2).join(), typeof Object.prototype.toJSON, a + b]'
+const PROBE =
+  '[typeof polluted, typeof leak, JSON.stringify({ a: 1 }), [1, 2].map((x) => x * 2).join(), typeof Object.prototype.toJSON, a + b]'
 const CLEAN = ['undefined', 'undefined', '{"a":1}', '2,4', 'undefined', 12]
 
 async function expectClean(sandbox: ScriptSandbox) {
   expect(ok(await sandbox.run({ source: PROBE, inputs: { a: 5, b: 7 } }))).toEqual(CLEAN)
-  const viaVance = await sandbox.run({ source: `[vance.tools.call("echo", { n: 1 }).n, ${PROBE}]`, inputs: { a: 5, b: 7 }, host: new FakeSiblings({ echo }).host() })
+  const viaVance = await sandbox.run({
+    source: `[vance.tools.call("echo", { n: 1 }).n, ${PROBE}]`,
+    inputs: { a: 5, b: 7 },
+    host: new FakeSiblings({ echo }).host(),
+  })
   expect(ok(viaVance)).toEqual([1, CLEAN])
 }
 
@@ -43,20 +48,21 @@ describe('the hostile-script corpus', () => {
     expect(HOSTILE_SCRIPTS.length).toBeGreaterThanOrEqual(30)
   })
 
-  for (const script of HOSTILE_SCRIPTS) for (const isolation of ['worker', 'inline'] as const) {
-    it(`ends ${script.name} in ${script.expected.error} and keeps answering (${isolation})`, async () => {
-      const own = bySandbox[isolation]
-      const sandbox = isolation === 'inline' && script.inlineStackBytes ? own.shallow : own[script.sandbox ?? 'default']
-      const result: SandboxResult = await sandbox.run({
-        source: script.source,
-        inputs: script.inputs,
-        timeoutMs: script.timeoutMs ?? 5000,
-        host: siblingsFor(script, sandbox).host(),
+  for (const script of HOSTILE_SCRIPTS)
+    for (const isolation of ['worker', 'inline'] as const) {
+      it(`ends ${script.name} in ${script.expected.error} and keeps answering (${isolation})`, async () => {
+        const own = bySandbox[isolation]
+        const sandbox = isolation === 'inline' && script.inlineStackBytes ? own.shallow : own[script.sandbox ?? 'default']
+        const result: SandboxResult = await sandbox.run({
+          source: script.source,
+          inputs: script.inputs,
+          timeoutMs: script.timeoutMs ?? 5000,
+          host: siblingsFor(script, sandbox).host(),
+        })
+        expect(result).toEqual({ error: script.expected.error, message: expect.stringMatching(script.expected.message) })
+        await expectClean(sandbox)
       })
-      expect(result).toEqual({ error: script.expected.error, message: expect.stringMatching(script.expected.message) })
-      await expectClean(sandbox)
-    })
-  }
+    }
 
   it('keeps 50 concurrent invocations apart: no run sees another run’s state', async () => {
     const sandbox = sandboxes.default
@@ -73,7 +79,9 @@ describe('the hostile-script corpus', () => {
       var shared = (typeof shared === "number" ? shared : 0) + 1
       ${withSibling ? `const echoed = vance.tools.call("echo", { i: ${i}, wait: ${i % 7} }).i;` : `const echoed = ${i};`}
       ({ before, after: [globalThis.mine, ({}).owner, shared, echoed, id] })`
-    const runs = Array.from({ length: 50 }, (_, i) => sandbox.run({ source: source(i, i % 2 === 0), inputs: { id: `run-${i}` }, host: fake.host() }))
+    const runs = Array.from({ length: 50 }, (_, i) =>
+      sandbox.run({ source: source(i, i % 2 === 0), inputs: { id: `run-${i}` }, host: fake.host() }),
+    )
     const results = await Promise.all(runs)
     results.forEach((r, i) => expect(ok(r)).toEqual({ before: ['undefined', true, 'undefined'], after: [i, i, 1, i, `run-${i}`] }))
     expect(fake.calls).toHaveLength(25)
@@ -83,9 +91,15 @@ describe('the hostile-script corpus', () => {
   it('meters every one of many concurrent sync-build runs by its own budget', async () => {
     const sandbox = new QuickJsSandbox()
     const hostile = '({ toJSON() { for (;;) {} } })'
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => sandbox.run({ source: i % 2 ? hostile : 'Promise.resolve(a + b)', inputs: { a: i, b: 1 } })))
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => sandbox.run({ source: i % 2 ? hostile : 'Promise.resolve(a + b)', inputs: { a: i, b: 1 } })),
+    )
     results.forEach((r, i) =>
-      expect(r).toEqual(i % 2 ? { error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/statement budget/) } : { value: i + 1, durationMs: expect.any(Number) }),
+      expect(r).toEqual(
+        i % 2
+          ? { error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/statement budget/) }
+          : { value: i + 1, durationMs: expect.any(Number) },
+      ),
     )
   })
 

@@ -3,8 +3,9 @@
  * reports is this workload's alone, with V8's young generation pinned and a GC before each sample.
  * Prints one JSON line: { sync: { before, after }, async: { before, after } }.
  */
+
+import { type SiblingTools, success } from '../../../lib/calls/outcome'
 import { QuickJsSandbox } from '../../../lib/sandbox'
-import { success, type SiblingTools } from '../../../lib/calls/outcome'
 
 const WARM_UP = Number(process.env.WARM_UP ?? 2_500)
 const RUNS = Number(process.env.RUNS ?? 10_000)
@@ -41,7 +42,8 @@ async function main() {
   }
   const host = { tools, context: { tenant: 'acme', project: 'p1' }, depth: 0 }
   const workloads = {
-    sync: (i: number) => sandbox.run({ source: 'const list = [a, b, a * b]; ({ sum: a + b, list, text: "n=" + a })', inputs: { a: i, b: 2 } }),
+    sync: (i: number) =>
+      sandbox.run({ source: 'const list = [a, b, a * b]; ({ sum: a + b, list, text: "n=" + a })', inputs: { a: i, b: 2 } }),
     async: (i: number) => sandbox.run({ source: 'const got = vance.tools.call("get", { n }); got.n + 1', inputs: { n: i }, host }),
   }
   const report: Record<string, { before: Sample; after: Sample }> = {}

@@ -40,7 +40,11 @@ describe('memory over 20,000 invocations', () => {
       ['--expose-gc', '--min-semi-space-size=16', '--max-semi-space-size=16', '--no-wasm-dynamic-tiering', '--import', 'tsx', workload],
       { env: { ...process.env, WARM_UP: '10000', RUNS: '10000' }, maxBuffer: 1024 * 1024, timeout: 170_000 },
     )
-    const report = JSON.parse(stdout.trim().split('\n').pop()!) as Record<'sync' | 'async', { before: Sample; after: Sample }> & { failures: number; calls: number; runs: number }
+    const report = JSON.parse(stdout.trim().split('\n').pop()!) as Record<'sync' | 'async', { before: Sample; after: Sample }> & {
+      failures: number
+      calls: number
+      runs: number
+    }
     // Printed for the closing note; the assertions below are what holds.
     console.log(JSON.stringify(report))
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { QuickJsSandbox } from '../../../lib/sandbox'
 import { success, toolError } from '../../../lib/calls/outcome'
+import { QuickJsSandbox } from '../../../lib/sandbox'
 import { echo, FakeSiblings, never, ok } from './fakes'
 
 const sandbox = new QuickJsSandbox()
@@ -24,7 +24,10 @@ describe('a run and its result', () => {
   })
 
   it('binds objects and arrays as JSON values and a null input as null', async () => {
-    const r = await sandbox.run({ source: '[o.x[1], o.y.z, list.length, n === null, typeof s]', inputs: { o: { x: [1, 2], y: { z: 'deep' } }, list: [1, 2, 3], n: null, s: 'text' } })
+    const r = await sandbox.run({
+      source: '[o.x[1], o.y.z, list.length, n === null, typeof s]',
+      inputs: { o: { x: [1, 2], y: { z: 'deep' } }, list: [1, 2, 3], n: null, s: 'text' },
+    })
     expect(ok(r)).toEqual([2, 'deep', 3, true, 'string'])
   })
 
@@ -40,7 +43,10 @@ describe('a run and its result', () => {
 
   it('refuses a BigInt result as not JSON', async () => {
     expect(await sandbox.run({ source: '10n ** 20n' })).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/BigInt/) })
-    expect(await sandbox.run({ source: '({ n: 1n })' })).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^the result is not JSON: .*BigInt/) })
+    expect(await sandbox.run({ source: '({ n: 1n })' })).toEqual({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(/^the result is not JSON: .*BigInt/),
+    })
   })
 
   it('settles a returned promise', async () => {
@@ -53,7 +59,10 @@ describe('a run and its result', () => {
   })
 
   it('reports a rejected promise as a guest exception', async () => {
-    expect(await sandbox.run({ source: 'Promise.reject(new RangeError("nope"))' })).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^RangeError: nope \(line 1, column \d+\)$/) })
+    expect(await sandbox.run({ source: 'Promise.reject(new RangeError("nope"))' })).toEqual({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(/^RangeError: nope \(line 1, column \d+\)$/),
+    })
   })
 
   it('reports a syntax error with its line and column', async () => {
@@ -62,7 +71,10 @@ describe('a run and its result', () => {
   })
 
   it('reports a thrown error with its name, message and line', async () => {
-    expect(await sandbox.run({ source: '\n\nthrow new TypeError("bad input")' })).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^TypeError: bad input \(line 3, column \d+\)$/) })
+    expect(await sandbox.run({ source: '\n\nthrow new TypeError("bad input")' })).toEqual({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(/^TypeError: bad input \(line 3, column \d+\)$/),
+    })
     expect(await sandbox.run({ source: 'throw 42' })).toEqual({ error: 'GUEST_EXCEPTION', message: 'the script threw 42' })
   })
 
@@ -96,7 +108,10 @@ describe('limits', () => {
 
   it('ends a script that outlives its wall-clock timeout', async () => {
     const unmetered = new QuickJsSandbox({ maxStatements: 1e12 })
-    expect(await unmetered.run({ source: 'for (;;) {}', timeoutMs: 50 })).toEqual({ error: 'TIMEOUT', message: 'the script did not finish within its 50 ms timeout' })
+    expect(await unmetered.run({ source: 'for (;;) {}', timeoutMs: 50 })).toEqual({
+      error: 'TIMEOUT',
+      message: 'the script did not finish within its 50 ms timeout',
+    })
   })
 
   it('applies the memory limit given at construction', async () => {
@@ -132,12 +147,19 @@ describe('limits', () => {
   it('accepts a result nested 64 deep and refuses 65', async () => {
     const nest = (n: number) => `let v = 1; for (let i = 0; i < ${n}; i++) v = [v]; v`
     expect(ok(await sandbox.run({ source: nest(64) }))).toBeInstanceOf(Array)
-    expect(await sandbox.run({ source: nest(65) })).toEqual({ error: 'RESOURCE_EXHAUSTED', message: 'the result nests deeper than 64 levels' })
+    expect(await sandbox.run({ source: nest(65) })).toEqual({
+      error: 'RESOURCE_EXHAUSTED',
+      message: 'the result nests deeper than 64 levels',
+    })
   })
 
   it('hands every run a fresh context with nothing left by the one before', async () => {
     await sandbox.run({ source: 'globalThis.leak = "secret"; Object.prototype.polluted = true; Array.prototype.join = () => "hacked"; 1' })
-    expect(ok(await sandbox.run({ source: '[typeof leak, ({}).polluted === undefined, [1, 2].join("-")]' }))).toEqual(['undefined', true, '1-2'])
+    expect(ok(await sandbox.run({ source: '[typeof leak, ({}).polluted === undefined, [1, 2].join("-")]' }))).toEqual([
+      'undefined',
+      true,
+      '1-2',
+    ])
   })
 })
 
@@ -167,28 +189,54 @@ describe('the vance host API', () => {
       error: 'GUEST_EXCEPTION',
       message: expect.stringMatching(/^TypeError: vance.tools.call\('echo'\): params must be an object/),
     })
-    expect(await sandbox.run({ source: 'vance.tools.call(42, {})', host: fake.host() })).toMatchObject({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/name must be a non-empty string/) })
+    expect(await sandbox.run({ source: 'vance.tools.call(42, {})', host: fake.host() })).toMatchObject({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(/name must be a non-empty string/),
+    })
     expect(fake.calls).toEqual([])
   })
 
   it("throws a failing sibling into the script as an Error with the sibling's message", async () => {
-    const r = await sandbox.run({ source: 'try { vance.tools.call("fail", {}) } catch (e) { [e instanceof Error, e.message] }', host: siblings().host() })
+    const r = await sandbox.run({
+      source: 'try { vance.tools.call("fail", {}) } catch (e) { [e instanceof Error, e.message] }',
+      host: siblings().host(),
+    })
     expect(ok(r)).toEqual([true, 'the upstream said no'])
   })
 
   it('reports an uncaught sibling failure as HOST_EXCEPTION with the sibling message', async () => {
-    expect(await sandbox.run({ source: 'vance.tools.call("fail", {}); "unreached"', host: siblings().host() })).toEqual({ error: 'HOST_EXCEPTION', message: 'the upstream said no' })
-    expect(await sandbox.run({ source: 'try { vance.tools.call("fail", {}) } catch (e) { throw e }', host: siblings().host() })).toEqual({ error: 'HOST_EXCEPTION', message: 'the upstream said no' })
+    expect(await sandbox.run({ source: 'vance.tools.call("fail", {}); "unreached"', host: siblings().host() })).toEqual({
+      error: 'HOST_EXCEPTION',
+      message: 'the upstream said no',
+    })
+    expect(await sandbox.run({ source: 'try { vance.tools.call("fail", {}) } catch (e) { throw e }', host: siblings().host() })).toEqual({
+      error: 'HOST_EXCEPTION',
+      message: 'the upstream said no',
+    })
   })
 
   it('reports a new error thrown after catching a sibling failure as GUEST_EXCEPTION', async () => {
-    const r = await sandbox.run({ source: 'try { vance.tools.call("fail", {}) } catch (e) { throw new Error("wrapped: " + e.message) }', host: siblings().host() })
-    expect(r).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/^Error: wrapped: the upstream said no \(line 1, column \d+\)$/) })
+    const r = await sandbox.run({
+      source: 'try { vance.tools.call("fail", {}) } catch (e) { throw new Error("wrapped: " + e.message) }',
+      host: siblings().host(),
+    })
+    expect(r).toEqual({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(/^Error: wrapped: the upstream said no \(line 1, column \d+\)$/),
+    })
   })
 
   it('lists and checks siblings and exposes the invocation context', async () => {
-    const r = await sandbox.run({ source: '[vance.tools.list(), vance.tools.has("echo"), vance.tools.has("nope"), vance.context]', host: siblings().host() })
-    expect(ok(r)).toEqual([['deep', 'echo', 'fail', 'hang', 'jira_get_issue'], true, false, { tenant: 'acme', project: 'p1', processId: 'proc-1' }])
+    const r = await sandbox.run({
+      source: '[vance.tools.list(), vance.tools.has("echo"), vance.tools.has("nope"), vance.context]',
+      host: siblings().host(),
+    })
+    expect(ok(r)).toEqual([
+      ['deep', 'echo', 'fail', 'hang', 'jira_get_issue'],
+      true,
+      false,
+      { tenant: 'acme', project: 'p1', processId: 'proc-1' },
+    ])
   })
 
   it('freezes vance so a script cannot rewire it', async () => {
@@ -199,7 +247,8 @@ describe('the vance host API', () => {
   it('lets vance.tools.call be awaited, also after an earlier await', async () => {
     const fake = siblings()
     const r = await sandbox.run({
-      source: 'const a = await vance.tools.call("echo", { n: 1 });\nconst b = await vance.tools.call("echo", { n: a.n + 1 });\nconst c = await (async () => { await null; return vance.tools.call("echo", { n: b.n + 1 }) })();\n[a.n, b.n, c.n]',
+      source:
+        'const a = await vance.tools.call("echo", { n: 1 });\nconst b = await vance.tools.call("echo", { n: a.n + 1 });\nconst c = await (async () => { await null; return vance.tools.call("echo", { n: b.n + 1 }) })();\n[a.n, b.n, c.n]',
       host: fake.host(),
     })
     expect(ok(r)).toEqual([1, 2, 3])
@@ -207,8 +256,16 @@ describe('the vance host API', () => {
   })
 
   it('fails loudly when a call made after an await is used without await', async () => {
-    const r = await sandbox.run({ source: 'await null\nconst issue = vance.tools.call("echo", { id: 1 })\nissue.id', host: siblings().host() })
-    expect(r).toEqual({ error: 'GUEST_EXCEPTION', message: expect.stringMatching(/vance.tools.call\(\) was called after an await, so it returned a Promise: write await vance.tools.call/) })
+    const r = await sandbox.run({
+      source: 'await null\nconst issue = vance.tools.call("echo", { id: 1 })\nissue.id',
+      host: siblings().host(),
+    })
+    expect(r).toEqual({
+      error: 'GUEST_EXCEPTION',
+      message: expect.stringMatching(
+        /vance.tools.call\(\) was called after an await, so it returned a Promise: write await vance.tools.call/,
+      ),
+    })
   })
 
   it('refuses the 33rd sibling call of one run', async () => {
@@ -221,7 +278,10 @@ describe('the vance host API', () => {
   it('refuses a sibling call that would nest deeper than 4, without calling the sibling', async () => {
     const fake = siblings()
     const r = await sandbox.run({ source: 'vance.tools.call("echo", {})', host: fake.host(4) })
-    expect(r).toEqual({ error: 'HOST_EXCEPTION', message: "sibling call to 'echo' refused: tools are already nested 4 deep, the most allowed is 4" })
+    expect(r).toEqual({
+      error: 'HOST_EXCEPTION',
+      message: "sibling call to 'echo' refused: tools are already nested 4 deep, the most allowed is 4",
+    })
     expect(fake.calls).toEqual([])
   })
 
@@ -230,16 +290,30 @@ describe('the vance host API', () => {
       error: 'TIMEOUT',
       message: 'the script did not finish within its 50 ms timeout',
     })
-    expect(await sandbox.run({ source: 'try { vance.tools.call("hang", {}) } catch {} "done"', host: siblings().host(), timeoutMs: 50 })).toMatchObject({ error: 'TIMEOUT' })
-    expect(await sandbox.run({ source: 'await vance.tools.call("echo", {}); await vance.tools.call("hang", {})', host: siblings().host(), timeoutMs: 50 })).toMatchObject({ error: 'TIMEOUT' })
+    expect(
+      await sandbox.run({ source: 'try { vance.tools.call("hang", {}) } catch {} "done"', host: siblings().host(), timeoutMs: 50 }),
+    ).toMatchObject({ error: 'TIMEOUT' })
+    expect(
+      await sandbox.run({
+        source: 'await vance.tools.call("echo", {}); await vance.tools.call("hang", {})',
+        host: siblings().host(),
+        timeoutMs: 50,
+      }),
+    ).toMatchObject({ error: 'TIMEOUT' })
   })
 
   it('refuses a sibling result nested deeper than 64 levels', async () => {
-    expect(await sandbox.run({ source: 'vance.tools.call("deep", {})', host: siblings().host() })).toEqual({ error: 'HOST_EXCEPTION', message: "the result of 'deep' nests deeper than 64 levels" })
+    expect(await sandbox.run({ source: 'vance.tools.call("deep", {})', host: siblings().host() })).toEqual({
+      error: 'HOST_EXCEPTION',
+      message: "the result of 'deep' nests deeper than 64 levels",
+    })
   })
 
   it('answers every vance.tools.call with a clear failure when no siblings are wired', async () => {
-    expect(await sandbox.run({ source: 'vance.tools.call("echo", {})' })).toEqual({ error: 'HOST_EXCEPTION', message: "no tool 'echo' is callable from here" })
+    expect(await sandbox.run({ source: 'vance.tools.call("echo", {})' })).toEqual({
+      error: 'HOST_EXCEPTION',
+      message: "no tool 'echo' is callable from here",
+    })
   })
 })
 
@@ -271,8 +345,15 @@ describe('engines', () => {
 
   it('queues runs beyond its async engines and runs them all', async () => {
     const own = new QuickJsSandbox({ asyncEngines: 2 })
-    const fake = new FakeSiblings({ slow: async (p) => { await new Promise((r) => setTimeout(r, 5)); return success(p) } })
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => own.run({ source: `vance.tools.call("slow", { i: ${i} }).i`, host: fake.host() })))
+    const fake = new FakeSiblings({
+      slow: async (p) => {
+        await new Promise((r) => setTimeout(r, 5))
+        return success(p)
+      },
+    })
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => own.run({ source: `vance.tools.call("slow", { i: ${i} }).i`, host: fake.host() })),
+    )
     expect(results.map((r) => ok(r))).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
     expect((await own.stats()).engines.filter((e) => e.kind === 'async')).toHaveLength(2)
   })

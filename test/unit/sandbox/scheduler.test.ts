@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { isServerToolsError } from '../../../lib/errors'
-import { FairSandbox, type FairnessLimits, type SandboxRequest, type SandboxResult } from '../../../lib/sandbox'
+import { type FairnessLimits, FairSandbox, type SandboxRequest, type SandboxResult } from '../../../lib/sandbox'
 import { FakeSiblings } from './fakes'
 
 interface Held {
@@ -92,15 +92,30 @@ describe('the fair scheduler', () => {
 
   it('refuses any tenant once the queue across tenants is full', async () => {
     const { run } = setup()
-    for (const [t, s] of [['a', 'a1'], ['a', 'a2'], ['b', 'b1'], ['b', 'b2'], ['c', 'c1'], ['c', 'c2'], ['d', 'd1']]) void run(t, s)
+    for (const [t, s] of [
+      ['a', 'a1'],
+      ['a', 'a2'],
+      ['b', 'b1'],
+      ['b', 'b2'],
+      ['c', 'c1'],
+      ['c', 'c2'],
+      ['d', 'd1'],
+    ])
+      void run(t, s)
     await tick()
-    await expect(run('e', 'e1')).rejects.toMatchObject({ code: 'OVERLOADED', message: expect.stringMatching(/3 scripts are waiting \(at most 3\)/) })
+    await expect(run('e', 'e1')).rejects.toMatchObject({
+      code: 'OVERLOADED',
+      message: expect.stringMatching(/3 scripts are waiting \(at most 3\)/),
+    })
   })
 
   it('refuses a run that could not start within its own timeout', async () => {
     const { run } = setup()
     for (const s of ['a1', 'a2']) void run('a', s)
-    await expect(run('a', 'a3', { timeoutMs: 20 })).rejects.toMatchObject({ code: 'OVERLOADED', message: expect.stringMatching(/could not start within its 20 ms/) })
+    await expect(run('a', 'a3', { timeoutMs: 20 })).rejects.toMatchObject({
+      code: 'OVERLOADED',
+      message: expect.stringMatching(/could not start within its 20 ms/),
+    })
   })
 
   it('takes a waiting run out of the queue when its caller goes away', async () => {
@@ -120,12 +135,19 @@ describe('the fair scheduler', () => {
   it('never queues a nested run: it takes a nested place or is refused, whatever the top-level places', async () => {
     const { inner, run } = setup()
     for (const s of ['a1', 'a2', 'b1', 'b2']) void run(s[0], s)
-    const nested = (tenant: string, source: string) => run(tenant, source, { host: new FakeSiblings({}).host(1, { tenant, project: 'p1' }) })
+    const nested = (tenant: string, source: string) =>
+      run(tenant, source, { host: new FakeSiblings({}).host(1, { tenant, project: 'p1' }) })
     void nested('a', 'n1')
     void nested('a', 'n2')
-    expect(await nested('a', 'n3')).toMatchObject({ error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/this tenant already runs 2 nested scripts/) })
+    expect(await nested('a', 'n3')).toMatchObject({
+      error: 'RESOURCE_EXHAUSTED',
+      message: expect.stringMatching(/this tenant already runs 2 nested scripts/),
+    })
     void nested('b', 'n4')
-    expect(await nested('c', 'n5')).toMatchObject({ error: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(/all 3 places for nested scripts/) })
+    expect(await nested('c', 'n5')).toMatchObject({
+      error: 'RESOURCE_EXHAUSTED',
+      message: expect.stringMatching(/all 3 places for nested scripts/),
+    })
     await tick()
     expect(inner.held.map((h) => h.req.source).sort()).toEqual(['a1', 'a2', 'b1', 'b2', 'n1', 'n2', 'n4'])
   })
@@ -135,7 +157,13 @@ describe('the fair scheduler', () => {
     const { inner, run } = setup({}, () => now)
     const seen: (AbortSignal | undefined)[] = []
     const tools = new FakeSiblings({})
-    const host = { ...tools.host(0, { tenant: 'a', project: 'p1' }), tools: { ...tools.tools(0), call: async (_n: string, _p: unknown, o?: { signal?: AbortSignal }) => (seen.push(o?.signal), { isError: false, content: null }) } }
+    const host = {
+      ...tools.host(0, { tenant: 'a', project: 'p1' }),
+      tools: {
+        ...tools.tools(0),
+        call: async (_n: string, _p: unknown, o?: { signal?: AbortSignal }) => (seen.push(o?.signal), { isError: false, content: null }),
+      },
+    }
     const parent = run('a', 'parent', { host, timeoutMs: 1000 })
     await tick()
     await inner.of('parent').req.host!.tools.call('x', {})

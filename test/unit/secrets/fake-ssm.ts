@@ -36,18 +36,30 @@ export class FakeSsm {
         if (input.Names.length > 10) throw Object.assign(new Error('too many names'), { name: 'ValidationException' })
         const found = input.Names.filter((n: string) => this.params.has(n))
         return {
-          Parameters: found.map((n: string) => ({ Name: n, Value: this.params.get(n)!.value, Type: 'SecureString', Version: this.params.get(n)!.version })),
+          Parameters: found.map((n: string) => ({
+            Name: n,
+            Value: this.params.get(n)!.value,
+            Type: 'SecureString',
+            Version: this.params.get(n)!.version,
+          })),
           InvalidParameters: input.Names.filter((n: string) => !this.params.has(n)),
         }
       }
       case 'GetParametersByPathCommand': {
         const base = `${input.Path}/`
-        const all = [...this.params.keys()].filter((n) => n.startsWith(base) && !n.slice(base.length).includes('/')).sort().reverse()
+        const all = [...this.params.keys()]
+          .filter((n) => n.startsWith(base) && !n.slice(base.length).includes('/'))
+          .sort()
+          .reverse()
         const start = input.NextToken ? Number(input.NextToken) : 0
         const max = Math.min(input.MaxResults ?? 10, 10)
         const page = all.slice(start, start + max)
         return {
-          Parameters: page.map((n) => ({ Name: n, Type: 'SecureString', ...(input.WithDecryption ? { Value: this.params.get(n)!.value } : {}) })),
+          Parameters: page.map((n) => ({
+            Name: n,
+            Type: 'SecureString',
+            ...(input.WithDecryption ? { Value: this.params.get(n)!.value } : {}),
+          })),
           ...(start + max < all.length ? { NextToken: String(start + max) } : {}),
         }
       }

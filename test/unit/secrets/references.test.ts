@@ -13,7 +13,9 @@ describe('secret references', () => {
   })
 
   it('reports malformed references with their pointer', () => {
-    expect(malformedSecretReferences({ headers: { 'a/b': '${secret:}', ok: '${secret:GOOD}' }, list: ['x ${secret:1bad} y', '${secret:open'] })).toEqual([
+    expect(
+      malformedSecretReferences({ headers: { 'a/b': '${secret:}', ok: '${secret:GOOD}' }, list: ['x ${secret:1bad} y', '${secret:open'] }),
+    ).toEqual([
       { pointer: '/headers/a~1b', message: expect.stringContaining("'${secret:}' is not a valid secret reference") },
       { pointer: '/list/0', message: expect.stringContaining('${secret:1bad}') },
       { pointer: '/list/1', message: expect.stringContaining('${secret:open') },

@@ -25,7 +25,11 @@ describe('SecretScrubber', () => {
   })
 
   it('scrubs deep values, keys, buffers and errors without changing the original', () => {
-    const input = { list: [`a ${secret} b`, 7, null], [secret]: true, nested: { buf: Buffer.from(secret), err: new Error(`failed with ${secret}`) } }
+    const input = {
+      list: [`a ${secret} b`, 7, null],
+      [secret]: true,
+      nested: { buf: Buffer.from(secret), err: new Error(`failed with ${secret}`) },
+    }
     const out = scrubber.scrub(input) as any
     expect(JSON.stringify(out)).not.toContain(secret)
     expect(out.list).toEqual(['a [redacted secret:TOKEN] b', 7, null])
@@ -36,19 +40,34 @@ describe('SecretScrubber', () => {
   })
 
   it('removes derived values and never re-scrubs its own replacement text', () => {
-    const s = new SecretScrubber(new Map([['PW', 'hunter2'], ['R', 'red']]))
+    const s = new SecretScrubber(
+      new Map([
+        ['PW', 'hunter2'],
+        ['R', 'red'],
+      ]),
+    )
     s.addDerived('PW', Buffer.from('user:hunter2').toString('base64'))
     expect(s.scrubText(`Basic ${Buffer.from('user:hunter2').toString('base64')}`)).toBe('Basic [redacted secret:PW]')
     expect(s.scrubText('hunter2 red')).toBe('[redacted secret:PW] [redacted secret:R]')
   })
 
   it('prefers the longest match when one secret contains another', () => {
-    const s = new SecretScrubber(new Map([['SHORT', 'abc'], ['LONG', 'abcdef']]))
+    const s = new SecretScrubber(
+      new Map([
+        ['SHORT', 'abc'],
+        ['LONG', 'abcdef'],
+      ]),
+    )
     expect(s.scrubText('abcdef abc')).toBe('[redacted secret:LONG] [redacted secret:SHORT]')
   })
 
   it('redacts overlapping echoes of two secrets as one region named after the first', () => {
-    const s = new SecretScrubber(new Map([['A', 'xxyy'], ['B', 'yyzz']]))
+    const s = new SecretScrubber(
+      new Map([
+        ['A', 'xxyy'],
+        ['B', 'yyzz'],
+      ]),
+    )
     expect(s.scrubText('<xxyyzz>')).toBe('<[redacted secret:A]>')
   })
 

@@ -12,7 +12,9 @@ import { client, TEST_SECRET, tokenFor } from '../../support/http'
 function app() {
   const secrets = new MemorySecretStore()
   const log = new MemoryLogger()
-  const a = new Hono<AuthEnv>().use('/brain/:tenant/*', authenticate({ jwtSecret: TEST_SECRET })).route('/brain/:tenant', secretRoutes({ secrets }))
+  const a = new Hono<AuthEnv>()
+    .use('/brain/:tenant/*', authenticate({ jwtSecret: TEST_SECRET }))
+    .route('/brain/:tenant', secretRoutes({ secrets }))
   a.onError(toProblem(log))
   return { app: a, secrets, log }
 }
@@ -28,9 +30,9 @@ describe('secret routes', () => {
     const createdText = await created.text()
     expect(createdText).not.toContain(CANARY)
     expect(JSON.parse(createdText)).toEqual({ name: 'API_TOKEN', updatedBy: 'alice@example.test' })
-    const replaced = await http.put('/brain/acme/secrets/API_TOKEN', { value: CANARY + '2' })
+    const replaced = await http.put('/brain/acme/secrets/API_TOKEN', { value: `${CANARY}2` })
     expect(replaced.status).toBe(200)
-    expect(await secrets.get('acme', 'API_TOKEN')).toBe(CANARY + '2')
+    expect(await secrets.get('acme', 'API_TOKEN')).toBe(`${CANARY}2`)
   })
 
   it('lists names only', async () => {

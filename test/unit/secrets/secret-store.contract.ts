@@ -77,7 +77,7 @@ export function secretStoreContract(name: string, make: () => Promise<SecretStor
       expect(await codeOf(store.put('acme', 'BIG', 'z'.repeat(4097)))).toBe('TOO_LARGE')
       expect(await codeOf(store.put('../etc', 'X', 'x'))).toBe('INVALID_INPUT')
       try {
-        await store.put('acme', 'BIG', 'top-secret-' + 'z'.repeat(5000))
+        await store.put('acme', 'BIG', `top-secret-${'z'.repeat(5000)}`)
       } catch (e) {
         expect(JSON.stringify({ m: (e as Error).message, d: (e as { details?: unknown }).details })).not.toContain('top-secret')
       }

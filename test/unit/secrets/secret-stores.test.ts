@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { isServerToolsError } from '../../../lib/errors'
 import { ManualClock } from '../../../lib/runtime/clock'
@@ -83,7 +83,9 @@ describe('SsmSecretStore', () => {
   it('stores SecureStrings under /server-tools/<tenant>/<name> with the configured KMS key', async () => {
     const ssm = new FakeSsm()
     await new SsmSecretStore({ ssm, kmsKeyId: 'alias/server-tools' }).put('acme', 'API_TOKEN', 'v')
-    expect([...ssm.params.entries()]).toEqual([['/server-tools/acme/API_TOKEN', { value: 'v', version: 1, type: 'SecureString', keyId: 'alias/server-tools' }]])
+    expect([...ssm.params.entries()]).toEqual([
+      ['/server-tools/acme/API_TOKEN', { value: 'v', version: 1, type: 'SecureString', keyId: 'alias/server-tools' }],
+    ])
   })
 
   it('reads up to ten values per request, in parallel batches', async () => {
@@ -91,7 +93,10 @@ describe('SsmSecretStore', () => {
     const store = new SsmSecretStore({ ssm })
     for (let i = 0; i < 25; i++) await store.put('acme', `K${i}`, `v${i}`)
     ssm.calls.length = 0
-    const got = await store.getMany('acme', Array.from({ length: 25 }, (_, i) => `K${i}`))
+    const got = await store.getMany(
+      'acme',
+      Array.from({ length: 25 }, (_, i) => `K${i}`),
+    )
     expect(got.size).toBe(25)
     expect(ssm.calls).toEqual(['GetParametersCommand', 'GetParametersCommand', 'GetParametersCommand'])
   })

@@ -2,7 +2,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { authSettingsFromEnv } from '../../../functions/settings'
 
-const IDP_ENV = { AUTH_JWKS_URL: 'https://idp.example.test/.well-known/jwks.json', AUTH_ISSUER: 'https://idp.example.test', AUTH_AUDIENCE: 'server-tools' }
+const IDP_ENV = {
+  AUTH_JWKS_URL: 'https://idp.example.test/.well-known/jwks.json',
+  AUTH_ISSUER: 'https://idp.example.test',
+  AUTH_AUDIENCE: 'server-tools',
+}
 
 function withEnv(env: Record<string, string>) {
   for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v)
@@ -19,7 +23,15 @@ describe('auth settings', () => {
   })
 
   it('reads the identity provider with its claim names, algorithms, refresh cooldown and authorization servers', () => {
-    withEnv({ ...IDP_ENV, AUTH_AUDIENCE: 'server-tools, api://tools', AUTH_TENANT_CLAIM: 'custom:tenant', AUTH_SCOPE_CLAIM: 'scp', AUTH_ALGORITHMS: 'ES256', AUTH_JWKS_REFRESH_SECONDS: '10', AUTH_AUTHORIZATION_SERVERS: 'https://login.example.test' })
+    withEnv({
+      ...IDP_ENV,
+      AUTH_AUDIENCE: 'server-tools, api://tools',
+      AUTH_TENANT_CLAIM: 'custom:tenant',
+      AUTH_SCOPE_CLAIM: 'scp',
+      AUTH_ALGORITHMS: 'ES256',
+      AUTH_JWKS_REFRESH_SECONDS: '10',
+      AUTH_AUTHORIZATION_SERVERS: 'https://login.example.test',
+    })
     expect(authSettingsFromEnv().identityProvider).toEqual({
       jwksUrl: IDP_ENV.AUTH_JWKS_URL,
       issuer: IDP_ENV.AUTH_ISSUER,
@@ -34,7 +46,13 @@ describe('auth settings', () => {
 
   it('names the issuer as the authorization server and pins RS256 and ES256 unless told otherwise', () => {
     withEnv({ ...IDP_ENV, AUTH_ALGORITHMS: '', AUTH_AUTHORIZATION_SERVERS: '', AUTH_TENANT_CLAIM: '', AUTH_SCOPE_CLAIM: '' })
-    expect(authSettingsFromEnv().identityProvider).toMatchObject({ algorithms: ['RS256', 'ES256'], authorizationServers: [IDP_ENV.AUTH_ISSUER], tenantClaim: 'tenant', scopeClaim: 'scope', refreshCooldownMs: 30_000 })
+    expect(authSettingsFromEnv().identityProvider).toMatchObject({
+      algorithms: ['RS256', 'ES256'],
+      authorizationServers: [IDP_ENV.AUTH_ISSUER],
+      tenantClaim: 'tenant',
+      scopeClaim: 'scope',
+      refreshCooldownMs: 30_000,
+    })
   })
 
   it('fails the cold start on settings that would weaken verification', () => {

@@ -18,7 +18,10 @@ describe('AWS settings from the environment', () => {
       secretAccessKey: 'secret',
       sessionToken: 'token',
     })
-    expect(awsCredentialsFromEnv({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 'secret' })).toEqual({ accessKeyId: 'AKIA', secretAccessKey: 'secret' })
+    expect(awsCredentialsFromEnv({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 'secret' })).toEqual({
+      accessKeyId: 'AKIA',
+      secretAccessKey: 'secret',
+    })
   })
 
   it('leaves the credentials to the SDK chain when the environment holds only half a key pair or none', () => {

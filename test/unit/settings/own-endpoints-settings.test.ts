@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { ownEndpointsFromEnv } from '../../../functions/settings'
 import { classifyAddress } from '../../../lib/egress/address'
 
-const covers = (own: ReturnType<typeof ownEndpointsFromEnv>, address: string, port: number) => own.covers(address, classifyAddress(address)!, port)
+const covers = (own: ReturnType<typeof ownEndpointsFromEnv>, address: string, port: number) =>
+  own.covers(address, classifyAddress(address)!, port)
 
 describe('own endpoints from the environment', () => {
   it('reads the Lambda runtime API, container credential and metadata endpoints and the emulator endpoints', () => {
@@ -30,6 +31,8 @@ describe('own endpoints from the environment', () => {
   })
 
   it('fails the cold start on an endpoint it cannot read', () => {
-    expect(() => ownEndpointsFromEnv({ AWS_LAMBDA_RUNTIME_API: 'no-port-here' })).toThrow(/'no-port-here' is not an endpoint of this service/)
+    expect(() => ownEndpointsFromEnv({ AWS_LAMBDA_RUNTIME_API: 'no-port-here' })).toThrow(
+      /'no-port-here' is not an endpoint of this service/,
+    )
   })
 })

@@ -13,6 +13,10 @@ describe('the SDK default credential chain', () => {
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY')
     vi.stubEnv('AWS_SESSION_TOKEN', 'session')
     const credentials = await sdkDefaultCredentials()()
-    expect(credentials).toMatchObject({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session' })
+    expect(credentials).toMatchObject({
+      accessKeyId: 'AKIDEXAMPLE',
+      secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+      sessionToken: 'session',
+    })
   })
 })

@@ -1,6 +1,6 @@
 /** Where the DynamoDB client sends its requests (checked without sending any). */
 import { describe, expect, it } from 'vitest'
-import { defaultEndpoint, DynamoClient } from '../../../lib/stores/aws/dynamo/client'
+import { DynamoClient, defaultEndpoint } from '../../../lib/stores/aws/dynamo/client'
 
 describe('the DynamoDB endpoint', () => {
   it('is the regional HTTPS endpoint when none is given, in the China partition for cn- regions', () => {
@@ -9,6 +9,9 @@ describe('the DynamoDB endpoint', () => {
   })
 
   it('refuses an endpoint that is not http or https when the client is built', () => {
-    expect(() => new DynamoClient({ region: 'us-east-1', endpoint: 'file:///etc/passwd', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })).toThrow(/must be http\(s\)/)
+    expect(
+      () =>
+        new DynamoClient({ region: 'us-east-1', endpoint: 'file:///etc/passwd', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
+    ).toThrow(/must be http\(s\)/)
   })
 })

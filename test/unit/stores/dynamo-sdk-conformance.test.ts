@@ -33,7 +33,11 @@ const AT = new Date('2026-03-04T05:06:07.890Z')
 
 /** The headers the client gives signRequest (lib/stores/aws/dynamo/client.ts, `attempt`). */
 function clientHeaders(operation: string, body: string): Record<string, string> {
-  return { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${operation}`, 'content-length': String(Buffer.byteLength(body)) }
+  return {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': `DynamoDB_20120810.${operation}`,
+    'content-length': String(Buffer.byteLength(body)),
+  }
 }
 
 /**
@@ -42,8 +46,21 @@ function clientHeaders(operation: string, body: string): Record<string, string> 
  * but DynamoDB does not need and our client does not send; with it off the SDK signs exactly the
  * headers we send (checked below).
  */
-async function sdkSign(opts: { host: string; headers: Record<string, string>; body: string; region: string; credentials: AwsCredentials; at: Date }) {
-  const signer = new SignatureV4({ service: 'dynamodb', region: opts.region, credentials: opts.credentials, sha256: Sha256, applyChecksum: false })
+async function sdkSign(opts: {
+  host: string
+  headers: Record<string, string>
+  body: string
+  region: string
+  credentials: AwsCredentials
+  at: Date
+}) {
+  const signer = new SignatureV4({
+    service: 'dynamodb',
+    region: opts.region,
+    credentials: opts.credentials,
+    sha256: Sha256,
+    applyChecksum: false,
+  })
   const [hostname, port] = opts.host.split(':')
   const request = new HttpRequest({
     method: 'POST',
@@ -80,26 +97,41 @@ const SIGNING_CASES = ['us-east-1', 'eu-west-3', 'ap-southeast-2'].flatMap((regi
 )
 
 describe('signRequest against the SDK signer (@smithy/signature-v4)', () => {
-  it.each(SIGNING_CASES)('signs a GetItem in $region to $host with $kind credentials and an $bodyKind body as the SDK does', async ({ region, host, credentials, body }) => {
-    const headers = clientHeaders('GetItem', body)
-    const ours = signRequest({ method: 'POST', host, path: '/', headers, body, region, service: 'dynamodb', credentials, at: AT })
-    const sdk = await sdkSign({ host, headers, body, region, credentials, at: AT })
+  it.each(SIGNING_CASES)(
+    'signs a GetItem in $region to $host with $kind credentials and an $bodyKind body as the SDK does',
+    async ({ region, host, credentials, body }) => {
+      const headers = clientHeaders('GetItem', body)
+      const ours = signRequest({ method: 'POST', host, path: '/', headers, body, region, service: 'dynamodb', credentials, at: AT })
+      const sdk = await sdkSign({ host, headers, body, region, credentials, at: AT })
 
-    expect(ours.authorization).toBe(sdk.headers.authorization)
-    expect(ours['x-amz-date']).toBe(sdk.headers['x-amz-date'])
-    expect(ours['x-amz-security-token']).toBe(sdk.headers['x-amz-security-token'])
-  })
+      expect(ours.authorization).toBe(sdk.headers.authorization)
+      expect(ours['x-amz-date']).toBe(sdk.headers['x-amz-date'])
+      expect(ours['x-amz-security-token']).toBe(sdk.headers['x-amz-security-token'])
+    },
+  )
 
-  it.each(SIGNING_CASES.filter((c) => c.bodyKind === 'ascii'))('sends exactly the headers the SDK signs for $kind credentials to $host', async ({ region, host, credentials, body }) => {
-    const headers = clientHeaders('GetItem', body)
-    const ours = signRequest({ method: 'POST', host, path: '/', headers, body, region, service: 'dynamodb', credentials, at: AT })
-    const sdk = await sdkSign({ host, headers, body, region, credentials, at: AT })
+  it.each(SIGNING_CASES.filter((c) => c.bodyKind === 'ascii'))(
+    'sends exactly the headers the SDK signs for $kind credentials to $host',
+    async ({ region, host, credentials, body }) => {
+      const headers = clientHeaders('GetItem', body)
+      const ours = signRequest({ method: 'POST', host, path: '/', headers, body, region, service: 'dynamodb', credentials, at: AT })
+      const sdk = await sdkSign({ host, headers, body, region, credentials, at: AT })
 
-    const sent = Object.keys(ours).filter((h) => h !== 'authorization').sort()
-    expect(signedHeaderList(sdk.headers.authorization)).toEqual(sent)
-    expect(Object.keys(sdk.headers).sort()).toEqual(Object.keys(ours).sort())
-    expect(sent).toEqual(['content-length', 'content-type', 'host', 'x-amz-date', ...(credentials.sessionToken ? ['x-amz-security-token'] : []), 'x-amz-target'])
-  })
+      const sent = Object.keys(ours)
+        .filter((h) => h !== 'authorization')
+        .sort()
+      expect(signedHeaderList(sdk.headers.authorization)).toEqual(sent)
+      expect(Object.keys(sdk.headers).sort()).toEqual(Object.keys(ours).sort())
+      expect(sent).toEqual([
+        'content-length',
+        'content-type',
+        'host',
+        'x-amz-date',
+        ...(credentials.sessionToken ? ['x-amz-security-token'] : []),
+        'x-amz-target',
+      ])
+    },
+  )
 
   it('signs other operations and other signing days as the SDK does', async () => {
     for (const [operation, at] of [
@@ -109,8 +141,25 @@ describe('signRequest against the SDK signer (@smithy/signature-v4)', () => {
     ] as const) {
       const body = JSON.stringify({ TableName: 't', op: operation })
       const headers = clientHeaders(operation, body)
-      const ours = signRequest({ method: 'POST', host: 'dynamodb.us-west-2.amazonaws.com', path: '/', headers, body, region: 'us-west-2', service: 'dynamodb', credentials: TEMPORARY, at })
-      const sdk = await sdkSign({ host: 'dynamodb.us-west-2.amazonaws.com', headers, body, region: 'us-west-2', credentials: TEMPORARY, at })
+      const ours = signRequest({
+        method: 'POST',
+        host: 'dynamodb.us-west-2.amazonaws.com',
+        path: '/',
+        headers,
+        body,
+        region: 'us-west-2',
+        service: 'dynamodb',
+        credentials: TEMPORARY,
+        at,
+      })
+      const sdk = await sdkSign({
+        host: 'dynamodb.us-west-2.amazonaws.com',
+        headers,
+        body,
+        region: 'us-west-2',
+        credentials: TEMPORARY,
+        at,
+      })
       expect(ours.authorization, operation).toBe(sdk.headers.authorization)
     }
   })
@@ -119,7 +168,17 @@ describe('signRequest against the SDK signer (@smithy/signature-v4)', () => {
     const body = BODIES.ascii
     const headers = clientHeaders('GetItem', body)
     for (const credentials of [LONG_LIVED, { ...LONG_LIVED, secretAccessKey: 'rotated-secret' }, LONG_LIVED]) {
-      const ours = signRequest({ method: 'POST', host: 'dynamodb.us-east-1.amazonaws.com', path: '/', headers, body, region: 'us-east-1', service: 'dynamodb', credentials, at: AT })
+      const ours = signRequest({
+        method: 'POST',
+        host: 'dynamodb.us-east-1.amazonaws.com',
+        path: '/',
+        headers,
+        body,
+        region: 'us-east-1',
+        service: 'dynamodb',
+        credentials,
+        at: AT,
+      })
       const sdk = await sdkSign({ host: 'dynamodb.us-east-1.amazonaws.com', headers, body, region: 'us-east-1', credentials, at: AT })
       expect(ours.authorization).toBe(sdk.headers.authorization)
     }
@@ -147,7 +206,8 @@ function wireToSdk(v: AttributeValue): unknown {
   if ('M' in v) return { M: wireItemToSdk(v.M) }
   return v
 }
-const wireItemToSdk = (item: WireItem) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, wireToSdk(v)])) as Parameters<typeof unmarshall>[0]
+const wireItemToSdk = (item: WireItem) =>
+  Object.fromEntries(Object.entries(item).map(([k, v]) => [k, wireToSdk(v)])) as Parameters<typeof unmarshall>[0]
 
 const sdkMarshall = (item: Record<string, unknown>) => sdkToWire(marshall(item, SDK_OPTIONS))
 
@@ -156,11 +216,11 @@ const ITEMS: Record<string, Record<string, unknown>> = {
   'a string': { v: 'hello' },
   'an empty string': { v: '' },
   'unicode strings': { a: 'café', b: '日本語', c: '🚀 emoji', d: 'line\nbreak\ttab', e: '\u0000nul' },
-  'integers': { a: 0, b: 1, c: 42, d: -7, e: Number.MAX_SAFE_INTEGER, f: Number.MIN_SAFE_INTEGER },
-  'floats': { a: 1.5, b: -12.25, c: 0.1 + 0.2, d: 1e-7, e: 5e-324, f: 123456.789 },
+  integers: { a: 0, b: 1, c: 42, d: -7, e: Number.MAX_SAFE_INTEGER, f: Number.MIN_SAFE_INTEGER },
+  floats: { a: 1.5, b: -12.25, c: 0.1 + 0.2, d: 1e-7, e: 5e-324, f: 123456.789 },
   'negative zero': { v: -0 },
-  'booleans': { t: true, f: false },
-  'null': { v: null },
+  booleans: { t: true, f: false },
+  null: { v: null },
   'a nested map': { m: { a: 1, b: { c: 'deep', d: [1, 'two', { e: false }] } } },
   'an empty map and an empty list': { m: {}, l: [] },
   'a list of mixed values': { l: ['a', 1, 2.5, true, null, { k: 'v' }, ['x', ['y']]] },
@@ -229,8 +289,8 @@ describe('values neither side stores', () => {
     'an unsafe integer number': { v: 2 ** 53 },
     'a negative unsafe integer number': { v: -(2 ** 53) - 2 },
     'a huge number': { v: 1e21 },
-    'NaN': { v: NaN },
-    'Infinity': { v: Infinity },
+    NaN: { v: NaN },
+    Infinity: { v: Infinity },
     '-Infinity': { v: -Infinity },
     'an unsafe integer inside a list': { l: [1, 2 ** 60] },
     'NaN inside a set': { s: new Set([1, NaN]) },

@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest'
-import { classify, type ClassifyInput } from '../../../lib/surface/classify'
 import { isServerToolsError } from '../../../lib/errors'
-import { FLOOR, MINUTE, names, NOW, processRecord, rule, tool } from './helpers'
+import { type ClassifyInput, classify } from '../../../lib/surface/classify'
+import { FLOOR, MINUTE, NOW, names, processRecord, rule, tool } from './helpers'
 
 const run = (tools: ReturnType<typeof tool>[], over: Partial<ClassifyInput> = {}, process = processRecord()) =>
   classify({ tools: [...FLOOR, ...tools], process, now: NOW, maxActivated: 40, reserve: 0, ...over })
 
 describe('classification into primary, deferred and activated (spec §13)', () => {
   it('puts a tool in the manifest only when it is primary and not deferred', () => {
-    const turn = run([tool('weather', { primary: true }), tool('stocks', { primary: false }), tool('gmail__send', { primary: true, deferred: true })])
+    const turn = run([
+      tool('weather', { primary: true }),
+      tool('stocks', { primary: false }),
+      tool('gmail__send', { primary: true, deferred: true }),
+    ])
     expect(names(turn.manifest)).toEqual(['tool_description', 'tool_list', 'weather'])
     expect(names(turn.deferred)).toEqual(['gmail__send', 'stocks'])
     expect(turn.bucket.get('stocks')).toBe('deferred')
@@ -158,7 +162,15 @@ describe('the tool budget (spec §14)', () => {
   })
 
   it('answers identical input with identical output, whatever the order tools arrive in', () => {
-    const tools = [tool('doc_read'), tool('doc_write'), tool('slack_post'), tool('gmail__a'), tool('gmail__b'), tool('zeta', { primary: false }), tool('omega')]
+    const tools = [
+      tool('doc_read'),
+      tool('doc_write'),
+      tool('slack_post'),
+      tool('gmail__a'),
+      tool('gmail__b'),
+      tool('zeta', { primary: false }),
+      tool('omega'),
+    ]
     const p = processRecord({ activations: { zeta: NOW - MINUTE }, dropFirst: rule({ names: ['doc_write'] }) })
     const a = run(tools, { limit: 6 }, p)
     const b = run([...tools].reverse(), { limit: 6 }, p)

@@ -1,12 +1,16 @@
 /** Small builders for classification tests: tools as the service would resolve them, and a process record. */
-import { EMPTY_RULE } from '../../../lib/surface/families'
-import type { ProcessRecord } from '../../../lib/recipes/ports'
-import type { Tool } from '../../../lib/tools/contracts'
+
 import { success } from '../../../lib/calls/outcome'
+import type { ProcessRecord } from '../../../lib/recipes/ports'
+import { EMPTY_RULE } from '../../../lib/surface/families'
 import { toolDescriptionTool } from '../../../lib/tools/builtins/tool_description'
 import { toolListTool } from '../../../lib/tools/builtins/tool_list'
+import type { Tool } from '../../../lib/tools/contracts'
 
-export function tool(name: string, opts: Partial<Pick<Tool, 'primary' | 'deferred' | 'promptHint' | 'searchHint' | 'description' | 'labels' | 'source'>> = {}): Tool {
+export function tool(
+  name: string,
+  opts: Partial<Pick<Tool, 'primary' | 'deferred' | 'promptHint' | 'searchHint' | 'description' | 'labels' | 'source'>> = {},
+): Tool {
   const sep = name.indexOf('__')
   return {
     name,
@@ -57,5 +61,9 @@ export function processRecord(over: Partial<ProcessRecord> = {}): ProcessRecord 
   }
 }
 
-export const rule = (r: { names?: string[]; selected?: string[]; prefixes?: string[] }) => ({ names: r.names ?? [], selected: r.selected ?? [], prefixes: r.prefixes ?? [] })
+export const rule = (r: { names?: string[]; selected?: string[]; prefixes?: string[] }) => ({
+  names: r.names ?? [],
+  selected: r.selected ?? [],
+  prefixes: r.prefixes ?? [],
+})
 export const names = (tools: readonly Tool[]) => tools.map((t) => t.name)

@@ -5,12 +5,17 @@
 import { describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 
-const doc = (description: string) => `type: doc_lookup\ndescription: ${description}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`
+const doc = (description: string) =>
+  `type: doc_lookup\ndescription: ${description}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`
 
 async function setUp(manifestMemoBytes?: number) {
   const deps = createMemoryDeps({ surface: manifestMemoBytes === undefined ? {} : { manifestMemoBytes } })
   for (const name of ['alpha', 'beta', 'gamma']) await deps.tools.put('acme', 'p1', name, doc(`The ${name} tool.`), { actor: 't' })
-  const spawn = async () => ({ tenant: 'acme', project: 'p1', id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id })
+  const spawn = async () => ({
+    tenant: 'acme',
+    project: 'p1',
+    id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id,
+  })
   return { deps, a: await spawn(), b: await spawn() }
 }
 

@@ -20,7 +20,8 @@ let clock: ManualClock
 let usage: MemoryToolUsageStore
 let key: ProcessKey
 
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const putTool = (name: string, body: string, project = P) => deps.tools.put(T, project, name, body, { actor: 't' })
 const putDoc = (path: string, body: string, project = P) => deps.documents.put(T, project, path, body, { actor: 't' })
 const bytes = (req?: ManifestRequest, k = key) => deps.surface.manifestBytes(k, req)
@@ -31,12 +32,16 @@ const describeTool = (name: string) => deps.surface.call(deps.dispatcher, key, '
 beforeEach(async () => {
   clock = new ManualClock()
   usage = new MemoryToolUsageStore()
-  deps = createMemoryDeps({ clock, usageStore: usage, bundledFiles: [
-    { path: 'engines/default.yaml', body: '{}\n' },
-    { path: 'recipes/default.yaml', body: 'engine: default\n' },
-    { path: 'models/tiny/_provider.yaml', body: 'maxTools: 5\n' },
-    { path: 'documents/getting-started.md', body: '# Getting started\n' },
-  ] })
+  deps = createMemoryDeps({
+    clock,
+    usageStore: usage,
+    bundledFiles: [
+      { path: 'engines/default.yaml', body: '{}\n' },
+      { path: 'recipes/default.yaml', body: 'engine: default\n' },
+      { path: 'models/tiny/_provider.yaml', body: 'maxTools: 5\n' },
+      { path: 'documents/getting-started.md', body: '# Getting started\n' },
+    ],
+  })
   for (const name of ['alpha_one', 'beta_one', 'gamma_one']) await putTool(name, doc(`The ${name} tool.`, 'primary: true\n'))
   await putTool('delta', doc('The delta tool.'))
   await putDoc('engines/e.yaml', 'allowedTools: [alpha_one, beta_one, gamma_one, delta]\n')
@@ -76,7 +81,12 @@ describe('the memoised manifest', () => {
 
   it('renders again when a limit is learned for a model of the chain', async () => {
     expect((await decoded()).budget.limit).toBe(5)
-    const answer = await deps.observedLimits.learn(T, { instance: 'tiny', model: 'm', project: P, errorMessage: "Invalid 'tools': array too long. Expected an array with maximum length 4. array_above_max_length" })
+    const answer = await deps.observedLimits.learn(T, {
+      instance: 'tiny',
+      model: 'm',
+      project: P,
+      errorMessage: "Invalid 'tools': array too long. Expected an array with maximum length 4. array_above_max_length",
+    })
     expect(answer.learned).toBe(true)
     expect((await decoded()).budget.limit).toBe(4)
     expect(await names()).toEqual(['alpha_one', 'tool_description', 'tool_list'])
@@ -89,7 +99,16 @@ describe('the memoised manifest', () => {
   })
 
   it('renders again when measured demand moves the ranking, once the demand read is renewed', async () => {
-    await usage.increment({ tenant: T, project: P, role: 'r', tool: 'gamma_one', family: 'gamma', calls: 7, discoveryHits: 0, listedHits: 0 })
+    await usage.increment({
+      tenant: T,
+      project: P,
+      role: 'r',
+      tool: 'gamma_one',
+      family: 'gamma',
+      calls: 7,
+      discoveryHits: 0,
+      listedHits: 0,
+    })
     const before = await bytes()
     clock.advance(2 * MIN) // past the demand memo's minute, well inside every other lifetime
     expect(await bytes()).not.toBe(before)
@@ -98,7 +117,9 @@ describe('the memoised manifest', () => {
 
   it('renders again when the process declares client tools', async () => {
     expect(new TextDecoder().decode(await bytes())).not.toContain('open_file')
-    await deps.processes.setClientTools(key, { clientTools: [{ name: 'open_file', description: 'Open a file on the client.', inputSchema: { type: 'object' }, primary: true }] })
+    await deps.processes.setClientTools(key, {
+      clientTools: [{ name: 'open_file', description: 'Open a file on the client.', inputSchema: { type: 'object' }, primary: true }],
+    })
     expect(new TextDecoder().decode(await bytes())).toContain('open_file')
   })
 
@@ -108,7 +129,9 @@ describe('the memoised manifest', () => {
     expect(new Set(first.map((b) => new TextDecoder().decode(b))).size).toBe(requests.length)
     const again = await Promise.all(requests.map((r) => bytes(r)))
     again.forEach((b, i) => expect(b).toBe(first[i]))
-    expect((await decoded({ format: 'anthropic', deferLoading: true })).tools.find((t: { name: string }) => t.name === 'delta')).toMatchObject({ defer_loading: true })
+    expect(
+      (await decoded({ format: 'anthropic', deferLoading: true })).tools.find((t: { name: string }) => t.name === 'delta'),
+    ).toMatchObject({ defer_loading: true })
   })
 
   it('renders a manifest with extraTools for that request only, leaving the memoised body as it was', async () => {

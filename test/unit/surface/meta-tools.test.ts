@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import type { AppDeps } from '../../../functions/http/app'
+import { success } from '../../../lib/calls/outcome'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import type { Tool } from '../../../lib/tools/contracts'
-import { success } from '../../../lib/calls/outcome'
 import { projectGate } from '../../../lib/tools/project-gate'
 import { echoPackFactory } from '../../support/pack-factory'
 
@@ -14,7 +14,8 @@ const MIN = 60_000
 let deps: AppDeps
 let clock: ManualClock
 
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const putTool = (name: string, body: string) => deps.tools.put(T, P, name, body, { actor: 't' })
 const putDoc = (path: string, body: string, project = P) => deps.documents.put(T, project, path, body, { actor: 't' })
 const key = (p: ProcessRecord) => ({ tenant: T, project: P, id: p.id })
@@ -41,16 +42,24 @@ const relay: Tool = {
 let p: ProcessRecord
 beforeEach(async () => {
   clock = new ManualClock()
-  deps = createMemoryDeps({ extraFactories: [echoPackFactory], extraBuiltins: [relay], clock, bundledFiles: [
-    { path: 'engines/default.yaml', body: '{}\n' },
-    { path: 'recipes/default.yaml', body: 'engine: default\n' },
-    { path: 'models/openai/_provider.yaml', body: 'maxTools: 128\n' },
-    { path: 'documents/getting-started.md', body: '# Getting started\n' },
-  ] })
+  deps = createMemoryDeps({
+    extraFactories: [echoPackFactory],
+    extraBuiltins: [relay],
+    clock,
+    bundledFiles: [
+      { path: 'engines/default.yaml', body: '{}\n' },
+      { path: 'recipes/default.yaml', body: 'engine: default\n' },
+      { path: 'models/openai/_provider.yaml', body: 'maxTools: 128\n' },
+      { path: 'documents/getting-started.md', body: '# Getting started\n' },
+    ],
+  })
   await putTool('weather', doc('Current weather for a city. Uses a public API.', 'primary: true\n'))
   await putTool('stocks', doc('Quotes for a ticker symbol. Delayed by 15 minutes.', 'searchHint: stock quotes\n'))
   await putTool('mail', `type: echo_pack\ndescription: Mail\npromptHint: "  "\nparameters:\n  ops: [read, send]\n`)
-  await putTool('crm', `type: echo_pack\ndescription: CRM\npromptHint: Use crm__* for customer records.\nparameters:\n  ops: [find, update]\n`)
+  await putTool(
+    'crm',
+    `type: echo_pack\ndescription: CRM\npromptHint: Use crm__* for customer records.\nparameters:\n  ops: [find, update]\n`,
+  )
   await putDoc('engines/no-secret.yaml', 'allowedTools: [weather, stocks, relay, "@echo", invoke_tool]\n')
   await putDoc('recipes/r.yaml', 'engine: no-secret\n')
   await putTool('secret', doc('Not for this process.', 'primary: true\n'))
@@ -72,7 +81,11 @@ describe('tool_list', () => {
   })
 
   it('filters by a case-insensitive name prefix and leaves packHints out when none applies', async () => {
-    expect((await call(p, 'tool_list', { prefix: 'MAIL__' })).content).toEqual({ count: 2, inContext: [], available: ['mail__read', 'mail__send'] })
+    expect((await call(p, 'tool_list', { prefix: 'MAIL__' })).content).toEqual({
+      count: 2,
+      inContext: [],
+      available: ['mail__read', 'mail__send'],
+    })
     expect((await call(p, 'tool_list', { prefix: 'zzz' })).content).toEqual({ count: 0, inContext: [], available: [] })
   })
 })
@@ -83,8 +96,26 @@ describe('tool_description', () => {
     expect(out.isError).toBe(false)
     expect(out.content).toEqual({
       tools: [
-        { name: 'stocks', description: 'Quotes for a ticker symbol. Delayed by 15 minutes.', paramsSchema: { type: 'object', properties: {}, additionalProperties: false }, primary: false, deferred: true, activated: true, searchHint: 'stock quotes', source: 'project' },
-        { name: 'weather', description: 'Current weather for a city. Uses a public API.', paramsSchema: { type: 'object', properties: {}, additionalProperties: false }, primary: true, deferred: false, activated: false, searchHint: 'Current weather for a city.', source: 'project' },
+        {
+          name: 'stocks',
+          description: 'Quotes for a ticker symbol. Delayed by 15 minutes.',
+          paramsSchema: { type: 'object', properties: {}, additionalProperties: false },
+          primary: false,
+          deferred: true,
+          activated: true,
+          searchHint: 'stock quotes',
+          source: 'project',
+        },
+        {
+          name: 'weather',
+          description: 'Current weather for a city. Uses a public API.',
+          paramsSchema: { type: 'object', properties: {}, additionalProperties: false },
+          primary: true,
+          deferred: false,
+          activated: false,
+          searchHint: 'Current weather for a city.',
+          source: 'project',
+        },
       ],
       unknown: ['secret', 'nope'],
     })
@@ -96,11 +127,17 @@ describe('tool_description', () => {
   })
 
   it('answers "Unknown tool(s): a, b" when nothing resolves', async () => {
-    expect(await call(p, 'tool_description', { names: 'secret,nope' })).toEqual({ isError: true, content: { message: 'Unknown tool(s): secret, nope. Call tool_list to see the tools you can use.', unknown: ['secret', 'nope'] } })
+    expect(await call(p, 'tool_description', { names: 'secret,nope' })).toEqual({
+      isError: true,
+      content: { message: 'Unknown tool(s): secret, nope. Call tool_list to see the tools you can use.', unknown: ['secret', 'nope'] },
+    })
   })
 
   it('describes at most 25 and puts the rest in skipped with a reason', async () => {
-    await putTool('bulk', `type: echo_pack\ndescription: Bulk\nparameters:\n  ops: [${Array.from({ length: 30 }, (_, i) => `o${String(i).padStart(2, '0')}`).join(', ')}]\n`)
+    await putTool(
+      'bulk',
+      `type: echo_pack\ndescription: Bulk\nparameters:\n  ops: [${Array.from({ length: 30 }, (_, i) => `o${String(i).padStart(2, '0')}`).join(', ')}]\n`,
+    )
     await putDoc('engines/wide.yaml', 'allowedTools: ["@echo"]\n')
     await putDoc('recipes/wide.yaml', 'engine: wide\n')
     const wide = (await deps.processes.spawn(T, P, 'alice', { recipe: 'wide' })).process
@@ -126,8 +163,15 @@ describe('tool_description', () => {
 
 describe('calls through the process surface', () => {
   it('refuses tools outside the allowed list, even from a sibling call', async () => {
-    expect(await call(p, 'secret')).toEqual({ isError: true, content: { message: "Unknown tool 'secret'. Call tool_list to see the tools you can use." } })
-    const out = (await call(p, 'relay', { target: 'secret' })).content as { inner: { isError: boolean }; hasSurface: boolean; siblings: string[] }
+    expect(await call(p, 'secret')).toEqual({
+      isError: true,
+      content: { message: "Unknown tool 'secret'. Call tool_list to see the tools you can use." },
+    })
+    const out = (await call(p, 'relay', { target: 'secret' })).content as {
+      inner: { isError: boolean }
+      hasSurface: boolean
+      siblings: string[]
+    }
     expect(out.inner.isError).toBe(true)
     expect(out.hasSurface).toBe(true)
     expect(out.siblings).not.toContain('secret')
@@ -143,8 +187,14 @@ describe('calls through the process surface', () => {
 
   it('gives invoke_tool the same gates as a direct call and refuses to invoke itself', async () => {
     expect((await call(p, 'invoke_tool', { name: 'secret' })).isError).toBe(true)
-    expect(await call(p, 'invoke_tool', { name: 'invoke_tool', params: { name: 'weather' } })).toEqual({ isError: true, content: { message: 'invoke_tool cannot invoke itself; pass the name of the tool you want to call.' } })
-    expect(await call(p, 'invoke_tool', { name: 'weather', params: { extra: 1 } })).toMatchObject({ isError: true, content: { message: expect.stringContaining("Invalid arguments for 'weather'") } })
+    expect(await call(p, 'invoke_tool', { name: 'invoke_tool', params: { name: 'weather' } })).toEqual({
+      isError: true,
+      content: { message: 'invoke_tool cannot invoke itself; pass the name of the tool you want to call.' },
+    })
+    expect(await call(p, 'invoke_tool', { name: 'weather', params: { extra: 1 } })).toMatchObject({
+      isError: true,
+      content: { message: expect.stringContaining("Invalid arguments for 'weather'") },
+    })
   })
 
   it('activates a tool demoted by the budget when it is called, so it climbs back', async () => {

@@ -9,7 +9,11 @@ import { tool } from './helpers'
 
 describe('recognising a tool-count rejection (spec §14.1)', () => {
   it('reads OpenAI’s array_above_max_length message and its maximum', () => {
-    expect(parseToolLimitRejection("Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 163 instead. (code=array_above_max_length)")).toEqual({ recognised: true, maxTools: 128 })
+    expect(
+      parseToolLimitRejection(
+        "Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 163 instead. (code=array_above_max_length)",
+      ),
+    ).toEqual({ recognised: true, maxTools: 128 })
   })
 
   it("recognises 'tools' … too many, and too many tools/functions, case-insensitively", () => {
@@ -36,15 +40,30 @@ describe('empty-response diagnosis (spec §13.2)', () => {
       offered: new Set(['tool_list']),
       known,
     })
-    expect(d).toEqual({ kind: 'phantom', phantoms: [{ name: 'doc_read', origin: 'context' }, { name: 'gmail__send', origin: 'user' }, { name: 'web_search', origin: 'prompt' }] })
+    expect(d).toEqual({
+      kind: 'phantom',
+      phantoms: [
+        { name: 'doc_read', origin: 'context' },
+        { name: 'gmail__send', origin: 'user' },
+        { name: 'web_search', origin: 'prompt' },
+      ],
+    })
   })
 
   it('does not count names inside longer words, nor offered names', () => {
-    expect(diagnoseEmptyResponse({ messages: [{ role: 'user', content: 'my_web_search_tool and tool_list' }], offered: new Set(['tool_list']), known }).kind).toBe('blank')
+    expect(
+      diagnoseEmptyResponse({
+        messages: [{ role: 'user', content: 'my_web_search_tool and tool_list' }],
+        offered: new Set(['tool_list']),
+        known,
+      }).kind,
+    ).toBe('blank')
   })
 
   it('never diagnoses finishReason length', () => {
-    expect(diagnoseEmptyResponse({ messages: [{ role: 'user', content: 'web_search' }], offered: new Set(), known, finishReason: 'length' })).toMatchObject({ kind: 'skipped', phantoms: [] })
+    expect(
+      diagnoseEmptyResponse({ messages: [{ role: 'user', content: 'web_search' }], offered: new Set(), known, finishReason: 'length' }),
+    ).toMatchObject({ kind: 'skipped', phantoms: [] })
   })
 })
 
@@ -56,7 +75,16 @@ describe('discovery blocks (spec §13, §14.3)', () => {
       tool('crm__add', { searchHint: 'add a customer', promptHint: 'CRM hint.' }),
       tool('alpha', { searchHint: 'alpha hint' }),
     ])
-    expect(block.split('\n').slice(4)).toEqual(['- `alpha` — alpha hint', '- `zeta` — Zeta does things.', '', '### crm', 'CRM hint.', '- `crm__add` — add a customer', '- `crm__find` — find a customer', ''])
+    expect(block.split('\n').slice(4)).toEqual([
+      '- `alpha` — alpha hint',
+      '- `zeta` — Zeta does things.',
+      '',
+      '### crm',
+      'CRM hint.',
+      '- `crm__add` — add a customer',
+      '- `crm__find` — find a customer',
+      '',
+    ])
     expect(block.startsWith('## More tools you can load\n\n')).toBe(true)
   })
 
@@ -76,16 +104,35 @@ describe('discovery blocks (spec §13, §14.3)', () => {
 
 describe('families', () => {
   it('takes the pack before __, else the first _ segment, else the name', () => {
-    expect([familyOf('gmail__users_send'), familyOf('doc_note_add'), familyOf('weather'), familyOf('_odd')]).toEqual(['gmail', 'doc', 'weather', '_odd'])
+    expect([familyOf('gmail__users_send'), familyOf('doc_note_add'), familyOf('weather'), familyOf('_odd')]).toEqual([
+      'gmail',
+      'doc',
+      'weather',
+      '_odd',
+    ])
   })
 })
 
 describe('recipe, engine and catalog documents', () => {
   it('reads a complete recipe with defaults', () => {
-    const r = parseRecipe('engine: default\nallowedToolsKeep: ["doc_*", "@web", "*"]\nmodels: [openai/gpt-4o, anthropic/claude-sonnet-4.5]\n', 'r')
+    const r = parseRecipe(
+      'engine: default\nallowedToolsKeep: ["doc_*", "@web", "*"]\nmodels: [openai/gpt-4o, anthropic/claude-sonnet-4.5]\n',
+      'r',
+    )
     expect(r).toEqual({
       ok: true,
-      config: { name: 'r', engine: 'default', allowedToolsAdd: [], allowedToolsRemove: [], allowedToolsDefer: [], allowedToolsKeep: ['doc_*', '@web', '*'], allowedToolsDropFirst: [], models: ['openai/gpt-4o', 'anthropic/claude-sonnet-4.5'], activationTtl: '15m', activationTtlMs: 900_000 },
+      config: {
+        name: 'r',
+        engine: 'default',
+        allowedToolsAdd: [],
+        allowedToolsRemove: [],
+        allowedToolsDefer: [],
+        allowedToolsKeep: ['doc_*', '@web', '*'],
+        allowedToolsDropFirst: [],
+        models: ['openai/gpt-4o', 'anthropic/claude-sonnet-4.5'],
+        activationTtl: '15m',
+        activationTtlMs: 900_000,
+      },
     })
   })
 
@@ -107,12 +154,20 @@ describe('recipe, engine and catalog documents', () => {
   })
 
   it('accepts maxTools 0 and extra catalog fields, refuses a negative or fractional maxTools', () => {
-    expect(parseProviderDocument('wireType: openai\nmaxTools: 0\npricing: {in: 1}\n', 'models/x/_provider.yaml')).toEqual({ ok: true, config: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1', headers: {}, sizes: {}, maxTools: 0 } })
+    expect(parseProviderDocument('wireType: openai\nmaxTools: 0\npricing: {in: 1}\n', 'models/x/_provider.yaml')).toEqual({
+      ok: true,
+      config: { wireType: 'openai', baseUrl: 'https://api.openai.com/v1', headers: {}, sizes: {}, maxTools: 0 },
+    })
     expect(parseProviderDocument('maxTools: 1.5\n', 'p').ok).toBe(false)
   })
 
   it('parses durations and model references', () => {
-    expect([parseDuration('90s'), parseDuration('1h30m'), parseDuration('0m'), parseDuration('15 minutes')]).toEqual([90_000, 5_400_000, undefined, undefined])
+    expect([parseDuration('90s'), parseDuration('1h30m'), parseDuration('0m'), parseDuration('15 minutes')]).toEqual([
+      90_000,
+      5_400_000,
+      undefined,
+      undefined,
+    ])
     expect(parseModelRef('cortecs/glm-5.3:fp8')).toEqual({ instance: 'cortecs', model: 'glm-5.3:fp8' })
     expect(typeof parseModelRef('Open AI/x')).toBe('string')
   })

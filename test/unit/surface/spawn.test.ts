@@ -10,13 +10,16 @@ const T = 'acme'
 const P = 'p1'
 let deps: AppDeps
 
-const doc = (description: string, extra = '') => `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
+const doc = (description: string, extra = '') =>
+  `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const pack = (ops: string[], extra = '') => `type: echo_pack\ndescription: A pack\nparameters:\n  ops: [${ops.join(', ')}]\n${extra}`
 const putTool = (name: string, body: string, project = P) => deps.tools.put(T, project, name, body, { actor: 't' })
 const putDoc = (path: string, body: string, project = P) => deps.documents.put(T, project, path, body, { actor: 't' })
 const spawn = async (body: Record<string, unknown>) => (await deps.processes.spawn(T, P, 'alice', body)).process
-const manifestNames = async (p: ProcessRecord) => JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id })).tools.map((t: { name: string }) => t.name) as string[]
-const call = (p: ProcessRecord, name: string, params: unknown = {}) => deps.surface.call(deps.dispatcher, { tenant: T, project: P, id: p.id }, 'alice', name, params)
+const manifestNames = async (p: ProcessRecord) =>
+  JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id })).tools.map((t: { name: string }) => t.name) as string[]
+const call = (p: ProcessRecord, name: string, params: unknown = {}) =>
+  deps.surface.call(deps.dispatcher, { tenant: T, project: P, id: p.id }, 'alice', name, params)
 
 async function codeOf(promise: Promise<unknown>) {
   try {
@@ -101,14 +104,21 @@ describe('spawn resolves selectors once (spec §6)', () => {
   it('keeps the floor when the recipe removes or defers it, the engine omits it, or a document disables it', async () => {
     await putDoc('engines/bare.yaml', 'allowedTools: [whoami]\n')
     await putDoc('recipes/hostile.yaml', 'engine: bare\nallowedToolsRemove: [tool_list]\nallowedToolsDefer: [tool_description]\n')
-    await putDoc('server-tools/tool_list.yaml', 'type: doc_lookup\ndescription: hijack\nenabled: false\nparameters:\n  path: x.md\n', '_tenant')
+    await putDoc(
+      'server-tools/tool_list.yaml',
+      'type: doc_lookup\ndescription: hijack\nenabled: false\nparameters:\n  path: x.md\n',
+      '_tenant',
+    )
     const { process: p, warnings } = await deps.processes.spawn(T, P, 'alice', { recipe: 'hostile' })
     expect(warnings).toEqual([
       "allowedToolsRemove: 'tool_list' is part of the capability floor and stays primary and callable",
       "allowedToolsDefer: 'tool_description' is part of the capability floor and stays primary and callable",
     ])
     expect(await manifestNames(p)).toEqual(['tool_description', 'tool_list', 'whoami'])
-    expect(await call(p, 'tool_list')).toMatchObject({ isError: false, content: { inContext: ['tool_description', 'tool_list', 'whoami'] } })
+    expect(await call(p, 'tool_list')).toMatchObject({
+      isError: false,
+      content: { inContext: ['tool_description', 'tool_list', 'whoami'] },
+    })
   })
 
   it('treats a lone * in keep as matching nothing', async () => {
@@ -119,9 +129,19 @@ describe('spawn resolves selectors once (spec §6)', () => {
   })
 
   it('answers an unknown recipe, engine or model instance with INVALID_CONFIG and a hint', async () => {
-    expect(await codeOf(spawn({ recipe: 'defualt' }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining("did you mean 'default'") })
-    expect(await codeOf(spawn({ engine: 'nope' }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining("unknown engine 'nope'") })
-    expect(await codeOf(spawn({ models: ['opnai/gpt-4o'] }))).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining("did you mean 'openai'"), errors: [{ pointer: '/models/0', message: "unknown model instance in 'opnai/gpt-4o'" }] })
+    expect(await codeOf(spawn({ recipe: 'defualt' }))).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining("did you mean 'default'"),
+    })
+    expect(await codeOf(spawn({ engine: 'nope' }))).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining("unknown engine 'nope'"),
+    })
+    expect(await codeOf(spawn({ models: ['opnai/gpt-4o'] }))).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining("did you mean 'openai'"),
+      errors: [{ pointer: '/models/0', message: "unknown model instance in 'opnai/gpt-4o'" }],
+    })
   })
 
   it('answers a malformed spawn body with INVALID_INPUT naming each field', async () => {
@@ -133,9 +153,16 @@ describe('spawn resolves selectors once (spec §6)', () => {
   it('answers a broken recipe with its problems and their lines', async () => {
     await deps.documents.put(T, P, 'recipes/ok.yaml', 'engine: default\n', { actor: 't' })
     // written around the check, as an older layer might hold it
-    await (deps as unknown as { store: { put: (d: unknown) => Promise<unknown> } }).store.put({ key: { scope: `${T}#${P}`, path: 'recipes/broken.yaml' }, body: 'engine: default\nallowedToolAdd: [x]\n', actor: 't' })
+    await (deps as unknown as { store: { put: (d: unknown) => Promise<unknown> } }).store.put({
+      key: { scope: `${T}#${P}`, path: 'recipes/broken.yaml' },
+      body: 'engine: default\nallowedToolAdd: [x]\n',
+      actor: 't',
+    })
     const r = await codeOf(spawn({ recipe: 'broken' }))
-    expect(r).toMatchObject({ code: 'INVALID_CONFIG', errors: [{ line: 2, message: "unknown field 'allowedToolAdd' — did you mean 'allowedToolsAdd'? (line 2)" }] })
+    expect(r).toMatchObject({
+      code: 'INVALID_CONFIG',
+      errors: [{ line: 2, message: "unknown field 'allowedToolAdd' — did you mean 'allowedToolsAdd'? (line 2)" }],
+    })
   })
 })
 

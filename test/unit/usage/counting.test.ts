@@ -1,13 +1,13 @@
 /** The counting rules of spec §14.4, one named test each, on the real dispatcher and the memory store. */
 import { beforeEach, describe, expect, it } from 'vitest'
+import { success, toolError } from '../../../lib/calls/outcome'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
+import { whoamiTool } from '../../../lib/tools/builtins/whoami'
 import type { Tool } from '../../../lib/tools/contracts'
-import { success, toolError } from '../../../lib/calls/outcome'
 import type { AfterCallEvent, BeforeCallEvent, CallerIdentity, ToolGate } from '../../../lib/tools/dispatcher'
 import { ToolDispatcher } from '../../../lib/tools/dispatcher'
-import { whoamiTool } from '../../../lib/tools/builtins/whoami'
 import { describedNames, familyOfName, listedNames, UsageCounter } from '../../../lib/usage/counting'
 import { UsageRecorder } from '../../../lib/usage/recorder'
 import { usageRole } from '../../../lib/usage/role'
@@ -40,8 +40,12 @@ const failing = tool('always_failing', async () => toolError('upstream said no')
 const throwing = tool('always_throwing', async () => {
   throw new Error('boom')
 })
-const strict = tool('strict_args', async () => success('ok'), { inputSchema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } } })
-const scriptCallingFailure = tool('script_with_failing_sibling', async (_p, ctx) => success({ inner: (await ctx.tools.call('always_failing', {})).isError }))
+const strict = tool('strict_args', async () => success('ok'), {
+  inputSchema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } },
+})
+const scriptCallingFailure = tool('script_with_failing_sibling', async (_p, ctx) =>
+  success({ inner: (await ctx.tools.call('always_failing', {})).isError }),
+)
 
 const all = [clientFileRead, fileRead, fileReadAsSibling, script, failing, throwing, strict, scriptCallingFailure, whoamiTool]
 const gate: ToolGate = {
@@ -58,7 +62,12 @@ const caller: CallerIdentity = { tenant: 'acme', project: 'shop', subject: 'agen
 
 async function counts() {
   await recorder.flush()
-  return Object.fromEntries((await store.list('acme', 'shop')).map((r) => [`${r.role}/${r.tool}`, { calls: r.calls, discoveryHits: r.discoveryHits, listedHits: r.listedHits }]))
+  return Object.fromEntries(
+    (await store.list('acme', 'shop')).map((r) => [
+      `${r.role}/${r.tool}`,
+      { calls: r.calls, discoveryHits: r.discoveryHits, listedHits: r.listedHits },
+    ]),
+  )
 }
 
 beforeEach(() => {
@@ -75,7 +84,15 @@ describe('counting calls (spec §14.4)', () => {
     expect((await dispatcher.call(gate, caller, 'whoami', {})).isError).toBe(false)
     await recorder.flush()
     expect(await store.list('acme', 'shop')).toEqual([
-      { role: 'coder', tool: 'whoami', family: 'whoami', calls: 1, discoveryHits: 0, listedHits: 0, lastCallAt: '2026-03-01T12:00:00.000Z' },
+      {
+        role: 'coder',
+        tool: 'whoami',
+        family: 'whoami',
+        calls: 1,
+        discoveryHits: 0,
+        listedHits: 0,
+        lastCallAt: '2026-03-01T12:00:00.000Z',
+      },
     ])
   })
 
@@ -155,7 +172,12 @@ describe('counting calls (spec §14.4)', () => {
       afterDelegate: (e) => heard.push(`afterDelegate ${e.tool.name}`),
     })
     await dispatcher.call(gate, caller, 'file_read', { path: 'a.txt' })
-    expect(heard).toEqual(['beforeCall file_read', 'beforeDelegate client_file_read', 'afterDelegate client_file_read', 'afterCall file_read'])
+    expect(heard).toEqual([
+      'beforeCall file_read',
+      'beforeDelegate client_file_read',
+      'afterDelegate client_file_read',
+      'afterCall file_read',
+    ])
   })
 
   it('keeps a throwing listener from changing the outcome or the count', async () => {
@@ -205,7 +227,11 @@ describe('reading meta-tool answers', () => {
     expect(describedNames({ tools: [{ name: 'a' }, { name: 'b' }, { name: 'a' }], unknown: ['z'] })).toEqual(['a', 'b'])
   })
   it('takes every name a tool_list answer showed, in context and available', () => {
-    expect(listedNames({ count: 3, inContext: ['tool_list', 'whoami'], available: ['gmail__send'] })).toEqual(['tool_list', 'whoami', 'gmail__send'])
+    expect(listedNames({ count: 3, inContext: ['tool_list', 'whoami'], available: ['gmail__send'] })).toEqual([
+      'tool_list',
+      'whoami',
+      'gmail__send',
+    ])
   })
   it('groups names into families: the pack before __, else the first _ segment, else the name', () => {
     expect([familyOfName('gmail__users_send'), familyOfName('doc_note_add'), familyOfName('whoami')]).toEqual(['gmail', 'doc', 'whoami'])

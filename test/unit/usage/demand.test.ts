@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
-import { DemandReader, familyDemand, MAX_DEMAND_TTL_MS } from '../../../lib/usage/demand'
 import { familyOfName } from '../../../lib/usage/counting'
+import { DemandReader, familyDemand, MAX_DEMAND_TTL_MS } from '../../../lib/usage/demand'
 
 async function seeded() {
   const store = new MemoryToolUsageStore()
@@ -57,7 +57,10 @@ describe('DemandReader', () => {
     const store = await seeded()
     const log = new MemoryLogger()
     let fail = true
-    const flaky = { increment: store.increment.bind(store), list: (...a: Parameters<typeof store.list>) => (fail ? Promise.reject(new Error('table gone')) : store.list(...a)) }
+    const flaky = {
+      increment: store.increment.bind(store),
+      list: (...a: Parameters<typeof store.list>) => (fail ? Promise.reject(new Error('table gone')) : store.list(...a)),
+    }
     const reader = new DemandReader({ store: flaky, clock: new ManualClock(), log })
     expect((await reader.toolDemand('acme', 'shop', 'coder')).size).toBe(0)
     expect(log.find('usage.demand_read_failed')).toHaveLength(1)

@@ -24,7 +24,14 @@ describe('tool-usage insights', () => {
   it('answers one entry per role with exactly the documented fields and ISO-8601 instants or null', () => {
     const out = computeInsights(
       [
-        row('coder', 'file_read', { calls: 3, discoveryHits: 1, listedHits: 2, lastCallAt: daysAgo(1), lastDiscoveryAt: daysAgo(2), lastListedAt: daysAgo(2) }),
+        row('coder', 'file_read', {
+          calls: 3,
+          discoveryHits: 1,
+          listedHits: 2,
+          lastCallAt: daysAgo(1),
+          lastDiscoveryAt: daysAgo(2),
+          lastListedAt: daysAgo(2),
+        }),
         row('coder', 'whoami', { listedHits: 2, lastListedAt: daysAgo(2) }),
       ],
       { now: NOW },
@@ -39,8 +46,28 @@ describe('tool-usage insights', () => {
         demand: 4,
         lastActivityAt: daysAgo(1),
         tools: [
-          { toolName: 'file_read', family: 'file', calls: 3, discoveryHits: 1, listedHits: 2, demand: 4, lastCallAt: daysAgo(1), lastDiscoveryAt: daysAgo(2), lastListedAt: daysAgo(2) },
-          { toolName: 'whoami', family: 'whoami', calls: 0, discoveryHits: 0, listedHits: 2, demand: 0, lastCallAt: null, lastDiscoveryAt: null, lastListedAt: daysAgo(2) },
+          {
+            toolName: 'file_read',
+            family: 'file',
+            calls: 3,
+            discoveryHits: 1,
+            listedHits: 2,
+            demand: 4,
+            lastCallAt: daysAgo(1),
+            lastDiscoveryAt: daysAgo(2),
+            lastListedAt: daysAgo(2),
+          },
+          {
+            toolName: 'whoami',
+            family: 'whoami',
+            calls: 0,
+            discoveryHits: 0,
+            listedHits: 2,
+            demand: 0,
+            lastCallAt: null,
+            lastDiscoveryAt: null,
+            lastListedAt: daysAgo(2),
+          },
         ],
         describedNeverCalled: [],
         deferredNeverDiscovered: null,
@@ -58,7 +85,12 @@ describe('tool-usage insights', () => {
 
   it('orders tools by demand descending, then by name', () => {
     const [coder] = computeInsights(
-      [row('coder', 'zeta', { calls: 5 }), row('coder', 'beta', { discoveryHits: 2 }), row('coder', 'alpha', { calls: 1, discoveryHits: 1 }), row('coder', 'gamma', { calls: 9 })],
+      [
+        row('coder', 'zeta', { calls: 5 }),
+        row('coder', 'beta', { discoveryHits: 2 }),
+        row('coder', 'alpha', { calls: 1, discoveryHits: 1 }),
+        row('coder', 'gamma', { calls: 9 }),
+      ],
       { now: NOW },
     )
     expect(coder.tools.map((t) => t.toolName)).toEqual(['gamma', 'zeta', 'alpha', 'beta'])
@@ -66,14 +98,22 @@ describe('tool-usage insights', () => {
 
   it('orders roles by demand descending, then by role', () => {
     const out = computeInsights(
-      [row('chat', 'whoami', { calls: 1 }), row('coder', 'whoami', { calls: 10 }), row('_unknown', 'whoami', { calls: 1 }), row('writer', 'doc_read', { discoveryHits: 4 })],
+      [
+        row('chat', 'whoami', { calls: 1 }),
+        row('coder', 'whoami', { calls: 10 }),
+        row('_unknown', 'whoami', { calls: 1 }),
+        row('writer', 'doc_read', { discoveryHits: 4 }),
+      ],
       { now: NOW },
     )
     expect(out.map((r) => r.role)).toEqual(['coder', 'writer', '_unknown', 'chat'])
   })
 
   it('takes lastActivityAt from the latest call or discovery of the role', () => {
-    const [r] = computeInsights([row('coder', 'a', { calls: 1, lastCallAt: daysAgo(5) }), row('coder', 'b', { discoveryHits: 1, lastDiscoveryAt: daysAgo(3) })], { now: NOW })
+    const [r] = computeInsights(
+      [row('coder', 'a', { calls: 1, lastCallAt: daysAgo(5) }), row('coder', 'b', { discoveryHits: 1, lastDiscoveryAt: daysAgo(3) })],
+      { now: NOW },
+    )
     expect(r.lastActivityAt).toBe(daysAgo(3))
   })
 })
@@ -112,13 +152,25 @@ describe('the discovery funnel', () => {
   })
 
   it('reports null for the surface-dependent lists of a role whose surface is unknown', () => {
-    const [unknown] = computeInsights([row('_unknown', 'doc_lookup', { discoveryHits: 1 })], { now: NOW, surfaces: new Map([['coder', surface]]) })
-    expect(unknown).toMatchObject({ describedNeverCalled: ['doc_lookup'], deferredNeverDiscovered: null, primaryNeverCalled: null, recommendations: [] })
+    const [unknown] = computeInsights([row('_unknown', 'doc_lookup', { discoveryHits: 1 })], {
+      now: NOW,
+      surfaces: new Map([['coder', surface]]),
+    })
+    expect(unknown).toMatchObject({
+      describedNeverCalled: ['doc_lookup'],
+      deferredNeverDiscovered: null,
+      primaryNeverCalled: null,
+      recommendations: [],
+    })
   })
 
   it(`recommends promoting a deferred family described at least ${PROMOTE_MIN_DISCOVERIES} times and called`, () => {
     expect(coder.recommendations.filter((r) => r.kind === 'promote')).toEqual([
-      { kind: 'promote', family: 'gmail', reason: 'deferred, yet described 3 times and called 2 times: each use costs a tool_description round trip' },
+      {
+        kind: 'promote',
+        family: 'gmail',
+        reason: 'deferred, yet described 3 times and called 2 times: each use costs a tool_description round trip',
+      },
     ])
   })
 
@@ -128,7 +180,12 @@ describe('the discovery funnel', () => {
 
   it(`recommends demoting a primary family none of whose tools was called in the window once the role made ${DEMOTE_MIN_ROLE_CALLS} calls`, () => {
     expect(coder.recommendations.filter((r) => r.kind === 'demote')).toEqual([
-      { kind: 'demote', family: 'slack', reason: '1 primary tool (slack_post) not called in the last 30 days while this role made 46 calls: it takes manifest slots for nothing' },
+      {
+        kind: 'demote',
+        family: 'slack',
+        reason:
+          '1 primary tool (slack_post) not called in the last 30 days while this role made 46 calls: it takes manifest slots for nothing',
+      },
     ])
   })
 

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
+import { whoamiTool } from '../../../lib/tools/builtins/whoami'
 import type { ToolGate } from '../../../lib/tools/dispatcher'
 import { ToolDispatcher } from '../../../lib/tools/dispatcher'
-import { whoamiTool } from '../../../lib/tools/builtins/whoami'
 import { UsageCounter } from '../../../lib/usage/counting'
 import type { UsageIncrement } from '../../../lib/usage/ports'
 import { UsageRecorder } from '../../../lib/usage/recorder'
@@ -65,7 +65,14 @@ describe('UsageRecorder', () => {
     const store = new FlakyStore(2)
     const pauses: number[] = []
     const log = new MemoryLogger()
-    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log, flushDelayMs: 0, retryDelaysMs: [10, 40, 160], sleep: async (ms) => void pauses.push(ms) })
+    const recorder = new UsageRecorder({
+      store,
+      clock: new ManualClock(),
+      log,
+      flushDelayMs: 0,
+      retryDelaysMs: [10, 40, 160],
+      sleep: async (ms) => void pauses.push(ms),
+    })
     recorder.record(key, 'whoami', { calls: 3 })
     expect(await recorder.flush()).toEqual({ written: 1, failed: 0 })
     expect(store.attempts).toBe(3)
@@ -73,13 +80,22 @@ describe('UsageRecorder', () => {
     expect(pauses[0]).toBeGreaterThanOrEqual(10)
     expect(pauses[1]).toBeGreaterThanOrEqual(40)
     expect((await store.list('acme', 'shop'))[0].calls).toBe(3)
-    expect(log.find('usage.write_recovered')).toEqual([expect.objectContaining({ level: 'info', fields: expect.objectContaining({ attempts: 3 }) })])
+    expect(log.find('usage.write_recovered')).toEqual([
+      expect.objectContaining({ level: 'info', fields: expect.objectContaining({ attempts: 3 }) }),
+    ])
   })
 
   it('gives up after the last retry and logs the exact counts it could not write', async () => {
     const store = new FlakyStore(100)
     const log = new MemoryLogger()
-    const recorder = new UsageRecorder({ store, clock: new ManualClock(Date.UTC(2026, 0, 1)), log, flushDelayMs: 0, retryDelaysMs: [1, 1], sleep: async () => {} })
+    const recorder = new UsageRecorder({
+      store,
+      clock: new ManualClock(Date.UTC(2026, 0, 1)),
+      log,
+      flushDelayMs: 0,
+      retryDelaysMs: [1, 1],
+      sleep: async () => {},
+    })
     recorder.record(key, 'whoami', { calls: 2, discoveryHits: 1 })
     expect(await recorder.flush()).toEqual({ written: 0, failed: 1 })
     expect(store.attempts).toBe(3)
@@ -88,7 +104,16 @@ describe('UsageRecorder', () => {
       {
         level: 'error',
         event: 'usage.write_failed',
-        fields: expect.objectContaining({ ...key, family: 'whoami', calls: 2, discoveryHits: 1, listedHits: 0, lastCallAt: '2026-01-01T00:00:00.000Z', attempts: 3, error: 'ProvisionedThroughputExceededException' }),
+        fields: expect.objectContaining({
+          ...key,
+          family: 'whoami',
+          calls: 2,
+          discoveryHits: 1,
+          listedHits: 0,
+          lastCallAt: '2026-01-01T00:00:00.000Z',
+          attempts: 3,
+          error: 'ProvisionedThroughputExceededException',
+        }),
       },
     ])
   })
@@ -96,11 +121,23 @@ describe('UsageRecorder', () => {
   it('never fails a tool call when every counter write fails', async () => {
     const store = new FlakyStore(Number.MAX_SAFE_INTEGER)
     const log = new MemoryLogger()
-    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log, flushDelayMs: 0, maxPendingKeys: 1, retryDelaysMs: [1], sleep: async () => {} })
+    const recorder = new UsageRecorder({
+      store,
+      clock: new ManualClock(),
+      log,
+      flushDelayMs: 0,
+      maxPendingKeys: 1,
+      retryDelaysMs: [1],
+      sleep: async () => {},
+    })
     const dispatcher = new ToolDispatcher(log)
     dispatcher.addListener(new UsageCounter(recorder))
     const gate: ToolGate = { resolve: async (n) => (n === 'whoami' ? whoamiTool : undefined), names: async () => ['whoami'] }
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => dispatcher.call(gate, { tenant: 'acme', project: 'shop', subject: 's', role: 'coder' }, 'whoami', {})))
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        dispatcher.call(gate, { tenant: 'acme', project: 'shop', subject: 's', role: 'coder' }, 'whoami', {}),
+      ),
+    )
     expect(outcomes.every((o) => !o.isError)).toBe(true)
     await recorder.flush()
     expect(log.find('usage.write_failed').length).toBeGreaterThan(0)

@@ -8,8 +8,6 @@
  * SVG text nodes: never through innerHTML or markup strings.
  */
 ;(() => {
-  'use strict'
-
   const TOKEN_KEY = 'server-tools.token'
   const PROJECT_KEY = 'server-tools.project'
   const RECENT_KEY = 'server-tools.projects'
@@ -96,7 +94,12 @@
     const part = token.split('.')[1]
     if (!part) return undefined
     try {
-      const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='))
+      const json = atob(
+        part
+          .replace(/-/g, '+')
+          .replace(/_/g, '/')
+          .padEnd(Math.ceil(part.length / 4) * 4, '='),
+      )
       const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (ch) => ch.charCodeAt(0))))
       return claims && typeof claims === 'object' ? claims : undefined
     } catch {
@@ -155,7 +158,11 @@
         // not a problem document: the status says enough
       }
       if (res.status === 401 && !opts.bearer) signOut()
-      throw new ApiError(res.status, problem.detail || `${res.status} ${res.statusText}`, Array.isArray(problem.errors) ? problem.errors : [])
+      throw new ApiError(
+        res.status,
+        problem.detail || `${res.status} ${res.statusText}`,
+        Array.isArray(problem.errors) ? problem.errors : [],
+      )
     }
     if (opts.text) return { body: await res.text(), source: res.headers.get('x-document-source') || '' }
     return res.json()
@@ -224,7 +231,8 @@
         // A harmless read proves the token before it is kept; 403 (a token without tools:read) still signs in.
         await api('/projects/_tenant/server-tools', { bearer: candidate, tenant: c.tenant })
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status !== 403) return status(`The service refused the token: ${e instanceof Error ? e.message : e}`, true)
+        if (!(e instanceof ApiError) || e.status !== 403)
+          return status(`The service refused the token: ${e instanceof Error ? e.message : e}`, true)
       }
       sessionStorage.setItem(TOKEN_KEY, candidate)
       const next = params.get('next') || ''
@@ -236,7 +244,12 @@
     $('signed-in').hidden = false
     const dl = $('claims')
     const exp = typeof claims?.exp === 'number' ? new Date(claims.exp * 1000).toISOString() : 'never'
-    for (const [k, v] of [['Tenant', tenant], ['Subject', String(claims?.sub ?? '')], ['Scopes', String(claims?.scope ?? '')], ['Expires', exp]]) {
+    for (const [k, v] of [
+      ['Tenant', tenant],
+      ['Subject', String(claims?.sub ?? '')],
+      ['Scopes', String(claims?.scope ?? '')],
+      ['Expires', exp],
+    ]) {
       dl.append(h('dt', {}, k), h('dd', {}, v))
     }
   }
@@ -260,7 +273,10 @@
       const proj = project.value.trim()
       status('Loading…')
       try {
-        const [listing, callable] = await Promise.all([api(`/projects/${p(proj)}/server-tools?includeDisabled=${includeDisabled.checked}`), api(`/projects/${p(proj)}/tools`)])
+        const [listing, callable] = await Promise.all([
+          api(`/projects/${p(proj)}/server-tools?includeDisabled=${includeDisabled.checked}`),
+          api(`/projects/${p(proj)}/tools`),
+        ])
         /** @type {Map<string, any[]>} */
         const subTools = new Map()
         for (const t of callable.tools) {
@@ -268,7 +284,17 @@
           if (!subTools.has(t.pack)) subTools.set(t.pack, [])
           subTools.get(t.pack)?.push(t)
         }
-        data = { views: listing.tools, subTools, problems: [...listing.problems, ...callable.problems.filter((/** @type {any} */ x) => !listing.problems.some((/** @type {any} */ y) => y.name === x.name && y.message === x.message))], project: proj }
+        data = {
+          views: listing.tools,
+          subTools,
+          problems: [
+            ...listing.problems,
+            ...callable.problems.filter(
+              (/** @type {any} */ x) => !listing.problems.some((/** @type {any} */ y) => y.name === x.name && y.message === x.message),
+            ),
+          ],
+          project: proj,
+        }
         rememberProject(proj)
         fillLabels()
         status('')
@@ -284,7 +310,10 @@
       for (const v of data.views) for (const l of v.labels) labels.add(l)
       for (const list of data.subTools.values()) for (const t of list) for (const l of t.labels) labels.add(l)
       const chosen = labelSelect.value
-      labelSelect.replaceChildren(h('option', { value: '' }, 'any label'), ...[...labels].sort().map((l) => h('option', { value: String(l) }, String(l))))
+      labelSelect.replaceChildren(
+        h('option', { value: '' }, 'any label'),
+        ...[...labels].sort().map((l) => h('option', { value: String(l) }, String(l))),
+      )
       labelSelect.value = labels.has(chosen) ? chosen : ''
     }
 
@@ -292,7 +321,14 @@
     function matches(t) {
       const label = labelSelect.value
       const q = text.value.trim().toLowerCase()
-      return (!label || (t.labels || []).includes(label)) && (!q || t.name.toLowerCase().includes(q) || String(t.description || '').toLowerCase().includes(q))
+      return (
+        (!label || (t.labels || []).includes(label)) &&
+        (!q ||
+          t.name.toLowerCase().includes(q) ||
+          String(t.description || '')
+            .toLowerCase()
+            .includes(q))
+      )
     }
 
     function render() {
@@ -312,7 +348,16 @@
         const open = expanded.has(v.name) || (filtering && subsShown.length > 0)
         const nameCell = h('td', {})
         if (isPack) {
-          const toggle = h('button', { type: 'button', class: 'toggle', 'aria-expanded': String(open), 'aria-label': `${open ? 'Hide' : 'Show'} the ${subs.length} sub-tools of ${v.name}` }, open ? '▾' : '▸')
+          const toggle = h(
+            'button',
+            {
+              type: 'button',
+              class: 'toggle',
+              'aria-expanded': String(open),
+              'aria-label': `${open ? 'Hide' : 'Show'} the ${subs.length} sub-tools of ${v.name}`,
+            },
+            open ? '▾' : '▸',
+          )
           toggle.addEventListener('click', () => {
             if (expanded.has(v.name)) expanded.delete(v.name)
             else expanded.add(v.name)
@@ -329,7 +374,12 @@
             { 'data-tool': v.name },
             nameCell,
             h('td', {}, v.type),
-            h('td', {}, layerBadge(v.source), Array.isArray(v.shadows) && v.shadows.length ? h('span', { class: 'muted over' }, ` over ${v.shadows.join(', ')}`) : null),
+            h(
+              'td',
+              {},
+              layerBadge(v.source),
+              Array.isArray(v.shadows) && v.shadows.length ? h('span', { class: 'muted over' }, ` over ${v.shadows.join(', ')}`) : null,
+            ),
             h('td', {}, v.enabled ? 'yes' : h('span', { class: 'badge off' }, 'disabled')),
             h('td', {}, surface),
             h('td', {}, labelList(v.labels)),
@@ -373,7 +423,17 @@
 
   /** @param {any} pr */
   function problemItem(pr) {
-    const li = h('li', { 'data-problem': pr.name }, h('strong', {}, pr.name), ' ', layerBadge(pr.source), ' ', pr.path ? h('code', {}, pr.path) : null, ': ', pr.message)
+    const li = h(
+      'li',
+      { 'data-problem': pr.name },
+      h('strong', {}, pr.name),
+      ' ',
+      layerBadge(pr.source),
+      ' ',
+      pr.path ? h('code', {}, pr.path) : null,
+      ': ',
+      pr.message,
+    )
     if (Array.isArray(pr.errors) && pr.errors.length) li.append(issueList(pr.errors))
     return li
   }
@@ -384,7 +444,17 @@
       'ul',
       {},
       ...issues.map((i) =>
-        h('li', {}, i.line ? h('span', { class: 'line' }, `line ${i.line}${i.column ? `:${i.column}` : ''}`) : i.pointer ? h('code', {}, i.pointer) : null, i.line || i.pointer ? ' — ' : '', String(i.message ?? '')),
+        h(
+          'li',
+          {},
+          i.line
+            ? h('span', { class: 'line' }, `line ${i.line}${i.column ? `:${i.column}` : ''}`)
+            : i.pointer
+              ? h('code', {}, i.pointer)
+              : null,
+          i.line || i.pointer ? ' — ' : '',
+          String(i.message ?? ''),
+        ),
       ),
     )
   }
@@ -400,7 +470,10 @@
     document.title = `${name} · Server Tools console`
     $('main').querySelector('h1')?.replaceChildren(`Tool ${name}`)
     // The listing (not GET of the one tool) so a broken document shows its problems instead of a 422.
-    const [listing, callable] = await Promise.all([api(`/projects/${p(project)}/server-tools?includeDisabled=true`), api(`/projects/${p(project)}/tools`)])
+    const [listing, callable] = await Promise.all([
+      api(`/projects/${p(project)}/server-tools?includeDisabled=true`),
+      api(`/projects/${p(project)}/tools`),
+    ])
     const view = listing.tools.find((/** @type {any} */ t) => t.name === name)
     const problem = listing.problems.find((/** @type {any} */ x) => x.name === name)
     if (!view && !problem) return status(`No tool '${name}' in project ${project} or any outer layer.`, true)
@@ -449,14 +522,27 @@
     prov.append(h('li', {}, 'comes from the ', layerBadge(v.source), ' layer', v.version ? ` (version ${v.version})` : ''))
     const shadows = Array.isArray(v.shadows) ? v.shadows : []
     if (shadows.length === 0) prov.append(h('li', { class: 'muted' }, 'shadows no other layer'))
-    for (const layer of shadows) prov.append(h('li', {}, 'shadows the ', h('span', { class: 'shadowed' }, layerBadge(String(layer))), ' layer (it shows again if this one is deleted)'))
+    for (const layer of shadows)
+      prov.append(
+        h(
+          'li',
+          {},
+          'shadows the ',
+          h('span', { class: 'shadowed' }, layerBadge(String(layer))),
+          ' layer (it shows again if this one is deleted)',
+        ),
+      )
   }
 
   // ────────── what an agent sees ──────────
 
   function agentPage() {
     const project = initProject()
-    for (const [key, id] of [['recipe', 'recipe'], ['engine', 'engine'], ['model', 'model']]) {
+    for (const [key, id] of [
+      ['recipe', 'recipe'],
+      ['engine', 'engine'],
+      ['model', 'model'],
+    ]) {
       const v = params.get(key)
       if (v) /** @type {HTMLInputElement} */ ($(id)).value = v
     }
@@ -494,11 +580,21 @@
 
   /** Recipe and engine names for the pickers: this layer's, the tenant's, and the bundled default. @param {string} project */
   async function fillDocumentNames(project) {
-    for (const [prefix, listId] of [['recipes/', 'recipes'], ['engines/', 'engines']]) {
+    for (const [prefix, listId] of [
+      ['recipes/', 'recipes'],
+      ['engines/', 'engines'],
+    ]) {
       const names = new Set(['default'])
       const layers = project === '_tenant' ? ['_tenant'] : [project, '_tenant']
       const found = await Promise.allSettled(layers.map((l) => api(`/projects/${p(l)}/documents?prefix=${p(prefix)}`)))
-      for (const f of found) if (f.status === 'fulfilled') for (const d of f.value.documents) names.add(String(d.path).slice(prefix.length).replace(/\.ya?ml$/, ''))
+      for (const f of found)
+        if (f.status === 'fulfilled')
+          for (const d of f.value.documents)
+            names.add(
+              String(d.path)
+                .slice(prefix.length)
+                .replace(/\.ya?ml$/, ''),
+            )
       $(listId).replaceChildren(...[...names].sort().map((n) => h('option', { value: n })))
     }
   }
@@ -509,7 +605,8 @@
     const families = Array.isArray(r.families) ? r.families : []
     /** @param {any} f @returns {string[]} */
     const namesOf = (f) => (Array.isArray(f.tools) ? f.tools : Array.isArray(f.names) ? f.names : [])
-    const count = (/** @type {(f: any) => boolean} */ pred) => families.filter(pred).reduce((/** @type {number} */ n, /** @type {any} */ f) => n + namesOf(f).length, 0)
+    const count = (/** @type {(f: any) => boolean} */ pred) =>
+      families.filter(pred).reduce((/** @type {number} */ n, /** @type {any} */ f) => n + namesOf(f).length, 0)
     const budget = r.manifest?.budget || {}
     const floor = count((f) => f.status === 'kept' && f.tier === 'floor')
     const kept = count((f) => f.status === 'kept' && f.tier !== 'floor')
@@ -590,20 +687,45 @@
       ['demoted', b.demoted],
     ])
     const desc = `limit ${b.limit ?? 'none'}: floor ${b.floor}, kept ${b.kept}, free ${free}, reserved ${reserved}; ${b.demoted} demoted past the limit`
-    const svg = s('svg', { viewBox: `0 0 ${width} 50`, width: '100%', height: 50, preserveAspectRatio: 'xMinYMid meet', role: 'img', 'aria-label': `Tool budget: ${desc}`, id: 'budget-bar' })
+    const svg = s('svg', {
+      viewBox: `0 0 ${width} 50`,
+      width: '100%',
+      height: 50,
+      preserveAspectRatio: 'xMinYMid meet',
+      role: 'img',
+      'aria-label': `Tool budget: ${desc}`,
+      id: 'budget-bar',
+    })
     let x = 0
     for (const [cls, n] of parts) {
       if (cls === 'demoted') x = inside * scale + gap
       if (!n) continue
       const w = n * scale
-      svg.append(s('rect', { class: cls, x: x.toFixed(1), y: 4, width: Math.max(0, w - 1).toFixed(1), height: 26, 'data-count': n }, s('title', {}, `${cls}: ${n}`)))
+      svg.append(
+        s(
+          'rect',
+          { class: cls, x: x.toFixed(1), y: 4, width: Math.max(0, w - 1).toFixed(1), height: 26, 'data-count': n },
+          s('title', {}, `${cls}: ${n}`),
+        ),
+      )
       x += w
     }
     if (b.limit !== null) {
       const lx = Math.min(width - 1, b.limit * scale)
-      svg.append(s('line', { class: 'limit', x1: lx.toFixed(1), x2: lx.toFixed(1), y1: 0, y2: 36 }), s('text', { x: Math.max(0, lx - 4).toFixed(1), y: 47, 'text-anchor': 'end' }, `limit ${b.limit}`))
+      svg.append(
+        s('line', { class: 'limit', x1: lx.toFixed(1), x2: lx.toFixed(1), y1: 0, y2: 36 }),
+        s('text', { x: Math.max(0, lx - 4).toFixed(1), y: 47, 'text-anchor': 'end' }, `limit ${b.limit}`),
+      )
     }
-    host.append(svg, h('ul', { class: 'legend' }, ...parts.map(([cls, n]) => h('li', {}, h('span', { class: `swatch ${cls}` }), `${cls} ${n}`)), h('li', {}, b.limit === null ? 'no known limit' : `limit ${b.limit}`)))
+    host.append(
+      svg,
+      h(
+        'ul',
+        { class: 'legend' },
+        ...parts.map(([cls, n]) => h('li', {}, h('span', { class: `swatch ${cls}` }), `${cls} ${n}`)),
+        h('li', {}, b.limit === null ? 'no known limit' : `limit ${b.limit}`),
+      ),
+    )
   }
 
   // ────────── usage ──────────
@@ -649,12 +771,16 @@
   /** @param {any} r */
   function roleSection(r) {
     const id = `role-${String(r.role).replace(/[^A-Za-z0-9_-]/g, '_')}`
-    const last = r.lastActivityAt ? new Date(r.lastActivityAt).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : 'never'
+    const last = r.lastActivityAt ? `${new Date(r.lastActivityAt).toISOString().replace('T', ' ').slice(0, 16)} UTC` : 'never'
     return h(
       'section',
       { class: 'role', 'aria-labelledby': id, 'data-role': r.role },
       h('h2', { id }, `Role ${r.role}`),
-      h('p', { class: 'muted' }, `${r.calls} calls, ${r.discoveryHits} discoveries, ${r.listedHits} listings over ${r.toolCount} tools; last activity ${last}`),
+      h(
+        'p',
+        { class: 'muted' },
+        `${r.calls} calls, ${r.discoveryHits} discoveries, ${r.listedHits} listings over ${r.toolCount} tools; last activity ${last}`,
+      ),
       h('h3', {}, 'Demand per tool'),
       demandChart(r),
       h('h3', {}, 'Discovery funnel'),
@@ -668,7 +794,13 @@
       h('h3', {}, 'Recommendations'),
       r.recommendations.length === 0
         ? h('p', { class: 'muted' }, 'None: the surface matches what this role uses.')
-        : h('ul', { class: 'recs' }, ...r.recommendations.map((/** @type {any} */ x) => h('li', { class: x.kind }, h('strong', {}, `${x.kind === 'promote' ? 'Promote' : 'Demote'} ${x.family}`), ` — ${x.reason}`))),
+        : h(
+            'ul',
+            { class: 'recs' },
+            ...r.recommendations.map((/** @type {any} */ x) =>
+              h('li', { class: x.kind }, h('strong', {}, `${x.kind === 'promote' ? 'Promote' : 'Demote'} ${x.family}`), ` — ${x.reason}`),
+            ),
+          ),
     )
   }
 
@@ -678,7 +810,11 @@
       'section',
       {},
       h('h4', {}, `${title}: ${names === null ? '—' : names.length}`),
-      names === null ? h('p', { class: 'muted' }, 'No recipe resolves for this role.') : names.length === 0 ? h('p', { class: 'muted' }, 'none') : h('ul', {}, ...names.map((n) => h('li', {}, n))),
+      names === null
+        ? h('p', { class: 'muted' }, 'No recipe resolves for this role.')
+        : names.length === 0
+          ? h('p', { class: 'muted' }, 'none')
+          : h('ul', {}, ...names.map((n) => h('li', {}, n))),
     )
   }
 
@@ -690,15 +826,29 @@
     const labelW = 260
     const barW = 480
     const max = Math.max(...tools.map((/** @type {any} */ t) => t.demand))
-    const svg = s('svg', { viewBox: `0 0 ${labelW + barW + 60} ${tools.length * row + 8}`, width: '100%', role: 'img', 'aria-label': `Demand per tool for role ${r.role}: calls and discoveries`, class: 'demand' })
+    const svg = s('svg', {
+      viewBox: `0 0 ${labelW + barW + 60} ${tools.length * row + 8}`,
+      width: '100%',
+      role: 'img',
+      'aria-label': `Demand per tool for role ${r.role}: calls and discoveries`,
+      class: 'demand',
+    })
     tools.forEach((/** @type {any} */ t, /** @type {number} */ i) => {
       const y = i * row + 4
       const cw = (t.calls / max) * barW
       const dw = (t.discoveryHits / max) * barW
       svg.append(
         s('text', { x: labelW - 8, y: y + 14, 'text-anchor': 'end' }, shorten(t.toolName, 38)),
-        s('rect', { class: 'calls', x: labelW, y, width: cw.toFixed(1), height: row - 6 }, s('title', {}, `${t.toolName}: ${t.calls} calls`)),
-        s('rect', { class: 'disc', x: (labelW + cw).toFixed(1), y, width: dw.toFixed(1), height: row - 6 }, s('title', {}, `${t.toolName}: ${t.discoveryHits} discoveries`)),
+        s(
+          'rect',
+          { class: 'calls', x: labelW, y, width: cw.toFixed(1), height: row - 6 },
+          s('title', {}, `${t.toolName}: ${t.calls} calls`),
+        ),
+        s(
+          'rect',
+          { class: 'disc', x: (labelW + cw).toFixed(1), y, width: dw.toFixed(1), height: row - 6 },
+          s('title', {}, `${t.toolName}: ${t.discoveryHits} discoveries`),
+        ),
         s('text', { x: (labelW + cw + dw + 6).toFixed(1), y: y + 14 }, String(t.demand)),
       )
     })
@@ -707,12 +857,31 @@
       { class: 'grid' },
       h('caption', { class: 'sr-only' }, `Demand per tool for role ${r.role}`),
       h('thead', {}, h('tr', {}, ...['Tool', 'Family', 'Calls', 'Discoveries', 'Listed'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, ...r.tools.map((/** @type {any} */ t) => h('tr', {}, h('td', {}, t.toolName), h('td', {}, t.family), h('td', {}, t.calls), h('td', {}, t.discoveryHits), h('td', {}, t.listedHits)))),
+      h(
+        'tbody',
+        {},
+        ...r.tools.map((/** @type {any} */ t) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, t.toolName),
+            h('td', {}, t.family),
+            h('td', {}, t.calls),
+            h('td', {}, t.discoveryHits),
+            h('td', {}, t.listedHits),
+          ),
+        ),
+      ),
     )
     return h(
       'div',
       {},
-      h('ul', { class: 'legend' }, h('li', {}, h('span', { class: 'swatch calls' }), 'calls'), h('li', {}, h('span', { class: 'swatch disc' }), 'discoveries')),
+      h(
+        'ul',
+        { class: 'legend' },
+        h('li', {}, h('span', { class: 'swatch calls' }), 'calls'),
+        h('li', {}, h('span', { class: 'swatch disc' }), 'discoveries'),
+      ),
       svg,
       h('details', {}, h('summary', {}, 'The numbers'), table),
     )

@@ -53,7 +53,8 @@ export function marshallValue(v: unknown): AttributeValue {
   if (Array.isArray(v)) return { L: v.filter((x) => x !== undefined).map(marshallValue) }
   if (v instanceof Set) return marshallSet(v)
   const proto = Object.getPrototypeOf(v)
-  if (proto !== Object.prototype && proto !== null) throw new TypeError(`cannot store a ${proto?.constructor?.name ?? 'class'} instance in DynamoDB`)
+  if (proto !== Object.prototype && proto !== null)
+    throw new TypeError(`cannot store a ${proto?.constructor?.name ?? 'class'} instance in DynamoDB`)
   return { M: marshallItem(v as Item) }
 }
 
@@ -75,14 +76,16 @@ function marshallSet(set: Set<unknown>): AttributeValue {
   const members = [...set].filter((x) => x !== undefined)
   if (members.length === 0) throw new TypeError('cannot store an empty set in DynamoDB')
   if (members.every((m) => typeof m === 'string')) return { SS: members as string[] }
-  if (members.every((m) => typeof m === 'number' || typeof m === 'bigint')) return { NS: members.map((m) => (typeof m === 'bigint' ? m.toString() : numberText(m as number))) }
+  if (members.every((m) => typeof m === 'number' || typeof m === 'bigint'))
+    return { NS: members.map((m) => (typeof m === 'bigint' ? m.toString() : numberText(m as number))) }
   if (members.every((m) => m instanceof Uint8Array)) return { BS: members.map((m) => Buffer.from(m as Uint8Array).toString('base64')) }
   throw new TypeError('a set stored in DynamoDB holds only strings, only numbers or only bytes')
 }
 
 function numberText(n: number): string {
   if (!Number.isFinite(n)) throw new TypeError(`cannot store ${n} in DynamoDB`)
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) throw new RangeError(`${n} is beyond the integers a JS number holds exactly; store it as a bigint`)
+  if (Number.isInteger(n) && !Number.isSafeInteger(n))
+    throw new RangeError(`${n} is beyond the integers a JS number holds exactly; store it as a bigint`)
   return String(n)
 }
 

@@ -15,8 +15,8 @@
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { type Clock, systemClock } from '../../../runtime/clock'
 import { type AttributeValue, type Item, marshallItem, unmarshallItem, type WireItem } from './attribute-values'
-import { cachedCredentials, type CredentialSource } from './credentials'
-import { signRequest, type AwsCredentials } from './sigv4'
+import { type CredentialSource, cachedCredentials } from './credentials'
+import { type AwsCredentials, signRequest } from './sigv4'
 
 export interface DynamoClientOptions {
   region: string
@@ -45,7 +45,12 @@ export class DynamoError extends Error {
   readonly $metadata: { httpStatusCode?: number; requestId?: string; attempts: number }
   readonly $retryable: boolean
 
-  constructor(name: string, message: string, meta: { httpStatusCode?: number; requestId?: string; retryable: boolean; fields?: Record<string, unknown> }, options?: ErrorOptions) {
+  constructor(
+    name: string,
+    message: string,
+    meta: { httpStatusCode?: number; requestId?: string; retryable: boolean; fields?: Record<string, unknown> },
+    options?: ErrorOptions,
+  ) {
     super(message || name, options)
     this.name = name
     this.$retryable = meta.retryable
@@ -110,7 +115,17 @@ const THROTTLING = new Set([
   'Throttling',
   'TooManyRequestsException',
 ])
-const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'InternalServerError'])
+const TRANSIENT = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'InternalServerError',
+])
 const CLOCK_SKEW = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture', 'InvalidSignatureException'])
 const SKEW_TOLERANCE_MS = 4 * 60_000
 
@@ -137,7 +152,8 @@ export class DynamoClient {
   constructor(opts: DynamoClientOptions) {
     this.region = opts.region
     this.url = new URL(opts.endpoint ?? defaultEndpoint(opts.region))
-    if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:') throw new TypeError(`DynamoDB endpoint must be http(s): ${opts.endpoint}`)
+    if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:')
+      throw new TypeError(`DynamoDB endpoint must be http(s): ${opts.endpoint}`)
     this.clock = opts.clock ?? systemClock
     this.credentials = cachedCredentials(opts.credentials, this.clock)
     this.maxAttempts = Math.max(1, opts.maxAttempts ?? 3)
@@ -177,8 +193,12 @@ export class DynamoClient {
     return { Items: ((out.Items ?? []) as WireItem[]).map((i) => unmarshallItem(i) as T), LastEvaluatedKey: itemOf(out.LastEvaluatedKey) }
   }
 
-  async batchGetItem<T extends object = Item>(input: BatchGetInput): Promise<{ Responses: Record<string, T[]>; UnprocessedKeys: BatchGetInput['RequestItems'] }> {
-    const requestItems = Object.fromEntries(Object.entries(input.RequestItems).map(([t, r]) => [t, { ...r, Keys: r.Keys.map(marshallItem) }]))
+  async batchGetItem<T extends object = Item>(
+    input: BatchGetInput,
+  ): Promise<{ Responses: Record<string, T[]>; UnprocessedKeys: BatchGetInput['RequestItems'] }> {
+    const requestItems = Object.fromEntries(
+      Object.entries(input.RequestItems).map(([t, r]) => [t, { ...r, Keys: r.Keys.map(marshallItem) }]),
+    )
     const out = await this.call('BatchGetItem', { RequestItems: requestItems })
     const responses = (out.Responses ?? {}) as Record<string, WireItem[]>
     const unprocessed = (out.UnprocessedKeys ?? {}) as Record<string, { Keys: WireItem[] }>
@@ -220,7 +240,11 @@ export class DynamoClient {
       method: 'POST',
       host: this.url.host,
       path: '/',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': TARGET_PREFIX + operation, 'content-length': String(Buffer.byteLength(body)) },
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': TARGET_PREFIX + operation,
+        'content-length': String(Buffer.byteLength(body)),
+      },
       body,
       region: this.region,
       service: 'dynamodb',
@@ -229,20 +253,34 @@ export class DynamoClient {
     })
     const res = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
       const req = http.request(
-        { protocol: this.url.protocol, hostname: this.url.hostname, port: this.url.port || undefined, method: 'POST', path: '/', headers, agent, timeout: this.attemptTimeoutMs },
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname,
+          port: this.url.port || undefined,
+          method: 'POST',
+          path: '/',
+          headers,
+          agent,
+          timeout: this.attemptTimeoutMs,
+        },
         (response: IncomingMessage) => {
           const chunks: Buffer[] = []
           let size = 0
           response.on('data', (chunk: Buffer) => {
             size += chunk.length
-            if (size > MAX_RESPONSE_BYTES) req.destroy(new DynamoError('ResponseTooLarge', `DynamoDB answered with more than ${MAX_RESPONSE_BYTES} bytes`, { retryable: false }))
+            if (size > MAX_RESPONSE_BYTES)
+              req.destroy(
+                new DynamoError('ResponseTooLarge', `DynamoDB answered with more than ${MAX_RESPONSE_BYTES} bytes`, { retryable: false }),
+              )
             else chunks.push(chunk)
           })
           response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
           response.on('error', reject)
         },
       )
-      req.on('timeout', () => req.destroy(new DynamoError('TimeoutError', `no answer from DynamoDB within ${this.attemptTimeoutMs} ms`, { retryable: true })))
+      req.on('timeout', () =>
+        req.destroy(new DynamoError('TimeoutError', `no answer from DynamoDB within ${this.attemptTimeoutMs} ms`, { retryable: true })),
+      )
       req.on('error', reject)
       req.end(body)
     })
@@ -252,7 +290,10 @@ export class DynamoClient {
   }
 
   private transport() {
-    return (this.agent ??= transportFor(this.url.protocol).then((http) => ({ http, agent: new http.Agent({ keepAlive: true, maxSockets: 50 }) })))
+    return (this.agent ??= transportFor(this.url.protocol).then((http) => ({
+      http,
+      agent: new http.Agent({ keepAlive: true, maxSockets: 50 }),
+    })))
   }
 
   /** True when the refusal carried a server time far enough from ours to explain it. */
@@ -271,7 +312,8 @@ export function defaultEndpoint(region: string) {
 }
 
 const itemOf = <T extends object = Item>(v: unknown) => (v ? (unmarshallItem(v as WireItem) as T) : undefined)
-const values = (input: Expressions) => (input.ExpressionAttributeValues ? { ExpressionAttributeValues: marshallItem(input.ExpressionAttributeValues) } : {})
+const values = (input: Expressions) =>
+  input.ExpressionAttributeValues ? { ExpressionAttributeValues: marshallItem(input.ExpressionAttributeValues) } : {}
 const headerText = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)
 
 function errorFrom(status: number, headers: IncomingHttpHeaders, raw: Buffer, requestId: string | undefined): DynamoError {
@@ -296,5 +338,10 @@ function asDynamoError(e: unknown): DynamoError {
   if (e instanceof DynamoError) return e
   const code = (e as { code?: unknown } | null)?.code
   const name = typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : ((e as Error | null)?.name ?? 'Error')
-  return new DynamoError(name, `DynamoDB request failed: ${(e as Error | null)?.message ?? String(e)}`, { retryable: TRANSIENT.has(name) || name === 'ECONNABORTED' }, { cause: e })
+  return new DynamoError(
+    name,
+    `DynamoDB request failed: ${(e as Error | null)?.message ?? String(e)}`,
+    { retryable: TRANSIENT.has(name) || name === 'ECONNABORTED' },
+    { cause: e },
+  )
 }

@@ -33,7 +33,10 @@ const ALGORITHM = 'AWS4-HMAC-SHA256'
 
 /** The headers to send: the given ones plus host, x-amz-date, the session token and authorization. */
 export function signRequest(input: SignInput): Record<string, string> {
-  const amzDate = input.at.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+  const amzDate = input.at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '')
   const day = amzDate.slice(0, 8)
   const headers: Record<string, string> = { ...input.headers, host: input.host, 'x-amz-date': amzDate }
   if (input.credentials.sessionToken) headers['x-amz-security-token'] = input.credentials.sessionToken
@@ -44,7 +47,9 @@ export function signRequest(input: SignInput): Record<string, string> {
   const canonicalRequest = [input.method, input.path, '', canonicalHeaders, signedHeaders, hex(input.body)].join('\n')
   const scope = `${day}/${input.region}/${input.service}/aws4_request`
   const stringToSign = [ALGORITHM, amzDate, scope, hex(canonicalRequest)].join('\n')
-  const signature = createHmac('sha256', signingKey(input.credentials.secretAccessKey, day, input.region, input.service)).update(stringToSign).digest('hex')
+  const signature = createHmac('sha256', signingKey(input.credentials.secretAccessKey, day, input.region, input.service))
+    .update(stringToSign)
+    .digest('hex')
   headers.authorization = `${ALGORITHM} Credential=${input.credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`
   return headers
 }

@@ -7,7 +7,7 @@ import { countNodes } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import type { OpenApiDocument } from './read'
 
-export { readOpenApi, type OpenApiDocument, type ReadResult } from './read'
+export { type OpenApiDocument, type ReadResult, readOpenApi } from './read'
 
 /** The value a local reference (`#/components/schemas/Pet`) points at; undefined when dangling or external. */
 export function resolvePointer(doc: OpenApiDocument, ref: string): unknown {
@@ -46,13 +46,51 @@ export function deref<T = any>(doc: OpenApiDocument, value: any, problems?: stri
 
 /** Formats the service's Ajv knows (ajv-formats, plus OpenAPI's numeric ones); others are dropped. */
 const KNOWN_FORMATS = new Set([
-  'date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email',
-  'hostname', 'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer',
-  'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary',
+  'date',
+  'time',
+  'date-time',
+  'iso-time',
+  'iso-date-time',
+  'duration',
+  'uri',
+  'uri-reference',
+  'uri-template',
+  'url',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'regex',
+  'uuid',
+  'json-pointer',
+  'json-pointer-uri-fragment',
+  'relative-json-pointer',
+  'byte',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'password',
+  'binary',
 ])
 
 /** Keywords that say nothing to a model or a validator and only cost tokens. */
-const DROPPED = new Set(['$id', '$schema', '$comment', 'xml', 'externalDocs', 'discriminator', 'example', 'examples', 'nullable', 'deprecated', '$anchor', '$dynamicAnchor', 'definitions', '$defs'])
+const DROPPED = new Set([
+  '$id',
+  '$schema',
+  '$comment',
+  'xml',
+  'externalDocs',
+  'discriminator',
+  'example',
+  'examples',
+  'nullable',
+  'deprecated',
+  '$anchor',
+  '$dynamicAnchor',
+  'definitions',
+  '$defs',
+])
 
 export interface InlineOptions {
   /** Nesting of inlined references before a branch is cut (default 8). */
@@ -103,7 +141,14 @@ function walk(doc: OpenApiDocument, s: unknown, problems: string[], opts: Inline
   return out
 }
 
-function walkObject(doc: OpenApiDocument, src: Record<string, any>, problems: string[], opts: InlineOptions, stack: string[], depth: number): Record<string, any> {
+function walkObject(
+  doc: OpenApiDocument,
+  src: Record<string, any>,
+  problems: string[],
+  opts: InlineOptions,
+  stack: string[],
+  depth: number,
+): Record<string, any> {
   const out: Record<string, any> = {}
   const sub = (v: unknown) => walk(doc, v, problems, opts, stack, depth)
   for (const [k, v] of Object.entries(src)) {

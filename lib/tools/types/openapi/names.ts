@@ -44,7 +44,10 @@ export function fitLocalName(pack: string, local: string): string {
 
 /** `*` any run, `?` one character, case-insensitive, whole-string. */
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
   return new RegExp(`^${body}$`, 'i')
 }
 

@@ -2,8 +2,9 @@
  * Operations of an OpenAPI document, each with the tool input schema a model sees and the
  * mapping from tool arguments back to path, query, header parameters and the request body.
  */
-import type { JsonSchema } from '../../../config/json-schema'
+
 import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, yieldToEventLoop } from '../../../config/expansion-budget'
+import type { JsonSchema } from '../../../config/json-schema'
 import { deref, inlineSchema, type OpenApiDocument } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 
@@ -61,7 +62,10 @@ const FORM_MEDIA = 'application/x-www-form-urlencoded'
  * or `packTools` throws BudgetExceeded (the caller makes the whole pack a problem). Between
  * operations the event loop gets a turn, so one large document never holds it for long.
  */
-export async function extractOperations(doc: OpenApiDocument, limits: { schemaNodes: number; packNodes: number; packTools: number } = EXPANSION_LIMITS): Promise<ExtractResult> {
+export async function extractOperations(
+  doc: OpenApiDocument,
+  limits: { schemaNodes: number; packNodes: number; packTools: number } = EXPANSION_LIMITS,
+): Promise<ExtractResult> {
   const operations: Operation[] = []
   const problems: string[] = []
   const pack = new ExpansionBudget(limits.packNodes, 'the expanded schemas of all operations (nodes)')
@@ -101,7 +105,15 @@ export async function extractOperations(doc: OpenApiDocument, limits: { schemaNo
 /** Nodes expanded between two turns of the event loop (a slice then costs a few ms). */
 const YIELD_EVERY_NODES = 2_000
 
-function buildOperation(doc: OpenApiDocument, path: string, method: string, item: any, op: any, problems: string[], budget: ExpansionBudget): Operation | undefined {
+function buildOperation(
+  doc: OpenApiDocument,
+  path: string,
+  method: string,
+  item: any,
+  op: any,
+  problems: string[],
+  budget: ExpansionBudget,
+): Operation | undefined {
   const hasId = typeof op.operationId === 'string' && op.operationId.trim() !== ''
   const operationId = hasId ? op.operationId.trim() : derivedOperationId(method, path)
   const localName = sanitizeLocalName(operationId) || sanitizeLocalName(derivedOperationId(method, path))
@@ -148,12 +160,22 @@ function buildOperation(doc: OpenApiDocument, path: string, method: string, item
       if (media?.schema !== undefined) schema = inlineSchema(doc, media.schema, problems, { budget })
       json = true
     }
-    const description = [p.description, p.in === 'path' ? undefined : `(${p.in} parameter${p.in === 'header' ? ` ${p.name}` : ''})`].filter(Boolean).join(' ')
+    const description = [p.description, p.in === 'path' ? undefined : `(${p.in} parameter${p.in === 'header' ? ` ${p.name}` : ''})`]
+      .filter(Boolean)
+      .join(' ')
     const arg = argFor(p.name, p.in)
     properties[arg] = description && typeof schema === 'object' ? { ...schema, description: schema.description ?? description } : schema
     const isRequired = p.in === 'path' || p.required === true
     if (isRequired) required.push(arg)
-    bindings.push({ arg, name: p.name, in: p.in, required: isRequired, ...(typeof p.style === 'string' ? { style: p.style } : {}), ...(typeof p.explode === 'boolean' ? { explode: p.explode } : {}), ...(json ? { json } : {}) })
+    bindings.push({
+      arg,
+      name: p.name,
+      in: p.in,
+      required: isRequired,
+      ...(typeof p.style === 'string' ? { style: p.style } : {}),
+      ...(typeof p.explode === 'boolean' ? { explode: p.explode } : {}),
+      ...(json ? { json } : {}),
+    })
   }
   for (const name of path.match(/\{([^}]+)\}/g) ?? []) {
     const bare = name.slice(1, -1)
@@ -171,15 +193,21 @@ function buildOperation(doc: OpenApiDocument, path: string, method: string, item
     const rb = deref<any>(doc, op.requestBody, problems)
     const content = rb?.content && typeof rb.content === 'object' ? (rb.content as Record<string, any>) : {}
     const types = Object.keys(content)
-    const mediaType = types.find((t) => JSON_MEDIA.test(t)) ?? types.find((t) => t.toLowerCase() === FORM_MEDIA) ?? (types.includes('*/*') ? '*/*' : undefined)
+    const mediaType =
+      types.find((t) => JSON_MEDIA.test(t)) ??
+      types.find((t) => t.toLowerCase() === FORM_MEDIA) ??
+      (types.includes('*/*') ? '*/*' : undefined)
     if (!mediaType) {
       if (types.length) {
-        problems.push(`request body media type${types.length > 1 ? 's' : ''} ${types.join(', ')} ${types.length > 1 ? 'are' : 'is'} not supported (JSON and forms are); the operation was left out`)
+        problems.push(
+          `request body media type${types.length > 1 ? 's' : ''} ${types.join(', ')} ${types.length > 1 ? 'are' : 'is'} not supported (JSON and forms are); the operation was left out`,
+        )
         return undefined
       }
     } else {
       const arg = taken.has('body') ? argFor('requestBody', 'body') : argFor('body', 'body')
-      const schema = content[mediaType]?.schema !== undefined ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly', budget }) : {}
+      const schema =
+        content[mediaType]?.schema !== undefined ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly', budget }) : {}
       const description = typeof rb.description === 'string' ? rb.description : 'Request body'
       properties[arg] = { ...schema, description: schema.description ?? description }
       const isRequired = rb.required === true
@@ -219,7 +247,11 @@ export function renderPath(op: Operation, args: Record<string, unknown>): string
       if (b?.json) return encodeURIComponent(JSON.stringify(v))
       const explode = b?.explode === true
       return Object.entries(v)
-        .map(([k, x]) => (explode ? `${encodeURIComponent(k)}=${encodeURIComponent(scalar(x))}` : `${encodeURIComponent(k)},${encodeURIComponent(scalar(x))}`))
+        .map(([k, x]) =>
+          explode
+            ? `${encodeURIComponent(k)}=${encodeURIComponent(scalar(x))}`
+            : `${encodeURIComponent(k)},${encodeURIComponent(scalar(x))}`,
+        )
         .join(',')
     }
     return encodeURIComponent(scalar(v))

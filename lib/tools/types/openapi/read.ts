@@ -18,7 +18,11 @@ export function readOpenApi(input: unknown): ReadResult {
     const json = /^\s*[[{]/.test(input)
     const deep = json ? jsonTooDeep(input) : yamlTooDeep(input)
     if (deep) return { ok: false, message: `the OpenAPI document is ${deep.message}` }
-    if (!json && input.length > MAX_YAML_BYTES) return { ok: false, message: `a YAML OpenAPI document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(input.length / 1024)} KiB); store larger specs as JSON` }
+    if (!json && input.length > MAX_YAML_BYTES)
+      return {
+        ok: false,
+        message: `a YAML OpenAPI document may be at most ${MAX_YAML_BYTES / 1024} KiB (this one is ${Math.ceil(input.length / 1024)} KiB); store larger specs as JSON`,
+      }
     try {
       doc = json ? JSON.parse(input) : yamlModule().parse(input, { maxAliasCount: 100 })
     } catch (e) {
@@ -27,10 +31,12 @@ export function readOpenApi(input: unknown): ReadResult {
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, message: 'the OpenAPI document must be an object' }
   const d = doc as OpenApiDocument
-  if (typeof d.swagger === 'string') return { ok: false, message: `Swagger ${d.swagger} documents are not supported; convert to OpenAPI 3 first` }
+  if (typeof d.swagger === 'string')
+    return { ok: false, message: `Swagger ${d.swagger} documents are not supported; convert to OpenAPI 3 first` }
   if (typeof d.openapi !== 'string' || !/^3\.[01]\.\d+/.test(d.openapi)) {
     return { ok: false, message: `the document must declare openapi 3.0.x or 3.1.x (found ${JSON.stringify(d.openapi ?? null)})` }
   }
-  if (d.paths !== undefined && (typeof d.paths !== 'object' || d.paths === null || Array.isArray(d.paths))) return { ok: false, message: 'paths must be an object' }
+  if (d.paths !== undefined && (typeof d.paths !== 'object' || d.paths === null || Array.isArray(d.paths)))
+    return { ok: false, message: 'paths must be an object' }
   return { ok: true, doc: d }
 }

@@ -3,10 +3,11 @@
  * mcp_server.ts hold their definitions): a server's catalog turned into tools whose calls go
  * through the container's MCP connections.
  */
+
+import type { ServerToolConfig } from '../../../config/server-tool'
 import { type McpRuntime, remoteCatalog } from '../../../mcp'
 import { cut, failureOf, globMatcher, inputSchemaOf, localNameOf, outcomeOf, shortAlias } from '../../../mcp/results'
 import { SecretScrubber } from '../../../secrets/scrubber'
-import type { ServerToolConfig } from '../../../config/server-tool'
 import type { FactoryEnv, ToolSpec } from '../../contracts'
 import type { McpToolParameters } from '../mcp'
 import type { McpServerParameters } from '../mcp_server'
@@ -82,7 +83,12 @@ export async function mcpServerTools(mcp: McpRuntime, config: ServerToolConfig<M
 }
 
 /** A tool's call on the remote server, its result or failure mapped and scrubbed of the secrets the connection used. */
-function remoteInvoke(connections: McpRuntime['connections'], ref: Parameters<McpRuntime['connections']['call']>[0], server: string, remoteName: string): ToolSpec['invoke'] {
+function remoteInvoke(
+  connections: McpRuntime['connections'],
+  ref: Parameters<McpRuntime['connections']['call']>[0],
+  server: string,
+  remoteName: string,
+): ToolSpec['invoke'] {
   return async (params, ctx) => {
     let scrubber = new SecretScrubber()
     try {

@@ -3,16 +3,17 @@
  * from its templates, sending it through the egress client and turning every outcome into a
  * result. `rest_api` sends its requests through performCall too.
  */
-import { issuesFromAjv, validateAgainst, type Validator } from '../../../config/json-schema'
+
+import type { ToolOutcome } from '../../../calls/outcome'
+import { success, toolError } from '../../../calls/outcome'
 import type { JsonSchema } from '../../../config/json-schema'
+import { issuesFromAjv, type Validator, validateAgainst } from '../../../config/json-schema'
+import type { ServerToolConfig } from '../../../config/server-tool'
 import type { EgressRequest, EgressResponse } from '../../../egress/client'
 import { isEgressError } from '../../../egress/errors'
 import type { SecretStore } from '../../../secrets/ports'
 import { loadSecrets, secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath } from '../../../secrets/references'
 import { SecretScrubber } from '../../../secrets/scrubber'
-import type { ServerToolConfig } from '../../../config/server-tool'
-import type { ToolOutcome } from '../../../calls/outcome'
-import { success, toolError } from '../../../calls/outcome'
 import type { FactoryEnv, ToolSpec } from '../../contracts'
 import {
   asText,
@@ -20,11 +21,11 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
   parseTemplate,
-  renderString,
-  soleInput,
   type RenderValues,
   type RestDeps,
   type RestParameters,
+  renderString,
+  soleInput,
 } from '../rest'
 
 /** Characters of a non-2xx body kept in the tool error. */
@@ -80,7 +81,9 @@ export interface PreparedCall {
 
 const isJsonType = (ct: string) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(ct) || /^text\/json\b/i.test(ct)
 const isTextType = (ct: string) =>
-  ct === '' || /^text\//i.test(ct) || /^application\/(?:[\w.+-]+\+)?(?:xml|javascript|x-www-form-urlencoded|yaml|x-yaml|graphql)\b/i.test(ct)
+  ct === '' ||
+  /^text\//i.test(ct) ||
+  /^application\/(?:[\w.+-]+\+)?(?:xml|javascript|x-www-form-urlencoded|yaml|x-yaml|graphql)\b/i.test(ct)
 
 /** Decodes a response body: JSON → value, text → string, anything else → a short note. */
 export function decodeBody(res: Pick<EgressResponse, 'headers' | 'body'>): { ok: true; value: unknown } | { ok: false; message: string } {
@@ -162,7 +165,11 @@ function interpret(call: PreparedCall, res: EgressResponse, where: string, scrub
         .slice(0, 5)
         .map((i) => `${i.pointer || '/'}: ${i.message}`)
         .join('; ')
-      return toolError(`The response of ${where} does not match the tool's responseSchema: ${list}.`, { status: res.status, errors, body: decoded.value })
+      return toolError(`The response of ${where} does not match the tool's responseSchema: ${list}.`, {
+        status: res.status,
+        errors,
+        body: decoded.value,
+      })
     }
   }
   return success({
@@ -183,7 +190,10 @@ function failure(call: PreparedCall, e: unknown, where: string): ToolOutcome {
       case 'timeout':
         return toolError(`${where} did not answer within ${call.timeoutMs} ms.`, { reason: 'timeout', timeoutMs: call.timeoutMs })
       case 'too-large':
-        return toolError(`The response of ${where} is larger than the limit of ${call.maxBytes} bytes (maxResponseBytes).`, { reason: 'too-large', maxBytes: call.maxBytes })
+        return toolError(`The response of ${where} is larger than the limit of ${call.maxBytes} bytes (maxResponseBytes).`, {
+          reason: 'too-large',
+          maxBytes: call.maxBytes,
+        })
       default:
         return toolError(`${where} failed: ${e.message}.`, { reason: e.reason })
     }
@@ -210,9 +220,12 @@ export async function secretsFor(
     const list = loaded.missing.map((n) => `'${n}'`).join(', ')
     return {
       ok: false,
-      outcome: toolError(`Tool '${tool}' needs the secret${loaded.missing.length > 1 ? 's' : ''} ${list}, which ${loaded.missing.length > 1 ? 'are' : 'is'} not set for this tenant (PUT /brain/${tenant}/secrets/<name>).`, {
-        missingSecrets: loaded.missing,
-      }),
+      outcome: toolError(
+        `Tool '${tool}' needs the secret${loaded.missing.length > 1 ? 's' : ''} ${list}, which ${loaded.missing.length > 1 ? 'are' : 'is'} not set for this tenant (PUT /brain/${tenant}/secrets/<name>).`,
+        {
+          missingSecrets: loaded.missing,
+        },
+      ),
     }
   }
   return { ok: true, values: loaded.values, scrubber: new SecretScrubber(loaded.values) }
@@ -253,8 +266,10 @@ export function restInvoke(
   const maxBytes = p.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
   return async (params, ctx) => {
     const issues = validateAgainst(inputSchema, params)
-    if (issues.length) return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
-    if (hostSecrets.length) return toolError(`Tool '${config.name}' was not called: ${secretInUrlHostMessage(hostSecrets)}.`, { secrets: hostSecrets })
+    if (issues.length)
+      return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
+    if (hostSecrets.length)
+      return toolError(`Tool '${config.name}' was not called: ${secretInUrlHostMessage(hostSecrets)}.`, { secrets: hostSecrets })
     const loaded = await secretsFor(deps.secrets, env.tenant, secretNames, config.name)
     if (!loaded.ok) return loaded.outcome
     const { values: secrets, scrubber } = loaded
@@ -278,7 +293,8 @@ export function restInvoke(
         const sole = soleInput(template)
         if (sole !== undefined && (params[sole] === undefined || params[sole] === null)) continue
         const value = renderString(template, values)
-        if (unsafeHeaderValue(value)) return scrubber.scrub(toolError(`Header '${name}' would contain a line break; the call was not made.`))
+        if (unsafeHeaderValue(value))
+          return scrubber.scrub(toolError(`Header '${name}' would contain a line break; the call was not made.`))
         setHeader(headers, name, value)
       }
       let payload: string | undefined

@@ -3,15 +3,22 @@
  * and its caches of parsed specs): an OpenAPI document's operations as sub-tools, each a request
  * sent through rest's performCall.
  */
-import { validateAgainst } from '../../../config/json-schema'
-import { BudgetExceeded } from '../../../config/expansion-budget'
-import type { ServerToolConfig } from '../../../config/server-tool'
+
 import { toolError } from '../../../calls/outcome'
-import { secretInUrlHostMessage, secretNamesIn, secretsBeforeUrlPath, substituteSecrets, type SecretValues } from '../../../secrets/references'
+import { BudgetExceeded } from '../../../config/expansion-budget'
+import { validateAgainst } from '../../../config/json-schema'
+import type { ServerToolConfig } from '../../../config/server-tool'
+import {
+  type SecretValues,
+  secretInUrlHostMessage,
+  secretNamesIn,
+  secretsBeforeUrlPath,
+  substituteSecrets,
+} from '../../../secrets/references'
 import type { FactoryEnv, ToolSpec } from '../../contracts'
-import { readOpenApi, serverUrl, type OpenApiDocument } from '../openapi/document'
-import { appendQuery, extractOperations, headerParams, renderPath, renderRequestBody, type Operation } from '../openapi/operations'
+import { type OpenApiDocument, readOpenApi, serverUrl } from '../openapi/document'
 import { fitLocalName, globToRegExp, matchesAny, shortHash } from '../openapi/names'
+import { appendQuery, extractOperations, headerParams, type Operation, renderPath, renderRequestBody } from '../openapi/operations'
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, labelsForMethod, type RestDeps } from '../rest'
 import type { RestApiAuth, RestApiParameters } from '../rest_api'
 import { performCall, secretsFor, setHeader, unsafeHeaderValue } from './rest'
@@ -33,7 +40,12 @@ export async function parseSpec(input: unknown): Promise<ParsedSpec> {
     return { ok: true, doc: read.doc, operations, problems }
   } catch (e) {
     if (!(e instanceof BudgetExceeded)) throw e
-    return { ok: false, message: `the OpenAPI document expands too far: ${e.message} (see "Limits a tenant can rely on")`, operations: [], problems: [] }
+    return {
+      ok: false,
+      message: `the OpenAPI document expands too far: ${e.message} (see "Limits a tenant can rely on")`,
+      operations: [],
+      problems: [],
+    }
   }
 }
 
@@ -48,7 +60,12 @@ function describeOperation(op: Operation): string {
 }
 
 /** The sub-tools of one `rest_api` configuration, from its parsed spec (or why there are none, as listing problems). */
-export function restApiTools(config: ServerToolConfig<RestApiParameters>, env: FactoryEnv, spec: ParsedSpec | string, deps: RestDeps): ToolSpec[] {
+export function restApiTools(
+  config: ServerToolConfig<RestApiParameters>,
+  env: FactoryEnv,
+  spec: ParsedSpec | string,
+  deps: RestDeps,
+): ToolSpec[] {
   const p = config.parameters
   const report = (m: string) => env.problem(`${config.name}: ${m}`)
   if (typeof spec === 'string') {
@@ -127,7 +144,8 @@ export function restApiTools(config: ServerToolConfig<RestApiParameters>, env: F
       ...(deferred ? { deferred: deferred[1] } : {}),
       async invoke(params, ctx) {
         const issues = validateAgainst(inputSchema, params)
-        if (issues.length) return toolError(`Invalid arguments for '${toolName}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
+        if (issues.length)
+          return toolError(`Invalid arguments for '${toolName}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
         const loaded = await secretsFor(deps.secrets, env.tenant, secretNames, toolName)
         if (!loaded.ok) return loaded.outcome
         const { values, scrubber } = loaded
