@@ -53,7 +53,7 @@ import type { ToolUsageStore } from '../lib/usage/ports'
 import { UsageService } from '../lib/usage/service'
 import { lazyConsoleAssets } from './console-assets'
 import { bundledDefaults } from './defaults'
-import type { AppDeps } from './http/app'
+import type { AppDeps } from './http/app-deps'
 import type { AuthSettings } from './http/token-verifier'
 import type { AgentSurface } from './surface-deps'
 

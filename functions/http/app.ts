@@ -13,6 +13,7 @@ import type { SurfaceService } from '../../lib/surface/surface'
 import type { ToolDispatcher } from '../../lib/tools/dispatcher'
 import type { ServerToolService } from '../../lib/tools/service'
 import type { UsageService } from '../../lib/usage/service'
+import type { AppDeps } from './app-deps'
 import type { AuthEnv } from './auth'
 import { authenticate, tenantLayerWrites } from './auth'
 import type { ConsoleAsset } from './console/routes'
@@ -24,48 +25,13 @@ import { callableToolRoutes } from './routes/callable-tools'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
 import { invokeRoutes } from './routes/invoke'
-import { type McpProtocol, mcpRoutes } from './routes/mcp'
+import { mcpRoutes } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
 import { surfaceRoutes } from './routes/surface'
 import type { AuthSettings } from './token-verifier'
-
-export interface AppDeps {
-  tools: ServerToolService
-  documents: DocumentService
-  dispatcher: ToolDispatcher
-  /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
-  usage: UsageService
-  /** Spawn and look up processes (recipes, engines, frozen allowed lists). */
-  processes: AsyncMethods<ProcessService>
-  /** Per-turn manifests and tool calls through a process's surface. */
-  surface: AsyncMethods<SurfaceService>
-  /** Endpoint tool limits learned from rejections. */
-  observedLimits: AsyncMethods<ObservedLimits>
-  /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
-  secrets: SecretStore
-  /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */
-  auth: AuthSettings
-  /** The console's browser files (functions/console-assets.ts reads them from disk on first use). */
-  consoleAssets: () => Map<string, ConsoleAsset>
-  /** Code the HTTP layer loads on first use; the composition root says how (functions/lazy/*). */
-  modules: HttpModules
-  log: Logger
-  clock: Clock
-}
-
-/**
- * What the HTTP layer loads on first use: the OpenAPI document, the MCP endpoint's protocol half
- * and the console's pages. The composition root supplies the loaders (functions/lazy/*), so this
- * code lands in the one chunk all lazily loaded code shares (functions/lazy/shared.ts).
- */
-export interface HttpModules {
-  openapi(): Promise<Pick<typeof import('./openapi'), 'openApiDocument'>>
-  mcpProtocol(): Promise<McpProtocol>
-  consolePages(): Promise<Pick<typeof import('./console/pages'), 'renderPage'>>
-}
 
 export function createApp(deps: AppDeps) {
   const app = new Hono<AuthEnv>() // a LinearRouter: ./hono.ts

@@ -13,7 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createMemoryDeps } from '../../functions/deps'
-import type { AppDeps } from '../../functions/http/app'
+import type { AppDeps } from '../../functions/http/app-deps'
 import { AllowList } from '../../lib/egress/allow-list'
 import { EgressClient } from '../../lib/egress/client'
 import { isServerToolsError } from '../../lib/errors'

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
-import type { AppDeps } from '../../functions/http/app'
+import type { AppDeps } from '../../functions/http/app-deps'
 import type { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { builtinPackMember, builtinSearch, echoPackFactory } from '../support/pack-factory'
 

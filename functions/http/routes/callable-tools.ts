@@ -5,7 +5,7 @@
  */
 
 import type { Tool } from '../../../lib/tools/contracts'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { requireScope } from '../auth'
 import { Hono } from '../hono'

@@ -2,7 +2,7 @@
 
 import { invalidInput } from '../../../lib/errors'
 import { MAX_WINDOW_DAYS } from '../../../lib/usage/service'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { requireScope } from '../auth'
 import { Hono } from '../hono'

@@ -1,7 +1,7 @@
 /** Calling a tool outside any process: the allow-set is the project's callable tools. */
 
 import { projectGate } from '../../../lib/tools/project-gate'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'

@@ -13,15 +13,11 @@ import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessKey } from '../../../lib/recipes/ports'
 import type { ProcessSurface } from '../../../lib/surface/surface'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { Hono } from '../hono'
 import { projectParam, rawBody, tenantParam } from '../request'
-
-/** The protocol half: lib/surface/mcp-server.ts and the SDK's web-standard transport (loaded by AppDeps.modules). */
-export type McpProtocol = typeof import('../../../lib/surface/mcp-server') &
-  Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */

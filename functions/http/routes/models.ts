@@ -1,7 +1,7 @@
 /** The model catalog's learned side: an endpoint's tool limit, learned from its rejection (spec §14.1). */
 
 import { type Issue, invalidInput } from '../../../lib/errors'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { isValidProjectId, requireScope } from '../auth'
 import { Hono } from '../hono'

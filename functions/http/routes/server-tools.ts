@@ -1,6 +1,6 @@
 /** Server-tool documents: cascade listing, lookup, write, delete; and the type registry. */
 
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'

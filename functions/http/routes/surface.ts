@@ -1,6 +1,6 @@
 /** The surface preview: what a process spawned now would get, computed by the spawn's own code and never stored. */
 
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'

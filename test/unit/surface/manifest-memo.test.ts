@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
-import type { AppDeps } from '../../../functions/http/app'
+import type { AppDeps } from '../../../functions/http/app-deps'
 import type { ProcessKey } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'

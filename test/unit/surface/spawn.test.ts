@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
-import type { AppDeps } from '../../../functions/http/app'
+import type { AppDeps } from '../../../functions/http/app-deps'
 import { isServerToolsError } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'

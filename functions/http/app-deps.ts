@@ -1,0 +1,54 @@
+// What the HTTP layer is built from. A module of its own so that the route modules can name it
+// without importing functions/http/app.ts, which imports them all.
+import type { DocumentService } from '../../lib/documents/service'
+import type { ProcessService } from '../../lib/recipes/spawn'
+import type { Clock } from '../../lib/runtime/clock'
+import type { AsyncMethods } from '../../lib/runtime/deferred'
+import type { Logger } from '../../lib/runtime/logger'
+import type { SecretStore } from '../../lib/secrets/ports'
+import type { ObservedLimits } from '../../lib/surface/limits'
+import type { SurfaceService } from '../../lib/surface/surface'
+import type { ToolDispatcher } from '../../lib/tools/dispatcher'
+import type { ServerToolService } from '../../lib/tools/service'
+import type { UsageService } from '../../lib/usage/service'
+import type { ConsoleAsset } from './console/routes'
+import type { AuthSettings } from './token-verifier'
+
+export interface AppDeps {
+  tools: ServerToolService
+  documents: DocumentService
+  dispatcher: ToolDispatcher
+  /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
+  usage: UsageService
+  /** Spawn and look up processes (recipes, engines, frozen allowed lists). */
+  processes: AsyncMethods<ProcessService>
+  /** Per-turn manifests and tool calls through a process's surface. */
+  surface: AsyncMethods<SurfaceService>
+  /** Endpoint tool limits learned from rejections. */
+  observedLimits: AsyncMethods<ObservedLimits>
+  /** Tenant secrets, write-only over HTTP, read by tools for `${secret:NAME}`. */
+  secrets: SecretStore
+  /** HS256 secret, identity provider, token lifetime cap, public base URL (functions/settings.ts). */
+  auth: AuthSettings
+  /** The console's browser files (functions/console-assets.ts reads them from disk on first use). */
+  consoleAssets: () => Map<string, ConsoleAsset>
+  /** Code the HTTP layer loads on first use; the composition root says how (functions/lazy/*). */
+  modules: HttpModules
+  log: Logger
+  clock: Clock
+}
+
+/**
+ * What the HTTP layer loads on first use: the OpenAPI document, the MCP endpoint's protocol half
+ * and the console's pages. The composition root supplies the loaders (functions/lazy/*), so this
+ * code lands in the one chunk all lazily loaded code shares (functions/lazy/shared.ts).
+ */
+export interface HttpModules {
+  openapi(): Promise<Pick<typeof import('./openapi'), 'openApiDocument'>>
+  mcpProtocol(): Promise<McpProtocol>
+  consolePages(): Promise<Pick<typeof import('./console/pages'), 'renderPage'>>
+}
+
+/** The protocol half: lib/surface/mcp-server.ts and the SDK's web-standard transport (loaded by AppDeps.modules). */
+export type McpProtocol = typeof import('../../lib/surface/mcp-server') &
+  Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
