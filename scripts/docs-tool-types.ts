@@ -1,0 +1,125 @@
+/**
+ * `npx tsx scripts/docs-tool-types.ts`: rewrites docs/reference/tool-types.md from the tool-type
+ * registry of the service's own composition (the schemas `PUT …/server-tools/{name}` validates
+ * against and `GET /brain/{tenant}/tool-types` serves), so the reference cannot say what the code
+ * does not check. test/unit/docs-tool-types.test.ts fails when the committed file is stale.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { createMemoryDeps } from '../functions/deps'
+import { serverToolSchema } from '../lib/config/server-tool'
+import type { ToolFactory } from '../lib/tools/contracts'
+
+export const TOOL_TYPES_DOC = join('docs', 'reference', 'tool-types.md')
+
+type Schema = Record<string, any>
+
+/** The document-level fields have no descriptions in their schema; a new field without one here fails the generator. */
+const COMMON_FIELDS: Record<string, string> = {
+  name: 'optional; when present it must equal the name in the URL (the file name in a layer directory)',
+  type: 'the tool type: one of the sections below',
+  description: 'what the model reads about the tool',
+  enabled: '`false` hides the tool and the outer layers it shadows (default `true`)',
+  primary: '`true` puts the tool in the manifest from the first turn; otherwise it is deferred until described',
+  labels: 'labels for `?label=` listings and `@label` selectors in recipes and engines',
+  disabledSubTools: "a pack's sub-tools to leave out, by their name within the pack",
+  defaultDeferred: "a primary pack's sub-tools start deferred",
+  promptHint: 'a line the model receives with its tools ("Notes on your tools")',
+  searchHint: "the tool's line in the discovery block and `tool_list` (default: the description's first sentence)",
+  parameters: "the type's own fields, below",
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+const code = (text: string) => `\`${text}\``
+
+function typeOf(s: Schema): string {
+  if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => code(JSON.stringify(v).replace(/^"|"$/g, ''))).join(', ')
+  if (s.type === 'array') return s.items?.type && s.items.type !== 'object' ? `array of ${s.items.type}` : 'array'
+  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
+    return `map of ${s.additionalProperties.type ?? 'any'}`
+  return s.type ?? 'any JSON'
+}
+
+function constraintsOf(s: Schema): string {
+  const parts: string[] = []
+  if (s.minLength !== undefined) parts.push(`≥ ${s.minLength} chars`)
+  if (s.maxLength !== undefined) parts.push(`≤ ${s.maxLength} chars`)
+  if (s.minimum !== undefined) parts.push(`≥ ${s.minimum}`)
+  if (s.maximum !== undefined) parts.push(`≤ ${s.maximum}`)
+  if (s.maxItems !== undefined) parts.push(`≤ ${s.maxItems} items`)
+  const value = s.additionalProperties && typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined
+  if (value?.maxLength !== undefined) parts.push(`values ≤ ${value.maxLength} chars`)
+  if (s.items?.minLength !== undefined) parts.push(`items ≥ ${s.items.minLength} chars`)
+  if (s.pattern) parts.push(`matches ${code(s.pattern)}`)
+  return parts.join(', ')
+}
+
+/** One row per field, nested objects and arrays of objects flattened into dotted paths. */
+function rows(schema: Schema, prefix: string): string[] {
+  const required = new Set<string>(schema.required ?? [])
+  const out: string[] = []
+  for (const [field, s] of Object.entries<Schema>(schema.properties ?? {})) {
+    const path = `${prefix}${field}`
+    out.push(
+      `| ${code(path)} | ${cell(typeOf(s))} | ${required.has(field) ? 'yes' : ''} | ${cell(constraintsOf(s))} | ${cell(s.description ?? '')} |`,
+    )
+    if (s.type === 'object' && s.properties) out.push(...rows(s, `${path}.`))
+    if (s.type === 'array' && s.items?.properties) out.push(...rows(s.items, `${path}[].`))
+    for (const variant of s.oneOf ?? s.anyOf ?? []) if (variant.properties) out.push(...rows(variant, `${path}.`))
+  }
+  return out
+}
+
+const TABLE_HEAD = ['| field | type | required | constraints | description |', '| --- | --- | --- | --- | --- |']
+
+export function renderToolTypes(types: readonly Pick<ToolFactory, 'typeId' | 'kind' | 'parametersSchema'>[]): string {
+  const missing = Object.keys(serverToolSchema.properties).filter((f) => !(f in COMMON_FIELDS))
+  if (missing.length) throw new Error(`describe the document field(s) ${missing.join(', ')} in scripts/docs-tool-types.ts`)
+  const described = Object.entries<Schema>(serverToolSchema.properties).map(([field, s]) => [
+    field,
+    { ...s, description: COMMON_FIELDS[field] },
+  ])
+  const common = rows({ ...serverToolSchema, properties: Object.fromEntries(described) }, '')
+  const sorted = [...types].sort((a, b) => a.typeId.localeCompare(b.typeId))
+  const lines = [
+    '# Tool types',
+    '',
+    '<!-- Generated by scripts/docs-tool-types.ts from the tool-type registry; do not edit by hand. -->',
+    '',
+    'Every field a server tool document (`server-tools/<name>.yaml`) may hold, generated from the schemas',
+    'the service validates writes against. The same schemas are served by `GET /brain/{tenant}/tool-types`',
+    '(scope `tools:read`). How each type behaves: [the tools guide](../guide/tools.md). A field not listed',
+    'is refused (with a did-you-mean); a `single` type is one tool, a `pack` publishes one sub-tool per',
+    'operation or remote tool, named `<pack>__<sub-tool>`.',
+    '',
+    `Types: ${sorted.map((t) => `[${code(t.typeId)}](#${t.typeId})`).join(', ')}.`,
+    '',
+    '## Fields of every tool document',
+    '',
+    ...TABLE_HEAD,
+    ...common,
+  ]
+  for (const t of sorted) {
+    lines.push(
+      '',
+      `## ${t.typeId}`,
+      '',
+      `Kind: \`${t.kind}\`. Fields under \`parameters\`:`,
+      '',
+      ...TABLE_HEAD,
+      ...rows(t.parametersSchema as Schema, ''),
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** The registry of the service's own composition, offline (nothing is started or connected). */
+export function registeredToolTypes(): ToolFactory[] {
+  return createMemoryDeps({ countUsage: false, sandbox: { isolation: 'inline' } }).tools.listTypes()
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  writeFileSync(TOOL_TYPES_DOC, renderToolTypes(registeredToolTypes()))
+  process.stdout.write(`${TOOL_TYPES_DOC}: ${registeredToolTypes().length} tool types\n`)
+}
