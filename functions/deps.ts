@@ -100,8 +100,10 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const clock = opts.clock ?? systemClock
   const bundled = new BundledLayer(opts.bundledFiles ?? bundledDefaults())
   const cascade = new DocumentCascade(opts.store, bundled)
-  // the tool types' runtimes hold the client's code too: whatever sends first loads both, at once
-  const runtimes = () => import('./lazy/tool-runtimes')
+  // the tool types' runtimes hold the client's code too: whatever sends first loads both, at once.
+  // Every loader here is once(): a dynamic import() resolves its specifier on every call (through a
+  // loader hook's worker under tsx: ~0.5 ms a request), so only the first call may import.
+  const runtimes = once(() => import('./lazy/tool-runtimes'))
   const egress =
     opts.egress ??
     lazyEgress(runtimes, {
@@ -111,10 +113,14 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
       log,
     })
   const secrets = opts.secrets ?? new MemorySecretStore()
-  const mcp = createMcpRuntime({ egress, secrets, log, clock, load: () => import('./lazy/mcp-connections') })
+  const mcp = createMcpRuntime({ egress, secrets, log, clock, load: once(() => import('./lazy/mcp-connections')) })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
-  const sandbox = lazySandbox(() => import('./lazy/sandbox'), isolation, sandboxOptions)
+  const sandbox = lazySandbox(
+    once(() => import('./lazy/sandbox')),
+    isolation,
+    sandboxOptions,
+  )
   const factories = new FactoryRegistry([
     docLookupFactory,
     new ScriptedToolFactory({ sandbox }),
@@ -123,7 +129,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     new PromptTemplateFactory({
       egress,
       secrets,
-      wires: wireClients(egress, { openai: () => import('./lazy/openai'), anthropic: () => import('./lazy/anthropic') }),
+      wires: wireClients(egress, { openai: once(() => import('./lazy/openai')), anthropic: once(() => import('./lazy/anthropic')) }),
       load: runtimes,
     }),
     new RestToolFactory({ http: egress, secrets, load: runtimes }),
@@ -173,9 +179,9 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     consoleAssets: lazyConsoleAssets(),
     // the HTTP layer's lazily loaded modules, as wrappers that share the one lazy chunk (./lazy/shared.ts)
     modules: {
-      openapi: () => import('./lazy/openapi'),
-      mcpProtocol: () => import('./lazy/mcp-protocol'),
-      consolePages: () => import('./lazy/console-pages'),
+      openapi: once(() => import('./lazy/openapi')),
+      mcpProtocol: once(() => import('./lazy/mcp-protocol')),
+      consolePages: once(() => import('./lazy/console-pages')),
     },
     log,
     clock,

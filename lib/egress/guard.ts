@@ -31,11 +31,15 @@ export interface Resolver {
   resolve(hostname: string): Promise<ResolvedAddress[]>
 }
 
+// node:dns/promises loads with the first outbound call, not at cold start; once, because import()
+// resolves its specifier again on every call
+let dns: Promise<typeof import('node:dns/promises')> | undefined
+
 /** getaddrinfo through node:dns (honours /etc/hosts, as the connection would). */
 export const systemResolver: Resolver = {
   async resolve(hostname) {
-    // node:dns/promises loads with the first outbound call, not at cold start
-    const { lookup } = await import('node:dns/promises')
+    dns ??= import('node:dns/promises')
+    const { lookup } = await dns
     const answers = await lookup(hostname, { all: true, verbatim: true })
     return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
   },
