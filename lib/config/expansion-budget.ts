@@ -1,27 +1,85 @@
 /**
- * Budgets on what a tenant's document may expand into (issue 10 F1). Depth limits alone do not
- * bound work: nine schemas of nine properties that each `$ref` the next are 3.9 KB of OpenAPI and
- * 43 million leaves once inlined. So every expansion of tenant-written structure — OpenAPI
- * `$ref` inlining, remote MCP catalogs, JSON Schemas handed to ajv, rendered prompts — counts
- * what it produces and stops when the count passes a limit, long before the work is noticeable.
- * Over budget is an ordinary problem of that document (a listing `problem`, a tool error on call),
- * never a stall.
+ * The one place that names every piece of CPU work a tenant's input can drive, with its budget
+ * (issue 21 build item 1; issue 10 F1 before it). Depth and size limits alone do not bound work:
+ * nine schemas of nine properties that each `$ref` the next are 3.9 KB of OpenAPI and 43 million
+ * leaves once inlined; a 1.3 KB schema with `pattern: "^(a+)+$"` cost 4.6 s per call. So every
+ * work item counts what it *produces or does* — nodes produced (each use of a shared node
+ * counted), bytes rendered, references followed, steps taken — and stops when the count passes
+ * its limit, long before the work is noticeable. Over budget is an ordinary problem of that
+ * input (a 4xx naming the limit, a listing `problem`, a tool error on call), never a stall.
+ *
+ * docs/reference/limits.md lists these numbers for tenants; a test checks that every entry here
+ * is listed there with its number.
  */
 
-/** Limits a tenant can rely on (README "Limits a tenant can rely on"). */
+/** One work item: its limit, the unit it counts and where the count is taken. */
+export interface WorkBudget {
+  readonly limit: number
+  /** What one unit is — always output or work done, never the shape of the input alone. */
+  readonly counts: string
+  /** What the tenant sees when it is spent. */
+  readonly refusal: string
+}
+
+/**
+ * Every budget a tenant's input can hit. Code charges against an entry by name
+ * (`budgetFor('schemaValidation')` or `WORK_BUDGETS.x.limit`), so a number lives here only.
+ */
+export const WORK_BUDGETS = {
+  yamlBytes: {
+    limit: 64 * 1024,
+    counts: 'characters of YAML text handed to the parser (JSON of any size up to 1 MiB is parsed natively instead)',
+    refusal: '400 (bodies) / 422 (documents) saying to send JSON',
+  },
+  yamlDepth: {
+    limit: 100,
+    counts: 'nesting levels of JSON or YAML, found by a linear scan before any parser runs',
+    refusal: '400 / 422 with line and column',
+  },
+  schemaNodes: {
+    limit: 2_000,
+    counts: "nodes of one tool's input or output schema after `$ref`s are inlined (compile work is linear in them)",
+    refusal: 'OpenAPI operation / MCP tool left out with a problem; `outputSchema` 422 at write; client tool refused',
+  },
+  packNodes: {
+    limit: 100_000,
+    counts: 'schema nodes over all the tools of one pack (an OpenAPI document, an MCP catalog), each inlined copy counted',
+    refusal: 'the pack is a listing problem; its calls are tool errors naming the budget',
+  },
+  packTools: {
+    limit: 1_000,
+    counts: 'sub-tools of one pack (OpenAPI operations, remote MCP tools)',
+    refusal: 'the pack is a listing problem',
+  },
+  schemaValidation: {
+    limit: 200_000,
+    counts: 'steps of one validation of a value against a schema: one per keyword visit and per pair of items compared for uniqueItems',
+    refusal: "the call's arguments (or the tool's output) are refused as too costly to validate",
+  },
+  schemaDepth: {
+    limit: 256,
+    counts: 'nested schema visits in one validation (a `$ref` cycle nests without consuming the value)',
+    refusal: 'as schemaValidation',
+  },
+  promptChars: {
+    limit: 1_000_000,
+    counts: 'characters of a rendered prompt (`prompt_template` prefix with its inputs filled in), added up before it is built',
+    refusal: 'tool error',
+  },
+} as const satisfies Record<string, WorkBudget>
+
+export type WorkItem = keyof typeof WORK_BUDGETS
+
+/** A fresh counter for one run of a work item. */
+export const budgetFor = (item: WorkItem, what: string = WORK_BUDGETS[item].counts): ExpansionBudget =>
+  new ExpansionBudget(WORK_BUDGETS[item].limit, what)
+
+/** The expansion limits by their earlier names (the callers of issue 10 use these). */
 export const EXPANSION_LIMITS = {
-  /**
-   * Nodes (objects, arrays, array items, values) in one tool's input or output schema, after
-   * `$ref`s are inlined. ajv turns every node into generated code (tens of µs each), so this
-   * bounds the first validation of a tool too.
-   */
-  schemaNodes: 2_000,
-  /** Nodes over all the schemas of one pack (an OpenAPI document's operations, an MCP catalog). */
-  packNodes: 100_000,
-  /** Sub-tools in one pack (OpenAPI operations, remote MCP tools). */
-  packTools: 1_000,
-  /** Characters of a rendered prompt (`prompt_template` prefix with its inputs filled in). */
-  promptChars: 1_000_000,
+  schemaNodes: WORK_BUDGETS.schemaNodes.limit,
+  packNodes: WORK_BUDGETS.packNodes.limit,
+  packTools: WORK_BUDGETS.packTools.limit,
+  promptChars: WORK_BUDGETS.promptChars.limit,
 } as const
 
 export class BudgetExceeded extends Error {

@@ -10,9 +10,10 @@
  * (a multi-line scalar's continuation lines), never fewer; the limit is generous for that reason.
  */
 import type { Issue } from '../errors'
+import { WORK_BUDGETS } from './expansion-budget'
 
 /** Deepest nesting a tenant's JSON or YAML may have (bodies, documents, specs). */
-export const MAX_NESTING_DEPTH = 100
+export const MAX_NESTING_DEPTH = WORK_BUDGETS.yamlDepth.limit
 
 export interface Position {
   line: number

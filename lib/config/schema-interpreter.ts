@@ -13,6 +13,7 @@
  * hostile schema/value pair ends in a `budget` error instead of a stall.
  */
 import type { ErrorObject } from 'ajv'
+import { WORK_BUDGETS } from './expansion-budget'
 import type { JsonSchema } from './json-schema'
 
 /** Keywords interpreted here; annotations that never fail validation are listed too. */
@@ -83,9 +84,9 @@ const NUMERIC_FORMATS: Record<string, (n: number) => boolean> = {
   double: () => true,
 }
 
-const MAX_STEPS = 200_000
+const MAX_STEPS = WORK_BUDGETS.schemaValidation.limit
 /** Nesting of schema visits (a `$ref` cycle nests without consuming the value). */
-const MAX_DEPTH = 256
+const MAX_DEPTH = WORK_BUDGETS.schemaDepth.limit
 const MAX_SCHEMA_NODES = 20_000
 
 type Schema = JsonSchema | boolean

@@ -10,6 +10,7 @@
 import { createRequire } from 'node:module'
 import type { Document, LineCounter } from 'yaml'
 import type { Issue } from '../errors'
+import { WORK_BUDGETS } from './expansion-budget'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
 type YamlModule = typeof import('yaml')
@@ -73,7 +74,7 @@ export function jsonFormOf(data: unknown): string | undefined {
  * Largest text handed to the YAML parser. It costs ~1–4 µs per byte on the event loop (1 MiB:
  * 1–4 s), so larger documents must be JSON, which is parsed natively (1 MiB: ~10 ms).
  */
-export const MAX_YAML_BYTES = 64 * 1024
+export const MAX_YAML_BYTES = WORK_BUDGETS.yamlBytes.limit
 
 export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
 
