@@ -63,7 +63,11 @@ export function bearerChallenge(settings: AuthSettings): MiddlewareHandler {
     const metadata = `${baseUrlOf(settings, c)}${PROTECTED_RESOURCE_PATH}${resourcePathOf(c.req.path) ?? ''}`
     const params = [`resource_metadata="${metadata}"`]
     if (status === 403) params.unshift('error="insufficient_scope"', `scope="${requiredScope}"`)
-    else if (c.req.header('authorization')) params.unshift('error="invalid_token"')
+    else if (c.req.header('authorization')) {
+      // RFC 6750 §3: say why (expired, bad signature…) so a client knows to refresh rather than re-ask
+      const why = err instanceof ServerToolsError ? err.message.replace(/["\\\x00-\x1f\x7f-\uffff]/g, '').slice(0, 200) : undefined
+      params.unshift('error="invalid_token"', ...(why ? [`error_description="${why}"`] : []))
+    }
     c.res.headers.set('www-authenticate', `Bearer ${params.join(', ')}`)
   }
 }

@@ -43,6 +43,7 @@ function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unkn
       const annotations = annotationsOf(tool.labels)
       return {
         name: tool.name,
+        title: tool.title ?? titleOf(tool.name),
         description: tool.description,
         inputSchema: objectSchema(tool.inputSchema),
         ...(tool.outputSchema ? { outputSchema: objectSchema(tool.outputSchema) } : {}),
@@ -52,6 +53,23 @@ function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unkn
     case 'native':
       return { name: tool.name, description: tool.description, inputSchema: objectSchema(tool.inputSchema) }
   }
+}
+
+/**
+ * A display title from a tool name, for clients that show one (MCP `title`): `petstore__getPetById`
+ * → "Petstore: get pet by id", `doc_read_lines` → "Doc read lines".
+ */
+export function titleOf(name: string): string {
+  const words = (part: string) =>
+    part
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/[_\-.]+/g, ' ')
+      .trim()
+      .toLowerCase()
+  const cap = (t: string) => t.charAt(0).toUpperCase() + t.slice(1)
+  const [pack, ...rest] = name.split('__')
+  const title = rest.length ? `${cap(words(pack))}: ${words(rest.join(' '))}` : cap(words(name))
+  return title || name
 }
 
 /** MCP tool annotations from labels: `read-only` → readOnlyHint; `write`/`side-effect` → not read-only; `destructive` → destructiveHint. */

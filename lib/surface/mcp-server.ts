@@ -60,12 +60,21 @@ const validator: jsonSchemaValidator = {
 
 const INITIALIZE = z.object({ method: z.literal('initialize'), params: z.unknown().optional() }).passthrough()
 
-const invalidParams = (message: string) => new McpError(ErrorCode.InvalidParams, message)
+/**
+ * A JSON-RPC error whose message is ours alone: the SDK's McpError prefixes "MCP error <code>: ",
+ * and a client SDK prefixes it again when it raises the error ("MCP error -32602: MCP error -32602: …").
+ */
+export function protocolError(code: number, message: string, data?: unknown): McpError {
+  const e = new McpError(code, message, data)
+  e.message = message
+  return e
+}
+const invalidParams = (message: string) => protocolError(ErrorCode.InvalidParams, message)
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 export function mcpServer(info: McpServerInfo, session: McpSession): Server {
   const need = (): ProcessSurface => {
-    if (!session.surface) throw new McpError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
+    if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
     return session.surface
   }
   const server = new Server(info, { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator })
@@ -97,7 +106,7 @@ export const TOOLS_METHODS = ['tools/list', 'tools/call']
  */
 export async function answerToolsRequest(method: string, rawParams: unknown, session: McpSession): Promise<Record<string, unknown>> {
   const need = (): ProcessSurface => {
-    if (!session.surface) throw new McpError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
+    if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
     return session.surface
   }
   if (rawParams !== undefined && !isObject(rawParams)) throw invalidParams(`Invalid ${method} params: params must be an object`)
@@ -120,7 +129,7 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
       return textResult(outcome.isError, outcome.content)
     }
     default:
-      throw new McpError(ErrorCode.MethodNotFound, 'Method not found')
+      throw protocolError(ErrorCode.MethodNotFound, 'Method not found')
   }
 }
 
@@ -128,7 +137,7 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
 export async function answerToolsRequestJson(method: string, rawParams: unknown, session: McpSession): Promise<string> {
   if (method !== 'tools/list') return JSON.stringify(await answerToolsRequest(method, rawParams, session))
   if (rawParams !== undefined && !isObject(rawParams)) throw invalidParams('Invalid tools/list params: params must be an object')
-  if (!session.surface) throw new McpError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
+  if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
   return listToolsJson(rawParams ?? {}, session.surface)
 }
 
@@ -144,7 +153,8 @@ async function listToolsJson(params: Record<string, unknown>, surface: ProcessSu
 /** A JSON-RPC error response for what answerToolsRequest threw (an McpError; anything else is internal). */
 export function errorResponse(id: string | number, e: unknown): Record<string, unknown> {
   const code = e instanceof McpError ? e.code : ErrorCode.InternalError
-  const message = e instanceof Error ? e.message : String(e)
+  // as the SDK's path answers it, without the SDK's "MCP error <code>: " prefix (clients add their own)
+  const message = (e instanceof Error ? e.message : String(e)).replace(/^MCP error -?\d+: /, '')
   return { jsonrpc: '2.0', id, error: { code, message, ...(e instanceof McpError && e.data !== undefined ? { data: e.data } : {}) } }
 }
 

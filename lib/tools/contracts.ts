@@ -63,6 +63,8 @@ export interface Tool {
   /** JSON Schema of a successful result's content (an object schema), when the tool declares one. */
   outputSchema?: JsonSchema
   labels: string[]
+  /** A human-readable name for UIs (MCP `title`); derived from the name when absent (formats.ts titleOf). */
+  title?: string
   /** In the manifest by default (spec §5); false = reachable through discovery. */
   primary: boolean
   /** Sub-tools of a pack start deferred when the pack says `defaultDeferred`. */

@@ -276,10 +276,12 @@ describe('WWW-Authenticate', () => {
     }
   })
 
-  it('says invalid_token when a token was sent and refused', async () => {
+  it('says invalid_token, and why, when a token was sent and refused', async () => {
     const { app } = setup()
     const res = await client(app, await tokenFor('acme', ALL, 'alice', 'another-secret')).get(TOOL_PATH)
-    expect(res.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", resource_metadata="${metadata}/brain/acme"`)
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer error="invalid_token", error_description="the bearer token is not valid: bad signature or format", resource_metadata="${metadata}/brain/acme"`,
+    )
   })
 
   it('says insufficient_scope and which scope on a 403 for a missing scope, and nothing on a 403 for another tenant', async () => {

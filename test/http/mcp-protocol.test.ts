@@ -123,6 +123,67 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(answers.find((a) => a.id === 3)?.error?.code).toBe(-32602)
   })
 
+  it('refuses a batch on 2025-06-18 and later, where batches no longer exist', async () => {
+    const id = await session()
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const res = await post(
+        [
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          { jsonrpc: '2.0', id: 2, method: 'ping' },
+        ],
+        inSession(id, version),
+      )
+      expect(res.status).toBe(400)
+      const body = (await res.json()) as { error: { code: number; message: string } }
+      expect(body.error.code).toBe(-32600)
+      expect(body.error.message).toContain('batches were removed in MCP 2025-06-18')
+    }
+  })
+
+  it('refuses an initialize batch that asks for a revision without batches', async () => {
+    const res = await post([{ ...INIT, params: { ...INIT.params, protocolVersion: '2025-06-18' } }])
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600)
+  })
+
+  it('refuses a 2025-03-26 batch of more than ten messages, saying how many it had', async () => {
+    const id = await session()
+    const batch = Array.from({ length: 11 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }))
+    const res = await post(batch, inSession(id, '2025-03-26'))
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain('at most 10 messages (this one has 11)')
+    expect((await post(batch.slice(0, 10), inSession(id, '2025-03-26'))).status).toBe(200)
+  })
+
+  it('words protocol errors once, without the SDK prefix a client adds again', async () => {
+    const id = await session()
+    for (const body of [
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { arguments: {} } },
+      { jsonrpc: '2.0', id: 6, method: 'tools/list', params: { cursor: 'made-up' } },
+      { jsonrpc: '2.0', id: 7, method: 'no/such' },
+    ]) {
+      const answer = (await (await post(body, inSession(id))).json()) as { error: { message: string } }
+      expect(answer.error.message).not.toMatch(/MCP error/)
+    }
+  })
+
+  it('gives every listed tool a title and marks the read-only built-ins', async () => {
+    const id = await session()
+    const { result } = (await (await post({ jsonrpc: '2.0', id: 8, method: 'tools/list' }, inSession(id))).json()) as {
+      result: { tools: { name: string; title?: string; annotations?: { readOnlyHint?: boolean } }[] }
+    }
+    for (const tool of result.tools) expect(tool.title, tool.name).toMatch(/\S/)
+    const byName = new Map(result.tools.map((t) => [t.name, t]))
+    for (const name of ['tool_list', 'tool_description', 'whoami']) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true)
+  })
+
+  it('says in the 401 challenge that the token has expired', async () => {
+    const expired = await tokenFor('acme', ALL, 'alice@example.test', undefined, -60)
+    const res = await post(INIT, {}, expired)
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="[^"]*expired[^"]*"/)
+  })
+
   it('answers a ping', async () => {
     const id = await session()
     expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({

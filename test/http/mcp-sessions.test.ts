@@ -105,7 +105,7 @@ describe('an MCP session is a process', () => {
       outputSchema: { type: 'object', required: ['name', 'size'] },
     })
     expect(byName.get('purge_cache')?.annotations).toEqual({ readOnlyHint: false, destructiveHint: true })
-    expect(byName.get('whoami')?.annotations).toBeUndefined()
+    expect(byName.get('whoami')?.annotations).toEqual({ readOnlyHint: true })
     const result = await client.callTool({ name: 'inventory_report', arguments: { name: 'shelf' } })
     expect(result).toMatchObject({ isError: false, structuredContent: { name: 'shelf', size: 7 } })
     expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({ name: 'shelf', size: 7 })

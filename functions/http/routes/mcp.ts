@@ -23,6 +23,14 @@ const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */
 const MAX_MCP_BODY_BYTES = 1024 * 1024
 
+/**
+ * JSON-RPC batches: removed from MCP in 2025-06-18, so only a 2025-03-26 conversation may send
+ * one, and then at most this many messages (each goes through the SDK's slower path: a batch of
+ * 100 tools/list made every other tenant wait).
+ */
+const MAX_BATCH_MESSAGES = 10
+const FIRST_VERSION_WITHOUT_BATCHES = '2025-06-18'
+
 /** A JSON-RPC error answered by this layer (no request id: it never reached the protocol). */
 function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
@@ -85,6 +93,10 @@ export function mcpRoutes(deps: AppDeps) {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
     }
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[]
+    if (Array.isArray(body)) {
+      const refused = batchRefusal(c, messages)
+      if (refused) return refused
+    }
     const methods = messages.map((m) => (m && typeof m === 'object' ? m.method : undefined))
     const initializing = methods.includes('initialize')
     // Reading needs tools:read; calling a tool, or starting a session (it spawns a process), tools:invoke.
@@ -194,6 +206,26 @@ export function mcpRoutes(deps: AppDeps) {
     .get(processUrl, (c) => get(c, id(c)))
     .delete(processUrl, (c) => del(c, id(c)))
     .all(processUrl, notAllowed)
+}
+
+/** Why a batch is not served, or undefined when it is (a 2025-03-26 conversation, a short batch). */
+function batchRefusal(c: Context, messages: JsonRpcMessage[]): Response | undefined {
+  const init = messages.find((m) => m && typeof m === 'object' && m.method === 'initialize') as { params?: { protocolVersion?: unknown } }
+  const asked = init?.params?.protocolVersion
+  const version = c.req.header('mcp-protocol-version') ?? (typeof asked === 'string' ? asked : undefined)
+  if (version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES)
+    return rpcError(
+      400,
+      -32600,
+      `Invalid Request: JSON-RPC batches were removed in MCP ${FIRST_VERSION_WITHOUT_BATCHES}; this conversation speaks ${version.slice(0, 40)}: send one message per request`,
+    )
+  if (messages.length > MAX_BATCH_MESSAGES)
+    return rpcError(
+      400,
+      -32600,
+      `Invalid Request: a batch may hold at most ${MAX_BATCH_MESSAGES} messages (this one has ${messages.length})`,
+    )
+  return undefined
 }
 
 /** `?recipe=`, `?model=instance/model`, `?reserve=N` → a spawn body (checked by the spawn like a REST one). */

@@ -22,6 +22,7 @@ export const invokeToolTool: Tool = {
   },
   ...PRIMARY_META_BUILTIN,
   labels: [...PRIMARY_META_BUILTIN.labels],
+  title: 'Invoke a tool by name',
   searchHint: 'call a tool by its name',
   async invoke(params, ctx) {
     const name = typeof params.name === 'string' ? params.name.trim() : ''

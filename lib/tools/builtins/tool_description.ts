@@ -40,7 +40,8 @@ export const toolDescriptionTool: Tool = {
     additionalProperties: false,
   },
   ...PRIMARY_META_BUILTIN,
-  labels: [...PRIMARY_META_BUILTIN.labels],
+  labels: [...PRIMARY_META_BUILTIN.labels, 'read-only'],
+  title: 'Describe tools',
   searchHint: 'describe and load tools by name',
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_description ${NO_SURFACE}.`)

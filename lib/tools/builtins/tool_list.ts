@@ -17,7 +17,8 @@ export const toolListTool: Tool = {
     additionalProperties: false,
   },
   ...PRIMARY_META_BUILTIN,
-  labels: [...PRIMARY_META_BUILTIN.labels],
+  labels: [...PRIMARY_META_BUILTIN.labels, 'read-only'],
+  title: 'List tools',
   searchHint: 'names of all tools you can use',
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_list ${NO_SURFACE}.`)

@@ -9,7 +9,8 @@ export const whoamiTool: Tool = {
   description: 'Tell the tenant, project, caller subject and process id (when there is one) this call runs as.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   ...PRIMARY_META_BUILTIN,
-  labels: [...PRIMARY_META_BUILTIN.labels],
+  labels: [...PRIMARY_META_BUILTIN.labels, 'read-only'],
+  title: 'Who am I',
   searchHint: 'tenant, project and caller of this session',
   async invoke(_params, ctx) {
     return success({
