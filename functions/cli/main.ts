@@ -20,9 +20,11 @@ import {
   staleChanges,
 } from '../../lib/layers/plan'
 import { sha256 } from '../../lib/runtime/hash'
+import { ALL_SCOPES } from '../http/auth'
 import { ApiError, ServerToolsClient } from './client'
 import { readLayerDir, writeLayerDir } from './layer-dir'
 import { formatPlan, formatPreview, formatProblems, PROBLEM_FORMATS, type ProblemFormat, progressBar } from './output'
+import { mintToken, TokenRefusal } from './token'
 
 export interface CliIo {
   out: (text: string) => void
@@ -183,6 +185,41 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const outcome = await client().invoke(o.project, tool, params)
       io.out(JSON.stringify(outcome.content, null, 2))
       set(outcome.isError ? EXIT.problems : EXIT.ok)
+    })
+
+  program
+    .command('token')
+    .description(
+      'mint an HS256 token with the local secret (DATA_DIR/jwt-secret or AUTH_JWT_SECRET); refused where an identity provider issues tokens',
+    )
+    .requiredOption('--tenant <tenant>', 'the tenant the token is for')
+    .requiredOption('--scope <scopes...>', `one or more of ${ALL_SCOPES.join(', ')}`)
+    .option('--ttl <duration>', 'lifetime: seconds, or 15m, 12h, 30d', '1h')
+    .option('--subject <sub>', 'the sub claim, stamped into updatedBy of what the token writes', 'server-tools-token')
+    .option('--data-dir <dir>', "npm start's data directory (default: $DATA_DIR or .data)")
+    .option('--offline', 'do not ask the service at --url / $ST_URL whether it uses an identity provider')
+    .action(async (o: { tenant: string; scope: string[]; ttl: string; subject: string; dataDir?: string; offline?: boolean }) => {
+      const url = o.offline ? undefined : (program.opts<Connection>().url ?? io.env.ST_URL)
+      try {
+        const minted = await mintToken(
+          {
+            tenant: o.tenant,
+            scopes: o.scope,
+            ttl: o.ttl,
+            subject: o.subject,
+            ...(o.dataDir ? { dataDir: o.dataDir } : {}),
+            ...(url ? { url } : {}),
+          },
+          io.env,
+          { nowSeconds: Math.floor(Date.now() / 1000) },
+        )
+        io.out(minted.token)
+        const { tenant, scope, exp } = minted.claims
+        io.err(`tenant ${tenant}, scope "${scope}", expires ${new Date(exp * 1000).toISOString()}; signed with ${minted.secretSource}`)
+      } catch (e) {
+        if (e instanceof TokenRefusal) throw new CliFailure(e.message)
+        throw e
+      }
     })
 
   /** Reads and validates a directory (and the tenant layer as context); throws on errors. */
