@@ -34,7 +34,7 @@ const QUICKJS_PACKAGES = [
   '@jitl/quickjs-wasmfile-debug-asyncify',
 ]
 
-/** Optional token settings passed from the deploying shell to the function when set (README "Authentication"). */
+/** Optional token settings passed from the deploying shell to the function when set (docs/guide/auth-and-tokens.md). */
 const AUTH_SETTINGS = [
   'AUTH_MAX_TOKEN_LIFETIME_SECONDS',
   'AUTH_JWKS_URL',
@@ -125,7 +125,7 @@ export default $config({
         // shell or .env, omitted when unset.
         ...(process.env.EGRESS_ALLOW_HOSTS ? { EGRESS_ALLOW_HOSTS: process.env.EGRESS_ALLOW_HOSTS } : {}),
         ...(process.env.EGRESS_ALLOW_CIDRS ? { EGRESS_ALLOW_CIDRS: process.env.EGRESS_ALLOW_CIDRS } : {}),
-        // Token settings (functions/settings.ts → authSettingsFromEnv, README "Authentication"), the
+        // Token settings (functions/settings.ts → authSettingsFromEnv, docs/guide/auth-and-tokens.md), the
         // same way: the identity provider, the lifetime cap, the public base URL.
         ...Object.fromEntries(AUTH_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name] as string])),
       },

@@ -44,7 +44,7 @@ const deps = createAwsDeps({
   egressAllow: deploymentAllowList(process.env),
   // the runtime API and credential endpoints: never reachable by a tool, whatever the allow-list
   ownEndpoints: ownEndpointsFromEnv(process.env),
-  // one request per container at a time: the worker watchdog would protect nobody else (README)
+  // one request per container at a time: the worker watchdog would protect nobody else (docs/operations/security.md)
   sandbox: sandboxSettingsFromEnv('inline'),
   log: envLogger(),
 })

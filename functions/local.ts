@@ -56,7 +56,7 @@ async function main() {
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
     ownEndpoints,
-    // a long-running server: a stalled script must not hold other requests (README)
+    // a long-running server: a stalled script must not hold other requests (docs/operations/security.md)
     sandbox: sandboxSettingsFromEnv('worker'),
     log: envLogger(),
   })

@@ -29,7 +29,7 @@ export const optionalEnv = (name: string) => process.env[name] || undefined
 
 /**
  * SANDBOX_MEMORY_MB: the QuickJS memory limit per run (default 32). SANDBOX_ISOLATION: `worker` or
- * `inline` (the entry point's default otherwise). Sharing between tenants (README "Scripted tools"):
+ * `inline` (the entry point's default otherwise). Sharing between tenants (docs/operations/security.md, "The script sandbox"):
  * SANDBOX_TENANT_CONCURRENCY (scripts one tenant runs at once, default half the workers),
  * SANDBOX_TENANT_QUEUE (scripts one tenant may have waiting, default 8), SANDBOX_QUEUE (waiting
  * across tenants, default 64). A bad value fails the cold start.
@@ -60,7 +60,7 @@ function wholeEnv(name: string, min: number, max: number): number | undefined {
 }
 
 /**
- * Bearer-token settings besides AUTH_JWT_SECRET (README "Authentication"). The identity provider is on when AUTH_JWKS_URL
+ * Bearer-token settings besides AUTH_JWT_SECRET (docs/guide/auth-and-tokens.md). The identity provider is on when AUTH_JWKS_URL
  * is set, and then AUTH_ISSUER and AUTH_AUDIENCE are required: a provider's tokens are only ever
  * accepted for this service. A bad value fails the cold start.
  */

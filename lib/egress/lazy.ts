@@ -1,7 +1,7 @@
 /**
  * The egress client as the composition root hands it out: built on the first outbound request or
  * check. Until then neither the client nor its guard and connector (node:http, node:https,
- * node:zlib) are loaded — a cold start that sends nothing never needs them (cold start, README).
+ * node:zlib) are loaded — a cold start that sends nothing never needs them (docs/operations/cold-start-and-latency.md).
  */
 import type { EgressClient, EgressClientOptions } from './client'
 

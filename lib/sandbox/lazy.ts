@@ -1,7 +1,7 @@
 /**
  * The sandbox as the composition roots hand it to the tool types: created on the first script.
  * Until then neither QuickJS's engines and workers nor the sandbox's own code (a chunk of its own
- * in the Lambda bundle) are loaded — most requests run no script (cold start, README).
+ * in the Lambda bundle) are loaded — most requests run no script (docs/operations/cold-start-and-latency.md).
  */
 import type { SandboxRequest, SandboxResult } from './execute'
 import type { SandboxStats } from './in-process'

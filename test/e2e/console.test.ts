@@ -68,7 +68,7 @@ async function seriousA11yViolations(page: Page) {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
-/** The whole page, and the first screenful (the README's screenshots are copies of those). */
+/** The whole page, and the first screenful (docs/screenshots/ holds copies of those). */
 async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
   await page.screenshot({ path: join(ARTIFACTS, `${name}.screen.png`) })

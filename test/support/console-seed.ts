@@ -86,7 +86,7 @@ export async function seedConsoleData(url: string, token: string) {
   await call('handbook', {})
   for (let i = 0; i < 5; i++) await call('whoami', {})
   await call('tool_list', {})
-  // counts reach the table about a second after the first one (README: usage statistics)
+  // counts reach the table about a second after the first one (docs/guide/usage.md)
   const deadline = Date.now() + 10_000
   for (;;) {
     const roles = (await (await fetch(`${url}/admin/projects/p1/insights/tool-usage`, { headers: auth })).json()) as any[]

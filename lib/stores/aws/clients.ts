@@ -1,7 +1,7 @@
 /**
  * AWS clients for the stores. Everything arrives as arguments (this module reads no environment): the edge
  * (functions/, test/support/) decides region, endpoints and credentials. DynamoDB goes through our
- * own client (./dynamo/client.ts, cold start in the README); S3 through the SDK, loaded when a
+ * own client (./dynamo/client.ts, docs/operations/cold-start-and-latency.md); S3 through the SDK, loaded when a
  * large body is first touched. With no credentials given, the SDK's default chain applies, loaded
  * on first use (a Lambda passes the role credentials of its environment instead).
  */
@@ -24,7 +24,7 @@ export interface AwsClients {
   dynamo: DynamoClient
   /**
    * S3 holds only document bodies over the inline limit, so most requests never touch it: the
-   * client, and the ~100 KiB of SDK code behind it, are loaded on first use (cold start, README).
+   * client, and the ~100 KiB of SDK code behind it, are loaded on first use (docs/operations/cold-start-and-latency.md).
    */
   s3(): Promise<S3Client>
   /** Closes the sockets of every client built so far. */

@@ -3,7 +3,7 @@
  * and the document shape the stores work in (plain values in, plain values out). It replaces the
  * SDK's DynamoDBClient + DocumentClient, whose ~200 KiB were most of what a cold start loaded and
  * never ran, and whose first request resolved endpoint rules and credentials it did not need
- * (README, cold start). What it keeps from the SDK's behaviour:
+ * (docs/operations/durability.md). What it keeps from the SDK's behaviour:
  * - standard retries: 3 attempts, full-jitter exponential backoff (base 100 ms, 500 ms after
  *   throttling, capped at 20 s), on throttling, 5xx, 429, timeouts and dropped connections;
  * - a clock-skew correction when DynamoDB says the signature's time is off;
