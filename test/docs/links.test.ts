@@ -37,8 +37,9 @@ describe('the documentation', () => {
   })
 
   it('finds a broken file link and a broken anchor in text written to fail', () => {
-    const text = '# A title\n\nSee [x](missing.md), [y](#a-title), [z](#nope) and `[code](not-a-link.md)`.\n```\n[fenced](no.md)\n```\n'
-    expect(linksOf('docs/x.md', text).map((l) => l.target)).toEqual(['missing.md', '#a-title', '#nope'])
+    const text =
+      '# A title\n\nSee [x](missing.md), [y](#a-title), [z](#nope) and `[code](not-a-link.md)`.\n<img src="shot.png" width="300">\n```\n[fenced](no.md)\n```\n'
+    expect(linksOf('docs/x.md', text).map((l) => l.target)).toEqual(['missing.md', '#a-title', '#nope', 'shot.png'])
     expect([...anchorsOf(text)]).toEqual(['a-title'])
   })
 

@@ -38,8 +38,12 @@ function proseLines(text: string): { line: number; text: string }[] {
 
 export function linksOf(file: string, text: string): Link[] {
   const links: Link[] = []
-  for (const { line, text: prose } of proseLines(text))
+  for (const { line, text: prose } of proseLines(text)) {
     for (const m of prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ file, line, target: m[1] })
+    // HTML a screenshot table or a sized image needs: <img src="…">, <a href="…">
+    for (const m of prose.matchAll(/<(?:img|a|source)\b[^>]*?\s(?:src|href|srcset)=["']([^"'\s]+)["']/gi))
+      links.push({ file, line, target: m[1] })
+  }
   return links
 }
 
