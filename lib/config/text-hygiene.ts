@@ -7,14 +7,22 @@
  *   YAML folds CR LF line breaks into LF, so a CR that survives parsing was written on purpose),
  *   DEL U+007F and the C1 controls U+0080–U+009F;
  * - bidi embeddings, overrides and isolates U+202A–U+202E, U+2066–U+2069 (the "Trojan Source"
- *   characters). The marks U+200E/U+200F stay allowed: right-to-left text needs them.
+ *   characters). The marks U+200E/U+200F stay allowed: right-to-left text needs them;
+ * - the Unicode tag characters U+E0000–U+E007F: invisible everywhere, yet a model reads them as
+ *   the ASCII they shadow, so a description can carry instructions no reviewer sees.
+ *
+ * One rule, wherever text enters: documents on write (checkDocumentText), client tools when a
+ * backend declares them (lib/surface/client-tools.ts), and tools derived from other text — an
+ * OpenAPI spec, a remote MCP server's catalog — when a pack is expanded (lib/tools/service.ts,
+ * `unsafeTextIn`): a derived tool whose name, description or schema text breaks the rule is left
+ * out with a problem naming the character.
  */
 import type { Issue } from '../errors'
 import { jsonFormOf, locate, type ParsedYaml, parseYaml } from './yaml'
 
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 /** Single-line text (names, paths): TAB and LF are refused too. */
-const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+const UNSAFE_SINGLE_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 
 const NAMES: Record<number, string> = {
   0: 'NUL',
@@ -41,10 +49,45 @@ export function unsafeCharacter(
 ): { position: number; character: string } | undefined {
   const m = (lines === 'multi-line' ? UNSAFE : UNSAFE_SINGLE_LINE).exec(text)
   if (!m) return undefined
-  const code = m[0].charCodeAt(0)
+  const code = m[0].codePointAt(0)!
   const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
-  const name = NAMES[code] ?? (code < 0x20 || (code >= 0x7f && code <= 0x9f) ? 'a control character' : 'a bidi control')
+  const name =
+    NAMES[code] ??
+    (code < 0x20 || (code >= 0x7f && code <= 0x9f)
+      ? 'a control character'
+      : code >= 0xe0000
+        ? 'an invisible tag character'
+        : 'a bidi control')
   return { position: m.index + 1, character: `${hex} (${name})` }
+}
+
+/**
+ * The first key or string in `value` (a derived tool's name, description, schema…) that breaks the
+ * rule: its JSON pointer under `pointer` and a sentence `<pointer> contains U+… (…) at character n`.
+ * Walks without recursion and visits each object once; at most `maxNodes` values are looked at (a
+ * derived schema's nodes are already counted by its expansion budget, this keeps the walk bounded).
+ */
+export function unsafeTextIn(value: unknown, pointer = '', maxNodes = 100_000): { pointer: string; message: string } | undefined {
+  const seen = new Set<object>()
+  const stack: { value: unknown; at: string }[] = [{ value, at: pointer }]
+  for (let visited = 0; stack.length && visited < maxNodes; visited++) {
+    const { value: v, at } = stack.pop()!
+    if (typeof v === 'string') {
+      const bad = unsafeCharacter(v)
+      if (bad) return { pointer: at, message: `${at || 'the text'} contains ${bad.character} at character ${bad.position}` }
+    } else if (v && typeof v === 'object' && !seen.has(v)) {
+      seen.add(v)
+      const entries: [string, unknown][] = Array.isArray(v) ? v.map((c, i) => [String(i), c]) : Object.entries(v)
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, child] = entries[i]
+        const childAt = `${at}/${escapePointer(k)}`
+        const bad = unsafeCharacter(k)
+        if (bad) return { pointer: childAt, message: `the key at ${childAt} contains ${bad.character} at character ${bad.position}` }
+        stack.push({ value: child, at: childAt })
+      }
+    }
+  }
+  return undefined
 }
 
 const MAX_REPORTED = 20

@@ -61,6 +61,16 @@ export interface ProcessKey {
   id: string
 }
 
+/**
+ * A process as a caller names it: `subject` is the caller's token `sub`. A process belongs to the
+ * subject that spawned it (`createdBy`); every route that reads, calls or changes one goes through
+ * a key like this, so another subject of the same tenant finds nothing there (NOT_FOUND, exactly as
+ * for an absent process: no probing which ids exist).
+ */
+export interface CallerProcessKey extends ProcessKey {
+  subject: string
+}
+
 export interface ProcessStore {
   /** Writes a new process; CONFLICT when the id exists. */
   create(record: ProcessRecord): Promise<void>

@@ -4,19 +4,19 @@
  * `(engineDefault ∪ add) ∖ remove` — a tool labelled later never reaches a running process.
  */
 import { randomUUID } from 'node:crypto'
-import { isReservedToolName } from '../config/server-tool'
+import { isReservedToolName, RESERVED_TOOL_NAMES } from '../config/server-tool'
 import { type Issue, invalidConfig, invalidInput, notFound } from '../errors'
 import { parseModelRef } from '../models/documents'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import { type ClientToolDeclaration, clashWarnings, parseClientTools } from '../surface/client-tools'
 import { CAPABILITY_FLOOR } from '../surface/families'
-import type { Tool } from '../tools/contracts'
+import { nameKey, type Tool } from '../tools/contracts'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
 import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
-import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
+import type { CallerProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
 
 export const DEFAULT_RECIPE = 'default'
 export const PROCESS_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
@@ -80,11 +80,14 @@ export const MAX_RESERVE = 64
 export class ProcessService {
   constructor(private readonly deps: ProcessServiceDeps) {}
 
-  async get(key: ProcessKey): Promise<ProcessRecord> {
+  /** The caller's process: absent, expired and another subject's all answer the same NOT_FOUND. */
+  async get(key: CallerProcessKey): Promise<ProcessRecord> {
     if (!PROCESS_ID_PATTERN.test(key.id))
       throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
-    const rec = await this.deps.processes.get(key, this.deps.clock.now())
-    if (!rec) throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
+    const { subject, ...stored } = key
+    const rec = await this.deps.processes.get(stored, this.deps.clock.now())
+    if (!rec || rec.createdBy !== subject)
+      throw notFound(`no process '${key.id}' of yours in project '${key.project}' (it may have expired, or another subject spawned it)`)
     return rec
   }
 
@@ -148,7 +151,10 @@ export class ProcessService {
     // A tool document that is there but yields no tools (a pack whose server is unreachable, whose
     // spec is missing): the process is spawned without them, and says so.
     const leftOut = problems.filter((p) => !p.errors).map((p) => `tool '${p.name}' (${p.source} layer): ${p.message}`)
-    const warnings = new Findings(engineName, [...leftOut, ...(req.clientTools ? clashWarnings(req.clientTools, (n) => sel.has(n)) : [])])
+    const warnings = new Findings(engineName, [
+      ...leftOut,
+      ...(req.clientTools ? clashWarnings(req.clientTools, (k) => sel.holderOf(k)) : []),
+    ])
     const floorNote = (field: string, names: Iterable<string>) => {
       for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.add(field, n, 'floor-ignored')
     }
@@ -197,7 +203,7 @@ export class ProcessService {
 
   /** Replaces a process's client tools (PUT …/client-tools); configured and built-in names win, with a warning. */
   async setClientTools(
-    key: ProcessKey,
+    key: CallerProcessKey,
     body: Record<string, unknown>,
     expectedVersion?: number,
   ): Promise<{ version: number; names: string[]; warnings: string[] }> {
@@ -208,22 +214,25 @@ export class ProcessService {
         unknown.map((k) => ({ pointer: `/${k}`, message: `unknown field '${k}'` })),
       )
     const tools = parseClientTools(body.clientTools ?? [], '/clientTools')
+    const { subject: _, ...stored } = key
     await this.get(key)
     const { tools: inventory } = await this.deps.tools.listAll(key.tenant, key.project)
     const sel = new Selector(inventory)
     const now = this.deps.clock.now()
-    const version = await this.deps.processes.setClientTools(key, tools, {
+    const version = await this.deps.processes.setClientTools(stored, tools, {
       ...(expectedVersion !== undefined ? { expectedVersion } : {}),
       expiresAt: now + this.deps.processTtlMs,
       now,
     })
-    return { version, names: tools.map((t) => t.name), warnings: clashWarnings(tools, (n) => sel.has(n)) }
+    return { version, names: tools.map((t) => t.name), warnings: clashWarnings(tools, (k) => sel.holderOf(k)) }
   }
 
   /** Ends a process (an MCP session's DELETE). */
-  async end(key: ProcessKey): Promise<void> {
+  async end(key: CallerProcessKey): Promise<void> {
     if (!PROCESS_ID_PATTERN.test(key.id)) throw notFound(`no process '${key.id.slice(0, 80)}' in project '${key.project}'`)
-    await this.deps.processes.end(key, this.deps.clock.now())
+    await this.get(key)
+    const { subject: _, ...stored } = key
+    await this.deps.processes.end(stored, this.deps.clock.now())
   }
 }
 
@@ -305,6 +314,16 @@ class Selector {
   has(name: string): boolean {
     return this.names.has(name) || isReservedToolName(name)
   }
+
+  /** The configured, built-in or meta-tool whose name has this `nameKey` (names compared without case). */
+  holderOf(key: string): string | undefined {
+    if (!this.keys) {
+      this.keys = new Map()
+      for (const n of [...RESERVED_TOOL_NAMES, ...this.names.keys()]) if (!this.keys.has(nameKey(n))) this.keys.set(nameKey(n), n)
+    }
+    return this.keys.get(key)
+  }
+  private keys?: Map<string, string>
 
   resolve(entries: readonly string[], field: string, warnings: Findings): { all: Set<string>; byName: Set<string> } {
     const all = new Set<string>()

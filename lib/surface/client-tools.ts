@@ -11,9 +11,10 @@
 import { toolError } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
 import { compileTransient, validateAgainst } from '../config/json-schema'
+import { unsafeTextIn } from '../config/text-hygiene'
 import { type Issue, invalidInput } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
-import type { Tool } from '../tools/contracts'
+import { nameKey, type Tool } from '../tools/contracts'
 
 export interface ClientToolDeclaration {
   name: string
@@ -68,13 +69,28 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
         message: `client tools may take at most ${CLIENT_TOOL_LIMITS.maxTotalBytes} bytes of JSON together, got ${total}`,
       })
   }
-  const seen = new Set<string>()
+  const seen = new Map<string, string>()
   if (!issues.length) {
     ;(value as Record<string, unknown>[]).forEach((d, i) => {
       const at = `${pointer}/${i}`
       const name = d.name as string
-      if (seen.has(name)) issues.push({ pointer: `${at}/name`, message: `client tool '${name}' is declared twice` })
-      seen.add(name)
+      const earlier = seen.get(nameKey(name))
+      if (earlier !== undefined)
+        issues.push({
+          pointer: `${at}/name`,
+          message:
+            earlier === name
+              ? `client tool '${name}' is declared twice`
+              : `client tool '${name}' differs only in case from '${earlier}' (tool names are compared without case)`,
+        })
+      else seen.set(nameKey(name), name)
+      // the same text rule as every document (lib/config/text-hygiene.ts): descriptions and schema text reach manifests
+      const unsafe = unsafeTextIn({ description: d.description, inputSchema: d.inputSchema }, at)
+      if (unsafe)
+        issues.push({
+          pointer: unsafe.pointer,
+          message: `${unsafe.message}; control characters, bidi overrides and tag characters are not allowed`,
+        })
       issues.push(...schemaIssues(d.inputSchema as JsonSchema, `${at}/inputSchema`))
     })
   }
@@ -129,11 +145,22 @@ function shapeProblem(node: unknown, at: string, depth: number): Issue | undefin
   return undefined
 }
 
-/** Names that configured or built-in tools already use: those win, and the caller is told. */
-export function clashWarnings(declared: readonly ClientToolDeclaration[], taken: (name: string) => boolean): string[] {
-  return declared
-    .filter((d) => taken(d.name))
-    .map((d) => `clientTools: '${d.name}' is also a configured or built-in tool; that tool wins and the client tool is ignored`)
+/**
+ * Names that configured or built-in tools already use, compared without case (`nameKey`): those
+ * win, and the caller is told. `taken` maps a name key to the tool that holds it.
+ */
+export function clashWarnings(declared: readonly ClientToolDeclaration[], taken: (key: string) => string | undefined): string[] {
+  const out: string[] = []
+  for (const d of declared) {
+    const holder = taken(nameKey(d.name))
+    if (holder === undefined) continue
+    out.push(
+      holder === d.name
+        ? `clientTools: '${d.name}' is also a configured or built-in tool; that tool wins and the client tool is ignored`
+        : `clientTools: '${d.name}' differs only in case from the configured or built-in tool '${holder}' (names are compared without case); that tool wins and the client tool is ignored`,
+    )
+  }
+  return out
 }
 
 /** Tool objects per (process, version of its declarations): stable objects keep every per-tool cache warm. */

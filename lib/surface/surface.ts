@@ -7,12 +7,12 @@
 import type { ToolOutcome } from '../calls/outcome'
 import { invalidInput } from '../errors'
 import type { SurfaceDocuments } from '../recipes/catalog'
-import type { ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
+import type { CallerProcessKey, ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
 import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { DescribedTool, DiscoverySurface, Tool } from '../tools/contracts'
+import { type DescribedTool, type DiscoverySurface, nameKey, type Tool } from '../tools/contracts'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
@@ -92,7 +92,8 @@ export class SurfaceService {
     return this.deps.settings
   }
 
-  async open(key: ProcessKey): Promise<ProcessSurface> {
+  /** The caller's process (ProcessService.get: another subject's process is NOT_FOUND). */
+  async open(key: CallerProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
     return new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget)
   }
@@ -112,7 +113,7 @@ export class SurfaceService {
   }
 
   /** The manifest body (JSON text): tools, discovery blocks, prompt hints, budget facts. */
-  async manifest(key: ProcessKey, req: ManifestRequest = {}): Promise<string> {
+  async manifest(key: CallerProcessKey, req: ManifestRequest = {}): Promise<string> {
     return (await this.open(key)).manifest(req)
   }
 
@@ -120,20 +121,19 @@ export class SurfaceService {
    * The same body as UTF-8 bytes, encoded once per rendered manifest (the route serves these: a
    * turn whose inputs did not change costs no re-encoding). Read-only: shared between requests.
    */
-  async manifestBytes(key: ProcessKey, req: ManifestRequest = {}): Promise<Uint8Array<ArrayBuffer>> {
+  async manifestBytes(key: CallerProcessKey, req: ManifestRequest = {}): Promise<Uint8Array<ArrayBuffer>> {
     return (await this.open(key)).manifestBytes(req)
   }
 
   /** A tool call through the process's gates; `signal` (the request's) ends the whole call tree when the caller goes away. */
   async call(
     dispatcher: ToolDispatcher,
-    key: ProcessKey,
-    subject: string,
+    key: CallerProcessKey,
     name: unknown,
     params: unknown,
     opts: { signal?: AbortSignal } = {},
   ): Promise<ToolOutcome> {
-    return this.callOn(dispatcher, await this.open(key), subject, name, params, opts)
+    return this.callOn(dispatcher, await this.open(key), key.subject, name, params, opts)
   }
 
   /** A tool call through an already open surface's gates (the MCP endpoint opens it once per request). */
@@ -339,8 +339,11 @@ export class ProcessSurface implements DiscoverySurface {
       if (this.allowed.has(name)) throw e
       return undefined
     }
-    if (!tool) tool = clientToolsOf(this.record).find((t) => t.name === name)
-    else if (META_TOOLS.includes(tool.name) || !this.allowed.has(tool.name)) return undefined
+    if (!tool) {
+      // a client tool answers only where the visible set kept it (no configured tool holds its name, in any case)
+      const client = clientToolsOf(this.record).some((t) => t.name === name) ? (await this.visible()).byName.get(name) : undefined
+      tool = client && isClientTool(client) ? client : undefined
+    } else if (META_TOOLS.includes(tool.name) || !this.allowed.has(tool.name)) return undefined
     if (!tool) return undefined
     const resolved = tool
     return { ...resolved, invoke: async (params, ctx) => (await this.noteUse(resolved), resolved.invoke(params, ctx)) }
@@ -391,13 +394,14 @@ export class ProcessSurface implements DiscoverySurface {
     for (const n of CAPABILITY_FLOOR) tools.push(this.meta.get(n)!)
     if (allowed.has(INVOKE_TOOL)) tools.push(this.meta.get(INVOKE_TOOL)!)
     if (clientTools.length) {
-      // Configured and built-in tools win a name clash (spawn and PUT …/client-tools warn about it).
-      const taken = new Set<string>(META_TOOLS)
+      // Configured and built-in tools win a name clash, names compared without case (spawn and
+      // PUT …/client-tools warn about it).
+      const taken = new Set<string>(META_TOOLS.map(nameKey))
       for (const t of inventory) {
-        taken.add(t.name)
-        for (const a of t.aliases ?? []) taken.add(a)
+        taken.add(nameKey(t.name))
+        for (const a of t.aliases ?? []) taken.add(nameKey(a))
       }
-      for (const t of clientTools) if (!taken.has(t.name)) tools.push(t)
+      for (const t of clientTools) if (!taken.has(nameKey(t.name))) tools.push(t)
     }
     tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     const byName = new Map<string, Tool>()

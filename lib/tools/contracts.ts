@@ -55,6 +55,14 @@ export interface DiscoverySurface {
   describe(names: readonly string[], max: number): Promise<{ described: DescribedTool[]; unknown: string[]; skipped: string[] }>
 }
 
+/**
+ * The form two tool names are compared in for clashes: without case. To a model (and to a person
+ * reading a manifest) `TOOL_LIST` and `tool_list` are the same tool, so two tools of one surface
+ * never differ only in case; the first keeps the name, the other is left out with a reason.
+ * Tool names are ASCII by every name pattern, so ASCII lower case is the whole fold.
+ */
+export const nameKey = (name: string) => name.toLowerCase()
+
 /** A callable, fully resolved tool (a configured singleton, a pack sub-tool, or a built-in). */
 export interface Tool {
   name: string

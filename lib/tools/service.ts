@@ -13,7 +13,7 @@ import {
   serverToolPath,
   toolNameProblem,
 } from '../config/server-tool'
-import { checkDocumentText } from '../config/text-hygiene'
+import { checkDocumentText, unsafeTextIn } from '../config/text-hygiene'
 import { yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
@@ -25,7 +25,7 @@ import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../erro
 import { BoundedCache, parsedWeight } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { Tool, ToolFactory, ToolSource, ToolSpec } from './contracts'
+import { nameKey, type Tool, type ToolFactory, type ToolSource, type ToolSpec } from './contracts'
 import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
@@ -377,7 +377,7 @@ export class ServerToolService {
         clock: this.deps.clock,
         problem: (m) => problems.push(m),
       })
-      .then((specs) => ({ tools: buildTools(config, specs, sourceOf(hit.source), factory), problems }))
+      .then((specs) => ({ tools: buildTools(config, specs, sourceOf(hit.source), factory, (m) => problems.push(m)), problems }))
     run.then(
       (r) => this.expansionProblems.set(key, r.problems),
       (e) => this.expansionProblems.set(key, [expansionFailure(e)]),
@@ -421,13 +421,47 @@ function sameFingerprint(f: LayerFingerprint, layers: { tenant: Versioned[]; pro
   return same(f.tenant, layers.tenant) && same(f.project, layers.project)
 }
 
-function buildTools(config: ServerToolConfig, specs: ToolSpec[], source: ToolSource, factory: ToolFactory): Tool[] {
+/**
+ * The tools of one expansion. What a spec derived from other text (a spec's operations, a remote
+ * catalog) passes the same text-hygiene rule as a document, and its name may not differ only in
+ * case from an earlier one's (`nameKey`); a spec that fails either is left out with a problem.
+ */
+function buildTools(
+  config: ServerToolConfig,
+  specs: ToolSpec[],
+  source: ToolSource,
+  factory: ToolFactory,
+  problem: (message: string) => void,
+): Tool[] {
   const tools: Tool[] = []
+  const taken = new Map<string, string>()
   for (const spec of specs) {
     if (factory.kind === 'pack' && !spec.localName)
       throw new Error(`pack type '${factory.typeId}' returned a sub-tool without a local name`)
     if (spec.localName && config.disabledSubTools.includes(spec.localName)) continue
     const name = spec.localName ? `${config.name}${PACK_SEPARATOR}${spec.localName}` : config.name
+    const unsafe = unsafeTextIn({
+      name,
+      description: spec.description ?? '',
+      searchHint: spec.searchHint ?? '',
+      aliases: spec.aliases ?? [],
+      inputSchema: spec.inputSchema,
+    })
+    if (unsafe) {
+      problem(
+        `left out tool '${JSON.stringify(name).slice(1, 81)}': ${unsafe.message}; control characters, bidi overrides and tag characters are not allowed`,
+      )
+      continue
+    }
+    const clash = [name, ...(spec.aliases ?? []).map((a) => `${config.name}${PACK_SEPARATOR}${a}`)].find((n) => taken.has(nameKey(n)))
+    if (clash !== undefined) {
+      problem(
+        `left out tool '${name}': its name differs only in case from '${taken.get(nameKey(clash))}' (tool names are compared without case)`,
+      )
+      continue
+    }
+    taken.set(nameKey(name), name)
+    for (const a of spec.aliases ?? []) taken.set(nameKey(`${config.name}${PACK_SEPARATOR}${a}`), name)
     tools.push({
       name,
       description: spec.description ?? config.description,

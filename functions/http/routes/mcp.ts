@@ -54,14 +54,12 @@ export function mcpRoutes(deps: AppDeps) {
   const loadProtocol = deps.modules.mcpProtocol
   /** The process behind a session, or undefined (absent, expired, ended, another subject's: all look the same). */
   async function openSession(c: Context<AuthEnv>, key: ProcessKey): Promise<ProcessSurface | undefined> {
-    let surface: ProcessSurface
     try {
-      surface = await deps.surface.open(key)
+      return await deps.surface.open({ ...key, subject: principalOf(c).subject })
     } catch (e) {
       if (e instanceof ServerToolsError && (e.code === 'NOT_FOUND' || e.code === 'INVALID_INPUT')) return undefined
       throw e
     }
-    return surface.record.createdBy === principalOf(c).subject ? surface : undefined
   }
 
   /** `MCP-Protocol-Version`: absent = 2025-03-26 (transport spec); one we do not serve = 400. */
@@ -118,7 +116,7 @@ export function mcpRoutes(deps: AppDeps) {
       const init = messages.length === 1 ? p.isInitializeRequest(messages[0]) : false
       if (init) {
         const { process } = await deps.processes.spawn(tenant, project, principalOf(c).subject, spawnQuery(c))
-        surface = await deps.surface.open({ tenant, project, id: process.id })
+        surface = await deps.surface.open({ tenant, project, id: process.id, subject: principalOf(c).subject })
       }
     } else {
       if (header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first)')
@@ -185,7 +183,7 @@ export function mcpRoutes(deps: AppDeps) {
     const key = { tenant: tenantParam(c), project: projectParam(c), id: pathId ?? header! }
     if (!(await openSession(c, key))) return sessionNotFound()
     try {
-      await deps.processes.end(key)
+      await deps.processes.end({ ...key, subject: principalOf(c).subject })
     } catch (e) {
       if (e instanceof ServerToolsError && e.code === 'NOT_FOUND') return sessionNotFound()
       throw e

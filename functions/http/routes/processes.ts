@@ -13,7 +13,14 @@ import { Hono } from '../hono'
 import { etag, objectBody, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
-  const key = (c: Context) => ({ tenant: tenantParam(c), project: projectParam(c), id: c.req.param('id') ?? '' })
+  // The caller's subject is part of every key: a process answers only the subject that spawned it,
+  // on these routes as on MCP sessions (another subject's process is a 404, like an absent one).
+  const key = (c: Context<AuthEnv>) => ({
+    tenant: tenantParam(c),
+    project: projectParam(c),
+    id: c.req.param('id') ?? '',
+    subject: principalOf(c).subject,
+  })
   return new Hono<AuthEnv>()
     .post('/projects/:project/processes', requireScope('tools:invoke'), async (c) => {
       const tenant = tenantParam(c)
@@ -44,7 +51,7 @@ export function processRoutes(deps: AppDeps) {
       const body = await objectBody(c)
       // The request's signal ends the whole call tree when the client goes away (as on the invoke
       // route); a tool refused for capacity stays a tool error here, a result the model can act on.
-      const outcome = await deps.surface.call(deps.dispatcher, key(c), principalOf(c).subject, body.name, body.params ?? {}, {
+      const outcome = await deps.surface.call(deps.dispatcher, key(c), body.name, body.params ?? {}, {
         signal: c.req.raw.signal,
       })
       // A client tool (spec §7): the backend runs it with the validated params.

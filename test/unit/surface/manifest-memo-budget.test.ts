@@ -15,6 +15,7 @@ async function setUp(manifestMemoBytes?: number) {
     tenant: 'acme',
     project: 'p1',
     id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id,
+    subject: 'alice',
   })
   return { deps, a: await spawn(), b: await spawn() }
 }

@@ -7,7 +7,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import type { AppDeps } from '../../../functions/http/app-deps'
-import type { ProcessKey } from '../../../lib/recipes/ports'
+import type { CallerProcessKey } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
 import type { ManifestRequest } from '../../../lib/surface/surface'
@@ -18,7 +18,7 @@ const MIN = 60_000
 let deps: AppDeps
 let clock: ManualClock
 let usage: MemoryToolUsageStore
-let key: ProcessKey
+let key: CallerProcessKey
 
 const doc = (description: string, extra = '') =>
   `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
@@ -27,7 +27,7 @@ const putDoc = (path: string, body: string, project = P) => deps.documents.put(T
 const bytes = (req?: ManifestRequest, k = key) => deps.surface.manifestBytes(k, req)
 const decoded = async (req?: ManifestRequest, k = key) => JSON.parse(new TextDecoder().decode(await bytes(req, k)))
 const names = async (req?: ManifestRequest, k = key) => (await decoded(req, k)).tools.map((t: { name: string }) => t.name) as string[]
-const describeTool = (name: string) => deps.surface.call(deps.dispatcher, key, 'alice', 'tool_description', { names: [name] })
+const describeTool = (name: string) => deps.surface.call(deps.dispatcher, key, 'tool_description', { names: [name] })
 
 beforeEach(async () => {
   clock = new ManualClock()
@@ -47,7 +47,7 @@ beforeEach(async () => {
   await putDoc('engines/e.yaml', 'allowedTools: [alpha_one, beta_one, gamma_one, delta]\n')
   await putDoc('recipes/r.yaml', 'engine: e\nmodels: [tiny/m]\n')
   const p = (await deps.processes.spawn(T, P, 'alice', { recipe: 'r' })).process
-  key = { tenant: T, project: P, id: p.id }
+  key = { tenant: T, project: P, id: p.id, subject: 'alice' }
   // limit 5, reserve 1: the floor and two of the three primary families fit; gamma (last by name) is demoted
   expect(await names()).toEqual(['alpha_one', 'beta_one', 'tool_description', 'tool_list'])
 })
@@ -142,7 +142,12 @@ describe('the memoised manifest', () => {
 
   it('never serves one process the body memoised for another of the same project', async () => {
     await putDoc('recipes/narrow.yaml', 'engine: e\nmodels: [tiny/m]\nallowedToolsRemove: [beta_one]\n')
-    const other = { tenant: T, project: P, id: (await deps.processes.spawn(T, P, 'alice', { recipe: 'narrow' })).process.id }
+    const other = {
+      tenant: T,
+      project: P,
+      id: (await deps.processes.spawn(T, P, 'alice', { recipe: 'narrow' })).process.id,
+      subject: 'alice',
+    }
     const mine = await bytes()
     expect(await names({}, other)).toEqual(['alpha_one', 'gamma_one', 'tool_description', 'tool_list'])
     expect(await bytes()).toBe(mine)

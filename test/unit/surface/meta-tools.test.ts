@@ -18,8 +18,8 @@ const doc = (description: string, extra = '') =>
   `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const putTool = (name: string, body: string) => deps.tools.put(T, P, name, body, { actor: 't' })
 const putDoc = (path: string, body: string, project = P) => deps.documents.put(T, project, path, body, { actor: 't' })
-const key = (p: ProcessRecord) => ({ tenant: T, project: P, id: p.id })
-const call = (p: ProcessRecord, name: string, params: unknown = {}) => deps.surface.call(deps.dispatcher, key(p), 'alice', name, params)
+const key = (p: ProcessRecord) => ({ tenant: T, project: P, id: p.id, subject: 'alice' })
+const call = (p: ProcessRecord, name: string, params: unknown = {}) => deps.surface.call(deps.dispatcher, key(p), name, params)
 const manifest = async (p: ProcessRecord) => JSON.parse(await deps.surface.manifest(key(p)))
 const toolNames = async (p: ProcessRecord) => (await manifest(p)).tools.map((t: { name: string }) => t.name) as string[]
 

@@ -17,9 +17,11 @@ const putTool = (name: string, body: string, project = P) => deps.tools.put(T, p
 const putDoc = (path: string, body: string, project = P) => deps.documents.put(T, project, path, body, { actor: 't' })
 const spawn = async (body: Record<string, unknown>) => (await deps.processes.spawn(T, P, 'alice', body)).process
 const manifestNames = async (p: ProcessRecord) =>
-  JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id })).tools.map((t: { name: string }) => t.name) as string[]
+  JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id, subject: 'alice' })).tools.map(
+    (t: { name: string }) => t.name,
+  ) as string[]
 const call = (p: ProcessRecord, name: string, params: unknown = {}) =>
-  deps.surface.call(deps.dispatcher, { tenant: T, project: P, id: p.id }, 'alice', name, params)
+  deps.surface.call(deps.dispatcher, { tenant: T, project: P, id: p.id, subject: 'alice' }, name, params)
 
 async function codeOf(promise: Promise<unknown>) {
   try {
@@ -86,7 +88,7 @@ describe('spawn resolves selectors once (spec §6)', () => {
     expect(p.allowed).toHaveLength(31)
     expect(p.promoted).toEqual([])
     expect(await manifestNames(p)).toEqual(['tool_description', 'tool_list', 'whoami'])
-    const block = JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id })).discoveryBlock as string
+    const block = JSON.parse(await deps.surface.manifest({ tenant: T, project: P, id: p.id, subject: 'alice' })).discoveryBlock as string
     expect(block).toContain('### crm')
     expect(block).toContain('- `crm__op0` — echo op0')
   })
@@ -172,7 +174,7 @@ describe('the process record', () => {
     deps = createMemoryDeps({ extraFactories: [echoPackFactory], clock, surface: { processTtlMs: 60 * 60_000 } })
     await putTool('stocks', doc('secondary'))
     const p = await spawn({})
-    const key = { tenant: T, project: P, id: p.id }
+    const key = { tenant: T, project: P, id: p.id, subject: 'alice' }
     clock.advance(50 * 60_000)
     expect(await call(p, 'tool_description', { names: ['stocks'] })).toMatchObject({ isError: false })
     clock.advance(50 * 60_000)
