@@ -50,6 +50,17 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
       expect(await store.get(key, NOW)).toEqual(rec)
     })
 
+    it('refuses a record over the 400 KB item limit as TOO_LARGE, at create and when client tools grow it', async () => {
+      const many = Array.from({ length: 9_000 }, (_, i) => `tool_with_a_rather_long_name_${i}`) // ~300 KB of names
+      await expectCode(store.create(sampleProcess({ allowed: many, deferred: many })), 'TOO_LARGE')
+      expect(await store.get(key, NOW)).toBeUndefined()
+      await store.create(sampleProcess({ allowed: many }))
+      const schema = { type: 'object', description: 'x'.repeat(120_000) }
+      const tool = { name: 'big', description: 'Big.', inputSchema: schema, labels: [], primary: false }
+      await expectCode(store.setClientTools(key, [tool], { expiresAt: NOW + HOUR, now: NOW }), 'TOO_LARGE')
+      expect((await store.get(key, NOW))?.clientTools).toBeUndefined()
+    })
+
     it('refuses a second process with the same id', async () => {
       await store.create(sampleProcess())
       await expectCode(store.create(sampleProcess({ recipe: 'other' })), 'CONFLICT')

@@ -7,6 +7,9 @@ import { isValidProjectId, requireScope } from '../auth'
 import { Hono } from '../hono'
 import { objectBody, tenantParam } from '../request'
 
+/** No provider takes a request with more tools than this; a count above it is not an observation. */
+const MAX_REQUESTED_TOOLS = 100_000
+
 export function modelRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>().post('/models/observed-limits', requireScope('tools:invoke'), async (c) => {
     const body = await objectBody(c)
@@ -21,8 +24,12 @@ export function modelRoutes(deps: AppDeps) {
     const model = str('model')
     const errorMessage = str('errorMessage', 20_000)
     const count = body.requestedToolCount
-    if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 0))
-      issues.push({ pointer: '/requestedToolCount', message: 'requestedToolCount must be a non-negative whole number' })
+    // a safe integer within what any endpoint could be sent: 2^53 and beyond cannot be stored exactly
+    if (count !== undefined && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0 || count > MAX_REQUESTED_TOOLS))
+      issues.push({
+        pointer: '/requestedToolCount',
+        message: `requestedToolCount must be a whole number from 0 to ${MAX_REQUESTED_TOOLS}`,
+      })
     const project = body.project
     if (project !== undefined && (typeof project !== 'string' || !isValidProjectId(project)))
       issues.push({ pointer: '/project', message: 'project must be a project id' })

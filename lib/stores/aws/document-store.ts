@@ -22,6 +22,7 @@ import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
 import type { DynamoClient, QueryInput } from './dynamo/client'
+import { errorName, storeError } from './store-errors'
 
 export interface DynamoDocumentStoreOptions {
   dynamo: DynamoClient
@@ -53,8 +54,6 @@ export interface DocumentItem {
 const BATCH_GET_LIMIT = 100
 /** Retries for UnprocessedKeys before giving up with THROTTLED. */
 const UNPROCESSED_RETRIES = 8
-
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
 
 export class DynamoDocumentStore implements DocumentStore {
   private readonly db: DynamoClient
@@ -180,6 +179,9 @@ export class DynamoDocumentStore implements DocumentStore {
     } catch (e) {
       if (!isConditionFailure(e)) throw e
       // DynamoDB returns the current item with the failure; emulators may not, so read it then.
+      // Unconditional, the write failed only because the document was absent or deleted when it
+      // ran: a 404, even if a racing PUT has created it again since (reading it now would say so).
+      if (!versioned) throw notFound(`${key.path} does not exist`)
       const current = conditionItem(e) ?? (await this.readItem(key, true))
       if (!current || current.deleted) throw notFound(`${key.path} does not exist`)
       throw conflict(`${key.path} is at version ${current.version}, not ${opts.expectedVersion}`, e)
@@ -398,10 +400,7 @@ export class DynamoDocumentStore implements DocumentStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has(errorName(e) ?? '')) {
-        throw new ServerToolsError('THROTTLED', 'the documents table is throttling requests; retry shortly', undefined, { cause: e })
-      }
-      throw e
+      throw storeError(e, 'the documents table')
     }
   }
 }
@@ -417,7 +416,6 @@ export function blobKey(key: DocumentKey, hash: string) {
   return `docs/${encodeURIComponent(key.scope)}/${path}@${hash.slice(0, 16)}-${randomBytes(8).toString('hex')}`
 }
 
-const errorName = (e: unknown) => (e as { name?: string } | null)?.name
 const isConditionFailure = (e: unknown) => errorName(e) === 'ConditionalCheckFailedException'
 /**
  * The current version from the item DynamoDB returns with ReturnValuesOnConditionCheckFailure (the

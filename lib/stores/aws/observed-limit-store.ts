@@ -9,6 +9,7 @@ import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limi
 import { endpointKey } from '../../surface/limits'
 import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
+import { errorName, storeError } from './store-errors'
 
 export const observedLimitsTableSpec = (name: string): TableSpec => ({
   name,
@@ -16,8 +17,6 @@ export const observedLimitsTableSpec = (name: string): TableSpec => ({
   rangeKey: { name: 'endpoint', type: 'S' },
 })
 
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
-const errorName = (e: unknown) => (e as { name?: string } | null)?.name
 const UNPROCESSED_RETRIES = 8
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -87,9 +86,7 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has(errorName(e) ?? ''))
-        throw new ServerToolsError('THROTTLED', 'the observed-limits table is throttling requests; retry shortly', undefined, { cause: e })
-      throw e
+      throw storeError(e, 'the observed-limits table')
     }
   }
 }

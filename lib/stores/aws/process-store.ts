@@ -6,11 +6,12 @@
  * UpdateItem, so concurrent stamps of different tools never lose each other.
  */
 
-import { conflict, notFound, ServerToolsError } from '../../errors'
+import { conflict, notFound } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
 import type { ClientToolDeclaration } from '../../surface/client-tools'
 import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
+import { errorName, storeError } from './store-errors'
 
 /** Table spec for provisioning (`npm start`, tests); sst.config.ts declares the same keys and TTL. */
 export const processesTableSpec = (name: string): TableSpec => ({
@@ -32,8 +33,6 @@ interface ProcessItem extends Omit<ProcessRecord, 'phantomsReported' | 'expiresA
   expiresAt: number
 }
 
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
-const errorName = (e: unknown) => (e as { name?: string } | null)?.name
 const scopeOf = (k: { tenant: string; project: string }) => `${k.tenant}#${k.project}`
 const LIVE = 'attribute_exists(#id) AND #exp > :now'
 
@@ -232,9 +231,7 @@ export class DynamoProcessStore implements ProcessStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has(errorName(e) ?? ''))
-        throw new ServerToolsError('THROTTLED', 'the processes table is throttling requests; retry shortly', undefined, { cause: e })
-      throw e
+      throw storeError(e, 'the processes table')
     }
   }
 }

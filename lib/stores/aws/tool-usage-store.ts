@@ -9,11 +9,11 @@
  * timestamps. No TTL attribute: usage has no retention (spec §14.4).
  */
 
-import { ServerToolsError } from '../../errors'
 import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
 import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
+import { storeError } from './store-errors'
 
 /** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`), no TTL. */
 export const toolUsageTableSpec = (name: string): TableSpec => ({
@@ -41,8 +41,6 @@ export interface ToolUsageItem {
   lastDiscoveryAt?: string
   lastListedAt?: string
 }
-
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
 
 export class DynamoToolUsageStore implements ToolUsageStore {
   private readonly db: DynamoClient
@@ -135,10 +133,7 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     try {
       return await request()
     } catch (e) {
-      if (THROTTLING.has((e as { name?: string } | null)?.name ?? '')) {
-        throw new ServerToolsError('THROTTLED', 'the tool usage table is throttling requests; retry shortly', undefined, { cause: e })
-      }
-      throw e
+      throw storeError(e, 'the tool usage table')
     }
   }
 }

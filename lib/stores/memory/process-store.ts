@@ -1,5 +1,5 @@
 /** In-process ProcessStore with the same promises as the DynamoDB adapter. */
-import { conflict, notFound } from '../../errors'
+import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore } from '../../recipes/ports'
 import type { ClientToolDeclaration } from '../../surface/client-tools'
 
@@ -9,6 +9,7 @@ export class MemoryProcessStore implements ProcessStore {
   private readonly items = new Map<string, ProcessRecord>()
 
   async create(record: ProcessRecord) {
+    checkItemSize(record)
     if (this.items.has(id(record))) throw conflict(`process '${record.id}' already exists`)
     this.items.set(id(record), frozenCopy(record))
   }
@@ -36,6 +37,7 @@ export class MemoryProcessStore implements ProcessStore {
     const version = rec.clientToolsVersion ?? 0
     if (opts.expectedVersion !== undefined && opts.expectedVersion !== version)
       throw conflict(`the client tools of process '${key.id}' are at version ${version}, not ${opts.expectedVersion}`)
+    checkItemSize({ ...rec, clientTools: tools })
     rec.clientTools = structuredClone(tools)
     rec.clientToolsVersion = version + 1
     rec.expiresAt = opts.expiresAt
@@ -78,4 +80,15 @@ function frozenCopy(r: ProcessRecord): ProcessRecord {
     activations: { ...r.activations },
     phantomsReported: [...r.phantomsReported],
   }
+}
+
+/** DynamoDB's item limit, so that a record this store takes is one the DynamoDB adapter takes too. */
+const ITEM_LIMIT_BYTES = 400 * 1024
+
+function checkItemSize(record: ProcessRecord) {
+  if (Buffer.byteLength(JSON.stringify(record)) > ITEM_LIMIT_BYTES)
+    throw new ServerToolsError(
+      'TOO_LARGE',
+      `the record would be larger than the ${ITEM_LIMIT_BYTES / 1024} KB one stored item may take in the processes table`,
+    )
 }
