@@ -251,7 +251,9 @@ export class McpConnections {
         if (tools.length + res.tools.length > EXPANSION_LIMITS.packTools)
           throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
         for (const tool of res.tools) nodes.spend(countNodes(tool.inputSchema, nodes.limit))
-        tools.push(...res.tools)
+        // A catalog is shown to every tools:read holder (listings, manifests): a secret the server
+        // echoes into a name, description or schema is scrubbed like one in a call's result.
+        tools.push(...res.tools.map((t) => conn.scrubber.scrub(t)))
         cursor = res.nextCursor
         if (!cursor) break
       }

@@ -1,5 +1,5 @@
 /**
- * Many literal strings searched at once, ASCII case-insensitively, in one left-to-right pass
+ * Many literal strings searched at once, case-insensitively (`foldCode`), in one left-to-right pass
  * (Aho–Corasick, as a DFA). The scrubber looks for a few dozen spellings of every secret in each result
  * string; a regular expression alternation of them would retry every spelling at every
  * position, this costs one automaton step per character whatever the number of patterns.
@@ -12,7 +12,23 @@ export interface Span<T> {
   value: T
 }
 
-const foldCode = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c)
+/**
+ * A UTF-16 code unit without case: ASCII by arithmetic, every other letter through the Unicode
+ * case mappings (lower of upper, so `ſ`, `K` (Kelvin) fold like `s`, `k`), where that mapping is
+ * one code unit; a letter whose case form is longer (`ß` → `SS`) stays itself. Cached per unit.
+ */
+const FOLDED = new Uint16Array(65536)
+function foldCode(c: number): number {
+  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c
+  let f = FOLDED[c]
+  if (f === 0) {
+    const ch = String.fromCharCode(c)
+    const upper = ch.toUpperCase()
+    const lower = (upper.length === 1 ? upper : ch).toLowerCase()
+    FOLDED[c] = f = lower.length === 1 ? lower.charCodeAt(0) : c
+  }
+  return f
+}
 
 /**
  * Built as a DFA over the characters the patterns use (every other character is one class):
@@ -111,7 +127,7 @@ export class LiteralSearch<T> {
     for (let i = 0; i < text.length; i++) {
       let code = text.charCodeAt(i)
       if (code >= 65 && code <= 90) code += 32
-      const c = code < 128 ? asciiClass[code] : (otherClass.get(code) ?? 0)
+      const c = code < 128 ? asciiClass[code] : (otherClass.get(foldCode(code)) ?? 0)
       state = table[state * k + c]
       const hit = output[state]
       if (hit === -1) continue

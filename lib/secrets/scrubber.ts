@@ -11,10 +11,18 @@
  * own server, hashes it, reverses it, splits it). Scrubbing protects callers from accidental
  * echoes; it is not a confidentiality boundary against the tool's author.
  *
- * Every form of every secret is searched in one pass per string (LiteralSearch), so the cost is
- * linear in the size of the result, not in (size × number of forms).
+ * Layers: a value escaped twice (JSON inside JSON, percent-encoding of percent-encoding) or one
+ * character at a time (`\u0073`, `\x73`, `&#115;`, `%73`) is found by searching the text a client
+ * would get after unwrapping it (./decode-layers.ts): up to MAX_LAYERS layers, each decoded in one
+ * pass, searched for every form again, a hit redacted where it was in the original text. Case is
+ * folded for non-ASCII letters too (LiteralSearch).
+ *
+ * Every form of every secret is searched in one pass per string and layer (LiteralSearch), so the
+ * cost is linear in the size of the result — at most (MAX_LAYERS + 1) × its length characters
+ * searched, counted in `charactersSearched` — not in (size × number of forms).
  */
-import { LiteralSearch } from './literal-search'
+import { decodeLayer, type Layer, MAX_LAYERS, mayHoldEscapes, originalLayer } from './decode-layers'
+import { LiteralSearch, type Span } from './literal-search'
 import type { SecretValues } from './references'
 
 /** Base64 characters shorter than this found inside a longer text are not treated as a secret. */
@@ -23,6 +31,8 @@ const MIN_EMBEDDED_BASE64 = 6
 export class SecretScrubber {
   private readonly forms = new Map<string, string>()
   private search?: LiteralSearch<string>
+  /** Characters searched so far, over every layer of every text (the work scrubbing did). */
+  charactersSearched = 0
 
   constructor(values: SecretValues = new Map()) {
     for (const [name, value] of values) this.add(name, value)
@@ -51,7 +61,7 @@ export class SecretScrubber {
   scrubText(text: string): string {
     if (!this.forms.size || !text) return text
     this.search ??= new LiteralSearch(this.forms)
-    const spans = this.search.spans(text)
+    const spans = this.spansInLayers(text, this.search)
     if (!spans.length) return text
     let out = ''
     let last = 0
@@ -60,6 +70,22 @@ export class SecretScrubber {
       last = s.end
     }
     return out + text.slice(last)
+  }
+
+  /** Hits in the text and in each decoded layer below it, as merged regions of the original text. */
+  private spansInLayers(text: string, search: LiteralSearch<string>): Span<string>[] {
+    this.charactersSearched += text.length
+    const found = search.spans(text)
+    if (!mayHoldEscapes(text)) return found
+    let layer: Layer | undefined = originalLayer(text)
+    for (let depth = 0; depth < MAX_LAYERS; depth++) {
+      layer = decodeLayer(layer)
+      if (!layer) break
+      this.charactersSearched += layer.text.length
+      for (const s of search.spans(layer.text)) found.push({ start: layer.from[s.start], end: layer.to[s.end - 1], value: s.value })
+      if (!mayHoldEscapes(layer.text)) break
+    }
+    return mergeSpans(found)
   }
 
   /** Deep copy with every string (and object key) scrubbed. */
@@ -149,6 +175,20 @@ function base64Forms(bytes: Buffer): string[] {
     if (end - first < MIN_EMBEDDED_BASE64) continue
     const core = encoded.slice(first, end)
     out.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'))
+  }
+  return out
+}
+
+/** Spans sorted and merged where they overlap; the longer span of two names the merged one. */
+function mergeSpans(spans: Span<string>[]): Span<string>[] {
+  spans.sort((a, b) => a.start - b.start || b.end - a.end)
+  const out: Span<string>[] = []
+  for (const s of spans) {
+    const top = out[out.length - 1]
+    if (top && s.start < top.end) {
+      if (s.end > top.end)
+        out[out.length - 1] = { start: top.start, end: s.end, value: s.end - s.start > top.end - top.start ? s.value : top.value }
+    } else out.push(s)
   }
   return out
 }

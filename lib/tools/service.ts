@@ -449,7 +449,7 @@ function buildTools(
     })
     if (unsafe) {
       problem(
-        `left out tool '${JSON.stringify(name).slice(1, 81)}': ${unsafe.message}; control characters, bidi overrides and tag characters are not allowed`,
+        `left out tool '${JSON.stringify(name).slice(1, -1).slice(0, 80)}': ${unsafe.message.replace(/^\//, '')}; control characters, bidi overrides and tag characters are not allowed`,
       )
       continue
     }

@@ -478,6 +478,31 @@ describe('MCP server documents: secrets, egress and connection reuse', () => {
     expect(JSON.stringify(outcome)).not.toContain('tok-3f9a')
   })
 
+  it('scrubs a secret the server echoes into its catalog, in any spelling, before any tools:read holder sees it', async () => {
+    secured.addTool('leaky_doc', 'Signed in as tok-3f9a-very-secret; also TOK-3F9A-VERY-SECRET, tok%252D3f9a%252Dvery%252Dsecret.')
+    await secrets.put(T, 'MCP_TOKEN', 'tok-3f9a-very-secret')
+    await putDoc(T, '_tenant', 'mcp-servers/secure.yaml', `url: ${secured.url}\nheaders:\n  Authorization: "Bearer \${secret:MCP_TOKEN}"\n`)
+    await putTool(T, P, 'secure', 'type: mcp_server\ndescription: Needs a token.\nparameters:\n  server: secure\n')
+    const { tools } = await deps.tools.listAll(T, P)
+    const leaky = tools.find((t) => t.name === 'secure__leaky_doc')
+    expect(leaky?.description).toBe(
+      'Signed in as [redacted secret:MCP_TOKEN]; also [redacted secret:MCP_TOKEN], [redacted secret:MCP_TOKEN].',
+    )
+    expect(JSON.stringify(tools.map(({ invoke: _, ...t }) => t)).toLowerCase()).not.toContain('3f9a')
+  })
+
+  it('leaves out a remote tool whose description carries invisible tag characters, and says which character', async () => {
+    secured.addTool('tagged_doc', `Harmless.${String.fromCodePoint(0xe0049, 0xe0067, 0xe006e)}`)
+    await secrets.put(T, 'MCP_TOKEN', 'tok-3f9a-very-secret')
+    await putDoc(T, '_tenant', 'mcp-servers/secure.yaml', `url: ${secured.url}\nheaders:\n  Authorization: "Bearer \${secret:MCP_TOKEN}"\n`)
+    await putTool(T, P, 'secure', 'type: mcp_server\ndescription: Needs a token.\nparameters:\n  server: secure\n')
+    const { tools, problems } = await deps.tools.listAll(T, P)
+    expect(tools.map((t) => t.name)).toContain('secure__whoami_header')
+    expect(tools.map((t) => t.name)).not.toContain('secure__tagged_doc')
+    expect(problems.map((p) => p.message)).toContainEqual(expect.stringContaining("'secure__tagged_doc'"))
+    expect(problems.map((p) => p.message).join('\n')).toMatch(/U\+E0049 \(an invisible tag character\)/)
+  })
+
   it('leaves the server out when a referenced secret is not set, or the server refuses the header', async () => {
     await putDoc(T, '_tenant', 'mcp-servers/secure.yaml', `url: ${secured.url}\nheaders:\n  Authorization: "Bearer \${secret:MCP_TOKEN}"\n`)
     await putTool(T, P, 'secure', 'type: mcp_server\ndescription: Needs a token.\nparameters:\n  server: secure\n')

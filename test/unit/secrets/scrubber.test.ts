@@ -121,6 +121,67 @@ describe('SecretScrubber catches the common reflected encodings', () => {
     }
   })
 
+  it('under layers a client would unwrap: JSON inside JSON, twice and three times percent-encoded, encodings mixed', () => {
+    const v = 'Tok"en/ä\\x'
+    const t = new SecretScrubber(new Map([['K', v]]))
+    const once = JSON.stringify({ v })
+    const layered = [
+      JSON.stringify({ inner: once }),
+      JSON.stringify({ inner: JSON.stringify({ inner: once }) }),
+      encodeURIComponent(encodeURIComponent(v)),
+      encodeURIComponent(encodeURIComponent(encodeURIComponent(v))),
+      JSON.stringify({ q: encodeURIComponent(v) }).replace(/%/g, '%25'), // percent inside JSON, then encoded again
+      encodeURIComponent(JSON.stringify({ v })), // JSON inside a query string
+    ]
+    for (const text of layered) {
+      const out = t.scrubText(`<${text}>`)
+      expect(out, text).toContain('[redacted secret:K]')
+      expect(out).not.toMatch(/Tok/i)
+      expect(out.startsWith('<') && out.endsWith('>')).toBe(true)
+    }
+  })
+
+  it('escaped one character at a time: \\u, \\u{}, \\x, decimal and hex HTML references, %XX of unreserved characters', () => {
+    const v = 'hunter2secret'
+    const t = new SecretScrubber(new Map([['K', v]]))
+    const each = (f: (c: string) => string) => [...v].map(f).join('')
+    const hex = (c: string) => c.charCodeAt(0).toString(16)
+    const forms = [
+      each((c) => `\\u${hex(c).padStart(4, '0')}`),
+      each((c) => `\\u{${hex(c)}}`),
+      each((c) => `\\x${hex(c)}`),
+      each((c) => `&#${c.charCodeAt(0)};`),
+      each((c) => `&#x${hex(c).toUpperCase()};`),
+      each((c) => `%${hex(c)}`),
+      // mixed: every other character escaped, the rest plain
+      [...v].map((c, i) => (i % 2 ? `\\u00${hex(c)}` : c)).join(''),
+    ]
+    for (const f of forms) expect(t.scrubText(`a ${f} b`), f).toBe('a [redacted secret:K] b')
+  })
+
+  it('in another case outside ASCII: Greek, Cyrillic and accented Latin upper case', () => {
+    const t = new SecretScrubber(new Map([['K', 'σκληρό-пароль-élan']]))
+    expect(t.scrubText('x ΣΚΛΗΡΌ-ПАРОЛЬ-ÉLAN y')).toBe('x [redacted secret:K] y')
+    expect(
+      t.scrubText(
+        JSON.stringify('ΣΚΛΗΡΌ-ПАРОЛЬ-ÉLAN').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+      ),
+    ).toBe('"[redacted secret:K]"')
+  })
+
+  it('counts its work: at most the text and four decoded layers are searched, however deep the escaping goes', () => {
+    const t = new SecretScrubber(new Map([['K', 'never-present-secret']]))
+    let text = 'a%b'
+    for (let i = 0; i < 12; i++) text = encodeURIComponent(text)
+    const before = t.charactersSearched
+    expect(t.scrubText(text)).toBe(text)
+    expect(t.charactersSearched - before).toBeLessThanOrEqual(5 * text.length)
+    const plain = 'no escapes here at all'
+    const mark = t.charactersSearched
+    t.scrubText(plain)
+    expect(t.charactersSearched - mark).toBe(plain.length)
+  })
+
   it('in base64 after a prefix of any length, so all three alignments, in both alphabets', () => {
     for (let n = 0; n < 6; n++) {
       const prefix = 'user:'.padEnd(n, '#').slice(0, n)
