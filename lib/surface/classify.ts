@@ -145,10 +145,10 @@ export function classify(input: ClassifyInput): Turn {
     )
   }
 
-  // Groups: whole families, except tools a keep/dropFirst entry (or a skill) names exactly.
+  // Groups: whole families, except tools a keep/dropFirst entry (by name or prefix) or a skill names.
   const groups = new Map<string, Group>()
   for (const t of candidates) {
-    const split = keep.isNamed(t.name) || dropFirst.isNamed(t.name) || extra.has(t.name)
+    const split = keep.splits(t.name) || dropFirst.splits(t.name) || extra.has(t.name)
     const family = split ? t.name : familyOf(t.name)
     const key = split ? `=${t.name}` : family
     let g = groups.get(key)
@@ -202,9 +202,19 @@ export function classify(input: ClassifyInput): Turn {
     }
   }
 
-  const effective = Math.max(limit - Math.max(0, input.reserve), floor.length)
+  // The reserve never gives way to the floor: the engine's action tool goes on the wire beside the
+  // manifest, so a floor that fits only by eating the reserve is a request the provider rejects.
+  const reserved = Math.max(0, input.reserve)
+  const effective = limit - reserved
+  if (floor.length > effective) {
+    throw new ServerToolsError(
+      'BUDGET_TOO_SMALL',
+      `the model chain allows ${limit} tool${limit === 1 ? '' : 's'} (maxTools) and ${reserved} ${reserved === 1 ? 'is' : 'are'} reserved for the engine's own action tool, but the capability floor alone needs ${floor.length} (${floor.map((t) => t.name).join(', ')}); raise maxTools in the model catalog or lower the reserve`,
+      { limit, reserved, floor: floor.length, floorTools: floor.map((t) => t.name) },
+    )
+  }
   budget.effective = effective
-  budget.reserved = limit - effective
+  budget.reserved = reserved
 
   let room = effective - floor.length
   const kept: Tool[] = [...floor]

@@ -32,9 +32,15 @@ export class RuleMatcher {
     this.selected = new Set(rule.selected)
     this.prefixes = rule.prefixes.filter((p) => p.length > 0)
   }
-  /** Named exactly: splits the tool off its family. */
-  isNamed(name: string) {
-    return this.names.has(name)
+  /**
+   * Named exactly or by a `prefix*` entry: splits the tool off its family (the spec owners'
+   * decision: keep `doc_read*` with room for two keeps doc_read and doc_read_lines, not the whole
+   * doc family or nothing). A label selector ranks its tools without splitting them.
+   */
+  splits(name: string): boolean {
+    if (this.names.has(name)) return true
+    for (const p of this.prefixes) if (name.startsWith(p)) return true
+    return false
   }
   matches(name: string): boolean {
     if (this.names.has(name) || this.selected.has(name)) return true

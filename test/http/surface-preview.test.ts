@@ -121,7 +121,9 @@ describe('POST /projects/{p}/surface/preview', () => {
       { family: 'invoke', tools: ['invoke_tool'], status: 'kept', tier: 'builtin' },
       { family: 'whoami', tools: ['whoami'], status: 'kept', tier: 'builtin' },
       { family: 'echo', tools: ['echo__say'], status: 'kept', tier: 'pack' },
-      { family: 'alpha', tools: ['alpha_one', 'alpha_two'], status: 'demoted', tier: 'dropFirst' },
+      // a dropFirst prefix splits each tool it matches off the alpha family
+      { family: 'alpha_one', tools: ['alpha_one'], status: 'demoted', tier: 'dropFirst' },
+      { family: 'alpha_two', tools: ['alpha_two'], status: 'demoted', tier: 'dropFirst' },
       { family: 'beta', tools: ['beta_one'], status: 'deferred', tier: 'builtin' },
       {
         family: 'doc',
@@ -133,7 +135,7 @@ describe('POST /projects/{p}/surface/preview', () => {
       { family: 'execute', tools: ['execute_javascript'], status: 'deferred', tier: 'builtin' },
       { family: 'notes', tools: ['notes'], status: 'deferred', tier: 'builtin' },
     ])
-    expect(seen.manifest.budget).toEqual({ limit: 7, reserved: 1, effective: 6, demoted: 2, demotedFamilies: ['alpha'] })
+    expect(seen.manifest.budget).toEqual({ limit: 7, reserved: 1, effective: 6, demoted: 2, demotedFamilies: ['alpha_one', 'alpha_two'] })
     expect(seen.warnings).toEqual([
       "allowedToolsAdd: '@nothing-has-this' selects no tool now (label selectors are resolved once, at spawn)",
     ])

@@ -46,10 +46,36 @@ describe('classification into primary, deferred and activated (spec §13)', () =
 })
 
 describe('the tool budget (spec §14)', () => {
-  it('keeps the floor and nothing else under a limit of 2, even with a reserve', () => {
-    const turn = run([tool('weather'), tool('stocks')], { limit: 2, reserve: 1 })
+  it('keeps the floor and nothing else under a limit of 2 without a reserve', () => {
+    const turn = run([tool('weather'), tool('stocks')], { limit: 2, reserve: 0 })
     expect(names(turn.manifest)).toEqual(['tool_description', 'tool_list'])
     expect(turn.budget).toEqual({ limit: 2, reserved: 0, effective: 2, demoted: 2, demotedFamilies: ['stocks', 'weather'] })
+  })
+
+  it('never lets the reserve give way to the floor: limit 2, reserve 1, a floor of 2 is BUDGET_TOO_SMALL naming maxTools and the reserve', () => {
+    let error: unknown
+    try {
+      run([tool('weather')], { limit: 2, reserve: 1 })
+    } catch (e) {
+      error = e
+    }
+    expect(isServerToolsError(error, 'BUDGET_TOO_SMALL')).toBe(true)
+    expect((error as Error).message).toMatch(/allows 2 tools \(maxTools\) and 1 is reserved .*floor alone needs 2/)
+    expect((error as { details?: unknown }).details).toMatchObject({ limit: 2, reserved: 1, floor: 2 })
+  })
+
+  it('splits the tools a prefix* keep entry matches off their family, as a named entry does', () => {
+    const p = processRecord({ keep: rule({ prefixes: ['doc_read'] }) })
+    const turn = run([tool('doc_read'), tool('doc_read_lines'), tool('doc_search'), tool('doc_write')], { limit: 4, reserve: 0 }, p)
+    expect(names(turn.manifest)).toEqual(['doc_read', 'doc_read_lines', 'tool_description', 'tool_list'])
+    expect(names(turn.demoted)).toEqual(['doc_search', 'doc_write'])
+  })
+
+  it('splits the tools a prefix* dropFirst entry matches off their family, so the rest of it stays', () => {
+    const p = processRecord({ dropFirst: rule({ prefixes: ['doc_note'] }) })
+    const turn = run([tool('doc_read'), tool('doc_write'), tool('doc_note_add'), tool('doc_note_del')], { limit: 4, reserve: 0 }, p)
+    expect(names(turn.manifest)).toEqual(['doc_read', 'doc_write', 'tool_description', 'tool_list'])
+    expect(names(turn.demoted)).toEqual(['doc_note_add', 'doc_note_del'])
   })
 
   it('refuses a limit smaller than the floor with BUDGET_TOO_SMALL and the numbers', () => {
