@@ -37,7 +37,7 @@ function typeOf(s: Schema): string {
   if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => code(JSON.stringify(v).replace(/^"|"$/g, ''))).join(', ')
   if (s.type === 'array') return s.items?.type && s.items.type !== 'object' ? `array of ${s.items.type}` : 'array'
   if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object')
-    return `map of ${s.additionalProperties.type ?? 'any'}`
+    return `map of ${typeOf(s.additionalProperties)}`
   return s.type ?? 'any JSON'
 }
 
@@ -51,6 +51,7 @@ function constraintsOf(s: Schema): string {
   const value = s.additionalProperties && typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined
   if (value?.maxLength !== undefined) parts.push(`values ≤ ${value.maxLength} chars`)
   if (s.items?.minLength !== undefined) parts.push(`items ≥ ${s.items.minLength} chars`)
+  if (s.items?.maxLength !== undefined) parts.push(`items ≤ ${s.items.maxLength} chars`)
   if (s.pattern) parts.push(`matches ${code(s.pattern)}`)
   return parts.join(', ')
 }

@@ -19,15 +19,16 @@ export const INPUT_TYPES: InputType[] = ['string', 'number', 'integer', 'boolean
 /** Schema of the `inputs` array. Duplicate names and reserved names are checked by checkInputs. */
 export const inputsSchema: JsonSchema = {
   type: 'array',
+  description: 'the arguments the tool takes; the input schema the model sees is generated from them',
   items: {
     type: 'object',
     required: ['name', 'type'],
     additionalProperties: false,
     properties: {
-      name: { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$', maxLength: 64 },
-      type: { enum: INPUT_TYPES },
-      description: { type: 'string' },
-      required: { type: 'boolean' },
+      name: { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$', maxLength: 64, description: 'unique among the inputs' },
+      type: { enum: INPUT_TYPES, description: "the argument's JSON type" },
+      description: { type: 'string', description: 'what the model reads about the argument' },
+      required: { type: 'boolean', description: 'default true' },
     },
   },
 }

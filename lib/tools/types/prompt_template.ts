@@ -85,12 +85,22 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
         pattern: `${INSTANCE_PATTERN.slice(0, -1)}(/${MODEL_PATTERN.slice(1, -1)})?$`,
         description: 'instance/model from the model catalog, or an instance with modelSize',
       },
-      modelSize: { enum: MODEL_SIZES },
+      modelSize: { enum: MODEL_SIZES, description: "with model: instance, picks the provider's sizes.<size>" },
       inputs: inputsSchema,
       outputSchema: { type: 'object', description: 'JSON Schema the answer must match; the answer is then JSON' },
-      maxTokens: { type: 'integer', minimum: 1, maximum: 200_000 },
-      temperature: { type: 'number', minimum: 0, maximum: 2 },
-      timeoutMs: { type: 'integer', minimum: 100, maximum: MAX_LLM_TIMEOUT_MS },
+      maxTokens: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 200_000,
+        description: `default: the model's maxOutputTokens, else ${DEFAULT_MAX_TOKENS}; never above maxOutputTokens`,
+      },
+      temperature: { type: 'number', minimum: 0, maximum: 2, description: 'sent only when set (else the API default)' },
+      timeoutMs: {
+        type: 'integer',
+        minimum: 100,
+        maximum: MAX_LLM_TIMEOUT_MS,
+        description: `default: the provider document's timeoutMs, else ${DEFAULT_LLM_TIMEOUT_MS}`,
+      },
     },
   }
 

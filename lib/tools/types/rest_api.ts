@@ -41,7 +41,14 @@ import {
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import { shortHash } from './openapi/names'
 import { readOpenApi } from './openapi/read'
-import { headerNameProblem, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, type RestDeps } from './rest'
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  headerNameProblem,
+  MAX_RESPONSE_BYTES,
+  MAX_TIMEOUT_MS,
+  type RestDeps,
+} from './rest'
 import type { ParsedSpec } from './runtime/rest_api'
 
 type ParseSpec = (input: unknown) => Promise<ParsedSpec>
@@ -73,7 +80,9 @@ export const restApiParametersSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    specInline: { description: 'the OpenAPI 3.0/3.1 document itself (YAML/JSON value, or its text)' },
+    specInline: {
+      description: 'the OpenAPI 3.0/3.1 document itself (YAML/JSON value, or its text); exactly one of specInline and specPath',
+    },
     specPath: {
       type: 'string',
       minLength: 1,
@@ -85,26 +94,36 @@ export const restApiParametersSchema: JsonSchema = {
       type: 'object',
       required: ['type'],
       additionalProperties: false,
+      description: 'how every operation authenticates; ${secret:NAME} references a tenant secret',
       properties: {
-        type: { enum: ['none', 'bearer', 'basic', 'apiKey'] },
-        token: { type: 'string' },
-        username: { type: 'string' },
-        password: { type: 'string' },
-        in: { enum: ['header', 'query'] },
-        name: { type: 'string', minLength: 1 },
-        value: { type: 'string' },
+        type: { enum: ['none', 'bearer', 'basic', 'apiKey'], description: 'the fields each type needs, and no others' },
+        token: { type: 'string', description: 'bearer' },
+        username: { type: 'string', description: 'basic' },
+        password: { type: 'string', description: 'basic' },
+        in: { enum: ['header', 'query'], description: 'apiKey' },
+        name: { type: 'string', minLength: 1, description: 'apiKey: the header or query parameter name' },
+        value: { type: 'string', description: 'apiKey' },
       },
     },
-    headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 } },
-    include: globList,
-    exclude: globList,
+    headers: {
+      type: 'object',
+      additionalProperties: { type: 'string', maxLength: 8192 },
+      description: 'sent with every operation; ${secret:NAME} allowed',
+    },
+    include: { ...globList, description: 'operations to publish, by operationId or sub-tool name (globs with * and ?); all when absent' },
+    exclude: { ...globList, description: 'operations to leave out (globs), applied after include' },
     labelOverrides: {
       type: 'object',
       additionalProperties: { type: 'array', items: { type: 'string', minLength: 1, pattern: '^[^@\\s]+$' } },
+      description: "glob → labels: the matching operations get these labels (and 'rest') instead of the method's",
     },
-    deferredOverrides: { type: 'object', additionalProperties: { type: 'boolean' } },
-    timeoutMs: { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_MS },
-    maxResponseBytes: { type: 'integer', minimum: 1, maximum: MAX_RESPONSE_BYTES },
+    deferredOverrides: {
+      type: 'object',
+      additionalProperties: { type: 'boolean' },
+      description: 'glob → deferred: the matching operations start deferred (true) or primary (false)',
+    },
+    timeoutMs: { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_MS, description: `per call; default ${DEFAULT_TIMEOUT_MS}` },
+    maxResponseBytes: { type: 'integer', minimum: 1, maximum: MAX_RESPONSE_BYTES, description: `default ${DEFAULT_MAX_RESPONSE_BYTES}` },
   },
 }
 
