@@ -396,6 +396,13 @@ export function openApiDocument() {
                       maximum: 64,
                       description: "Manifest slots kept free for the client's own tools (default: the deployment's TOOL_BUDGET_RESERVE)",
                     },
+                    allowedTools: {
+                      type: 'array',
+                      maxItems: 256,
+                      items: { type: 'string', minLength: 1, maxLength: 200 },
+                      description:
+                        "This process's own allow-set (tool names and '@label' selectors, resolved now): replaces the engine's allowedTools; the recipe's add/remove/defer and ranking still apply within it",
+                    },
                   },
                 },
               },
@@ -515,6 +522,11 @@ export function openApiDocument() {
             p('model', 'initialize: instance/model whose tool limit fits the list', false),
             {
               ...p('reserve', "initialize: slots kept for the client's own tools (0–64)", false),
+              ...p(
+                'allowedTools',
+                "initialize: the process's own allow-set, comma-separated names and '@label' selectors (replaces the engine's)",
+                false,
+              ),
               schema: { type: 'integer', minimum: 0, maximum: 64 },
             },
           ],

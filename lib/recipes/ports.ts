@@ -51,6 +51,11 @@ export interface ProcessRecord {
   clientTools?: ClientToolDeclaration[]
   /** Counts replacements of clientTools (the ETag of PUT …/client-tools); absent = 0. */
   clientToolsVersion?: number
+  /**
+   * The spawn's own `allowedTools` as written (names and `@label` selectors): it replaced the
+   * engine's allow-set for this process (spec §11's per-process override). Absent = the engine's.
+   */
+  allowedToolsOverride?: string[]
   /** Manifest slots kept free for the client's own tools (spawn `reserve`, MCP `?reserve=`); absent = the deployment setting. */
   reserve?: number
 }

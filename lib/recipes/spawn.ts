@@ -41,8 +41,8 @@ export interface SpawnResult {
 }
 
 export interface SpawnFinding {
-  /** 'engine' for the engine's allowedTools, else 'recipe'. */
-  document: 'recipe' | 'engine'
+  /** 'engine' for the engine's allowedTools, 'request' for the spawn's own, else 'recipe'. */
+  document: 'recipe' | 'engine' | 'request'
   field: string
   /** The entry as written (`@label`, a name). */
   entry: string
@@ -61,8 +61,9 @@ class Findings {
     return [...this.requestWarnings, ...this.list.map((f) => f.message)]
   }
   add(field: string, entry: string, kind: SpawnFinding['kind']) {
-    const document = field === 'allowedTools' ? 'engine' : 'recipe'
-    const where = document === 'engine' ? `engine ${this.engineName} allowedTools` : field
+    const document = field === 'allowedTools' ? 'engine' : field === SPAWN_ALLOWED_TOOLS ? 'request' : 'recipe'
+    const where =
+      document === 'engine' ? `engine ${this.engineName} allowedTools` : document === 'request' ? "the spawn's allowedTools" : field
     const message =
       kind === 'label-selects-nothing'
         ? `${where}: '${entry}' selects no tool now (label selectors are resolved once, at spawn)`
@@ -73,7 +74,12 @@ class Findings {
   }
 }
 
-const SPAWN_FIELDS = ['recipe', 'engine', 'models', 'clientTools', 'reserve']
+const SPAWN_FIELDS = ['recipe', 'engine', 'models', 'clientTools', 'reserve', 'allowedTools']
+/** The findings' field for the spawn's own allowedTools (it replaces the engine's). */
+const SPAWN_ALLOWED_TOOLS = 'request allowedTools'
+/** A spawn's allowedTools names at most this many entries, each at most this long. */
+export const MAX_SPAWN_ALLOWED_TOOLS = 256
+const MAX_ALLOWED_ENTRY_CHARS = 200
 /** At most this many slots may be kept for the client's own tools. */
 export const MAX_RESERVE = 64
 
@@ -158,10 +164,15 @@ export class ProcessService {
     const floorNote = (field: string, names: Iterable<string>) => {
       for (const n of names) if (CAPABILITY_FLOOR.includes(n)) warnings.add(field, n, 'floor-ignored')
     }
-    const engineExplicit = engine.config.allowedTools.length > 0
-    const engineSet = engineExplicit
-      ? sel.resolve(engine.config.allowedTools, 'allowedTools', warnings).all
-      : new Set(inventory.map((t) => t.name))
+    // A spawn's own allowedTools replaces the engine's allow-set for this process (frozen now, like
+    // the recipe's selectors); the recipe's add/remove/defer/keep still apply within it.
+    const engineExplicit = req.allowedTools !== undefined || engine.config.allowedTools.length > 0
+    const engineSet =
+      req.allowedTools !== undefined
+        ? sel.resolve(req.allowedTools, SPAWN_ALLOWED_TOOLS, warnings).all
+        : engineExplicit
+          ? sel.resolve(engine.config.allowedTools, 'allowedTools', warnings).all
+          : new Set(inventory.map((t) => t.name))
     const add = sel.resolve(recipe.config.allowedToolsAdd, 'allowedToolsAdd', warnings)
     const remove = sel.resolve(recipe.config.allowedToolsRemove, 'allowedToolsRemove', warnings)
     const defer = sel.resolve(recipe.config.allowedToolsDefer, 'allowedToolsDefer', warnings)
@@ -197,6 +208,7 @@ export class ProcessService {
       expiresAt: now + this.deps.processTtlMs,
       ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
       ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
+      ...(req.allowedTools !== undefined ? { allowedToolsOverride: [...req.allowedTools] } : {}),
     }
     return { process: record, warnings: warnings.messages, findings: warnings.list }
   }
@@ -242,13 +254,17 @@ interface SpawnRequest {
   models?: string[]
   clientTools?: ClientToolDeclaration[]
   reserve?: number
+  allowedTools?: string[]
 }
 
 function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   const issues: Issue[] = []
   for (const k of Object.keys(body))
     if (!SPAWN_FIELDS.includes(k))
-      issues.push({ pointer: `/${k}`, message: `unknown field '${k}' (a spawn takes recipe, engine and models)` })
+      issues.push({
+        pointer: `/${k}`,
+        message: `unknown field '${k}' (a spawn takes recipe, engine, models, clientTools, reserve and allowedTools)`,
+      })
   const name = (k: 'recipe' | 'engine') => {
     const v = body[k]
     if (v === undefined || v === null) return undefined
@@ -281,6 +297,24 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   ) {
     issues.push({ pointer: '/reserve', message: `reserve must be a whole number from 0 to ${MAX_RESERVE}` })
   }
+  let allowedTools: string[] | undefined
+  if (body.allowedTools !== undefined && body.allowedTools !== null) {
+    if (!Array.isArray(body.allowedTools))
+      issues.push({ pointer: '/allowedTools', message: "allowedTools must be a list of tool names and '@label' selectors" })
+    else if (body.allowedTools.length > MAX_SPAWN_ALLOWED_TOOLS)
+      issues.push({ pointer: '/allowedTools', message: `allowedTools may hold at most ${MAX_SPAWN_ALLOWED_TOOLS} entries` })
+    else {
+      allowedTools = []
+      body.allowedTools.forEach((e, i) => {
+        if (typeof e !== 'string' || !e.trim() || e.length > MAX_ALLOWED_ENTRY_CHARS)
+          issues.push({
+            pointer: `/allowedTools/${i}`,
+            message: `allowedTools[${i}] must be a tool name or '@label' of 1 to ${MAX_ALLOWED_ENTRY_CHARS} characters`,
+          })
+        else allowedTools!.push(e.trim())
+      })
+    }
+  }
   if (issues.length) throw invalidInput(`the spawn request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
   // Checked after the simple fields, so their problems are not hidden behind a long schema report.
   const clientTools =
@@ -291,6 +325,7 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
     ...(models ? { models } : {}),
     ...(clientTools ? { clientTools } : {}),
     ...(typeof reserve === 'number' ? { reserve } : {}),
+    ...(allowedTools ? { allowedTools } : {}),
   }
 }
 

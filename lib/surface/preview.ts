@@ -56,6 +56,7 @@ export async function previewSurface(
     engine: process.engine,
     models: process.models,
     allowed: process.allowed,
+    ...(process.allowedToolsOverride ? { allowedToolsOverride: process.allowedToolsOverride } : {}),
     deferred: process.deferred,
     warnings,
     manifest,

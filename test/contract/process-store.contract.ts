@@ -113,7 +113,7 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
       await expectCode(store.end(key, NOW), 'NOT_FOUND')
     })
 
-    it('round-trips client tools (arbitrary JSON Schema included) and the reserve given at spawn', async () => {
+    it('round-trips client tools (arbitrary JSON Schema included), the reserve and the allowedTools given at spawn', async () => {
       const clientTools = [
         {
           name: 'file_read',
@@ -123,7 +123,7 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
           primary: true,
         },
       ]
-      const rec = sampleProcess({ clientTools, clientToolsVersion: 1, reserve: 3 })
+      const rec = sampleProcess({ clientTools, clientToolsVersion: 1, reserve: 3, allowedToolsOverride: ['file_read', '@docs'] })
       await store.create(rec)
       expect(await store.get(key, NOW)).toEqual(rec)
     })

@@ -184,6 +184,20 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="[^"]*expired[^"]*"/)
   })
 
+  it('takes the allowedTools query parameter of the project URL as the session process own allow-set', async () => {
+    const res = await post(INIT, {}, token, `${url}?allowedTools=whoami,ghost`)
+    expect(res.status).toBe(200)
+    const id = res.headers.get('mcp-session-id')!
+    const { result } = (await (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))).json()) as {
+      result: { tools: { name: string }[] }
+    }
+    expect(result.tools.map((t) => t.name)).toEqual(['tool_description', 'tool_list', 'whoami'])
+    const view = (await (await fetch(`${base}/processes/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      allowedToolsOverride?: string[]
+    }
+    expect(view.allowedToolsOverride).toEqual(['whoami', 'ghost'])
+  })
+
   it('answers a ping', async () => {
     const id = await session()
     expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({

@@ -68,6 +68,34 @@ describe('POST /processes (spawn)', () => {
     expect((await api.get(`${base}/processes/${body.id}`)).status).toBe(200)
   })
 
+  it('takes an allowedTools list that replaces the engine allow-set for that process, frozen and shown in its view', async () => {
+    await api.put(`${base}/server-tools/weather`, doc('Weather.', 'primary: true\nlabels: [outside]\n'))
+    await api.put(`${base}/server-tools/stocks`, doc('Stocks.', 'primary: true\n'))
+    await api.put(`${base}/server-tools/news`, doc('News.', 'primary: true\nlabels: [outside]\n'))
+    const p = await spawn({ allowedTools: ['stocks', '@outside', 'ghost'] })
+    expect(p.allowed).toEqual(['ghost', 'news', 'stocks', 'weather'])
+    expect(p.warnings).toContain(
+      "the spawn's allowedTools: no tool 'ghost' exists now; the name stays in the process and takes effect if such a tool appears",
+    )
+    const view = await (await api.get(`${base}/processes/${p.id}`)).json()
+    expect(view.allowedToolsOverride).toEqual(['stocks', '@outside', 'ghost'])
+    const names = (await manifest(p.id)).tools.map((t: { name: string }) => t.name)
+    expect(names).toEqual(['news', 'stocks', 'tool_description', 'tool_list', 'weather'])
+    // a tool labelled later does not join the running process
+    await api.put(`${base}/server-tools/sports`, doc('Sports.', 'primary: true\nlabels: [outside]\n'))
+    expect((await manifest(p.id)).tools.map((t: { name: string }) => t.name)).not.toContain('sports')
+    expect(await callTool(p.id, 'whoami')).toMatchObject({ isError: true })
+  })
+
+  it('refuses a malformed allowedTools with a pointer to the entry', async () => {
+    const res = await api.post(`${base}/processes`, { allowedTools: ['ok', 7] })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ errors: [{ pointer: '/allowedTools/1' }] })
+    const long = await api.post(`${base}/processes`, { allowedTools: Array.from({ length: 257 }, (_, i) => `t${i}`) })
+    expect(long.status).toBe(400)
+    expect(await long.json()).toMatchObject({ errors: [{ pointer: '/allowedTools' }] })
+  })
+
   it('answers 422 for an unknown recipe and 400 for a malformed body', async () => {
     const unknown = await api.post(`${base}/processes`, { recipe: 'nope' })
     expect(unknown.status).toBe(422)

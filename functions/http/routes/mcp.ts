@@ -226,12 +226,15 @@ function batchRefusal(c: Context, messages: JsonRpcMessage[]): Response | undefi
   return undefined
 }
 
-/** `?recipe=`, `?model=instance/model`, `?reserve=N` → a spawn body (checked by the spawn like a REST one). */
+/** `?recipe=`, `?model=instance/model`, `?reserve=N`, `?allowedTools=` → a spawn body (checked by the spawn like a REST one). */
 function spawnQuery(c: Context): Record<string, unknown> {
   const body: Record<string, unknown> = {}
   const recipe = c.req.query('recipe')
   const model = c.req.query('model')
   const reserve = c.req.query('reserve')
+  // ?allowedTools=a,b,@label (or the parameter repeated): the process's own allow-set
+  const allowed = c.req.queries('allowedTools')
+  if (allowed !== undefined) body.allowedTools = allowed.flatMap((v) => v.split(',')).filter((v) => v.trim())
   if (recipe !== undefined) body.recipe = recipe
   if (model !== undefined) body.models = [model]
   if (reserve !== undefined) body.reserve = /^\d{1,3}$/.test(reserve) ? Number(reserve) : reserve

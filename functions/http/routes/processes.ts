@@ -99,6 +99,7 @@ function view(p: ProcessRecord) {
     clientTools: (p.clientTools ?? []).map((t) => t.name),
     clientToolsVersion: p.clientToolsVersion ?? 0,
     ...(p.reserve !== undefined ? { reserve: p.reserve } : {}),
+    ...(p.allowedToolsOverride ? { allowedToolsOverride: p.allowedToolsOverride } : {}),
     activations: Object.fromEntries(
       Object.entries(p.activations)
         .sort(([a], [b]) => (a < b ? -1 : 1))

@@ -69,6 +69,7 @@ export class DynamoProcessStore implements ProcessStore {
       createdBy: r.createdBy,
       ...(r.clientTools?.length ? { clientToolsJson: JSON.stringify(r.clientTools), clientToolsVersion: r.clientToolsVersion ?? 1 } : {}),
       ...(r.reserve !== undefined ? { reserve: r.reserve } : {}),
+      ...(r.allowedToolsOverride ? { allowedToolsOverride: r.allowedToolsOverride } : {}),
       expiresAtMs: r.expiresAt,
       expiresAt: Math.ceil(r.expiresAt / 1000),
     }
@@ -117,6 +118,7 @@ export class DynamoProcessStore implements ProcessStore {
       ...(item.clientToolsJson ? { clientTools: JSON.parse(item.clientToolsJson) as ClientToolDeclaration[] } : {}),
       ...(item.clientToolsVersion !== undefined ? { clientToolsVersion: item.clientToolsVersion } : {}),
       ...(item.reserve !== undefined ? { reserve: item.reserve } : {}),
+      ...(item.allowedToolsOverride ? { allowedToolsOverride: item.allowedToolsOverride } : {}),
     }
   }
 
