@@ -17,7 +17,9 @@ import {
   optionalEnv,
   ownEndpointsFromEnv,
   requiredEnv,
+  STORE_CALL_DEADLINE_MS,
   sandboxSettingsFromEnv,
+  storeSettingsFromEnv,
   surfaceSettingsFromEnv,
 } from './settings'
 
@@ -37,9 +39,9 @@ const deps = createAwsDeps({
   region: awsRegionFromEnv(),
   // the role's credentials, as Lambda puts them in the environment
   credentials: awsCredentialsFromEnv(),
-  // Set only when pointing the function at emulators (integration tests); AWS uses its defaults.
-  dynamoEndpoint: optionalEnv('DYNAMODB_ENDPOINT'),
-  s3Endpoint: optionalEnv('S3_ENDPOINT'),
+  // endpoints set only for emulators (integration tests); FIPS / dual-stack as the SDK reads them
+  ...storeSettingsFromEnv(),
+  storeCallDeadlineMs: STORE_CALL_DEADLINE_MS,
   secrets: new CachedSecretStore(ssm.store, { ttlMs: 60_000 }),
   egressAllow: deploymentAllowList(process.env),
   // the runtime API and credential endpoints: never reachable by a tool, whatever the allow-list

@@ -205,9 +205,14 @@ export interface AwsDepsConfig {
   jwtSecret: string
   auth?: Omit<AuthSettings, 'jwtSecret'>
   region: string
-  /** Emulator endpoints (tests, `npm start`); omitted in AWS. */
+  /** Configured endpoints (emulators, a proxy, DynamoDB Local); omitted in AWS. */
   dynamoEndpoint?: string
   s3Endpoint?: string
+  /** AWS_USE_FIPS_ENDPOINT / AWS_USE_DUALSTACK_ENDPOINT for DynamoDB (storeSettingsFromEnv). */
+  useFips?: boolean
+  useDualStack?: boolean
+  /** The longest one DynamoDB call may take, retries included. */
+  storeCallDeadlineMs?: number
   /** Absent: the SDK's default credential chain, loaded on first use. */
   credentials?: AwsCredentials
   log?: Logger
@@ -227,6 +232,9 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
     region: config.region,
     dynamoEndpoint: config.dynamoEndpoint,
     s3Endpoint: config.s3Endpoint,
+    useFips: config.useFips,
+    useDualStack: config.useDualStack,
+    storeCallDeadlineMs: config.storeCallDeadlineMs,
     credentials: config.credentials,
   })
   const clock = config.clock ?? systemClock

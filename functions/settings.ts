@@ -137,6 +137,9 @@ export function ownEndpointsFromEnv(env: Record<string, string | undefined> = pr
     'DYNAMODB_ENDPOINT',
     'S3_ENDPOINT',
     'SSM_ENDPOINT',
+    'AWS_ENDPOINT_URL',
+    'AWS_ENDPOINT_URL_DYNAMODB',
+    'AWS_ENDPOINT_URL_S3',
   ]) {
     const value = env[name]?.trim()
     if (value) own.add(value)
@@ -144,6 +147,45 @@ export function ownEndpointsFromEnv(env: Record<string, string | undefined> = pr
   // a relative credentials URI is served by the container agent at this fixed address
   if (env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) own.add('http://169.254.170.2')
   return own
+}
+
+/**
+ * The longest one DynamoDB call may take, its retries included: a third of the API function's
+ * 30 s timeout (sst.config.ts; test/deploy/sst-config.test.ts keeps it below), so a request that
+ * makes a few store calls in a row still answers, with an error if need be, before Lambda ends it.
+ */
+export const STORE_CALL_DEADLINE_MS = 10_000
+
+export interface StoreSettings {
+  dynamoEndpoint?: string
+  s3Endpoint?: string
+  useFips?: boolean
+  useDualStack?: boolean
+}
+
+/**
+ * Where the stores are, as the SDK would read it: `DYNAMODB_ENDPOINT` (ours, first), then
+ * `AWS_ENDPOINT_URL_DYNAMODB`, then `AWS_ENDPOINT_URL`; `S3_ENDPOINT`, then the same two for S3;
+ * `AWS_USE_FIPS_ENDPOINT` / `AWS_USE_DUALSTACK_ENDPOINT` = `true`. Unset: the regional endpoints.
+ */
+export function storeSettingsFromEnv(env: Record<string, string | undefined> = process.env): StoreSettings {
+  const first = (...names: string[]) => names.map((n) => env[n]?.trim()).find((v) => !!v)
+  const flag = (name: string) => {
+    const v = env[name]?.trim().toLowerCase()
+    if (v === undefined || v === '') return undefined
+    if (v !== 'true' && v !== 'false') throw new Error(`${name} must be true or false, got '${env[name]}'`)
+    return v === 'true'
+  }
+  const dynamoEndpoint = first('DYNAMODB_ENDPOINT', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL')
+  const s3Endpoint = first('S3_ENDPOINT', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL')
+  const useFips = flag('AWS_USE_FIPS_ENDPOINT')
+  const useDualStack = flag('AWS_USE_DUALSTACK_ENDPOINT')
+  return {
+    ...(dynamoEndpoint && httpUrl('DYNAMODB_ENDPOINT', dynamoEndpoint) ? { dynamoEndpoint } : {}),
+    ...(s3Endpoint && httpUrl('S3_ENDPOINT', s3Endpoint) ? { s3Endpoint } : {}),
+    ...(useFips !== undefined ? { useFips } : {}),
+    ...(useDualStack !== undefined ? { useDualStack } : {}),
+  }
 }
 
 /** The region Lambda (or the shell) announces; the DynamoDB client signs for it and derives its endpoint. */

@@ -29,6 +29,11 @@ export interface UsageIncrement extends UsageKey {
   lastDiscoveryAt?: string
   /** ISO-8601; set when `listedHits` > 0. */
   lastListedAt?: string
+  /**
+   * Chosen by the writer once per flush of this key and kept across its retries: a store that
+   * sees the same id again (an attempt applied whose answer was lost) does not add it twice.
+   */
+  flushId?: string
 }
 
 /** One stored row. */
@@ -48,7 +53,8 @@ export interface ToolUsageStore {
   /**
    * Adds the deltas atomically (concurrent increments of the same key never lose a count) and
    * sets the given timestamps and `family` (last writer wins: writers flush within about a second
-   * of the event, so a timestamp is at most that stale). Rejects on a backend failure.
+   * of the event, so a timestamp is at most that stale). Rejects on a backend failure. An
+   * increment whose `flushId` the row already holds among its last 4 is not added again.
    */
   increment(inc: UsageIncrement): Promise<void>
   /** Every row of a project (optionally one role), sorted by role then tool. */

@@ -10,6 +10,7 @@
  * - `flushDelayMs` after the first count enters an empty buffer (long-running servers);
  * - at once when `maxPendingKeys` keys are pending.
  */
+import { randomBytes } from 'node:crypto'
 import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
@@ -62,6 +63,8 @@ const NEVER = -Infinity
 function incrementOf(p: Pending): UsageIncrement {
   return {
     ...p.key,
+    // one per flush of the key, kept by writeOne's retries: the store adds it once
+    flushId: randomBytes(12).toString('base64url'),
     family: p.family,
     calls: p.calls,
     discoveryHits: p.discoveryHits,

@@ -71,6 +71,19 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       ])
     })
 
+    it('adds an increment repeated with the same flush id once, even after three other flushes of the key', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, flushId: 'f1' }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, flushId: 'f1' }))
+      for (const id of ['f2', 'f3', 'f4']) await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, flushId: id }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, flushId: 'f1' }))
+      // another key's flush with the same id is its own
+      await store.increment(inc({ role: 'coder', tool: 'file_write', calls: 5, flushId: 'f1' }))
+      expect((await store.list('acme', 'shop')).map((r) => [r.tool, r.calls])).toEqual([
+        ['file_read', 5],
+        ['file_write', 5],
+      ])
+    })
+
     it('overwrites the family with the latest increment', async () => {
       await store.increment(inc({ role: 'coder', tool: 'gmail__send', family: 'gmail', calls: 1 }))
       await store.increment(inc({ role: 'coder', tool: 'gmail__send', family: 'mail', calls: 1 }))

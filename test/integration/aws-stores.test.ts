@@ -6,7 +6,7 @@ import { INLINE_BODY_LIMIT, scopeOf } from '../../lib/documents/ports'
 import { isServerToolsError } from '../../lib/errors'
 import { sha256 } from '../../lib/runtime/hash'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
-import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
+import { DynamoClient, RETRY } from '../../lib/stores/aws/dynamo/client'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { blobStoreContract } from '../contract/blob-store.contract'
 import { bodyOfBytes, documentStoreContract, expectCode } from '../contract/document-store.contract'
@@ -168,7 +168,7 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
 
   describe('throttling', () => {
     // dynalite (like every local emulator) never throttles, so DynamoDB's refusal comes from a
-    // server on loopback that answers every request with it: the client retries it (3 attempts),
+    // server on loopback that answers every request with it: the client retries it (4 attempts, as the SDK),
     // then the store must surface it as THROTTLED with the original kept as cause.
     let server: Server
     let endpoint: string
@@ -203,7 +203,7 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
         try {
           const error = await expectCode(store.get(key), 'THROTTLED')
           expect(((error as Error).cause as Error).name).toBe(name)
-          expect(requests).toBe(3)
+          expect(requests).toBe(RETRY.maxAttempts)
           await expectCode(store.put({ key, body: 'x', actor: 'alice' }), 'THROTTLED')
           await expectCode(store.getMany([key]), 'THROTTLED')
           await expectCode(store.list(key.scope, ''), 'THROTTLED')

@@ -27,8 +27,14 @@ describe('DynamoToolUsageStore on dynalite', () => {
       discoveryHits: 0,
       listedHits: 1,
       lastCallAt: '2026-01-01T00:00:00.000Z',
+      flushId: 'flush-1',
     })
     expect(await store.rawItem({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' })).toEqual({
+      // the flush id in the newest of the write-id slots (lib/stores/aws/write-ids.ts)
+      writeId: 'flush-1',
+      writeId1: '-',
+      writeId2: '-',
+      writeId3: '-',
       scope: 'acme#shop',
       roleTool: 'coder#file_read',
       role: 'coder',

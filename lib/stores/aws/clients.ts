@@ -15,6 +15,11 @@ export interface AwsClientOptions {
   region: string
   /** e.g. the dynalite URL in tests and `npm start`; omit for the real service. */
   dynamoEndpoint?: string
+  /** The FIPS / dual-stack DynamoDB endpoint (S3's SDK client reads the same settings itself). */
+  useFips?: boolean
+  useDualStack?: boolean
+  /** The longest a DynamoDB call may take, its retries included (DynamoClientOptions.deadlineMs). */
+  storeCallDeadlineMs?: number
   /** e.g. the s3rver URL in tests and `npm start`; omit for the real service. */
   s3Endpoint?: string
   credentials?: AwsCredentials
@@ -43,6 +48,9 @@ export function makeAwsClients(opts: AwsClientOptions): AwsClients {
   const dynamo = new DynamoClient({
     region: opts.region,
     endpoint: opts.dynamoEndpoint,
+    useFips: opts.useFips,
+    useDualStack: opts.useDualStack,
+    deadlineMs: opts.storeCallDeadlineMs,
     credentials: opts.credentials ?? sdkDefaultCredentials(),
   })
   let s3: Promise<S3Client> | undefined

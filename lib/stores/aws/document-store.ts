@@ -6,10 +6,17 @@
  * - A lost update is impossible: every write is one UpdateItem whose ConditionExpression pins the
  *   version it replaces (or `attribute_not_exists` for create-only); an unconditional write lets
  *   DynamoDB increment the version atomically. `createdAt`/`createdBy` survive via `if_not_exists`.
+ * - Every write and delete carries a write id (./write-ids.ts): a retry of an attempt DynamoDB
+ *   applied but whose answer was lost fails its condition, and the store, finding its id in the
+ *   item, answers what the first attempt would have (its version, `created` as it was). A
+ *   tombstone holds its delete's id, so a retried delete is told from someone else's.
  * - A large body is written to the blob store BEFORE the item, under a key holding the body hash
- *   and a random nonce, so an item never points at missing or foreign bytes; a write
- *   that loses its condition deletes its orphan blob (best-effort), and a successful write or a
- *   delete removes the blob it replaced after the item changed.
+ *   and a random nonce, so an item never points at missing or foreign bytes. The blob is deleted
+ *   on the request path only when the write surely did not land (its condition failed on the
+ *   first attempt, or no attempt reached the table); a successful write or a delete removes the
+ *   blob it replaced after the item changed. Blobs nothing points at any more (an answer lost
+ *   with the replaced key in it, a crash between the two writes) are left to the orphan sweep
+ *   (./blob-sweep.ts).
  * - Reads are strongly consistent; a cascade lookup is one BatchGetItem, a listing one Query
  *   (plus pages), and `roundTrips` counts every DynamoDB request so tests and benches can prove it.
  */
@@ -23,6 +30,7 @@ import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import { errorName, storeError } from './store-errors'
+import { mayHaveLanded, newWriteId, WRITE_ID_SLOTS, writeIdAttribute, writeIdClauses, writesSince } from './write-ids'
 
 export interface DynamoDocumentStoreOptions {
   dynamo: DynamoClient
@@ -48,6 +56,10 @@ export interface DocumentItem {
   updatedBy: string
   /** A tombstone: the document was deleted at `version`; reads skip it, a re-create continues after it. */
   deleted?: boolean
+  /** The ids of the last writes (./write-ids.ts): `writeId`, `writeId1`, …; a retried attempt recognises its own. */
+  writeId?: string
+  /** The write id of the write that created this life of the document (a retried attempt's `created`). */
+  createdWriteId?: string
 }
 
 /** BatchGetItem accepts at most 100 keys per request. */
@@ -142,6 +154,29 @@ export class DynamoDocumentStore implements DocumentStore {
 
   async delete(key: DocumentKey, opts: DeleteOptions = {}) {
     const versioned = opts.expectedVersion !== undefined
+    const writeId = newWriteId()
+    const names: Record<string, string> = {
+      '#s': 'scope',
+      '#cw': 'createdWriteId',
+      '#v': 'version',
+      '#del': 'deleted',
+      '#ua': 'updatedAt',
+      '#body': 'body',
+      '#bodyKey': 'bodyKey',
+      '#json': 'json',
+      '#sha': 'sha256',
+      '#bytes': 'bytes',
+      '#ca': 'createdAt',
+      '#cb': 'createdBy',
+      '#ub': 'updatedBy',
+    }
+    const values: Record<string, unknown> = {
+      ':true': true,
+      ':one': 1,
+      ':now': iso(this.clock.now()),
+      ...(versioned ? { ':expected': opts.expectedVersion } : {}),
+    }
+    const ids = writeIdClauses(names, values, writeId)
     let old: DocumentItem | undefined
     try {
       // A tombstone, not a DeleteItem: the version sequence must survive a delete (see the port).
@@ -149,28 +184,10 @@ export class DynamoDocumentStore implements DocumentStore {
         this.db.updateItem<DocumentItem>({
           TableName: this.table,
           Key: { scope: key.scope, path: key.path },
-          UpdateExpression: 'SET #del = :true, #v = #v + :one, #ua = :now REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub',
-          ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''}`,
-          ExpressionAttributeNames: {
-            '#s': 'scope',
-            '#v': 'version',
-            '#del': 'deleted',
-            '#ua': 'updatedAt',
-            '#body': 'body',
-            '#bodyKey': 'bodyKey',
-            '#json': 'json',
-            '#sha': 'sha256',
-            '#bytes': 'bytes',
-            '#ca': 'createdAt',
-            '#cb': 'createdBy',
-            '#ub': 'updatedBy',
-          },
-          ExpressionAttributeValues: {
-            ':true': true,
-            ':one': 1,
-            ':now': iso(this.clock.now()),
-            ...(versioned ? { ':expected': opts.expectedVersion } : {}),
-          },
+          UpdateExpression: `SET #del = :true, #v = #v + :one, #ua = :now, ${ids.set.join(', ')} REMOVE #body, #bodyKey, #json, #sha, #bytes, #ca, #cb, #ub, #cw`,
+          ConditionExpression: `attribute_exists(#s) AND attribute_not_exists(#del)${versioned ? ' AND #v = :expected' : ''} AND ${ids.condition}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
           ReturnValues: 'ALL_OLD',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -179,6 +196,10 @@ export class DynamoDocumentStore implements DocumentStore {
     } catch (e) {
       if (!isConditionFailure(e)) throw e
       // DynamoDB returns the current item with the failure; emulators may not, so read it then.
+      // Our own delete, applied by an earlier attempt whose answer was lost (and maybe followed
+      // by other writes since), is the success it was. The blob it replaced is named only in that
+      // lost answer: the orphan sweep removes it.
+      if (mayHaveLanded(e) && writesSince(conditionItem(e) ?? (await this.readItem(key, true)), writeId) !== undefined) return
       // Unconditional, the write failed only because the document was absent or deleted when it
       // ran: a 404, even if a racing PUT has created it again since (reading it now would say so).
       if (!versioned) throw notFound(`${key.path} does not exist`)
@@ -214,6 +235,7 @@ export class DynamoDocumentStore implements DocumentStore {
 
     const bodyKey = inline ? undefined : blobKey(key, hash)
     if (bodyKey) await this.blobs.put(bodyKey, body)
+    const writeId = newWriteId()
 
     const names: Record<string, string> = {
       '#v': 'version',
@@ -228,9 +250,15 @@ export class DynamoDocumentStore implements DocumentStore {
       '#ub': 'updatedBy',
       '#del': 'deleted',
       '#s': 'scope',
+      '#cw': 'createdWriteId',
     }
     const values: Record<string, unknown> = { ':sha': hash, ':bytes': bytes, ':now': now, ':actor': actor }
+    const ids = writeIdClauses(names, values, writeId)
     const set = [
+      ...ids.set,
+      // the write that created this life of the document (a tombstone removes it): a retried
+      // attempt tells `created` from it
+      '#cw = if_not_exists(#cw, :wid)',
       '#sha = :sha',
       '#bytes = :bytes',
       '#ua = :now',
@@ -262,16 +290,17 @@ export class DynamoDocumentStore implements DocumentStore {
       set.push('#json = :json')
       values[':json'] = json
     } else remove.push('#json')
-    let condition: string | undefined
+    // a retry of an attempt that was applied finds its own write id and fails here (see the catch)
+    let condition = ids.condition
     if (opts.createOnly) {
-      condition = 'attribute_not_exists(#s) OR attribute_exists(#del)'
+      condition += ' AND (attribute_not_exists(#s) OR attribute_exists(#del))'
     } else if (opts.expectedVersion !== undefined) {
-      condition = '#v = :expected AND attribute_not_exists(#del)'
+      condition += ' AND #v = :expected AND attribute_not_exists(#del)'
       values[':expected'] = opts.expectedVersion
     } else if (opts.mustExist) {
-      condition = 'attribute_exists(#s) AND attribute_not_exists(#del)'
+      condition += ' AND attribute_exists(#s) AND attribute_not_exists(#del)'
     }
-    if (!condition?.includes('#s')) delete names['#s'] // DynamoDB refuses names an expression does not use
+    if (!condition.includes('#s')) delete names['#s'] // DynamoDB refuses names an expression does not use
 
     let old: DocumentItem | undefined
     try {
@@ -289,8 +318,31 @@ export class DynamoDocumentStore implements DocumentStore {
       )
       old = out.Attributes
     } catch (e) {
-      if (bodyKey) await this.deleteBlobQuietly(bodyKey)
-      if (!isConditionFailure(e)) throw e
+      const conditionFailed = isConditionFailure(e)
+      if (conditionFailed && mayHaveLanded(e)) {
+        const current = await this.readItem(key)
+        const since = writesSince(current, writeId)
+        if (current && since !== undefined) {
+          // An earlier attempt was applied; its answer was lost (and `since` writes, each one
+          // version up, followed it). The blob it replaced is named only in that answer: the
+          // orphan sweep removes it.
+          return {
+            key: { scope: key.scope, path: key.path },
+            body,
+            ...(json !== undefined ? { json } : {}),
+            version: Number(current.version) - since,
+            sha256: hash,
+            createdAt: current.createdAt,
+            createdBy: current.createdBy,
+            updatedAt: now,
+            updatedBy: actor,
+            created: current.createdWriteId === writeId,
+          }
+        }
+        // Not ours now, but ours may have landed and been replaced since: the blob may have been
+        // read by someone; the sweep decides once nothing points at it.
+      } else if (bodyKey && (conditionFailed || !mayHaveLanded(e))) await this.deleteBlobQuietly(bodyKey)
+      if (!conditionFailed) throw e
       const current = conditionItem(e)
       if (opts.createOnly) {
         throw conflict(`${key.path} already exists${current ? ` (version ${current.version})` : ''}`, e)
@@ -328,8 +380,14 @@ export class DynamoDocumentStore implements DocumentStore {
         ConsistentRead: true,
         ...(versionOnly
           ? {
-              ProjectionExpression: '#s, #p, #v, #del',
-              ExpressionAttributeNames: { '#s': 'scope', '#p': 'path', '#v': 'version', '#del': 'deleted' },
+              ProjectionExpression: `#s, #p, #v, #del, ${Array.from({ length: WRITE_ID_SLOTS }, (_, i) => `#wid${i}`).join(', ')}`,
+              ExpressionAttributeNames: {
+                '#s': 'scope',
+                '#p': 'path',
+                '#v': 'version',
+                '#del': 'deleted',
+                ...Object.fromEntries(Array.from({ length: WRITE_ID_SLOTS }, (_, i) => [`#wid${i}`, writeIdAttribute(i)])),
+              },
             }
           : {}),
       }),
@@ -422,9 +480,9 @@ const isConditionFailure = (e: unknown) => errorName(e) === 'ConditionalCheckFai
  * client unmarshalls it). Undefined when the item is absent or the service (an emulator) did not
  * return it.
  */
-function conditionItem(e: unknown): { version: number; deleted: boolean } | undefined {
+function conditionItem(e: unknown): (Record<string, unknown> & { version: number; deleted: boolean }) | undefined {
   const item = (e as { Item?: Partial<DocumentItem> }).Item
   if (item?.version === undefined) return undefined
-  return { version: Number(item.version), deleted: !!item.deleted }
+  return { ...item, version: Number(item.version), deleted: !!item.deleted }
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

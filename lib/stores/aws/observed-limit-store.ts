@@ -1,7 +1,9 @@
 /**
  * ObservedLimitStore on DynamoDB. Table: `tenant` (hash) + `endpoint` (`instance/model`, range).
  * `lower` is one conditional UpdateItem (`attribute_not_exists(maxTools) OR maxTools > :n`), so a
- * larger observation never overwrites a smaller one, whatever the interleaving.
+ * larger observation never overwrites a smaller one, whatever the interleaving. It carries a
+ * write id (./write-ids.ts): a retry of an applied attempt whose answer was lost fails the
+ * condition (the value is already there), finds its id, and answers `lowered: true` as it was.
  */
 
 import { ServerToolsError } from '../../errors'
@@ -10,6 +12,7 @@ import { endpointKey } from '../../surface/limits'
 import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
 import { errorName, storeError } from './store-errors'
+import { mayHaveLanded, newWriteId, writeIdClauses, writesSince } from './write-ids'
 
 export const observedLimitsTableSpec = (name: string): TableSpec => ({
   name,
@@ -32,20 +35,24 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
   }
 
   async lower(r: ObservedLimitRecord) {
+    const writeId = newWriteId()
+    const names: Record<string, string> = { '#max': 'maxTools' }
+    const values: Record<string, unknown> = {
+      ':n': r.maxTools,
+      ':at': r.observedAt,
+      ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
+      ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
+    }
+    const ids = writeIdClauses(names, values, writeId)
     try {
       await this.send(() =>
         this.db.updateItem({
           TableName: this.table,
           Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
-          UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}`,
-          ConditionExpression: 'attribute_not_exists(#max) OR #max > :n',
-          ExpressionAttributeNames: { '#max': 'maxTools' },
-          ExpressionAttributeValues: {
-            ':n': r.maxTools,
-            ':at': r.observedAt,
-            ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
-            ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
-          },
+          UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}, ${ids.set.join(', ')}`,
+          ConditionExpression: `(attribute_not_exists(#max) OR #max > :n) AND ${ids.condition}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
         }),
       )
       return { maxTools: r.maxTools, lowered: true }
@@ -54,6 +61,8 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
       const out = await this.send(() =>
         this.db.getItem({ TableName: this.table, Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) }, ConsistentRead: true }),
       )
+      // ours, applied by an attempt whose answer was lost (later lowerings may have followed it)
+      if (mayHaveLanded(e) && writesSince(out.Item, writeId) !== undefined) return { maxTools: r.maxTools, lowered: true }
       return { maxTools: (out.Item?.maxTools as number | undefined) ?? r.maxTools, lowered: false }
     }
   }

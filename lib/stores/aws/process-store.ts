@@ -4,6 +4,12 @@
  * `expiresAtMs`, which every read and update checks, so an expired process is invisible at once
  * (and on emulators without TTL). Activations are a map attribute updated per name in one
  * UpdateItem, so concurrent stamps of different tools never lose each other.
+ *
+ * A retried write whose first attempt was applied (its answer lost) answers as that attempt
+ * would have: create and setClientTools carry a write id (./write-ids.ts); markPhantoms records
+ * which write first reported each name; stamps are idempotent as they are; and an end whose
+ * retry finds the process gone after an attempt that may have landed is taken as done (an end,
+ * an expiry or a concurrent end all leave what the caller asked for: no process).
  */
 
 import { conflict, notFound } from '../../errors'
@@ -12,6 +18,7 @@ import type { ClientToolDeclaration } from '../../surface/client-tools'
 import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
 import { errorName, storeError } from './store-errors'
+import { mayHaveLanded, newWriteId, writeIdClauses, writesSince } from './write-ids'
 
 /** Table spec for provisioning (`npm start`, tests); sst.config.ts declares the same keys and TTL. */
 export const processesTableSpec = (name: string): TableSpec => ({
@@ -28,6 +35,9 @@ export const processesTableSpec = (name: string): TableSpec => ({
 interface ProcessItem extends Omit<ProcessRecord, 'phantomsReported' | 'expiresAt' | 'clientTools'> {
   scope: string
   phantoms?: Set<string>
+  /** Phantom name → the write id of the markPhantoms call that first reported it. */
+  phantomsBy?: Record<string, string>
+  writeId?: string
   clientToolsJson?: string
   expiresAtMs: number
   expiresAt: number
@@ -46,7 +56,10 @@ export class DynamoProcessStore implements ProcessStore {
   }
 
   async create(r: ProcessRecord) {
+    const writeId = newWriteId()
     const item: ProcessItem = {
+      writeId,
+      phantomsBy: {},
       scope: scopeOf(r),
       id: r.id,
       tenant: r.tenant,
@@ -83,16 +96,21 @@ export class DynamoProcessStore implements ProcessStore {
         }),
       )
     } catch (e) {
-      if (errorName(e) === 'ConditionalCheckFailedException') throw conflict(`process '${r.id}' already exists`, e)
-      throw e
+      if (errorName(e) !== 'ConditionalCheckFailedException') throw e
+      if (mayHaveLanded(e) && writesSince(await this.rawItem(r), writeId) !== undefined) return
+      throw conflict(`process '${r.id}' already exists`, e)
     }
   }
 
-  async get(key: ProcessKey, now: number) {
+  private async rawItem(key: ProcessKey): Promise<ProcessItem | undefined> {
     const out = await this.send(() =>
       this.db.getItem<ProcessItem>({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }),
     )
-    const item = out.Item
+    return out.Item
+  }
+
+  async get(key: ProcessKey, now: number) {
+    const item = await this.rawItem(key)
     if (!item || !(item.expiresAtMs > now)) return undefined
     return {
       tenant: item.tenant,
@@ -128,35 +146,46 @@ export class DynamoProcessStore implements ProcessStore {
     opts: { expectedVersion?: number; expiresAt: number; now: number },
   ) {
     const expected = opts.expectedVersion
+    const writeId = newWriteId()
+    const names: Record<string, string> = {
+      '#id': 'id',
+      '#exp': 'expiresAtMs',
+      '#ttl': 'expiresAt',
+      '#tools': 'clientToolsJson',
+      '#ver': 'clientToolsVersion',
+    }
+    const values: Record<string, unknown> = {
+      ':tools': JSON.stringify(tools),
+      ':exp': opts.expiresAt,
+      ':ttl': Math.ceil(opts.expiresAt / 1000),
+      ':one': 1,
+      ':now': opts.now,
+      ...(expected ? { ':expected': expected } : {}),
+    }
+    // only setClientTools shifts the write ids after create: `since` counts tool versions
+    const ids = writeIdClauses(names, values, writeId)
     try {
       const out = await this.send(() =>
         this.db.updateItem({
           TableName: this.table,
           Key: { scope: scopeOf(key), id: key.id },
-          ConditionExpression:
-            expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`,
-          UpdateExpression: 'SET #tools = :tools, #exp = :exp, #ttl = :ttl ADD #ver :one',
-          ExpressionAttributeNames: {
-            '#id': 'id',
-            '#exp': 'expiresAtMs',
-            '#ttl': 'expiresAt',
-            '#tools': 'clientToolsJson',
-            '#ver': 'clientToolsVersion',
-          },
-          ExpressionAttributeValues: {
-            ':tools': JSON.stringify(tools),
-            ':exp': opts.expiresAt,
-            ':ttl': Math.ceil(opts.expiresAt / 1000),
-            ':one': 1,
-            ':now': opts.now,
-            ...(expected ? { ':expected': expected } : {}),
-          },
+          ConditionExpression: `${
+            expected === undefined ? LIVE : expected === 0 ? `${LIVE} AND attribute_not_exists(#ver)` : `${LIVE} AND #ver = :expected`
+          } AND ${ids.condition}`,
+          UpdateExpression: `SET #tools = :tools, #exp = :exp, #ttl = :ttl, ${ids.set.join(', ')} ADD #ver :one`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
           ReturnValues: 'UPDATED_NEW',
         }),
       )
       return out.Attributes?.clientToolsVersion as number
     } catch (e) {
       if (errorName(e) !== 'ConditionalCheckFailedException') throw e
+      if (mayHaveLanded(e)) {
+        const item = await this.rawItem(key)
+        const since = writesSince(item, writeId)
+        if (item && since !== undefined) return Number(item.clientToolsVersion) - since
+      }
       // Tell a version mismatch from a missing process: one more read, only on the failure path.
       if (expected !== undefined && (await this.get(key, opts.now)))
         throw conflict(`the client tools of process '${key.id}' are not at version ${expected}`, e)
@@ -176,9 +205,10 @@ export class DynamoProcessStore implements ProcessStore {
         }),
       )
     } catch (e) {
-      if (errorName(e) === 'ConditionalCheckFailedException')
-        throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
-      throw e
+      if (errorName(e) !== 'ConditionalCheckFailedException') throw e
+      // gone after an attempt that may have landed: our end (see the header)
+      if (mayHaveLanded(e) && !(await this.rawItem(key))) return
+      throw notFound(`no process '${key.id}' in project '${key.project}' (it may have expired)`)
     }
   }
 
@@ -199,14 +229,35 @@ export class DynamoProcessStore implements ProcessStore {
   async markPhantoms(key: ProcessKey, names: string[], now: number) {
     const unique = [...new Set(names)]
     if (!unique.length) return []
-    const out = await this.update(key, {
-      UpdateExpression: 'ADD #ph :names',
-      ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ph': 'phantoms' },
-      ExpressionAttributeValues: { ':names': new Set(unique), ':now': now },
-      ReturnValues: 'UPDATED_OLD',
+    // Each name remembers the call that first reported it, so a retried call whose first attempt
+    // was applied still answers the names it added (an UPDATED_OLD answer would then say none).
+    const writeId = newWriteId()
+    const attrNames: Record<string, string> = { '#id': 'id', '#exp': 'expiresAtMs', '#ph': 'phantoms', '#pb': 'phantomsBy' }
+    const firsts = unique.map((n, i) => {
+      attrNames[`#n${i}`] = n
+      return `#pb.#n${i} = if_not_exists(#pb.#n${i}, :wid)`
     })
-    const before = (out.Attributes?.phantoms as Set<string> | undefined) ?? new Set<string>()
-    return unique.filter((n) => !before.has(n))
+    try {
+      const out = await this.update(key, {
+        UpdateExpression: `SET ${firsts.join(', ')} ADD #ph :names`,
+        ExpressionAttributeNames: attrNames,
+        ExpressionAttributeValues: { ':names': new Set(unique), ':now': now, ':wid': writeId },
+        ReturnValues: 'ALL_NEW',
+      })
+      const by = (out.Attributes?.phantomsBy as Record<string, string> | undefined) ?? {}
+      return unique.filter((n) => by[n] === writeId)
+    } catch (e) {
+      // a process created before phantomsBy existed: its map is missing, and a nested SET refuses it
+      if (errorName(e) !== 'ValidationException') throw e
+      const out = await this.update(key, {
+        UpdateExpression: 'ADD #ph :names',
+        ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ph': 'phantoms' },
+        ExpressionAttributeValues: { ':names': new Set(unique), ':now': now },
+        ReturnValues: 'UPDATED_OLD',
+      })
+      const before = (out.Attributes?.phantoms as Set<string> | undefined) ?? new Set<string>()
+      return unique.filter((n) => !before.has(n))
+    }
   }
 
   private async update(
@@ -215,7 +266,7 @@ export class DynamoProcessStore implements ProcessStore {
       UpdateExpression: string
       ExpressionAttributeNames: Record<string, string>
       ExpressionAttributeValues: Record<string, unknown>
-      ReturnValues?: 'UPDATED_OLD'
+      ReturnValues?: 'UPDATED_OLD' | 'ALL_NEW'
     },
   ) {
     try {

@@ -7,6 +7,11 @@
  * One increment is one UpdateItem: `ADD` for the counters (atomic; concurrent writers of the same
  * key never lose a count, and the item is created on first use) and `SET` for the family, names and
  * timestamps. No TTL attribute: usage has no retention (spec §14.4).
+ *
+ * An increment carries its flush id as a write id (./write-ids.ts): the update is conditional on
+ * the row not holding it, so a retry of an attempt that was applied but whose answer was lost
+ * fails that condition, which is then the success it was, and nothing is counted twice — unless
+ * more than three other flushes of the same key landed between the lost answer and the retry.
  */
 
 import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
@@ -14,6 +19,7 @@ import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
 import { storeError } from './store-errors'
+import { newWriteId, writeIdClauses } from './write-ids'
 
 /** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`), no TTL. */
 export const toolUsageTableSpec = (name: string): TableSpec => ({
@@ -40,6 +46,11 @@ export interface ToolUsageItem {
   lastCallAt?: string
   lastDiscoveryAt?: string
   lastListedAt?: string
+  /** The last flush ids (lib/stores/aws/write-ids.ts). */
+  writeId?: string
+  writeId1?: string
+  writeId2?: string
+  writeId3?: string
 }
 
 export class DynamoToolUsageStore implements ToolUsageStore {
@@ -81,16 +92,23 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     stamp('lastCallAt', 'lca')
     stamp('lastDiscoveryAt', 'lda')
     stamp('lastListedAt', 'lla')
-    await this.send(() =>
-      this.db.updateItem({
-        TableName: this.table,
-        Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
-        // ADD of 0 still creates the attribute, so every row reads back with all three counters.
-        UpdateExpression: `SET ${sets.join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    )
+    const ids = writeIdClauses(names, values, inc.flushId ?? newWriteId())
+    try {
+      await this.send(() =>
+        this.db.updateItem({
+          TableName: this.table,
+          Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
+          // ADD of 0 still creates the attribute, so every row reads back with all three counters.
+          UpdateExpression: `SET ${[...sets, ...ids.set].join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
+          ConditionExpression: ids.condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      )
+    } catch (e) {
+      // the only condition is our flush id: the row holds it, so this flush was counted already
+      if ((e as { name?: string } | null)?.name !== 'ConditionalCheckFailedException') throw e
+    }
   }
 
   async list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]> {

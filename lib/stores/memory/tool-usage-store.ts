@@ -7,6 +7,8 @@ export class MemoryToolUsageStore implements ToolUsageStore {
   private readonly rows = new Map<string, Map<string, ToolUsageRecord>>()
   /** Backend requests served (increments and reads), so tests can prove coalescing. */
   roundTrips = 0
+  /** Per row, the flush ids of its last 4 increments (the DynamoDB adapter's write-id slots). */
+  private readonly recentFlushes = new Map<string, string[]>()
 
   async increment(inc: UsageIncrement): Promise<void> {
     this.roundTrips++
@@ -14,6 +16,11 @@ export class MemoryToolUsageStore implements ToolUsageStore {
     let partition = this.rows.get(scope)
     if (!partition) this.rows.set(scope, (partition = new Map()))
     const key = usageSortKey(inc.role, inc.tool)
+    if (inc.flushId !== undefined) {
+      const seen = this.recentFlushes.get(`${scope}\u0000${key}`) ?? []
+      if (seen.includes(inc.flushId)) return
+      this.recentFlushes.set(`${scope}\u0000${key}`, [inc.flushId, ...seen].slice(0, 4))
+    }
     const row = partition.get(key) ?? { role: inc.role, tool: inc.tool, family: inc.family, calls: 0, discoveryHits: 0, listedHits: 0 }
     row.family = inc.family
     row.calls += inc.calls

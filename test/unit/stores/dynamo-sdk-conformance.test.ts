@@ -303,12 +303,25 @@ describe('values neither side stores', () => {
     expect(() => marshall(item, SDK_OPTIONS)).toThrow()
   })
 
-  it('refuses a wire integer a JS number cannot hold, where the SDK returns a bigint', () => {
-    // A deliberate difference (attribute-values.ts: refused rather than rounded): the SDK's
-    // unmarshall (wrapNumbers off) turns 9007199254740993 into 9007199254740993n.
-    const wire: WireItem = { n: { N: '9007199254740993' } }
-    expect(() => unmarshallItem(wire)).toThrow(RangeError)
-    expect(unmarshall(wireItemToSdk(wire))).toEqual({ n: 9007199254740993n })
+  it('reads a wire integer beyond 2^53 back as the bigint it was written from, as the SDK does', () => {
+    for (const n of [9007199254740993n, -(2n ** 70n) - 1n, 10n ** 37n]) {
+      const wire = marshallItem({ n, s: new Set([n, 1n]) })
+      expect(wire).toEqual(sdkMarshall({ n, s: new Set([n, 1n]) }))
+      expect(unmarshallItem(wire)).toEqual({ n, s: new Set([n, 1]) })
+      expect(unmarshallItem(wire)).toEqual(unmarshall(wireItemToSdk(wire)))
+    }
+  })
+
+  it('refuses a wire decimal with more significant digits than a double holds, where the SDK rounds it', () => {
+    // A deliberate difference: the SDK reads 0.1234567890123456789 as 0.12345678901234568.
+    for (const text of ['0.1234567890123456789', '1.000000000000000001', '-12345.678901234567891']) {
+      const wire: WireItem = { n: { N: text } }
+      expect(() => unmarshallItem(wire), text).toThrow(RangeError)
+      expect(typeof unmarshall(wireItemToSdk(wire)).n, text).toBe('number')
+    }
+    // 17 significant digits, and trailing or leading zeros, are held exactly
+    for (const text of ['0.12345678901234567', '100000000000000000000000', '0.000000000000000000001', '12.50000000000000000000'])
+      expect(unmarshallItem({ n: { N: text } }), text).toEqual(unmarshall(wireItemToSdk({ n: { N: text } })))
   })
 
   it('refuses a wire number beyond 2^53 written with a decimal point or an exponent, as the SDK does, rather than rounding it', () => {

@@ -1,9 +1,11 @@
 /**
  * Plain values ↔ DynamoDB AttributeValues (the JSON protocol's wire form), with the rules the
  * stores relied on from the SDK's DocumentClient (`removeUndefinedValues`, numbers as JS numbers):
- * undefined members are dropped, a Set becomes SS/NS/BS, bytes travel as base64, and a number that
- * a JS number cannot hold exactly is refused both ways rather than rounded. Anything else (a class
- * instance, a function, NaN, an empty set) is a programming error and throws.
+ * undefined members are dropped, a Set becomes SS/NS/BS, bytes travel as base64. An integer beyond
+ * 2^53 travels as a bigint both ways (written from one, read back as one, as the SDK reads it); a
+ * number that neither a JS number nor a bigint holds exactly (a fraction beyond 2^53, more than 17
+ * significant digits) is refused when read rather than rounded. Anything else (a class instance, a
+ * function, NaN, an empty set) is a programming error and throws.
  * test/unit/stores/dynamo-sdk-conformance.test.ts compares both directions with @aws-sdk/util-dynamodb.
  */
 export type AttributeValue =
@@ -89,11 +91,23 @@ function numberText(n: number): string {
   return String(n)
 }
 
-function numberValue(text: string): number {
+/** The most significant digits a double holds so that its text reads back as the same value. */
+const MAX_SIGNIFICANT_DIGITS = 17
+
+function numberValue(text: string): number | bigint {
   const n = Number(text)
-  // every double beyond 2^53 is an integer the text may not have been: refuse rather than round
-  if (!Number.isFinite(n) || Math.abs(n) > Number.MAX_SAFE_INTEGER) {
+  if (!Number.isFinite(n)) throw new RangeError(`the stored number ${text} does not fit a JS number`)
+  if (Math.abs(n) > Number.MAX_SAFE_INTEGER) {
+    // an integer written as one comes back as a bigint, as the SDK reads it; anything else would be rounded
+    if (/^-?\d+$/.test(text)) return BigInt(text)
     throw new RangeError(`the stored number ${text} does not fit a JS number exactly`)
   }
+  if (significantDigits(text) > MAX_SIGNIFICANT_DIGITS)
+    throw new RangeError(`the stored number ${text} has more significant digits than a JS number holds`)
   return n
+}
+
+function significantDigits(text: string): number {
+  const mantissa = text.replace(/^-/, '').split(/e/i)[0].replace('.', '')
+  return mantissa.replace(/^0+/, '').replace(/0+$/, '').length
 }

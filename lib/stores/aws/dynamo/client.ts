@@ -16,17 +16,28 @@ import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { type Clock, systemClock } from '../../../runtime/clock'
 import { type AttributeValue, type Item, marshallItem, unmarshallItem, type WireItem } from './attribute-values'
 import { type CredentialSource, cachedCredentials } from './credentials'
+import { dynamoEndpoint, signingRegion } from './endpoint'
 import { type AwsCredentials, signRequest } from './sigv4'
 
 export interface DynamoClientOptions {
   region: string
-  /** e.g. dynalite's URL; default `https://dynamodb.<region>.amazonaws.com`. */
+  /** A configured endpoint, e.g. dynalite's URL; default: what the SDK's rules derive (./endpoint.ts). */
   endpoint?: string
+  /** The FIPS endpoint (`AWS_USE_FIPS_ENDPOINT`); refused with a configured endpoint, as the SDK does. */
+  useFips?: boolean
+  /** The dual-stack endpoint (`AWS_USE_DUALSTACK_ENDPOINT`); refused with a configured endpoint. */
+  useDualStack?: boolean
   credentials: CredentialSource
-  /** Attempts per request, the first included (default 3, as the SDK). */
+  /** Attempts per request, the first included (default 4, as the SDK's DynamoDB client). */
   maxAttempts?: number
   /** An attempt fails when its socket is idle this long (default 10 s); it is then retried. */
   attemptTimeoutMs?: number
+  /**
+   * No call takes longer than this, its retries and waits included (default 10 s): the last
+   * attempt's socket timeout shrinks to what is left, and no retry starts past it. The
+   * composition root sets it to fit the function's timeout.
+   */
+  deadlineMs?: number
   clock?: Clock
   /** How the client waits between attempts (tests record it instead). */
   sleep?: (ms: number) => Promise<void>
@@ -34,7 +45,9 @@ export interface DynamoClientOptions {
 
 /** What DynamoDB (or the way to it) said went wrong. */
 /** What an error body may not overwrite on the error it becomes. */
-const OWN_ERROR_KEYS = new Set(['name', 'message', 'stack', 'cause', '$metadata', '$retryable'])
+const OWN_ERROR_KEYS = new Set(['name', 'message', 'stack', 'cause', '$metadata', '$retryable', '$retryType', '$mayHaveLanded'])
+
+export type RetryType = 'throttling' | 'transient'
 
 export class DynamoError extends Error {
   /** ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure: the current item. */
@@ -42,18 +55,32 @@ export class DynamoError extends Error {
   declare CancellationReasons?: unknown[]
   /** The Date header of the refusal: what a clock-skew correction goes by. */
   declare $serverDate?: string
+  /** Retry-After or x-amz-retry-after of the answer, as an instant (ms). */
+  declare $retryAfter?: number
   readonly $metadata: { httpStatusCode?: number; requestId?: string; attempts: number }
   readonly $retryable: boolean
+  /**
+   * 'throttling' or 'transient' (retried, as the SDK classifies them), else undefined.
+   */
+  readonly $retryType: RetryType | undefined
+  /**
+   * True when this call's request may have been applied by DynamoDB although no answer said so:
+   * an attempt failed after the request could have reached the table (a reset or timed-out
+   * socket, a 5xx). A store that sees a condition failure with this set looks at the item before
+   * it believes the failure is someone else's write.
+   */
+  $mayHaveLanded = false
 
   constructor(
     name: string,
     message: string,
-    meta: { httpStatusCode?: number; requestId?: string; retryable: boolean; fields?: Record<string, unknown> },
+    meta: { httpStatusCode?: number; requestId?: string; retryType?: RetryType; fields?: Record<string, unknown> },
     options?: ErrorOptions,
   ) {
     super(message || name, options)
     this.name = name
-    this.$retryable = meta.retryable
+    this.$retryType = meta.retryType
+    this.$retryable = meta.retryType !== undefined
     this.$metadata = { httpStatusCode: meta.httpStatusCode, requestId: meta.requestId, attempts: 1 }
     for (const [k, v] of Object.entries(meta.fields ?? {})) if (!OWN_ERROR_KEYS.has(k)) (this as Record<string, unknown>)[k] = v
   }
@@ -106,27 +133,62 @@ export interface BatchGetInput {
 const TARGET_PREFIX = 'DynamoDB_20120810.'
 /** A BatchGetItem answer is at most 16 MiB of items; more than twice that is not DynamoDB talking. */
 const MAX_RESPONSE_BYTES = 40 * 1024 * 1024
+// The SDK's lists (@smithy/service-error-classification), name for name.
 const THROTTLING = new Set([
-  'ThrottlingException',
+  'BandwidthLimitExceeded',
+  'EC2ThrottledException',
+  'LimitExceededException',
+  'PriorRequestNotComplete',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
-  'TransactionInProgressException',
-  'LimitExceededException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ThrottledException',
   'Throttling',
+  'ThrottlingException',
   'TooManyRequestsException',
+  'TransactionInProgressException',
 ])
-const TRANSIENT = new Set([
-  'TimeoutError',
-  'RequestTimeout',
-  'RequestTimeoutException',
+const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException'])
+/** The one DynamoDB exception its model marks retryable. */
+const RETRYABLE_BY_TRAIT = new Set(['ReplicatedWriteConflictException'])
+const TRANSIENT_STATUS = new Set([500, 502, 503, 504])
+const NODE_TRANSIENT_CODES = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
   'EPIPE',
   'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
   'EAI_AGAIN',
-  'InternalServerError',
 ])
-const CLOCK_SKEW = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture', 'InvalidSignatureException'])
+/** Failures that say the request never reached DynamoDB, so it cannot have been applied. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'CredentialsError'])
+const CLOCK_SKEW = new Set([
+  'AccessDeniedException',
+  'AuthFailure',
+  'InvalidSignatureException',
+  'RequestExpired',
+  'RequestInTheFuture',
+  'RequestTimeTooSkewed',
+  'SignatureDoesNotMatch',
+])
+
+/** The SDK's standard retry strategy as @aws-sdk/client-dynamodb configures it. */
+export const RETRY = {
+  maxAttempts: 4,
+  baseDelayMs: 25,
+  throttlingDelayMs: 1_000,
+  maxDelayMs: 20_000,
+  initialTokens: 500,
+  retryCost: 14,
+  throttlingRetryCost: 5,
+  noRetryIncrement: 1,
+  /** A Retry-After hint stretches a delay by at most this much. */
+  maxRetryAfterStretchMs: 5_000,
+} as const
 const SKEW_TOLERANCE_MS = 4 * 60_000
 
 type HttpModule = typeof import('node:http')
@@ -143,21 +205,25 @@ export class DynamoClient {
   private readonly credentials: () => Promise<AwsCredentials>
   private readonly maxAttempts: number
   private readonly attemptTimeoutMs: number
+  private readonly deadlineMs: number
   private readonly clock: Clock
   private readonly sleep: (ms: number) => Promise<void>
   private agent: Promise<{ http: HttpModule; agent: Agent }> | undefined
   /** Server time minus ours, learned from a clock-skew refusal. */
   private skewMs = 0
+  /** The SDK's retry quota: retries draw from it, successes refill it. */
+  private retryTokens: number = RETRY.initialTokens
 
   constructor(opts: DynamoClientOptions) {
     this.region = opts.region
-    this.url = new URL(opts.endpoint ?? defaultEndpoint(opts.region))
+    this.url = new URL(dynamoEndpoint(opts))
     if (this.url.protocol !== 'https:' && this.url.protocol !== 'http:')
       throw new TypeError(`DynamoDB endpoint must be http(s): ${opts.endpoint}`)
     this.clock = opts.clock ?? systemClock
     this.credentials = cachedCredentials(opts.credentials, this.clock)
-    this.maxAttempts = Math.max(1, opts.maxAttempts ?? 3)
+    this.maxAttempts = Math.max(1, opts.maxAttempts ?? RETRY.maxAttempts)
     this.attemptTimeoutMs = opts.attemptTimeoutMs ?? 10_000
+    this.deadlineMs = opts.deadlineMs ?? 10_000
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
   }
 
@@ -214,18 +280,43 @@ export class DynamoClient {
    */
   async call(operation: string, payload: object): Promise<Record<string, unknown>> {
     const body = JSON.stringify(payload)
+    const deadline = performance.now() + this.deadlineMs
+    let mayHaveLanded = false
+    let retryCost: number | undefined
     for (let attempt = 1; ; attempt++) {
+      const left = deadline - performance.now()
       try {
-        return await this.attempt(operation, body)
+        const out = await this.attempt(operation, body, Math.max(1, Math.min(this.attemptTimeoutMs, left)))
+        this.retryTokens = Math.min(RETRY.initialTokens, this.retryTokens + (retryCost ?? RETRY.noRetryIncrement))
+        return out
       } catch (e) {
         const err = asDynamoError(e)
         err.$metadata.attempts = attempt
-        const skewed = CLOCK_SKEW.has(err.name) && this.learnSkew(err)
-        if (attempt >= this.maxAttempts || !(err.$retryable || skewed)) throw err
-        const base = THROTTLING.has(err.name) ? 500 : 100
-        await this.sleep(Math.random() * Math.min(20_000, base * 2 ** (attempt - 1)))
+        mayHaveLanded ||= !neverApplied(err)
+        // a condition failure says this attempt was not applied; an earlier one may have been
+        err.$mayHaveLanded = err.name === 'ConditionalCheckFailedException' ? mayHaveLanded && attempt > 1 : mayHaveLanded
+        const type = CLOCK_SKEW.has(err.name) && this.learnSkew(err) ? 'transient' : err.$retryType
+        if (type === undefined || attempt >= this.maxAttempts) throw err
+        const cost = type === 'throttling' ? RETRY.throttlingRetryCost : RETRY.retryCost
+        if (this.retryTokens < cost) throw err
+        let delay = Math.floor(
+          Math.random() *
+            Math.min((type === 'throttling' ? RETRY.throttlingDelayMs : RETRY.baseDelayMs) * 2 ** (attempt - 1), RETRY.maxDelayMs),
+        )
+        if (err.$retryAfter !== undefined)
+          delay = Math.max(delay, Math.min(err.$retryAfter - this.clock.now(), delay + RETRY.maxRetryAfterStretchMs))
+        // no retry that could not finish before the deadline
+        if (performance.now() + delay >= deadline) throw err
+        this.retryTokens -= cost
+        retryCost = cost
+        await this.sleep(delay)
       }
     }
+  }
+
+  /** What is left of the retry quota (tests). */
+  get retryQuota() {
+    return this.retryTokens
   }
 
   /** Closes the kept-alive sockets. */
@@ -234,8 +325,18 @@ export class DynamoClient {
     this.agent = undefined
   }
 
-  private async attempt(operation: string, body: string): Promise<Record<string, unknown>> {
-    const [{ http, agent }, credentials] = await Promise.all([this.transport(), this.credentials()])
+  private async attempt(operation: string, body: string, timeoutMs: number): Promise<Record<string, unknown>> {
+    const [{ http, agent }, credentials] = await Promise.all([
+      this.transport(),
+      this.credentials().catch((e: unknown) => {
+        throw new DynamoError(
+          'CredentialsError',
+          `no credentials for DynamoDB: ${(e as Error | null)?.message ?? String(e)}`,
+          {},
+          { cause: e },
+        )
+      }),
+    ])
     const headers = signRequest({
       method: 'POST',
       host: this.url.host,
@@ -246,7 +347,7 @@ export class DynamoClient {
         'content-length': String(Buffer.byteLength(body)),
       },
       body,
-      region: this.region,
+      region: signingRegion(this.region),
       service: 'dynamodb',
       credentials,
       at: new Date(this.clock.now() + this.skewMs),
@@ -261,7 +362,7 @@ export class DynamoClient {
           path: '/',
           headers,
           agent,
-          timeout: this.attemptTimeoutMs,
+          timeout: timeoutMs,
         },
         (response: IncomingMessage) => {
           const chunks: Buffer[] = []
@@ -269,9 +370,7 @@ export class DynamoClient {
           response.on('data', (chunk: Buffer) => {
             size += chunk.length
             if (size > MAX_RESPONSE_BYTES)
-              req.destroy(
-                new DynamoError('ResponseTooLarge', `DynamoDB answered with more than ${MAX_RESPONSE_BYTES} bytes`, { retryable: false }),
-              )
+              req.destroy(new DynamoError('ResponseTooLarge', `DynamoDB answered with more than ${MAX_RESPONSE_BYTES} bytes`, {}))
             else chunks.push(chunk)
           })
           response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
@@ -279,14 +378,14 @@ export class DynamoClient {
         },
       )
       req.on('timeout', () =>
-        req.destroy(new DynamoError('TimeoutError', `no answer from DynamoDB within ${this.attemptTimeoutMs} ms`, { retryable: true })),
+        req.destroy(new DynamoError('TimeoutError', `no answer from DynamoDB within ${timeoutMs} ms`, { retryType: 'transient' })),
       )
       req.on('error', reject)
       req.end(body)
     })
     const requestId = headerText(res.headers['x-amzn-requestid'])
     if (res.status === 200) return res.body.length ? (JSON.parse(res.body.toString('utf8')) as Record<string, unknown>) : {}
-    throw errorFrom(res.status, res.headers, res.body, requestId)
+    throw errorFrom(res.status, res.headers, res.body, requestId, this.clock.now())
   }
 
   private transport() {
@@ -307,16 +406,15 @@ export class DynamoClient {
   }
 }
 
-export function defaultEndpoint(region: string) {
-  return `https://dynamodb.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`
-}
+/** The endpoint for a region with no settings (the common case). */
+export const defaultEndpoint = (region: string) => dynamoEndpoint({ region })
 
 const itemOf = <T extends object = Item>(v: unknown) => (v ? (unmarshallItem(v as WireItem) as T) : undefined)
 const values = (input: Expressions) =>
   input.ExpressionAttributeValues ? { ExpressionAttributeValues: marshallItem(input.ExpressionAttributeValues) } : {}
 const headerText = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)
 
-function errorFrom(status: number, headers: IncomingHttpHeaders, raw: Buffer, requestId: string | undefined): DynamoError {
+function errorFrom(status: number, headers: IncomingHttpHeaders, raw: Buffer, requestId: string | undefined, now: number): DynamoError {
   let body: Record<string, unknown> = {}
   try {
     body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>
@@ -329,8 +427,41 @@ function errorFrom(status: number, headers: IncomingHttpHeaders, raw: Buffer, re
   const { __type, message: _m, Message: _M, Item, ...rest } = body
   const fields: Record<string, unknown> = { ...rest, $serverDate: headerText(headers.date) }
   if (Item && typeof Item === 'object') fields.Item = unmarshallItem(Item as Record<string, AttributeValue>)
-  const retryable = status >= 500 || status === 429 || THROTTLING.has(name) || TRANSIENT.has(name)
-  return new DynamoError(name, message, { httpStatusCode: status, requestId, retryable, fields })
+  const retryAfter = retryAfterOf(headers, now)
+  if (retryAfter !== undefined) fields.$retryAfter = retryAfter
+  return new DynamoError(name, message, { httpStatusCode: status, requestId, retryType: classify(name, status, message), fields })
+}
+
+/** The SDK's classification: throttling first, then transient; anything else is not retried. */
+export function classify(name: string, status: number | undefined, message = ''): RetryType | undefined {
+  if (status === 429 || THROTTLING.has(name)) return 'throttling'
+  if (
+    RETRYABLE_BY_TRAIT.has(name) ||
+    TRANSIENT_NAMES.has(name) ||
+    NODE_TRANSIENT_CODES.has(name) ||
+    TRANSIENT_STATUS.has(status ?? 0) ||
+    (name === 'InvalidSignatureException' && message.includes('Signature expired'))
+  )
+    return 'transient'
+  return undefined
+}
+
+/** Throttling and client errors are refused before anything is applied, as are requests never sent. */
+function neverApplied(err: DynamoError): boolean {
+  if (NEVER_SENT.has(err.name) || err.$retryType === 'throttling') return true
+  const status = err.$metadata.httpStatusCode
+  return status !== undefined && status >= 400 && status < 500
+}
+
+/** `x-amz-retry-after` (ms) or `Retry-After` (seconds or an HTTP date), as an instant. */
+function retryAfterOf(headers: IncomingHttpHeaders, now: number): number | undefined {
+  const amz = Number(headerText(headers['x-amz-retry-after']))
+  if (headers['x-amz-retry-after'] !== undefined && Number.isFinite(amz)) return now + amz
+  const raw = headerText(headers['retry-after'])
+  if (!raw) return undefined
+  if (/^\d+(\.\d+)?$/.test(raw)) return now + Number(raw) * 1000
+  const at = Date.parse(raw)
+  return Number.isNaN(at) ? undefined : at
 }
 
 /** A socket error is named by its code (ECONNRESET, …); anything else (credentials, a garbled answer) keeps its own name. */
@@ -341,7 +472,7 @@ function asDynamoError(e: unknown): DynamoError {
   return new DynamoError(
     name,
     `DynamoDB request failed: ${(e as Error | null)?.message ?? String(e)}`,
-    { retryable: TRANSIENT.has(name) || name === 'ECONNABORTED' },
+    { retryType: classify(name, undefined) },
     { cause: e },
   )
 }
