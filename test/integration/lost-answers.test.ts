@@ -1,0 +1,245 @@
+/**
+ * Every store write with its first answer lost (test/support/lost-answer-proxy.ts: applied in
+ * dynalite, then the socket reset or left silent): each ends in the state, and gives the answer,
+ * that the same calls give with nothing lost, and no document is left unreadable.
+ * Each scenario runs twice on fresh tables — once clean, once with the fault — and the two
+ * outcomes are compared whole.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { INLINE_BODY_LIMIT, scopeOf } from '../../lib/documents/ports'
+import { isServerToolsError } from '../../lib/errors'
+import type { ProcessStore } from '../../lib/recipes/ports'
+import { ManualClock } from '../../lib/runtime/clock'
+import { silentLogger } from '../../lib/runtime/logger'
+import { S3BlobStore } from '../../lib/stores/aws/blob-store'
+import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
+import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
+import { DynamoObservedLimitStore, observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
+import { DynamoProcessStore, processesTableSpec } from '../../lib/stores/aws/process-store'
+import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { UsageRecorder } from '../../lib/usage/recorder'
+import { bodyOfBytes } from '../contract/document-store.contract'
+import { sampleProcess } from '../contract/process-store.contract'
+import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { type LossMode, type LostAnswerProxy, loseFirstAttempts, startLostAnswerProxy } from '../support/lost-answer-proxy'
+
+let proxy: LostAnswerProxy
+const clients: DynamoClient[] = []
+
+beforeAll(async () => {
+  proxy = await startLostAnswerProxy(inject('dynamoEndpoint'))
+})
+afterAll(async () => {
+  for (const c of clients) c.destroy()
+  await proxy.close()
+})
+
+interface World {
+  docs: DynamoDocumentStore
+  blobs: S3BlobStore
+  processes: ProcessStore
+  usage: DynamoToolUsageStore
+  recorder: UsageRecorder
+  limits: DynamoObservedLimitStore
+  clock: ManualClock
+}
+
+/** Fresh tables and bucket, with stores whose DynamoDB requests go through the proxy. */
+async function world(): Promise<World> {
+  const direct = awsTestClients()
+  const suffix = uniqueSuffix()
+  const names = { docs: `docs-${suffix}`, procs: `procs-${suffix}`, usage: `usage-${suffix}`, limits: `limits-${suffix}` }
+  await Promise.all([
+    ensureTable(direct.dynamo, documentsTableSpec(names.docs)),
+    ensureTable(direct.dynamo, processesTableSpec(names.procs)),
+    ensureTable(direct.dynamo, toolUsageTableSpec(names.usage)),
+    ensureTable(direct.dynamo, observedLimitsTableSpec(names.limits)),
+    ensureBucket(direct.s3, `blobs-${suffix}`),
+  ])
+  // backoffs recorded, not slept; a silent answer ends the attempt after 300 ms
+  const dynamo = new DynamoClient({
+    region: TEST_REGION,
+    endpoint: proxy.endpoint,
+    credentials: TEST_CREDENTIALS,
+    attemptTimeoutMs: 300,
+    sleep: async () => {},
+  })
+  clients.push(dynamo)
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
+  const blobs = new S3BlobStore({ s3: direct.s3, bucket: `blobs-${suffix}` })
+  const usage = new DynamoToolUsageStore({ dynamo, tableName: names.usage })
+  return {
+    docs: new DynamoDocumentStore({ dynamo, tableName: names.docs, blobs, clock }),
+    blobs,
+    processes: new DynamoProcessStore({ dynamo, tableName: names.procs }),
+    usage,
+    recorder: new UsageRecorder({ store: usage, clock, log: silentLogger, flushDelayMs: 0, sleep: async () => {} }),
+    limits: new DynamoObservedLimitStore({ dynamo, tableName: names.limits }),
+    clock,
+  }
+}
+
+const key = { scope: scopeOf('acme', 'shop'), path: 'server-tools/hello.yaml' }
+const pkey = { tenant: 'acme', project: 'shop', id: 'proc-1' }
+const NOW = Date.UTC(2026, 0, 1)
+const LATER = NOW + 3_600_000
+const big = (n: number) => bodyOfBytes(INLINE_BODY_LIMIT + 1000 * n)
+
+/** An answer as the caller sees it: the value, or the error's code. */
+const answer = (p: Promise<unknown>) =>
+  p.then(
+    (value) => ({ value: value === undefined ? null : value }),
+    (e: unknown) => ({ error: isServerToolsError(e) ? e.code : String(e) }),
+  )
+
+/** What a document store holds: every document readable, with its version and body hash. */
+async function documentState(w: World) {
+  const versions = await w.docs.listVersions(key.scope, '')
+  const docs = await w.docs.list(key.scope, '')
+  return { versions, docs: docs.map((d) => ({ path: d.key.path, version: d.version, sha256: d.sha256, bytes: d.body.length })) }
+}
+
+/** Documents: answers reduced to what the caller relies on (versions, created, hashes; not instants). */
+const doc = (v: unknown) => {
+  const d = v as { version: number; created: boolean; sha256: string } | undefined
+  return d && { version: d.version, created: d.created, sha256: d.sha256 }
+}
+
+interface Scenario {
+  setup?: (w: World) => Promise<unknown>
+  /** The calls whose first write answer is lost. */
+  act: (w: World) => Promise<unknown>
+  state: (w: World) => Promise<unknown>
+}
+
+const scenarios: Record<string, Scenario> = {
+  'a document create (create-only, inline)': {
+    act: async (w) => answer(w.docs.put({ key, body: 'hello', actor: 'alice' }, { createOnly: true }).then(doc)),
+    state: documentState,
+  },
+  'an unconditional put over a live document': {
+    setup: (w) => w.docs.put({ key, body: 'v1', actor: 'alice' }),
+    act: async (w) => answer(w.docs.put({ key, body: 'v2', actor: 'bob' }).then(doc)),
+    state: documentState,
+  },
+  'a put with If-Match': {
+    setup: (w) => w.docs.put({ key, body: 'v1', actor: 'alice' }),
+    act: async (w) => answer(w.docs.put({ key, body: 'v2', actor: 'bob' }, { expectedVersion: 1 }).then(doc)),
+    state: documentState,
+  },
+  'a put with a stale If-Match (CONFLICT either way)': {
+    setup: (w) => w.docs.put({ key, body: 'v1', actor: 'alice' }),
+    act: async (w) => answer(w.docs.put({ key, body: big(1), actor: 'bob' }, { expectedVersion: 7 }).then(doc)),
+    state: documentState,
+  },
+  'a blob-backed create': {
+    act: async (w) => answer(w.docs.put({ key, body: big(1), actor: 'alice' }, { createOnly: true }).then(doc)),
+    state: documentState,
+  },
+  'a blob-backed put over a blob-backed document': {
+    setup: (w) => w.docs.put({ key, body: big(1), actor: 'alice' }),
+    act: async (w) => answer(w.docs.put({ key, body: big(2), actor: 'bob' }, { expectedVersion: 1 }).then(doc)),
+    state: documentState,
+  },
+  'an unconditional blob-backed put': {
+    setup: (w) => w.docs.put({ key, body: big(1), actor: 'alice' }),
+    act: async (w) => answer(w.docs.put({ key, body: big(3), actor: 'bob' }).then(doc)),
+    state: documentState,
+  },
+  'a document delete': {
+    setup: (w) => w.docs.put({ key, body: big(1), actor: 'alice' }),
+    act: async (w) => answer(w.docs.delete(key)),
+    state: documentState,
+  },
+  'a delete with If-Match': {
+    setup: (w) => w.docs.put({ key, body: 'v1', actor: 'alice' }),
+    act: async (w) => answer(w.docs.delete(key, { expectedVersion: 1 })),
+    state: documentState,
+  },
+  'a create-only put over a tombstone': {
+    setup: async (w) => {
+      await w.docs.put({ key, body: 'v1', actor: 'alice' })
+      await w.docs.delete(key)
+    },
+    act: async (w) => answer(w.docs.put({ key, body: 'again', actor: 'alice' }, { createOnly: true }).then(doc)),
+    state: documentState,
+  },
+  'a process create': {
+    act: async (w) => answer(w.processes.create(sampleProcess())),
+    state: (w) => w.processes.get(pkey, NOW),
+  },
+  'a client-tools update (twice)': {
+    setup: (w) => w.processes.create(sampleProcess()),
+    act: async (w) => [
+      await answer(
+        w.processes.setClientTools(pkey, [{ name: 'pick', description: 'x', inputSchema: {}, labels: [], primary: true }], {
+          expiresAt: LATER,
+          now: NOW,
+        }),
+      ),
+      await answer(w.processes.setClientTools(pkey, [], { expectedVersion: 1, expiresAt: LATER, now: NOW })),
+    ],
+    state: (w) => w.processes.get(pkey, NOW),
+  },
+  'an activation stamp': {
+    setup: (w) => w.processes.create(sampleProcess()),
+    act: async (w) => answer(w.processes.stampActivations(pkey, ['doc_read', 'weather-now'], NOW + 5, LATER, NOW)),
+    state: (w) => w.processes.get(pkey, NOW),
+  },
+  'a phantom report (twice)': {
+    setup: (w) => w.processes.create(sampleProcess()),
+    act: async (w) => [
+      await answer(w.processes.markPhantoms(pkey, ['ghost', 'spook'], NOW)),
+      await answer(w.processes.markPhantoms(pkey, ['spook', 'wraith'], NOW)),
+    ],
+    state: (w) => w.processes.get(pkey, NOW),
+  },
+  'a process end': {
+    setup: (w) => w.processes.create(sampleProcess()),
+    act: async (w) => [await answer(w.processes.end(pkey, NOW)), await answer(w.processes.end(pkey, NOW))],
+    state: (w) => w.processes.get(pkey, NOW),
+  },
+  'a usage flush': {
+    act: async (w) => {
+      w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' }, 'file', { calls: 3, discoveryHits: 1 })
+      w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_write' }, 'file', { listedHits: 2 })
+      return w.recorder.flush()
+    },
+    state: (w) => w.usage.list('acme', 'shop'),
+  },
+  'a learned limit (lowered, then not)': {
+    act: async (w) => {
+      const r = { tenant: 'acme', endpoint: 'openai/gpt-4o', observedAt: '2026-01-01T00:00:00.000Z' }
+      return [
+        await answer(w.limits.lower({ ...r, maxTools: 128 })),
+        await answer(w.limits.lower({ ...r, maxTools: 200 })),
+        await answer(w.limits.lower({ ...r, maxTools: 100 })),
+      ]
+    },
+    state: (w) => w.limits.getMany('acme', ['openai/gpt-4o']),
+  },
+}
+
+async function outcome(s: Scenario, loss: LossMode | undefined) {
+  const w = await world()
+  proxy.lose = () => undefined
+  await s.setup?.(w)
+  const lostBefore = proxy.lost.length
+  if (loss) proxy.lose = loseFirstAttempts(loss)
+  const got = await s.act(w)
+  proxy.lose = () => undefined
+  return { answer: got, state: await s.state(w), lost: proxy.lost.length - lostBefore }
+}
+
+describe.each(['reset', 'silence'] as const)('every store write with its first answer lost (%s)', (loss) => {
+  it.each(Object.keys(scenarios))('%s ends as it does with nothing lost', async (name) => {
+    const clean = await outcome(scenarios[name], undefined)
+    const faulty = await outcome(scenarios[name], loss)
+    expect(clean.lost).toBe(0)
+    // the fault happened: at least one write was applied and its answer lost
+    expect(faulty.lost).toBeGreaterThan(0)
+    expect(faulty.answer).toEqual(clean.answer)
+    expect(faulty.state).toEqual(clean.state)
+  })
+})
