@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { STORE_CALL_DEADLINE_MS } from '../../functions/settings'
 import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
 import type { TableSpec } from '../../lib/stores/aws/provision'
@@ -236,6 +237,12 @@ describe('sst.config.ts', () => {
     const seconds = Number(/^(\d+) seconds?$/.exec(api.args.timeout)?.[1])
     expect(seconds).toBeGreaterThanOrEqual(1)
     expect(seconds).toBeLessThanOrEqual(900)
+  })
+
+  it('gives one DynamoDB call, retries included, at most a third of the function timeout', () => {
+    const seconds = Number(/^(\d+) seconds?$/.exec(api.args.timeout)?.[1])
+    expect(STORE_CALL_DEADLINE_MS).toBeLessThanOrEqual((seconds * 1000) / 3)
+    expect(readFileSync(join(ROOT, 'functions/api.ts'), 'utf8')).toMatch(/storeCallDeadlineMs: STORE_CALL_DEADLINE_MS/)
   })
 
   it('streams the responses of the handler it points at (invoke mode RESPONSE_STREAM for a Function URL)', async () => {

@@ -226,7 +226,7 @@ describe('DynamoClient on dynalite', () => {
 // ────────── retries ──────────
 
 describe('DynamoClient retries', () => {
-  it('retries a throttling error up to 3 attempts, with growing backoff, then throws it by name', async () => {
+  it('retries a throttling error up to 4 attempts, with growing backoff, then throws it by name', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5)
     const fake = await fakeDynamo((_req, res) =>
       awsError(res, 400, 'ProvisionedThroughputExceededException', 'slow down', {}, { 'x-amzn-requestid': 'REQ-THROTTLE' }),
@@ -238,26 +238,26 @@ describe('DynamoClient retries', () => {
     expect(err.name).toBe('ProvisionedThroughputExceededException')
     expect(err.message).toBe('slow down')
     expect(err.$retryable).toBe(true)
-    expect(err.$metadata).toEqual({ httpStatusCode: 400, requestId: 'REQ-THROTTLE', attempts: 3 })
-    expect(fake.requests).toHaveLength(3)
-    // full jitter over 500·2^(n-1) after throttling; Math.random pinned at 0.5
-    expect(sleeps).toEqual([250, 500])
+    expect(err.$metadata).toEqual({ httpStatusCode: 400, requestId: 'REQ-THROTTLE', attempts: 4 })
+    expect(fake.requests).toHaveLength(4)
+    // full jitter over 1000·2^(n-1) after throttling; Math.random pinned at 0.5
+    expect(sleeps).toEqual([500, 1000, 2000])
   })
 
-  it('keeps every throttling backoff within 0..500·2^(n-1)', async () => {
+  it('keeps every throttling backoff within 0..1000·2^(n-1)', async () => {
     const fake = await fakeDynamo((_req, res) => awsError(res, 400, 'ThrottlingException', 'rate exceeded'))
     const { client, sleeps } = testClient(fake.endpoint)
     for (let i = 0; i < 10; i++) {
       const before = sleeps.length
-      expect((await rejection(client.getItem({ TableName: 't', Key: KEY }))).$metadata.attempts).toBe(3)
+      expect((await rejection(client.getItem({ TableName: 't', Key: KEY }))).$metadata.attempts).toBe(4)
       const mine = sleeps.slice(before)
-      expect(mine).toHaveLength(2)
+      expect(mine).toHaveLength(3)
       mine.forEach((ms, n) => {
         expect(ms).toBeGreaterThanOrEqual(0)
-        expect(ms).toBeLessThanOrEqual(500 * 2 ** n)
+        expect(ms).toBeLessThanOrEqual(1000 * 2 ** n)
       })
     }
-    expect(fake.requests).toHaveLength(30)
+    expect(fake.requests).toHaveLength(40)
   })
 
   it('retries a 500 and returns the 200 that follows', async () => {
@@ -270,7 +270,7 @@ describe('DynamoClient retries', () => {
     expect(fake.requests).toHaveLength(2)
     expect(fake.requests[1].body).toBe(fake.requests[0].body)
     expect(sleeps).toHaveLength(1)
-    expect(sleeps[0]).toBeLessThanOrEqual(100) // not throttling: base 100 ms
+    expect(sleeps[0]).toBeLessThanOrEqual(25) // not throttling: base 25 ms
   })
 
   it('retries a 429 with no body', async () => {
@@ -367,8 +367,8 @@ describe('DynamoClient retries', () => {
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
     expect(err.name).toBe('TimeoutError')
     expect(err.$retryable).toBe(true)
-    expect(err.$metadata.attempts).toBe(3)
-    expect(fake.requests).toHaveLength(3)
+    expect(err.$metadata.attempts).toBe(4)
+    expect(fake.requests).toHaveLength(4)
   })
 
   it('retries a refused connection and then throws ECONNREFUSED', async () => {
@@ -378,8 +378,8 @@ describe('DynamoClient retries', () => {
 
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
     expect(err.name).toBe('ECONNREFUSED')
-    expect(err.$metadata.attempts).toBe(3)
-    expect(sleeps).toHaveLength(2)
+    expect(err.$metadata.attempts).toBe(4)
+    expect(sleeps).toHaveLength(3)
   })
 
   it('makes a 503 with an HTML body a retryable error, not a crash', async () => {
@@ -391,8 +391,8 @@ describe('DynamoClient retries', () => {
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
     expect(err.$retryable).toBe(true)
     expect(err.name).toBe('InternalServerError')
-    expect(err.$metadata).toMatchObject({ httpStatusCode: 503, attempts: 3 })
-    expect(fake.requests).toHaveLength(3)
+    expect(err.$metadata).toMatchObject({ httpStatusCode: 503, attempts: 4 })
+    expect(fake.requests).toHaveLength(4)
   })
 
   it('recovers from a 503 with an HTML body when the next attempt succeeds', async () => {
@@ -414,7 +414,38 @@ describe('DynamoClient retries', () => {
     expect(err.$metadata.attempts).toBe(1)
   })
 
-  it('stops after maxAttempts when fewer than 3 are configured', async () => {
+  it('ends a call at its deadline: the attempt timeout shrinks to what is left and no retry starts past it', async () => {
+    const fake = await fakeDynamo(() => {})
+    const { client } = testClient(fake.endpoint, { attemptTimeoutMs: 10_000, deadlineMs: 200 })
+    const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))
+    expect(err.name).toBe('TimeoutError')
+    expect(Number(/within (\d+) ms/.exec(err.message)?.[1])).toBeLessThanOrEqual(200)
+    expect(err.$metadata.attempts).toBe(1)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('waits at least the Retry-After a throttled answer asks for, stretched by at most 5 s', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0)
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const fake = await fakeDynamo((_req, res, n) =>
+      n === 1 ? awsError(res, 400, 'ThrottlingException', 'slow', {}, { 'retry-after': '2' }) : json(res, 200, {}),
+    )
+    const { client, sleeps } = testClient(fake.endpoint, { clock })
+    await client.getItem({ TableName: 't', Key: KEY })
+    // jitter drew 0; the hint asked for 2 s, within the 5 s stretch
+    expect(sleeps).toEqual([2000])
+  })
+
+  it('says a condition failure after a reset attempt may have been applied, and one on the first attempt was not', async () => {
+    const ccf = (res: ServerResponse) => awsError(res, 400, 'ConditionalCheckFailedException', 'The conditional request failed')
+    const reset = await fakeDynamo((req, res, n) => (n === 1 ? req.socket.resetAndDestroy() : ccf(res)))
+    const first = await fakeDynamo((_req, res) => ccf(res))
+    const put = (endpoint: string) =>
+      rejection(testClient(endpoint).client.putItem({ TableName: 't', Item: KEY, ConditionExpression: 'attribute_not_exists(#p)' }))
+    expect([(await put(reset.endpoint)).$mayHaveLanded, (await put(first.endpoint)).$mayHaveLanded]).toEqual([true, false])
+  })
+
+  it('stops after maxAttempts when fewer than 4 are configured', async () => {
     const fake = await fakeDynamo((_req, res) => awsError(res, 500, 'InternalServerError', 'down'))
     const { client, sleeps } = testClient(fake.endpoint, { maxAttempts: 1 })
     const err = await rejection(client.getItem({ TableName: 't', Key: KEY }))

@@ -286,7 +286,7 @@ export class DynamoClient {
     for (let attempt = 1; ; attempt++) {
       const left = deadline - performance.now()
       try {
-        const out = await this.attempt(operation, body, Math.max(1, Math.min(this.attemptTimeoutMs, left)))
+        const out = await this.attempt(operation, body, Math.max(1, Math.floor(Math.min(this.attemptTimeoutMs, left))))
         this.retryTokens = Math.min(RETRY.initialTokens, this.retryTokens + (retryCost ?? RETRY.noRetryIncrement))
         return out
       } catch (e) {
