@@ -242,13 +242,14 @@ export class DynamoProcessStore implements ProcessStore {
         UpdateExpression: `SET ${firsts.join(', ')} ADD #ph :names`,
         ExpressionAttributeNames: attrNames,
         ExpressionAttributeValues: { ':names': new Set(unique), ':now': now, ':wid': writeId },
-        ReturnValues: 'ALL_NEW',
+        // the updated paths only: phantomsBy.<name> for each name, and the set
+        ReturnValues: 'UPDATED_NEW',
       })
       const by = (out.Attributes?.phantomsBy as Record<string, string> | undefined) ?? {}
       return unique.filter((n) => by[n] === writeId)
     } catch (e) {
       // a process created before phantomsBy existed: its map is missing, and a nested SET refuses it
-      if (errorName(e) !== 'ValidationException') throw e
+      if (errorName(e) !== 'ValidationException' || !/document path/i.test(String((e as Error).message))) throw e
       const out = await this.update(key, {
         UpdateExpression: 'ADD #ph :names',
         ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs', '#ph': 'phantoms' },
@@ -266,7 +267,7 @@ export class DynamoProcessStore implements ProcessStore {
       UpdateExpression: string
       ExpressionAttributeNames: Record<string, string>
       ExpressionAttributeValues: Record<string, unknown>
-      ReturnValues?: 'UPDATED_OLD' | 'ALL_NEW'
+      ReturnValues?: 'UPDATED_OLD' | 'UPDATED_NEW'
     },
   ) {
     try {
