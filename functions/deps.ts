@@ -167,7 +167,16 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     documents: new DocumentService(
       opts.store,
       cascade,
-      allChecks(checkSurfaceDocument, checkMcpServerDocument, checkModelCatalogDocument, checkTenantAllowListDocument),
+      allChecks(
+        (path, body) => {
+          const tool = tools.checkWrite(path, body)
+          return tool && !tool.ok ? tool.issues : []
+        },
+        checkSurfaceDocument,
+        checkMcpServerDocument,
+        checkModelCatalogDocument,
+        checkTenantAllowListDocument,
+      ),
     ),
     processes: deferred(async () => (await agent()).processes),
     surface: deferred(async () => (await agent()).surface),

@@ -59,6 +59,30 @@ export function toolNameProblem(name: string): string | undefined {
 
 export const isReservedToolName = (name: string) => (RESERVED_TOOL_NAMES as readonly string[]).includes(name)
 
+/**
+ * The write-time judgement of a tool document, whichever route writes it (the admin route, the raw
+ * documents route, the CLI's apply): a YAML file directly inside server-tools/ is read as a tool,
+ * so a write that the admin route would refuse is refused everywhere — otherwise a broken copy in
+ * a project would hide the tenant's working tool of that name. Undefined for paths that hold no
+ * tool (notes beside the tools, subfolders).
+ */
+export function checkServerToolWrite(path: string, body: YamlSource, types: TypeLookup): ConfigResult | undefined {
+  if (!path.startsWith(SERVER_TOOLS_PREFIX)) return undefined
+  const rest = path.slice(SERVER_TOOLS_PREFIX.length)
+  if (rest.includes('/') || !/\.ya?ml$/.test(rest)) return undefined
+  const name = nameFromPath(path)
+  const refuse = (pointer: string, message: string): ConfigResult => ({ ok: false, issues: [{ path, pointer, message }] })
+  if (serverToolPath(name) !== path) return refuse('/path', `a tool document is named ${serverToolPath(name)} (.yaml, not .yml)`)
+  const nameProblem = toolNameProblem(name)
+  if (nameProblem) return refuse('/path', nameProblem)
+  if (isReservedToolName(name))
+    return refuse(
+      '/name',
+      `'${name}' is a reserved tool name: the capability floor (tool_list, tool_description) and invoke_tool are not configurable`,
+    )
+  return parseServerTool(body, name, { mode: 'write', types, path })
+}
+
 const stringList = { type: 'array', items: { type: 'string', minLength: 1 } }
 
 export const serverToolSchema = {

@@ -7,7 +7,6 @@
  */
 import { parseYaml, positionOf } from '../config/yaml'
 import type { DocumentService } from '../documents/service'
-import { parseTenantAllowList, TENANT_ALLOW_LIST_PATH } from '../egress/tenant-allow-list'
 import { type Issue, isServerToolsError } from '../errors'
 import { mcpServerPath } from '../mcp/server-doc'
 import { catalogDocumentOf, parseModelName, providerPath } from '../models/documents'
@@ -99,16 +98,8 @@ async function load(
     try {
       const toolName = serverToolNameOf(file.path)
       if (toolName !== undefined) await deps.tools.put(tenant, project, toolName, file.body, { actor: ACTOR })
-      else {
-        if (file.path === TENANT_ALLOW_LIST_PATH) {
-          const { issues } = parseTenantAllowList(file.body)
-          if (issues.length) {
-            for (const i of issues) problems.push(problemAt(file, i, layer, severity))
-            continue
-          }
-        }
-        await deps.documents.put(tenant, project, file.path, file.body, { actor: ACTOR })
-      }
+      // every other kind (the allow-list included) is judged by the documents service's own write check
+      else await deps.documents.put(tenant, project, file.path, file.body, { actor: ACTOR })
       accepted.push(file)
     } catch (e) {
       if (!isServerToolsError(e)) throw e

@@ -5,7 +5,7 @@
  */
 import type { ConfigResult, ServerToolConfig } from '../config/server-tool'
 import {
-  isReservedToolName,
+  checkServerToolWrite,
   nameFromPath,
   PACK_SEPARATOR,
   parseServerTool,
@@ -14,7 +14,7 @@ import {
   toolNameProblem,
 } from '../config/server-tool'
 import { checkDocumentText, unsafeTextIn } from '../config/text-hygiene'
-import { yamlSourceOf } from '../config/yaml'
+import { type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
@@ -236,19 +236,13 @@ export class ServerToolService {
     opts: { actor: string; preconditions?: Preconditions },
   ): Promise<{ view: ToolView; created: boolean }> {
     const name = this.checkedName(rawName)
-    if (isReservedToolName(name)) {
-      throw invalidConfig(
-        `'${name}' is reserved: the capability floor (tool_list, tool_description) and invoke_tool are not configurable`,
-        [{ pointer: '/name', message: `'${name}' is a reserved tool name` }],
-      )
-    }
     if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES)
       throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
     const { issues: unsafe, json } = checkDocumentText(path, text)
     const result = unsafe.length
       ? { ok: false as const, issues: unsafe }
-      : parseServerTool(json === undefined ? text : { text, json }, name, { mode: 'write', types: this.deps.factories, path })
+      : this.checkWrite(path, json === undefined ? text : { text, json })!
     if (!result.ok)
       throw invalidConfig(
         `${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`,
@@ -269,6 +263,11 @@ export class ServerToolService {
   }
 
   // ────────── internals ──────────
+
+  /** The one write-time check of tool documents: this service's put and DocumentService's (functions/deps.ts) both run it. */
+  checkWrite(path: string, body: YamlSource): ConfigResult | undefined {
+    return checkServerToolWrite(path, body, this.deps.factories)
+  }
 
   private checkedName(name: string): string {
     const problem = toolNameProblem(name)

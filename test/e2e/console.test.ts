@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedConsoleData, XSS_DESCRIPTION } from '../support/console-seed'
+import { seedConsoleData, storeBrokenTool, XSS_DESCRIPTION } from '../support/console-seed'
 import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -27,11 +27,14 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
   service = await startLocalService(dataDir)
   await seedConsoleData(service.url, service.token)
+  await stopLocalService(service.child)
+  await storeBrokenTool(dataDir)
+  service = await startLocalService(dataDir)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
   context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
   // Every request the pages make must stay on the service's own origin.
   await context.route('**/*', (route) => (new URL(route.request().url()).origin === service.origin ? route.continue() : route.abort()))
-}, 60_000)
+}, 120_000)
 
 afterAll(async () => {
   await browser?.close()

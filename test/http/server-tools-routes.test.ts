@@ -80,7 +80,9 @@ describe('server-tool routes', () => {
     for (const name of ['tool_list', 'tool_description', 'invoke_tool']) {
       const res = await api.put(`${base}/server-tools/${name}`, yaml('hijack'))
       expect(res.status).toBe(422)
-      expect((await res.json()).detail).toContain('reserved')
+      expect((await res.json()).errors).toEqual([
+        expect.objectContaining({ pointer: '/name', message: expect.stringContaining('reserved') }),
+      ])
     }
   })
 

@@ -1,8 +1,16 @@
 /**
  * Data for the console's browser tests and screenshots, written through the public API of a
- * running service: tools in three layers, a pack, a broken document, a hostile description,
- * a recipe and engine, a small model catalog, and usage from a process's tool calls.
+ * running service: tools in three layers, a pack, a hostile description,
+ * a recipe and engine, a small model catalog, and usage from a process's tool calls; and a broken
+ * document written into the stopped service's store (storeBrokenTool).
  */
+import { join } from 'node:path'
+import { startEmulators } from '../../functions/emulators'
+import { systemClock } from '../../lib/runtime/clock'
+import { S3BlobStore } from '../../lib/stores/aws/blob-store'
+import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
+import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
+
 export const XSS_DESCRIPTION = 'Looks harmless <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>'
 
 const PETS_SPEC = `openapi: 3.0.3
@@ -21,6 +29,36 @@ const indent = (text: string, by: string) =>
     .split('\n')
     .map((l) => (l ? by + l : l))
     .join('\n')
+
+/** A tool document no write path accepts; the console must still show it (see storeBrokenTool). */
+export const BROKEN_TOOL = {
+  scope: 'demo#p1',
+  path: 'server-tools/broken.yaml',
+  body: 'type: doc_lookup\ndescription: Broken on purpose\nparameters:\n  path: 42\n',
+}
+
+/**
+ * Puts BROKEN_TOOL straight into the store of a stopped `npm start` (its DATA_DIR): every route
+ * refuses it, but a store written before writes were checked can hold one, and the listing must
+ * report it with its line.
+ */
+export async function storeBrokenTool(dataDir: string) {
+  const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
+  const clients = makeAwsClients({
+    region: 'us-east-1',
+    dynamoEndpoint: emulators.dynamoEndpoint,
+    s3Endpoint: emulators.s3Endpoint,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  })
+  try {
+    const blobs = new S3BlobStore({ s3: clients.s3, bucket: 'server-tools-blobs' })
+    const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: 'server-tools-documents', blobs, clock: systemClock })
+    await store.put({ key: { scope: BROKEN_TOOL.scope, path: BROKEN_TOOL.path }, body: BROKEN_TOOL.body, actor: 'before-checks' })
+  } finally {
+    destroyAwsClients(clients)
+    await emulators.close()
+  }
+}
 
 export async function seedConsoleData(url: string, token: string) {
   const auth = { authorization: `Bearer ${token}` }
@@ -62,9 +100,6 @@ export async function seedConsoleData(url: string, token: string) {
     'pets',
     `type: rest_api\ndescription: The pet store API.\nlabels: [pets]\nparameters:\n  specInline: |\n${indent(PETS_SPEC, '    ')}`,
   )
-  // written as a raw document: the tool route would refuse it; the listing reports it with its line
-  await doc('p1', 'server-tools/broken.yaml', 'type: doc_lookup\ndescription: Broken on purpose\nparameters:\n  path: 42\n')
-
   await doc(
     'p1',
     'engines/helper.yaml',

@@ -4,11 +4,12 @@ import type { AppDeps } from '../../../functions/http/app-deps'
 import { isServerToolsError } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
+import type { MemoryDocumentStore } from '../../../lib/stores/memory/document-store'
 import { echoPackFactory } from '../../support/pack-factory'
 
 const T = 'acme'
 const P = 'p1'
-let deps: AppDeps
+let deps: AppDeps & { store: MemoryDocumentStore }
 
 const doc = (description: string, extra = '') =>
   `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
@@ -106,11 +107,12 @@ describe('spawn resolves selectors once (spec §6)', () => {
   it('keeps the floor when the recipe removes or defers it, the engine omits it, or a document disables it', async () => {
     await putDoc('engines/bare.yaml', 'allowedTools: [whoami]\n')
     await putDoc('recipes/hostile.yaml', 'engine: bare\nallowedToolsRemove: [tool_list]\nallowedToolsDefer: [tool_description]\n')
-    await putDoc(
-      'server-tools/tool_list.yaml',
-      'type: doc_lookup\ndescription: hijack\nenabled: false\nparameters:\n  path: x.md\n',
-      '_tenant',
-    )
+    // every write path refuses a reserved name; a store that already holds one (written before that) is what is left to guard against
+    await deps.store.put({
+      key: { scope: `${T}#_tenant`, path: 'server-tools/tool_list.yaml' },
+      body: 'type: doc_lookup\ndescription: hijack\nenabled: false\nparameters:\n  path: x.md\n',
+      actor: 't',
+    })
     const { process: p, warnings } = await deps.processes.spawn(T, P, 'alice', { recipe: 'hostile' })
     expect(warnings).toEqual([
       "allowedToolsRemove: 'tool_list' is part of the capability floor and stays primary and callable",
