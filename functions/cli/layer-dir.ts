@@ -1,10 +1,12 @@
-/** A layer directory on disk: read it into layer files, write an exported layer into it. */
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+/** A layer directory on disk, read into layer files (pull.ts writes one). */
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, relative, resolve } from 'node:path'
 import { closest } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
 import { asStored, LAYER_FOLDERS, type LayerFile, layerPath } from '../../lib/layers/layer'
 import type { LayerProblem } from '../../lib/layers/validate'
+
+const LINK_MESSAGE = 'a symbolic link; layer directories are read without following links (copy the files in)'
 
 /** More files than any sane layer; a runaway directory is refused instead of read. */
 const MAX_FILES = 10_000
@@ -22,7 +24,13 @@ export async function readLayerDir(dir: string): Promise<LayerDir> {
   const files: LayerFile[] = []
   const problems: LayerProblem[] = []
   for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (!entry.isDirectory() || entry.name.startsWith('.')) continue
+    if (entry.name.startsWith('.')) continue
+    // a linked layer folder is neither read nor skipped quietly: skipped, a prune would delete its documents
+    if (entry.isSymbolicLink() && (LAYER_FOLDERS as readonly string[]).includes(entry.name)) {
+      problems.push({ path: `${entry.name}/`, layer: 'target', message: LINK_MESSAGE, severity: 'error' })
+      continue
+    }
+    if (!entry.isDirectory()) continue
     if (!(LAYER_FOLDERS as readonly string[]).includes(entry.name)) {
       const hint = closest(entry.name, LAYER_FOLDERS)
       if (hint)
@@ -44,6 +52,15 @@ async function walk(root: string, dir: string, files: LayerFile[], problems: Lay
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue
     const full = join(dir, entry.name)
+    if (entry.isSymbolicLink()) {
+      problems.push({
+        path: layerPath(relative(root, full)),
+        layer: 'target',
+        message: LINK_MESSAGE,
+        severity: 'error',
+      })
+      continue
+    }
     if (entry.isDirectory()) {
       await walk(root, full, files, problems)
       continue
@@ -70,18 +87,4 @@ async function walk(root: string, dir: string, files: LayerFile[], problems: Lay
     }
     files.push({ path, body: asStored(text) })
   }
-}
-
-/** Writes each document under `dir` (never outside it); answers the paths written. */
-export async function writeLayerDir(dir: string, docs: readonly LayerFile[]): Promise<string[]> {
-  const root = resolve(dir)
-  const written: string[] = []
-  for (const d of docs) {
-    const target = resolve(root, ...d.path.split('/'))
-    if (!target.startsWith(root + sep)) throw new Error(`refusing to write '${d.path}' outside ${root}`)
-    await mkdir(dirname(target), { recursive: true })
-    await writeFile(target, d.body, 'utf8')
-    written.push(d.path)
-  }
-  return written
 }

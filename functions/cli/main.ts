@@ -3,7 +3,8 @@
  * plus preview and call for pipelines. A composition root: it reads the environment and the
  * file system, and leaves every judgement (schemas, plans, cross-document checks) to lib/.
  *
- * Exit codes: 0 success (plan: no changes), 1 problems or failure, 2 plan: changes pending.
+ * Exit codes: 0 success (plan: no changes), 1 problems or failure, 2 plan: changes pending or
+ * live documents left behind. The layer commands name their layer explicitly (guards.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline/promises'
@@ -22,8 +23,20 @@ import {
 import { sha256 } from '../../lib/runtime/hash'
 import { ALL_SCOPES } from '../http/auth'
 import { ApiError, ServerToolsClient } from './client'
-import { readLayerDir, writeLayerDir } from './layer-dir'
+import {
+  checkDeleteCount,
+  checkDirectory,
+  formatDangling,
+  GuardFailure,
+  type LayerOptions,
+  PRUNE_THRESHOLD,
+  parseCount,
+  referencesToDeletes,
+  targetLayer,
+} from './guards'
+import { readLayerDir } from './layer-dir'
 import { formatPlan, formatPreview, formatProblems, PROBLEM_FORMATS, type ProblemFormat, progressBar } from './output'
+import { pullInto, writeState } from './pull'
 import { mintToken, TokenRefusal } from './token'
 
 export interface CliIo {
@@ -70,83 +83,154 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return new ServerToolsClient(url, token)
   }
   const projectOption = () => new Option('--project <id>', "the layer: a project id, or '_tenant'").default('_tenant')
+  /** The layer commands' target: never a default, so a missing flag cannot aim at the tenant layer. */
+  const layerOptions = (cmd: Command) =>
+    cmd
+      .option('--project <id>', 'the target layer: a project')
+      .option('--layer <id>', "the target layer: a project id, or '_tenant' for the tenant layer")
+      .option('--ignore-dir-name', 'allow a directory named after (or last used for) another layer')
+  const exists = (api: ServerToolsClient) => async (project: string) => (await api.listLayer(project)).length > 0
 
-  program
-    .command('validate <dir>')
-    .description('check a layer directory offline with the service’s own validators; exit 1 on any error')
-    .addOption(projectOption())
+  layerOptions(
+    program
+      .command('validate <dir>')
+      .description(
+        'check a layer directory offline with the service’s own validators (the tenant layer unless one is named); exit 1 on any error',
+      ),
+  )
     .option('--tenant-dir <dir>', 'the tenant layer’s directory, to check a project layer against it')
     .addOption(new Option('--format <format>', 'text, json or github (Actions annotations)').choices(PROBLEM_FORMATS).default('text'))
-    .action(async (dir: string, o: { project: string; tenantDir?: string; format: ProblemFormat }) => {
-      const { problems } = await validated(dir, o.project, o.tenantDir)
+    .action(async (dir: string, o: LayerOptions & { tenantDir?: string; format: ProblemFormat }) => {
+      // offline and writing nothing: the tenant layer may stay implied here
+      const layer = o.project === undefined && o.layer === undefined ? '_tenant' : targetLayer(o)
+      await checkDirectory(dir, layer, o)
+      const { problems } = await validated(dir, layer, o.tenantDir)
       io.out(formatProblems(problems, { target: dir, context: o.tenantDir }, o.format))
       set(problems.some((p) => p.severity === 'error') ? EXIT.problems : EXIT.ok)
     })
 
-  program
-    .command('plan <dir>')
-    .description('compare a layer directory with the live layer by content hash; exit 0 no changes, 2 changes, 1 problems')
-    .addOption(projectOption())
+  layerOptions(
+    program
+      .command('plan <dir>')
+      .description(
+        'compare a layer directory with the live layer by content hash; exit 0 nothing to do, 2 changes or live documents left behind, 1 problems',
+      ),
+  )
     .option('--prune', 'delete live documents that have no file')
+    .option(
+      '--check-project <id...>',
+      'projects whose documents may name what a prune of the tenant layer deletes (besides sibling directories)',
+    )
     .option('--out <file>', 'save the plan (apply --plan applies exactly it)')
     .addOption(new Option('--format <format>', 'text or json').choices(['text', 'json']).default('text'))
-    .action(async (dir: string, o: { project: string; prune?: boolean; out?: string; format: 'text' | 'json' }) => {
+    .action(async (dir: string, o: LayerOptions & { prune?: boolean; checkProject?: string[]; out?: string; format: 'text' | 'json' }) => {
       const api = client()
-      const files = await validFiles(dir, o.project, api)
-      const plan = planLayer(o.project, files, await api.listLayer(o.project, { bodies: true }), { prune: !!o.prune })
+      const layer = targetLayer(o)
+      await checkDirectory(dir, layer, o, exists(api))
+      const files = await validFiles(dir, layer, api)
+      const plan = planLayer(layer, files, await api.listLayer(layer, { bodies: true }), { prune: !!o.prune })
       if (o.out) await writeFile(o.out, `${JSON.stringify({ format: PLAN_FORMAT, ...plan }, null, 2)}\n`)
       io.out(o.format === 'json' ? JSON.stringify(plan, null, 2) : formatPlan(plan))
-      set(pendingChanges(plan).length ? EXIT.changes : EXIT.ok)
+      const deletes = plan.changes.filter((c) => c.kind === 'delete')
+      if (deletes.length) {
+        const { dangling, checked } = await referencesToDeletes(api, dir, layer, files, deletes, o.checkProject ?? [])
+        for (const line of formatDangling(dangling, checked)) io.err(line)
+        if (deletes.length > PRUNE_THRESHOLD)
+          io.err(`apply will need --expect-deletes ${deletes.length} (more than ${PRUNE_THRESHOLD} deletes).`)
+      }
+      // a file deleted without --prune leaves its document live: not "nothing to do"
+      set(pendingChanges(plan).length || plan.kept.length ? EXIT.changes : EXIT.ok)
     })
 
-  program
-    .command('apply <dir>')
-    .description('validate everything, then write the plan with If-Match; a concurrent change stops it')
-    .addOption(projectOption())
+  layerOptions(
+    program.command('apply <dir>').description('validate everything, then write the plan with If-Match; a concurrent change stops it'),
+  )
     .option('--prune', 'delete live documents that have no file')
+    .option(
+      '--expect-deletes <n>',
+      `the number of documents the prune deletes; required above ${PRUNE_THRESHOLD}, and must match`,
+      parseCount,
+    )
+    .option(
+      '--check-project <id...>',
+      'projects whose documents may name what a prune of the tenant layer deletes (besides sibling directories)',
+    )
     .option('--plan <file>', 'apply a plan saved by plan --out (refused if the directory or the layer moved since)')
     .option('-y, --yes', 'delete without asking')
-    .action(async (dir: string, o: { project: string; prune?: boolean; plan?: string; yes?: boolean }) => {
-      const api = client()
-      const files = await validFiles(dir, o.project, api)
-      const plan = o.plan
-        ? await savedPlan(o.plan, o.project, files)
-        : planLayer(o.project, files, await api.listLayer(o.project, { bodies: true }), { prune: !!o.prune })
-      const pending = pendingChanges(plan)
-      if (!pending.length) {
-        io.out(`No changes: layer '${o.project}' matches ${dir}.`)
-        return
-      }
-      io.out(formatPlan(plan))
-      // A stale plan stops before the first write: nothing is half-applied.
-      const stale = staleChanges(plan, await api.listLayer(o.project))
-      if (stale.length) throw new CliFailure(conflictMessage(stale))
-      const deletes = pending.filter((c) => c.kind === 'delete')
-      if (deletes.length && !o.yes) {
-        const ok = io.confirm
-          ? await io.confirm(`Delete ${deletes.length} document${deletes.length > 1 ? 's' : ''} from layer '${o.project}'? [y/N] `)
-          : undefined
-        if (ok === undefined)
-          throw new CliFailure(`the plan deletes ${deletes.length} document(s); pass --yes to confirm without a terminal`)
-        if (!ok) throw new CliFailure('nothing applied')
-      }
-      await applyChanges(api, o.project, files, pending)
-    })
+    .action(
+      async (
+        dir: string,
+        o: LayerOptions & { prune?: boolean; expectDeletes?: number; checkProject?: string[]; plan?: string; yes?: boolean },
+      ) => {
+        const api = client()
+        const layer = targetLayer(o)
+        await checkDirectory(dir, layer, o, exists(api))
+        const files = await validFiles(dir, layer, api)
+        const plan = o.plan
+          ? await savedPlan(o.plan, layer, files)
+          : planLayer(layer, files, await api.listLayer(layer, { bodies: true }), { prune: !!o.prune })
+        const pending = pendingChanges(plan)
+        if (!pending.length) {
+          await writeState(dir, { layer, files: Object.fromEntries(files.map((f) => [f.path, sha256(f.body)])) })
+          io.out(`No changes: layer '${layer}' matches ${dir}.`)
+          return
+        }
+        io.out(formatPlan(plan))
+        // A stale plan stops before the first write: nothing is half-applied.
+        const stale = staleChanges(plan, await api.listLayer(layer))
+        if (stale.length) throw new CliFailure(conflictMessage(stale))
+        const deletes = pending.filter((c) => c.kind === 'delete')
+        if (deletes.length) {
+          io.out(`Deletes ${deletes.length} document${deletes.length === 1 ? '' : 's'} from layer '${layer}':`)
+          for (const c of deletes) io.out(`  - ${c.path}`)
+          const { dangling, checked } = await referencesToDeletes(api, dir, layer, files, deletes, o.checkProject ?? [])
+          for (const line of formatDangling(dangling, checked)) io.err(line)
+          checkDeleteCount(deletes, o.expectDeletes, layer)
+        } else if (o.expectDeletes !== undefined) checkDeleteCount(deletes, o.expectDeletes, layer)
+        if (deletes.length && !o.yes) {
+          const ok = io.confirm
+            ? await io.confirm(`Delete ${deletes.length} document${deletes.length > 1 ? 's' : ''} from layer '${layer}'? [y/N] `)
+            : undefined
+          if (ok === undefined)
+            throw new CliFailure(`the plan deletes ${deletes.length} document(s); pass --yes to confirm without a terminal`)
+          if (!ok) throw new CliFailure('nothing applied')
+        }
+        await applyChanges(api, layer, files, pending)
+        // the directory now matches the layer: a later pull may replace these files, and only these
+        await writeState(dir, { layer, files: Object.fromEntries(files.map((f) => [f.path, sha256(f.body)])) })
+      },
+    )
 
-  program
-    .command('pull <dir>')
-    .description('export the live layer into a directory (then plan shows no changes)')
-    .addOption(projectOption())
-    .action(async (dir: string, o: { project: string }) => {
-      const docs = (await client().listLayer(o.project, { bodies: true })).filter((d) => isLayerPath(d.path))
-      const written = await writeLayerDir(
+  layerOptions(
+    program
+      .command('pull <dir>')
+      .description(
+        'export the live layer into a directory (then plan shows no changes); files edited since the last pull or apply are kept unless --force',
+      ),
+  )
+    .option('--force', 'replace files edited since the last pull or apply')
+    .action(async (dir: string, o: LayerOptions & { force?: boolean }) => {
+      const api = client()
+      const layer = targetLayer(o)
+      await checkDirectory(dir, layer, o, exists(api))
+      const docs = (await api.listLayer(layer, { bodies: true })).filter((d) => isLayerPath(d.path))
+      const result = await pullInto(
         dir,
-        docs.map((d) => ({ path: d.path, body: d.body ?? '' })),
+        layer,
+        docs.map((d) => ({ path: d.path, body: d.body ?? '', sha256: d.sha256 })),
+        { force: !!o.force },
       )
+      const pulled = [...result.written, ...result.unchanged]
       const local = await readLayerDir(dir)
-      const extra = local.files.filter((f) => !written.includes(f.path)).map((f) => f.path)
-      io.out(`Pulled ${written.length} document${written.length === 1 ? '' : 's'} of layer '${o.project}' into ${dir}.`)
+      const extra = local.files.filter((f) => !pulled.includes(f.path)).map((f) => f.path)
+      io.out(
+        `Pulled ${pulled.length} document${pulled.length === 1 ? '' : 's'} of layer '${layer}' into ${dir} (${result.written.length} written, ${result.unchanged.length} already equal).`,
+      )
       if (extra.length) io.out(`Not in the layer (plan will create them, or delete them first): ${extra.join(', ')}`)
+      if (result.refused.length) {
+        for (const r of result.refused) io.err(`not written: ${r.path}: ${r.why}`)
+        throw new CliFailure(`${result.refused.length} document${result.refused.length === 1 ? ' was' : 's were'} not pulled`)
+      }
     })
 
   program
@@ -298,9 +382,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     await program.parseAsync(argv, { from: 'user' })
     return code
   } catch (e) {
-    if (e instanceof CliFailure) {
+    if (e instanceof CliFailure || e instanceof GuardFailure) {
       io.err(`error: ${e.message}`)
-      return e.code
+      return e instanceof CliFailure ? e.code : EXIT.problems
     }
     if (e instanceof ApiError) {
       io.err(`error: ${e.message}`)
