@@ -3,7 +3,7 @@
  * (a child process too), with the ST_URL and ST_TOKEN it prints.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -176,8 +176,9 @@ describe('server-tools plan, apply, pull', () => {
     })
     expect((await cli('apply', dir, '--project', 'p2')).code).toBe(0)
     unlinkSync(join(dir, 'server-tools/drop.yaml'))
+    // a deletion-only plan: the document is left behind, which is not "nothing to do"
     const kept = await cli('plan', dir, '--project', 'p2')
-    expect(kept.code).toBe(0)
+    expect(kept.code).toBe(2)
     expect(kept.stdout).toContain('not in the directory, kept (use --prune to delete): server-tools/drop.yaml')
     const pruning = await cli('plan', dir, '--project', 'p2', '--prune')
     expect(pruning.code).toBe(2)
@@ -261,7 +262,7 @@ describe('the tenant layer', () => {
       'documents/wiki.md': '# Wiki\n',
       'egress/allow.yaml': 'hosts: [intranet.example.com]\n',
     })
-    const applied = await cli('apply', tenantDir)
+    const applied = await cli('apply', tenantDir, '--layer', '_tenant')
     expect(applied.code, applied.stderr).toBe(0)
     expect(applied.stdout).toContain('Apply complete: 3 created, 0 updated, 0 deleted.')
     expect(await (await api('/projects/_tenant/documents/egress/allow.yaml')).text()).toBe('hosts: [intranet.example.com]\n')
@@ -311,4 +312,122 @@ describe('server-tools preview and call', () => {
     expect(code).toBe(1)
     expect(stderr).toContain('set --url and --token, or ST_URL and ST_TOKEN')
   }, 30_000)
+})
+
+describe('the CLI protects the tenant', () => {
+  const layerPaths = async (layer: string) =>
+    ((await (await api(`/projects/${layer}/documents`)).json()).documents as { path: string }[]).map((d) => d.path)
+
+  it('refuses a directory named after a project aimed at another layer, and a layer left unnamed', async () => {
+    const tenantDocs = { 'documents/t1.md': 't1\n', 'documents/t2.md': 't2\n' }
+    const root = join(work, 'config-a')
+    layer('config-a/_tenant', tenantDocs)
+    expect((await cli('apply', join(root, '_tenant'), '--layer', '_tenant')).code).toBe(0)
+    const project = layer('config-a/pa', { 'documents/a.md': 'a\n' })
+    expect((await cli('apply', project, '--project', 'pa')).code).toBe(0)
+    const before = await layerPaths('_tenant')
+
+    const unnamed = await cli('plan', project, '--prune')
+    expect([unnamed.code, unnamed.stderr.trim()]).toEqual([
+      1,
+      'error: name the layer: --project <id> for a project, or --layer _tenant for the tenant layer',
+    ])
+    // a fresh checkout (no state file) is known by its name alone
+    const checkout = layer('checkout/pa', { 'documents/a.md': 'a\n' })
+    const wrong = await cli('apply', checkout, '--layer', '_tenant', '--prune', '--yes')
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain(`${checkout} is named after layer 'pa', but the target is layer '_tenant'; pass --project pa`)
+    const applied = await cli('apply', project, '--layer', '_tenant', '--prune', '--yes')
+    expect(applied.stderr).toContain(`${project} was last pulled from or applied to layer 'pa'`)
+    const tenantByProject = await cli('plan', join(root, '_tenant'), '--project', '_tenant')
+    expect(tenantByProject.stderr).toContain('name it with --layer _tenant, not --project')
+    const tenantDirAtProject = await cli('plan', layer('checkout/_tenant', tenantDocs), '--project', 'pa')
+    expect(tenantDirAtProject.code).toBe(1)
+    expect(tenantDirAtProject.stderr).toContain("is named after layer '_tenant', but the target is layer 'pa'; pass --layer _tenant")
+    // a directory applied to one layer carries it in its state file, whatever its name
+    const renamed = join(work, 'config-a-renamed')
+    layer('config-a-renamed', { 'documents/a.md': 'a\n' })
+    expect((await cli('apply', renamed, '--project', 'pa')).code).toBe(0)
+    const elsewhere = await cli('plan', renamed, '--project', 'pb')
+    expect(elsewhere.code).toBe(1)
+    expect(elsewhere.stderr).toContain("was last pulled from or applied to layer 'pa'")
+    expect(await layerPaths('_tenant')).toEqual(before)
+  }, 300_000)
+
+  it('refuses a prune over the threshold until --expect-deletes states the count, listing what it deletes', async () => {
+    const files = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`documents/d${i}.md`, `d${i}\n`]))
+    const dir = layer('pt', files)
+    expect((await cli('apply', dir, '--project', 'pt')).code).toBe(0)
+    for (let i = 1; i < 7; i++) unlinkSync(join(dir, `documents/d${i}.md`))
+    const refused = await cli('apply', dir, '--project', 'pt', '--prune', '--yes')
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain("Deletes 6 documents from layer 'pt':\n  - documents/d6.md")
+    expect(refused.stderr).toContain('nothing applied — check the list, then pass --expect-deletes 6')
+    expect(await layerPaths('pt')).toHaveLength(7)
+    const miscounted = await cli('apply', dir, '--project', 'pt', '--prune', '--yes', '--expect-deletes', '5')
+    expect(miscounted.stderr).toContain("the plan deletes 6 documents from layer 'pt', not the 5 --expect-deletes says")
+    expect(await layerPaths('pt')).toHaveLength(7)
+    const counted = await cli('apply', dir, '--project', 'pt', '--prune', '--yes', '--expect-deletes', '6')
+    expect(counted.code, counted.stderr).toBe(0)
+    expect(await layerPaths('pt')).toEqual(['documents/d0.md'])
+  }, 300_000)
+
+  it('warns when a recipe in another project still names a tenant tool that a prune deletes', async () => {
+    const tool = 'type: doc_lookup\ndescription: The intranet.\nparameters:\n  path: documents/intranet.md\n'
+    const tenantDir = layer('config-r/_tenant', { 'server-tools/intranet.yaml': tool, 'documents/intranet.md': '# I\n' })
+    expect((await cli('apply', tenantDir, '--layer', '_tenant')).code).toBe(0)
+    const projectDir = layer('config-r/pr', { 'recipes/r.yaml': 'engine: default\nallowedToolsAdd: [intranet]\n' })
+    expect((await cli('apply', projectDir, '--project', 'pr')).code).toBe(0)
+    unlinkSync(join(tenantDir, 'server-tools/intranet.yaml'))
+    const plan = await cli('plan', tenantDir, '--layer', '_tenant', '--prune')
+    expect(plan.code).toBe(2)
+    expect(plan.stderr).toContain(
+      "warning: server-tools/intranet.yaml is still named by recipes/r.yaml (/allowedToolsAdd/0) in layer 'pr'; it will not resolve there once deleted",
+    )
+    expect(plan.stderr).toMatch(/References checked in layers: _tenant, .*\bpr\b/)
+  }, 300_000)
+
+  it('keeps a file edited since the last pull unless --force, and replaces an unedited one', async () => {
+    const dir = layer('pe', { 'documents/a.md': 'one\n', 'documents/b.md': 'bee\n' })
+    expect((await cli('apply', dir, '--project', 'pe')).code).toBe(0)
+    const pulled = join(work, 'pe-pulled', 'pe')
+    expect((await cli('pull', pulled, '--project', 'pe')).code).toBe(0)
+    writeFileSync(join(pulled, 'documents/a.md'), 'my unsaved work\n')
+    await api('/projects/pe/documents/documents/a.md', { method: 'PUT', headers: { 'content-type': 'text/markdown' }, body: 'two\n' })
+    await api('/projects/pe/documents/documents/b.md', { method: 'PUT', headers: { 'content-type': 'text/markdown' }, body: 'bee 2\n' })
+    const again = await cli('pull', pulled, '--project', 'pe')
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('not written: documents/a.md: edited since the last pull or apply (--force replaces it)')
+    expect(readFileSync(join(pulled, 'documents/a.md'), 'utf8')).toBe('my unsaved work\n')
+    expect(readFileSync(join(pulled, 'documents/b.md'), 'utf8')).toBe('bee 2\n')
+    const stranger = layer('pe-other/pe', { 'documents/a.md': 'written by hand\n' })
+    const first = await cli('pull', stranger, '--project', 'pe')
+    expect(first.stderr).toContain('not written: documents/a.md: exists and was not written by a pull or apply')
+    const forced = await cli('pull', pulled, '--project', 'pe', '--force')
+    expect(forced.code, forced.stderr).toBe(0)
+    expect(readFileSync(join(pulled, 'documents/a.md'), 'utf8')).toBe('two\n')
+  }, 300_000)
+
+  it('never follows a symlinked directory or file, in pull or in plan', async () => {
+    const dir = layer('ps', { 'server-tools/ps-tool.yaml': handbook('Linked.'), 'documents/handbook.md': '# H\n' })
+    expect((await cli('apply', dir, '--project', 'ps')).code).toBe(0)
+    const outside = layer('outside', { 'keep.txt': 'untouched\n', 'handbook.md': 'outside file\n' })
+    const target = join(work, 'ps-linked', 'ps')
+    mkdirSync(join(target, 'documents'), { recursive: true })
+    symlinkSync(outside, join(target, 'server-tools'))
+    symlinkSync(join(outside, 'handbook.md'), join(target, 'documents/handbook.md'))
+    const pull = await cli('pull', target, '--project', 'ps', '--force')
+    expect(pull.code).toBe(1)
+    expect(pull.stderr).toContain("not written: server-tools/ps-tool.yaml: 'server-tools' is a symbolic link (not followed)")
+    expect(pull.stderr).toContain('not written: documents/handbook.md: is a symbolic link (not followed)')
+    expect(existsSync(join(outside, 'ps-tool.yaml'))).toBe(false)
+    expect(readFileSync(join(outside, 'handbook.md'), 'utf8')).toBe('outside file\n')
+
+    // read for a plan, a linked folder is an error, not a folder quietly missing (which a prune would empty)
+    const plan = await cli('plan', target, '--project', 'ps', '--prune')
+    expect(plan.code).toBe(1)
+    expect(plan.stderr).toContain(`${join(target, 'server-tools')}/: a symbolic link; layer directories are read without following links`)
+    expect(plan.stderr).toContain(`${join(target, 'documents/handbook.md')}: a symbolic link`)
+    expect(await layerPaths('ps')).toHaveLength(2)
+  }, 300_000)
 })
