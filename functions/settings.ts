@@ -208,10 +208,27 @@ export function awsCredentialsFromEnv(env: Record<string, string | undefined> = 
 }
 
 /** `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1). */
+/** '90s', '30m', '1h30m' → ms (a local parse: lib/recipes/documents would load its imports at cold start). */
+function durationMs(text: string): number | undefined {
+  const m = /^(?:(\d{1,3})h)?(?:(\d{1,4})m)?(?:(\d{1,6})s)?$/.exec(text.trim())
+  if (!m || (!m[1] && !m[2] && !m[3])) return undefined
+  return ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000
+}
+
 export function surfaceSettingsFromEnv(env: Record<string, string | undefined> = process.env): Partial<SurfaceSettings> {
+  const out: Partial<SurfaceSettings> = {}
   const raw = env.TOOL_BUDGET_RESERVE
-  if (raw === undefined || raw === '') return {}
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error(`TOOL_BUDGET_RESERVE must be a whole number from 0 to 64, got '${raw}'`)
-  return { reserve: n }
+  if (raw !== undefined && raw !== '') {
+    const n = Number(raw)
+    if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error(`TOOL_BUDGET_RESERVE must be a whole number from 0 to 64, got '${raw}'`)
+    out.reserve = n
+  }
+  const idle = env.MCP_SESSION_IDLE_TTL
+  if (idle !== undefined && idle !== '') {
+    const ms = durationMs(idle)
+    if (ms === undefined || ms < 60_000 || ms > 24 * 3600_000)
+      throw new Error(`MCP_SESSION_IDLE_TTL must be a duration from 1m to 24h like '30m' or '2h', got '${idle}'`)
+    out.mcpSessionIdleMs = ms
+  }
+  return out
 }

@@ -60,6 +60,7 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     clock: o.clock,
     log: o.log,
     processTtlMs: settings.processTtlMs,
+    ...(settings.mcpSessionIdleMs !== undefined ? { mcpSessionIdleMs: settings.mcpSessionIdleMs } : {}),
   })
   const surface = new SurfaceService({
     tools: o.tools,

@@ -56,6 +56,8 @@ export interface ProcessRecord {
    * engine's allow-set for this process (spec §11's per-process override). Absent = the engine's.
    */
   allowedToolsOverride?: string[]
+  /** Set for an MCP session: the process ends after this long without a request (sliding expiry). */
+  idleTtlMs?: number
   /** Manifest slots kept free for the client's own tools (spawn `reserve`, MCP `?reserve=`); absent = the deployment setting. */
   reserve?: number
 }

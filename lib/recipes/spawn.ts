@@ -29,6 +29,8 @@ export interface ProcessServiceDeps {
   log: Logger
   /** How long a process lives after its last write (spawn, activation). */
   processTtlMs: number
+  /** How long an MCP session's process lives without a request (spawn `{ idle: true }`). */
+  mcpSessionIdleMs?: number
   newId?: () => string
 }
 
@@ -98,9 +100,21 @@ export class ProcessService {
   }
 
   /** Resolves and persists a process: `draft` + one conditional create. */
-  async spawn(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
+  /** `opts.idle`: an MCP session's process, which ends when idle (ProcessServiceDeps.mcpSessionIdleMs). */
+  async spawn(
+    tenant: string,
+    project: string,
+    actor: string,
+    body: Record<string, unknown>,
+    opts: { idle?: boolean } = {},
+  ): Promise<SpawnResult> {
     const drafted = await this.draft(tenant, project, actor, body)
     const record = drafted.process
+    const idle = this.deps.mcpSessionIdleMs
+    if (opts.idle && idle !== undefined) {
+      record.idleTtlMs = idle
+      record.expiresAt = record.createdAt + idle
+    }
     await this.deps.processes.create(record)
     this.deps.log.log('info', 'process.spawned', {
       tenant,

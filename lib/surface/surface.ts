@@ -38,9 +38,21 @@ export interface SurfaceSettings {
   maxActivated: number
   /** A process lives this long after its last write (default 24 h). */
   processTtlMs: number
+  /**
+   * An MCP session (a process spawned by `initialize`) ends after this long without a request
+   * (default 30 min, MCP_SESSION_IDLE_TTL): one-shot clients never send DELETE, and their
+   * processes would otherwise pile up for a day each.
+   */
+  mcpSessionIdleMs?: number
 }
 
-export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = { reserve: 1, maxActivated: 40, processTtlMs: 24 * 3600_000 }
+export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000
+export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = {
+  reserve: 1,
+  maxActivated: 40,
+  processTtlMs: 24 * 3600_000,
+  mcpSessionIdleMs: DEFAULT_MCP_SESSION_IDLE_MS,
+}
 export const DEFAULT_MANIFEST_MEMO_BYTES = 64 * 1024 * 1024
 
 /** Measured demand per tool for a role (spec §14.4); the Usage feature plugs in here. */
@@ -95,7 +107,9 @@ export class SurfaceService {
   /** The caller's process (ProcessService.get: another subject's process is NOT_FOUND). */
   async open(key: CallerProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
-    return new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget)
+    const surface = new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget)
+    await surface.keepAlive()
+    return surface
   }
 
   /**
@@ -369,8 +383,21 @@ export class ProcessSurface implements DiscoverySurface {
 
   private async stamp(names: string[]) {
     const now = this.deps.clock.now()
-    await this.deps.store.stampActivations(this.key, names, now, now + this.deps.settings.processTtlMs, now)
+    const expiresAt = now + (this.record.idleTtlMs ?? this.deps.settings.processTtlMs)
+    await this.deps.store.stampActivations(this.key, names, now, expiresAt, now)
     for (const n of names) this.record.activations[n] = now
+    this.record.expiresAt = expiresAt
+  }
+
+  /**
+   * A process with an idle limit (an MCP session) lives on while it is used: its expiry moves to
+   * now + the limit once less than half of it is left — at most one write per half-limit, not one
+   * per request.
+   */
+  async keepAlive(): Promise<void> {
+    const idle = this.record.idleTtlMs
+    if (idle === undefined) return
+    if (this.record.expiresAt - this.deps.clock.now() < idle / 2) await this.stamp([])
   }
 
   private get memoKey() {

@@ -198,6 +198,41 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(view.allowedToolsOverride).toEqual(['whoami', 'ghost'])
   })
 
+  it('ends an MCP session after 30 idle minutes, and keeps a session in use alive with one write per quarter hour at most', async () => {
+    const idle = await session()
+    const used = await session()
+    const view = async (id: string) =>
+      (await fetch(`${base}/processes/${id}`, { headers: { authorization: `Bearer ${token}` } })).json() as Promise<{
+        expiresAt: string
+        idleTimeoutSeconds?: number
+      }>
+    const first = await view(used)
+    expect(first.idleTimeoutSeconds).toBe(1800)
+    const list = (id: string) => post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, inSession(id))
+    clock.advance(10 * 60_000)
+    expect((await list(used)).status).toBe(200)
+    expect((await view(used)).expiresAt).toBe(first.expiresAt) // more than half left: no write
+    clock.advance(10 * 60_000)
+    expect((await list(used)).status).toBe(200)
+    expect(Date.parse((await view(used)).expiresAt)).toBe(clock.now() + 30 * 60_000)
+    clock.advance(25 * 60_000)
+    expect((await list(used)).status).toBe(200)
+    expect((await list(idle)).status).toBe(404)
+  })
+
+  it('leaves a process spawned over REST on the process lifetime, not the MCP idle limit', async () => {
+    const res = await fetch(`${base}/processes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    })
+    const p = (await res.json()) as { id: string; expiresAt: string; idleTimeoutSeconds?: number }
+    expect(p.idleTimeoutSeconds).toBeUndefined()
+    expect(Date.parse(p.expiresAt)).toBe(clock.now() + 24 * 3600_000)
+    clock.advance(60 * 60_000)
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {}, token, `${base}/processes/${p.id}/mcp`)).status).toBe(200)
+  })
+
   it('answers a ping', async () => {
     const id = await session()
     expect(await (await post({ jsonrpc: '2.0', id: 9, method: 'ping' }, inSession(id))).json()).toEqual({

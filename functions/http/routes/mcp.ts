@@ -115,7 +115,7 @@ export function mcpRoutes(deps: AppDeps) {
       // Spawn only for a well-formed initialize alone in its body; anything else gets the protocol's own answer.
       const init = messages.length === 1 ? p.isInitializeRequest(messages[0]) : false
       if (init) {
-        const { process } = await deps.processes.spawn(tenant, project, principalOf(c).subject, spawnQuery(c))
+        const { process } = await deps.processes.spawn(tenant, project, principalOf(c).subject, spawnQuery(c), { idle: true })
         surface = await deps.surface.open({ tenant, project, id: process.id, subject: principalOf(c).subject })
       }
     } else {

@@ -100,6 +100,7 @@ function view(p: ProcessRecord) {
     clientToolsVersion: p.clientToolsVersion ?? 0,
     ...(p.reserve !== undefined ? { reserve: p.reserve } : {}),
     ...(p.allowedToolsOverride ? { allowedToolsOverride: p.allowedToolsOverride } : {}),
+    ...(p.idleTtlMs !== undefined ? { idleTimeoutSeconds: p.idleTtlMs / 1000 } : {}),
     activations: Object.fromEntries(
       Object.entries(p.activations)
         .sort(([a], [b]) => (a < b ? -1 : 1))

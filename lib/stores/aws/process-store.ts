@@ -83,6 +83,7 @@ export class DynamoProcessStore implements ProcessStore {
       ...(r.clientTools?.length ? { clientToolsJson: JSON.stringify(r.clientTools), clientToolsVersion: r.clientToolsVersion ?? 1 } : {}),
       ...(r.reserve !== undefined ? { reserve: r.reserve } : {}),
       ...(r.allowedToolsOverride ? { allowedToolsOverride: r.allowedToolsOverride } : {}),
+      ...(r.idleTtlMs !== undefined ? { idleTtlMs: r.idleTtlMs } : {}),
       expiresAtMs: r.expiresAt,
       expiresAt: Math.ceil(r.expiresAt / 1000),
     }
@@ -137,6 +138,7 @@ export class DynamoProcessStore implements ProcessStore {
       ...(item.clientToolsVersion !== undefined ? { clientToolsVersion: item.clientToolsVersion } : {}),
       ...(item.reserve !== undefined ? { reserve: item.reserve } : {}),
       ...(item.allowedToolsOverride ? { allowedToolsOverride: item.allowedToolsOverride } : {}),
+      ...(item.idleTtlMs !== undefined ? { idleTtlMs: item.idleTtlMs } : {}),
     }
   }
 
