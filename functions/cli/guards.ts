@@ -10,6 +10,7 @@ import { TENANT_LAYER } from '../../lib/documents/ports'
 import { isLayerPath, type LayerFile } from '../../lib/layers/layer'
 import type { Change } from '../../lib/layers/plan'
 import { type Dangling, danglingReferences } from '../../lib/layers/references'
+import { loadBundledFiles } from '../defaults'
 import { isValidProjectId } from '../http/auth'
 import type { ServerToolsClient } from './client'
 import { readState } from './pull'
@@ -96,21 +97,32 @@ export async function referencesToDeletes(
   if (!deleted.length) return { dangling: [], checked: [] }
   const live = async (p: string) =>
     (await api.listLayer(p, { bodies: true })).filter((d) => isLayerPath(d.path)).map((d) => ({ path: d.path, body: d.body ?? '' }))
+  // a name that falls through to a bundled default still resolves
+  const bundled = bundledPaths()
   if (layer !== TENANT_LAYER) {
     const tenant = await live(TENANT_LAYER)
-    const outer = new Set(tenant.map((f) => f.path))
+    const outer = new Set([...bundled, ...tenant.map((f) => f.path)])
     return {
       dangling: danglingReferences(deleted, [
         { layer, files, outer },
-        { layer: TENANT_LAYER, files: tenant },
+        { layer: TENANT_LAYER, files: tenant, outer: bundled },
       ]),
       checked: [layer, TENANT_LAYER],
     }
   }
   const projects = [...new Set([...(await siblingProjects(dir)), ...checkProjects])].filter((p) => p !== TENANT_LAYER).sort()
-  const layers: { layer: string; files: LayerFile[] }[] = [{ layer, files: [...files] }]
-  for (const p of projects) layers.push({ layer: p, files: await live(p) })
+  const layers: { layer: string; files: LayerFile[]; outer: Set<string> }[] = [{ layer, files: [...files], outer: bundled }]
+  for (const p of projects) layers.push({ layer: p, files: await live(p), outer: bundled })
   return { dangling: danglingReferences(deleted, layers), checked: [layer, ...projects] }
+}
+
+/** The bundled defaults' paths as this checkout has them (none when it has no defaults/). */
+function bundledPaths(): Set<string> {
+  try {
+    return new Set(loadBundledFiles().map((f) => f.path))
+  } catch {
+    return new Set()
+  }
 }
 
 /** Directories beside a tenant layer's directory that are named like projects (the config/<layer> layout). */

@@ -372,18 +372,26 @@ describe('the CLI protects the tenant', () => {
     expect(await layerPaths('pt')).toEqual(['documents/d0.md'])
   }, 300_000)
 
-  it('warns when a recipe in another project still names a tenant tool that a prune deletes', async () => {
+  it('warns when a recipe in another project still names a tenant tool that a prune deletes, unless a bundled default takes its place', async () => {
     const tool = 'type: doc_lookup\ndescription: The intranet.\nparameters:\n  path: documents/intranet.md\n'
-    const tenantDir = layer('config-r/_tenant', { 'server-tools/intranet.yaml': tool, 'documents/intranet.md': '# I\n' })
+    const override = 'type: doc_lookup\ndescription: Our errors.\nparameters:\n  path: documents/intranet.md\n'
+    const tenantDir = layer('config-r/_tenant', {
+      'server-tools/intranet.yaml': tool,
+      'server-tools/doc_errors.yaml': override,
+      'documents/intranet.md': '# I\n',
+    })
     expect((await cli('apply', tenantDir, '--layer', '_tenant')).code).toBe(0)
-    const projectDir = layer('config-r/pr', { 'recipes/r.yaml': 'engine: default\nallowedToolsAdd: [intranet]\n' })
+    const projectDir = layer('config-r/pr', { 'recipes/r.yaml': 'engine: default\nallowedToolsAdd: [intranet, doc_errors]\n' })
     expect((await cli('apply', projectDir, '--project', 'pr')).code).toBe(0)
     unlinkSync(join(tenantDir, 'server-tools/intranet.yaml'))
+    unlinkSync(join(tenantDir, 'server-tools/doc_errors.yaml'))
     const plan = await cli('plan', tenantDir, '--layer', '_tenant', '--prune')
     expect(plan.code).toBe(2)
     expect(plan.stderr).toContain(
       "warning: server-tools/intranet.yaml is still named by recipes/r.yaml (/allowedToolsAdd/0) in layer 'pr'; it will not resolve there once deleted",
     )
+    expect(plan.stdout).toContain('- delete    server-tools/doc_errors.yaml')
+    expect(plan.stderr).not.toContain('doc_errors.yaml is still named')
     expect(plan.stderr).toMatch(/References checked in layers: _tenant, .*\bpr\b/)
   }, 300_000)
 
