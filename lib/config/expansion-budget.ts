@@ -52,14 +52,21 @@ export const WORK_BUDGETS = {
     refusal: 'the pack is a listing problem',
   },
   schemaValidation: {
-    limit: 200_000,
-    counts: 'steps of one validation of a value against a schema: one per keyword visit and per pair of items compared for uniqueItems',
-    refusal: "the call's arguments (or the tool's output) are refused as too costly to validate",
+    limit: 20_000,
+    counts:
+      'steps of one validation of a value against a schema: one per keyword visit, per value node compared (enum, const, uniqueItems), per object key examined, per error, per 32 characters measured, per 8 characters format-checked; a pattern match costs characters × (program instructions + 64) / 256',
+    refusal: "the call's arguments (or the tool's output) are refused as too costly to validate, naming this budget",
   },
   schemaDepth: {
     limit: 256,
     counts: 'nested schema visits in one validation (a `$ref` cycle nests without consuming the value)',
     refusal: 'as schemaValidation',
+  },
+  patternProgram: {
+    limit: 4_000,
+    counts:
+      'instructions of one compiled `pattern` / `patternProperties` key (RE2 semantics, linear-time matching; RE2 itself refuses a repeat count above 1,000)',
+    refusal: '422 at write naming the pattern and the position; a remote schema with one: that tool is a problem',
   },
   promptChars: {
     limit: 1_000_000,

@@ -2,17 +2,18 @@
  * Every JSON Schema check in the service, and one way to turn its errors into Issues a person (or
  * a model) can act on: a JSON pointer and a plain sentence.
  *
- * Schemas are interpreted (./schema-interpreter.ts) when they stay inside the draft-07 subset it
- * knows, which is every schema of the service's own and nearly every tool's. Ajv — ~130 KiB of
- * code and a meta-schema compile, measured at 150–250 ms of a Lambda cold start — is loaded only
- * for a schema that needs it, synchronously from node_modules (SST installs it beside the bundle).
+ * Every schema is interpreted (./schema-interpreter.ts), within a step budget per validation and
+ * with RE2 patterns (./patterns.ts). Ajv is no longer a validator here: its generated code cannot
+ * be budgeted (a recursive `anyOf` costs 2^depth). `newAjv` stays for tests that compare the
+ * interpreter with Ajv; it matches patterns with RE2 too.
  */
 import { createRequire } from 'node:module'
 import type { default as AjvClass, ErrorObject, Options } from 'ajv'
 import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { schemaOverBudget } from './expansion-budget'
-import { interpret, supportsSchema } from './schema-interpreter'
+import { re2RegExpEngine } from './patterns'
+import { interpret, schemaProblem } from './schema-interpreter'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -22,57 +23,62 @@ export interface Validator {
   errors?: ErrorObject[] | null
 }
 
-/** A new Ajv with ajv-formats, loaded on first use (never at module load). */
+/** A new Ajv with ajv-formats and RE2 patterns, loaded on first use (never at module load). */
 export function newAjv(options: Options): AjvClass {
   const load = createRequire(import.meta.url)
   const Ajv = load('ajv') as { default: new (o: Options) => AjvClass }
   const addFormats = load('ajv-formats') as { default: (ajv: AjvClass) => void }
-  const ajv = new Ajv.default(options)
+  const ajv = new Ajv.default({ ...options, code: { ...options.code, regExp: re2RegExpEngine } })
   addFormats.default(ajv)
   return ajv
 }
 
-let shared: AjvClass | undefined
-const sharedAjv = () => (shared ??= newAjv({ allErrors: true, strict: false, useDefaults: false }))
 const compiled = new WeakMap<object, Validator>()
+
+/** Why a schema cannot be used: over the node budget, malformed, or a pattern RE2 cannot run. */
+export class SchemaUnusable extends Error {
+  constructor(
+    message: string,
+    /** JSON pointer of the place inside the schema, when there is one. */
+    readonly pointer?: string,
+  ) {
+    super(pointer ? `${message} (at ${pointer})` : message)
+    this.name = 'SchemaUnusable'
+  }
+}
+
+function build(schema: JsonSchema): Validator {
+  const over = schemaOverBudget(schema)
+  if (over) throw new SchemaUnusable(over)
+  const problem = schemaProblem(schema)
+  if (problem) throw new SchemaUnusable(problem.message, problem.pointer || undefined)
+  return interpret(schema)
+}
 
 /**
  * Compiles once per schema object (schemas are built once and reused). A schema over the node
- * budget throws before anything is built from it: a tenant's schema (or a remote server's) must
- * not hold the event loop while ajv generates code per node, or make every validation slow.
+ * budget or one that cannot be used throws SchemaUnusable before anything is built from it.
  */
 export function compile(schema: JsonSchema): Validator {
   let fn = compiled.get(schema)
   if (!fn) {
-    const over = schemaOverBudget(schema)
-    if (over) throw new Error(over)
-    fn = supportsSchema(schema) ? interpret(schema) : sharedAjv().compile(schema)
+    fn = build(schema)
     compiled.set(schema, fn)
   }
   return fn
 }
 
 /**
- * Schemas that arrive in requests (client tools): one validator per distinct text, never kept in
- * ajv's own registry (which holds every compiled schema object for ever), so a tenant sending
- * ever new schemas costs a bounded cache, not a leak. `compile(schema)` finds it afterwards.
+ * Schemas that arrive in requests (client tools): one validator per distinct text in a bounded
+ * cache, so a tenant sending ever new schemas costs a bounded cache, not a leak.
+ * `compile(schema)` finds it afterwards.
  */
 const transient = new BoundedCache<string, Validator>(2_000)
 
 export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): Validator {
   let fn = compiled.get(schema) ?? transient.get(text)
   if (!fn) {
-    const over = schemaOverBudget(schema)
-    if (over) throw new Error(over)
-    if (supportsSchema(schema)) fn = interpret(schema)
-    else {
-      const ajv = sharedAjv()
-      try {
-        fn = ajv.compile(schema)
-      } finally {
-        ajv.removeSchema(schema)
-      }
-    }
+    fn = build(schema)
     transient.set(text, fn)
   }
   compiled.set(schema, fn)

@@ -10,7 +10,7 @@
 
 import { toolError } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
-import { compileTransient, validateAgainst } from '../config/json-schema'
+import { compileTransient, SchemaUnusable, validateAgainst } from '../config/json-schema'
 import { unsafeTextIn } from '../config/text-hygiene'
 import { type Issue, invalidInput } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -126,7 +126,9 @@ function schemaIssues(schema: JsonSchema, at: string): Issue[] {
   try {
     compileTransient(schema, text)
   } catch (e) {
-    return [{ pointer: at, message: `the input schema does not compile: ${(e as Error).message}` }]
+    if (e instanceof SchemaUnusable && e.pointer)
+      return [{ pointer: `${at}${e.pointer}`, message: `the input schema cannot be used: ${e.message}` }]
+    return [{ pointer: at, message: `the input schema cannot be used: ${(e as Error).message}` }]
   }
   return []
 }

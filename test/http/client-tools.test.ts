@@ -72,7 +72,7 @@ describe('declaring client tools', () => {
     })
     expect(((await second.json()).errors as { pointer: string }[]).map((e) => e.pointer)).toEqual([
       '/clientTools/0/inputSchema/type',
-      '/clientTools/1/inputSchema',
+      '/clientTools/1/inputSchema/properties/a/type',
       '/clientTools/3/name',
     ])
   })

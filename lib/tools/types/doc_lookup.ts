@@ -1,6 +1,7 @@
 /** `doc_lookup` (spec §3): exposes one cascade document as a tool; read live on every call. */
 
 import { success, toolError } from '../../calls/outcome'
+import { RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { ToolFactory } from '../contracts'
 
 interface DocLookupParameters {
@@ -18,7 +19,7 @@ export const docLookupFactory: ToolFactory<DocLookupParameters> = {
       path: {
         type: 'string',
         minLength: 1,
-        pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$',
+        pattern: RELATIVE_PATH_PATTERN,
         description: 'Document path in the cascade, e.g. documents/how_to.md',
       },
     },

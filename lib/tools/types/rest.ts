@@ -24,8 +24,8 @@
  */
 import { schemaOverBudget } from '../../config/expansion-budget'
 import type { JsonSchema } from '../../config/json-schema'
-import { newAjv, type Validator } from '../../config/json-schema'
-import { interpret as interpretSchema, supportsSchema } from '../../config/schema-interpreter'
+import { SchemaUnusable, type Validator } from '../../config/json-schema'
+import { interpret as interpretSchema, schemaProblem } from '../../config/schema-interpreter'
 import type { ServerToolConfig } from '../../config/server-tool'
 import type { EgressClient } from '../../egress/client'
 import type { SecretStore } from '../../secrets/ports'
@@ -133,9 +133,8 @@ const schemaCache = new Map<string, Validator | Error>()
 const schemaByObject = new WeakMap<object, Validator | Error>()
 
 /**
- * Compiles a user-supplied JSON Schema in an Ajv instance of its own (so its `$id`s cannot collide
- * with the service's schemas or another tool's), cached by object and by text. A top-level
- * `$schema` is ignored (Ajv's default dialect, draft-07, is used).
+ * A validator for a user-supplied JSON Schema (interpreted, budgeted, RE2 patterns), cached by
+ * object and by text. A top-level `$schema` is ignored (draft-07 is used).
  */
 export function compileUserSchema(schema: JsonSchema): Validator {
   let hit = schemaByObject.get(schema)
@@ -147,7 +146,9 @@ export function compileUserSchema(schema: JsonSchema): Validator {
       try {
         const over = schemaOverBudget(rest)
         if (over) throw new Error(over)
-        hit = supportsSchema(rest) ? interpretSchema(rest) : newAjv({ allErrors: true, strict: false, validateSchema: true }).compile(rest)
+        const problem = schemaProblem(rest)
+        if (problem) throw new SchemaUnusable(problem.message, problem.pointer || undefined)
+        hit = interpretSchema(rest)
       } catch (e) {
         hit = e as Error
       }

@@ -29,6 +29,7 @@
  */
 
 import type { JsonSchema } from '../../config/json-schema'
+import { RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { ServerToolConfig } from '../../config/server-tool'
 import { BoundedCache } from '../../runtime/bounded-cache'
 import {
@@ -86,7 +87,7 @@ export const restApiParametersSchema: JsonSchema = {
     specPath: {
       type: 'string',
       minLength: 1,
-      pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$',
+      pattern: RELATIVE_PATH_PATTERN,
       description: 'document path in the cascade, e.g. apis/petstore.yaml',
     },
     baseUrl: { type: 'string', minLength: 1, maxLength: 2048, description: "default: the document's servers[0].url" },

@@ -8,6 +8,7 @@
 import { success, toolError } from '../../calls/outcome'
 import type { JsonSchema } from '../../config/json-schema'
 import { validateAgainst } from '../../config/json-schema'
+import { RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { ServerToolConfig } from '../../config/server-tool'
 import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
 import { jsonDeeperThanLimit } from '../../sandbox/json'
@@ -50,7 +51,7 @@ export const scriptedParametersSchema: JsonSchema = {
     scriptPath: {
       type: 'string',
       minLength: 1,
-      pattern: '^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$',
+      pattern: RELATIVE_PATH_PATTERN,
       description: 'Cascade document holding the script, read anew on every invocation (e.g. scripts/jira_summary.js).',
     },
   },

@@ -3,9 +3,10 @@
  * to support: same validity, same Issues after issuesFromAjv. Each case is run through both.
  */
 import { describe, expect, it } from 'vitest'
+import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { compile, issuesFromAjv, newAjv, validateAgainst } from '../../../lib/config/json-schema'
-import { interpret, supportsSchema } from '../../../lib/config/schema-interpreter'
+import { interpret, schemaProblem, supportsSchema } from '../../../lib/config/schema-interpreter'
 
 const ajv = newAjv({ allErrors: true, strict: false, useDefaults: false })
 
@@ -67,6 +68,59 @@ const cases: [string, JsonSchema, unknown[]][] = [
   ],
   ['object size limits', { type: 'object', minProperties: 1, maxProperties: 2 }, [{}, { a: 1 }, { a: 1, b: 2, c: 3 }]],
   [
+    'formats from ajv-formats',
+    {
+      type: 'object',
+      properties: {
+        e: { type: 'string', format: 'email' },
+        h: { type: 'string', format: 'ipv4' },
+        t: { type: 'string', format: 'date-time' },
+        u: { type: 'string', format: 'uri' },
+      },
+    },
+    [
+      { e: 'a@b.test', h: '10.0.0.1', t: '2024-02-29T10:00:00Z', u: 'https://x.test/a?b' },
+      { e: 'not-an-email', h: '300.1.1.1', t: 'yesterday', u: 'no scheme' },
+    ],
+  ],
+  [
+    'patternProperties beside properties and additionalProperties',
+    {
+      type: 'object',
+      properties: { id: { type: 'integer' } },
+      patternProperties: { '^x-': { type: 'string' }, '\\d$': { type: 'number' } },
+      additionalProperties: false,
+    },
+    [{ id: 1, 'x-a': 'y', n1: 2 }, { 'x-a': 1 }, { 'x-1': 'both' }, { other: true }],
+  ],
+  [
+    'propertyNames and dependencies',
+    {
+      type: 'object',
+      propertyNames: { pattern: '^[a-z]+$', maxLength: 4 },
+      dependencies: { card: ['cvc'], ship: { required: ['addr'] } },
+    },
+    [{ card: 1, cvc: 2 }, { card: 1 }, { ship: 1 }, { Bad: 1 }, { toolong: 1 }],
+  ],
+  [
+    'if, then and else',
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's own keyword
+    { if: { type: 'string' }, then: { minLength: 2 }, else: { type: 'number' } },
+    ['ab', 'a', 3, null],
+  ],
+  [
+    'tuples with additionalItems, and contains',
+    { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: { type: 'boolean' }, contains: { const: 1 } },
+    [
+      ['a', 1],
+      ['a', 1, true],
+      ['a', 1, 'x'],
+      [1, 'a'],
+      ['a', 2],
+    ],
+  ],
+  ['patterns with escapes RE2 spells differently', { type: 'string', pattern: '^\\u0041[\\b]?\\x41\\cJ?$' }, ['AA', 'A\bA', 'A\bA\n', 'B']],
+  [
     'annotations only',
     { title: 't', description: 'd', default: 1, examples: [1], $schema: 'http://json-schema.org/draft-07/schema#' },
     [1, 'x', null],
@@ -90,21 +144,83 @@ describe('the interpreted JSON Schema validator', () => {
     })
   }
 
-  it('leaves schemas with keywords or formats it does not know to Ajv, which still validates them', () => {
-    for (const schema of [
-      { type: 'string', format: 'email' },
-      { type: 'object', patternProperties: { '^x': { type: 'string' } } },
-      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's own keyword
-      { if: { type: 'string' }, then: { minLength: 2 } },
-      { items: [{ type: 'string' }] },
-      { $ref: 'http://example.test/s.json' },
-    ] as JsonSchema[]) {
-      expect(supportsSchema(schema), JSON.stringify(schema)).toBe(false)
-    }
-    expect(validateAgainst({ type: 'string', format: 'email' }, 'not-an-email')).toEqual([
-      { pointer: '', message: '(root) must match format "email"' },
-    ])
-    expect(compile({ type: 'string', format: 'email' })('a@b.test')).toBe(true)
+  it('refuses, with the place, what it cannot validate: a non-local $ref, a malformed keyword, a backtracking pattern', () => {
+    expect(schemaProblem({ properties: { a: { $ref: 'http://example.test/s.json' } } })).toEqual({
+      pointer: '/properties/a/$ref',
+      message: "only local references (#/…) can be followed, not 'http://example.test/s.json'",
+    })
+    expect(schemaProblem({ items: { type: 'strung' } })?.pointer).toBe('/items/type')
+    expect(schemaProblem({ patternProperties: { '(a)\\1': {} } })?.message).toMatch(/the backreference \\1 at position 4/)
+    expect(() => compile({ type: 'string', pattern: '(?=a)a' })).toThrow(
+      /the lookahead \(\?= at position 1 cannot be matched in linear time/,
+    )
+  })
+
+  it('ignores keywords outside draft-07 as annotations, as Ajv does when not strict', () => {
+    const schema = { type: 'object', discriminator: { propertyName: 'k' }, 'x-extra': [1], prefixItems: [{ type: 'string' }] }
+    expect(supportsSchema(schema)).toBe(true)
+    expect(validateAgainst(schema, { k: 1 })).toEqual([])
+  })
+
+  it.each([
+    [
+      'a recursive anyOf of two branches against a value nested 60 deep (2^60 visits unbounded)',
+      {
+        $defs: {
+          n: {
+            anyOf: [
+              { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, required: ['z'] },
+              { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, required: ['y'] },
+            ],
+          },
+        },
+        $ref: '#/$defs/n',
+      },
+      Array.from({ length: 60 }).reduce((v: unknown) => ({ a: v }), {}),
+    ],
+    [
+      'uniqueItems over 2,000 objects that differ only in their last key',
+      { type: 'array', uniqueItems: true },
+      Array.from({ length: 2_000 }, (_, i) => ({ ...Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, k])), last: i })),
+    ],
+    ['the N1 pattern against a megabyte', { type: 'string', pattern: '^(a+)+$' }, `${'a'.repeat(1_000_000)}!`],
+    [
+      '30 anyOf branches each listing the keys of a 10,000-key object',
+      { anyOf: Array.from({ length: 30 }, (_, i) => ({ type: 'object', required: [`r${i}`] })) },
+      Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
+    ],
+    ['a format check of a megabyte', { type: 'string', format: 'uri' }, `http://${'a'.repeat(1_000_000)}`],
+  ] as [string, JsonSchema, unknown][])('ends %s in a budget error after at most its budget of steps', (_, schema, value) => {
+    const validate = interpret(schema)
+    expect(validate(value)).toBe(false)
+    expect(validate.errors).toEqual([expect.objectContaining({ keyword: 'budget' })])
+    expect(validate.steps).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
+    expect(issuesFromAjv(validate.errors ?? [], value)[0].message).toMatch(/over the validation budget of 20,000 steps/)
+  })
+
+  it('validates what legitimate tool calls send well inside the budget', () => {
+    const schema = {
+      type: 'object',
+      required: ['items'],
+      properties: {
+        items: {
+          type: 'array',
+          maxItems: 500,
+          items: {
+            type: 'object',
+            properties: {
+              id: { type: 'integer' },
+              name: { type: 'string', maxLength: 200, pattern: '^[\\w ]+$' },
+              tags: { type: 'array', items: { enum: ['a', 'b', 'c'] } },
+            },
+          },
+        },
+      },
+    } as JsonSchema
+    const validate = interpret(schema)
+    const value = { items: Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })) }
+    expect(validate(value)).toBe(true)
+    expect(validate.steps).toBeLessThan(WORK_BUDGETS.schemaValidation.limit / 2)
   })
 
   it('ends a self-referencing schema in a budget error instead of a stall', () => {

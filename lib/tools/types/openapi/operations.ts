@@ -5,6 +5,7 @@
 
 import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, yieldToEventLoop } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
+import { schemaProblem } from '../../../config/schema-interpreter'
 import { deref, inlineSchema, type OpenApiDocument } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 
@@ -89,6 +90,12 @@ export async function extractOperations(
         // the pack's own budget is the caller's to report; one operation's is this operation's
         if (!(e instanceof BudgetExceeded) || pack.used > pack.limit) throw e
         opProblems.push(`${e.message}; the operation was left out`)
+      }
+      // a pattern RE2 cannot run (or another unusable keyword) leaves the operation out, at listing, not at call time
+      const unusable = built && schemaProblem(built.inputSchema)
+      if (unusable) {
+        opProblems.push(`its input schema cannot be used: ${unusable.message} (at ${unusable.pointer}); the operation was left out`)
+        built = undefined
       }
       for (const p of opProblems) problems.push(`${label}: ${p}`)
       if (built) operations.push(built)

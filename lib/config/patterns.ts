@@ -1,0 +1,177 @@
+/**
+ * Tenant-written regular expressions (JSON Schema `pattern` and `patternProperties`) with RE2
+ * semantics: matching is linear in the text (issue 21 N1: `^(a+)+$` against `"a"×29 + "!"` held
+ * the event loop 4.6 s with V8's backtracking `RegExp`, doubling per character).
+ *
+ * JSON Schema patterns are ECMA-262 syntax. The ECMA-only escapes RE2 spells differently are
+ * translated (`\uXXXX`, `\u{…}`, `\cX`, `[\b]`, `\0`, `[^]`, `[]`); what RE2 cannot run in
+ * linear time — backreferences (`\1`, `\k<name>`) and lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`)
+ * — is refused with the reason and the position in the pattern, at write, never matched
+ * at call time by a backtracking engine. Known differences that remain (documented in
+ * docs/reference/limits.md): RE2's `\s` is ASCII whitespace only, and `.` matches `\r`,
+ * U+2028 and U+2029 (ECMA's does not).
+ *
+ * Work is bounded twice: a compiled pattern may hold at most WORK_BUDGETS.patternProgram
+ * instructions (RE2 itself refuses a repeat count above 1,000), and every match is charged
+ * `matchCost` steps against the validation budget of the call it runs in.
+ */
+import { RE2JS } from 're2js'
+import { BoundedCache } from '../runtime/bounded-cache'
+import { WORK_BUDGETS } from './expansion-budget'
+
+/** A pattern RE2 can run: `test` searches anywhere in the text, like ECMA `RegExp.prototype.test`. */
+export interface CompiledPattern {
+  readonly source: string
+  /** Instructions of the compiled program: the factor of a match's cost per character. */
+  readonly size: number
+  test(text: string): boolean
+}
+
+/** Why a pattern is refused, and where (1-based character position in the pattern). */
+export interface PatternProblem {
+  readonly message: string
+  readonly position: number
+}
+
+/** One path segment that is not empty and not `..` (no line breaks). */
+const SEGMENT = '(?:[^/.\\n\\r][^/\\n\\r]*|\\.|\\.[^/.\\n\\r][^/\\n\\r]*|\\.\\.[^/\\n\\r]+)'
+
+/**
+ * A relative document path without a `..` segment (`specs/a.yaml`, `./x`, `a//b/`), written for
+ * RE2: the service's own schemas use RE2 like every other, so this says without lookahead what
+ * `^(?!/)(?!.*(^|/)\.\.(/|$)).+$` said.
+ */
+export const RELATIVE_PATH_PATTERN = `^${SEGMENT}(?:/(?:${SEGMENT})?)*$`
+
+const cache = new BoundedCache<string, CompiledPattern | PatternProblem>(5_000)
+
+export const isPatternProblem = (p: CompiledPattern | PatternProblem): p is PatternProblem => 'position' in p
+
+/** The compiled pattern, or the problem that refuses it; cached per source text. */
+export function compilePattern(source: string): CompiledPattern | PatternProblem {
+  let hit = cache.get(source)
+  if (!hit) hit = cache.set(source, build(source))
+  return hit
+}
+
+/**
+ * Steps a match of `pattern` against `length` characters costs (the unit of the validation
+ * budget, about a quarter of a microsecond): RE2's work is per character, times a factor that
+ * grows with the program (measured: ~0.05 µs a character for a five-instruction program, ~1.4 µs
+ * for a two-thousand-instruction one).
+ */
+export const matchCost = (pattern: CompiledPattern, length: number): number => Math.ceil((length * (pattern.size + 64)) / 256)
+
+function build(source: string): CompiledPattern | PatternProblem {
+  const translated = toRe2(source)
+  if (typeof translated !== 'string') return translated
+  let re: RE2JS
+  try {
+    re = RE2JS.compile(translated)
+  } catch (e) {
+    const reason = String((e as Error).message).replace(/^error parsing regexp: /, '')
+    const fragment = /`([^`]*)`\s*$/.exec(reason)?.[1]
+    const at = fragment ? source.indexOf(fragment) : -1
+    return { message: `the pattern cannot be used: ${reason}`, position: at >= 0 ? at + 1 : 1 }
+  }
+  const size = programSize(re)
+  const limit = WORK_BUDGETS.patternProgram.limit
+  if (size > limit)
+    return {
+      message: `the pattern compiles to ${size.toLocaleString('en-US')} instructions, more than its budget of ${limit.toLocaleString('en-US')} (repeat counts multiply)`,
+      position: 1,
+    }
+  return { source, size, test: (text) => re.test(text) }
+}
+
+/** Instructions of RE2JS's compiled program (its public API does not expose the number). */
+function programSize(re: RE2JS): number {
+  const inst = (re as unknown as { re2Input?: { prog?: { inst?: unknown[] } } }).re2Input?.prog?.inst
+  return Array.isArray(inst) ? inst.length : re.pattern().length
+}
+
+const HEX = /^[0-9A-Fa-f]$/
+const hex4 = (s: string, i: number) => i + 4 <= s.length && [...s.slice(i, i + 4)].every((c) => HEX.test(c))
+
+/** ECMA-262 pattern syntax → RE2 syntax, or the problem of a construct RE2 cannot run. */
+function toRe2(src: string): string | PatternProblem {
+  let out = ''
+  let inClass = false
+  const refuse = (i: number, what: string): PatternProblem => ({
+    message: `${what} at position ${i + 1} cannot be matched in linear time (patterns use RE2 semantics: no backreferences, no lookahead or lookbehind)`,
+    position: i + 1,
+  })
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]
+    if (c === '\\') {
+      const n = src[i + 1]
+      if (n === undefined) return { message: 'the pattern ends with a lone backslash', position: i + 1 }
+      if (n === 'u' && src[i + 2] === '{') {
+        const end = src.indexOf('}', i + 3)
+        if (end < 0) return { message: `an unterminated \\u{…} escape at position ${i + 1}`, position: i + 1 }
+        out += `\\x{${src.slice(i + 3, end)}}`
+        i = end
+      } else if (n === 'u' && hex4(src, i + 2)) {
+        out += `\\x{${src.slice(i + 2, i + 6)}}`
+        i += 5
+      } else if (n === 'c' && /^[A-Za-z]$/.test(src[i + 2] ?? '')) {
+        out += `\\x{${(src.charCodeAt(i + 2) % 32).toString(16)}}`
+        i += 2
+      } else if (n === 'b' && inClass) {
+        out += '\\x{8}'
+        i++
+      } else if (n === '0' && !/[0-9]/.test(src[i + 2] ?? '')) {
+        out += '\\x{0}'
+        i++
+      } else if (!inClass && /[1-9]/.test(n)) return refuse(i, `the backreference \\${n}`)
+      else if (!inClass && n === 'k' && src[i + 2] === '<') return refuse(i, 'the named backreference \\k<…>')
+      else {
+        out += c + n
+        i++
+      }
+      continue
+    }
+    if (inClass) {
+      if (c === ']') inClass = false
+      out += c
+      continue
+    }
+    if (c === '[') {
+      if (src.startsWith('[^]', i)) {
+        out += '[\\x{0}-\\x{10FFFF}]'
+        i += 2
+        continue
+      }
+      if (src.startsWith('[]', i)) {
+        out += '[^\\x{0}-\\x{10FFFF}]'
+        i += 1
+        continue
+      }
+      inClass = true
+      out += c
+      // a `]` right after `[` or `[^` is a literal in ECMA's grammar only when escaped; RE2 agrees
+      continue
+    }
+    if (c === '(' && src[i + 1] === '?') {
+      const kind = src.slice(i + 2, i + 4)
+      if (kind.startsWith('=') || kind.startsWith('!')) return refuse(i, `the lookahead (?${kind[0]}`)
+      if (kind === '<=' || kind === '<!') return refuse(i, `the lookbehind (?${kind}`)
+    }
+    out += c
+  }
+  return out
+}
+
+/**
+ * ajv's `code.regExp` engine: every pattern ajv compiles (only the service's own schemas reach
+ * ajv, but a pattern there must not backtrack either) runs on RE2.
+ */
+export const re2RegExpEngine = Object.assign(
+  (pattern: string): { test(text: string): boolean; toString(): string } => {
+    const compiled = compilePattern(pattern)
+    if (isPatternProblem(compiled)) throw new Error(compiled.message)
+    // ajv keys its pattern cache by toString(): it must differ per pattern
+    return { test: (text) => compiled.test(text), toString: () => `/${pattern}/re2` }
+  },
+  { code: 'require("re2js")' },
+)

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
+import { compilePattern, isPatternProblem, matchCost, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
+
+const compiled = (source: string) => {
+  const p = compilePattern(source)
+  if (isPatternProblem(p)) throw new Error(p.message)
+  return p
+}
+
+describe('tenant patterns (RE2 semantics)', () => {
+  it('match the N1 pattern against a long non-matching text without backtracking, in a program of a few instructions', () => {
+    const p = compiled('^(a+)+$')
+    expect(p.test(`${'a'.repeat(100_000)}!`)).toBe(false)
+    expect(p.test('aaaa')).toBe(true)
+    expect(p.size).toBeLessThan(20)
+  })
+
+  it.each([
+    ['(a)\\1', 'the backreference \\1', 4],
+    ['(?<x>a)\\k<x>', 'the named backreference', 8],
+    ['a(?=b)', 'the lookahead (?=', 2],
+    ['(?!a)b', 'the lookahead (?!', 1],
+    ['x(?<=a)b', 'the lookbehind (?<=', 2],
+    ['(?<!a)b', 'the lookbehind (?<!', 1],
+  ])('refuse %s with the reason and the position', (source, what, position) => {
+    const p = compilePattern(source)
+    expect(isPatternProblem(p) && p).toMatchObject({ position })
+    expect(isPatternProblem(p) && p.message).toContain(what)
+    expect(isPatternProblem(p) && p.message).toContain('cannot be matched in linear time')
+  })
+
+  it('refuse a pattern whose program is over its budget, counting repeats as RE2 expands them', () => {
+    const p = compilePattern('[a-z]{1,1000}[0-9]{1,1000}[A-Z]{1,1000}')
+    expect(isPatternProblem(p) && p.message).toMatch(
+      new RegExp(`more than its budget of ${WORK_BUDGETS.patternProgram.limit.toLocaleString('en-US')}`),
+    )
+    expect(isPatternProblem(compilePattern('(a{100}){100}'))).toBe(true)
+  })
+
+  it('translate the ECMA escapes RE2 spells differently and keep their meaning', () => {
+    expect(compiled('^\\u0041\\u{1F600}$').test('A😀')).toBe(true)
+    expect(compiled('^\\cJ$').test('\n')).toBe(true)
+    expect(compiled('^[\\b]$').test('\b')).toBe(true)
+    expect(compiled('^[^]$').test('\n')).toBe(true)
+    expect(compiled('[]').test('anything')).toBe(false)
+    expect(compiled('^a$').test('a\n')).toBe(false)
+  })
+
+  it('charge a match by characters times program size, so a larger program costs more per character', () => {
+    const small = compiled('^a+$')
+    const large = compiled('\\p{L}{1,900}')
+    expect(matchCost(small, 1_000_000)).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
+    expect(matchCost(large, 10_000)).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
+    expect(matchCost(small, 64)).toBeLessThan(100)
+  })
+
+  it('say what the service’s relative-path pattern said with lookahead: no leading slash, no .. segment', () => {
+    const p = compiled(RELATIVE_PATH_PATTERN)
+    for (const ok of ['a', 'a/b', '.', './a', '...', '..a', 'a..', 'a//b', 'a/', 'a/.']) expect(p.test(ok), ok).toBe(true)
+    for (const bad of ['', '/a', '..', '../a', 'a/..', 'a/../b', 'x/../', 'a\nb']) expect(p.test(bad), bad).toBe(false)
+  })
+})
