@@ -173,6 +173,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         if (!pending.length) {
           await writeState(dir, { layer, files: Object.fromEntries(files.map((f) => [f.path, sha256(f.body)])) })
           io.out(`No changes: layer '${layer}' matches ${dir}.`)
+          if (plan.kept.length) io.out(`Kept without a file (--prune deletes them): ${plan.kept.join(', ')}`)
           return
         }
         io.out(formatPlan(plan))
