@@ -2,6 +2,8 @@
  * Composition: builds the domain once per cold start from a store and settings. The only place
  * that decides which adapters, factories and built-ins make up the service.
  */
+import type { AuditStore } from '../lib/audit/ports'
+import { AuditRecorder } from '../lib/audit/recorder'
 import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
@@ -10,7 +12,9 @@ import type { AllowList } from '../lib/egress/allow-list'
 import { type Egress, lazyEgress } from '../lib/egress/lazy'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import { checkTenantAllowListDocument, documentTenantAllowList } from '../lib/egress/tenant-allow-list'
+import { tracedEgress } from '../lib/egress/traced'
 import { wireClients } from '../lib/llm'
+import { tracedWires } from '../lib/llm/traced'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
@@ -20,10 +24,14 @@ import { systemClock } from '../lib/runtime/clock'
 import { deferred, once } from '../lib/runtime/deferred'
 import type { Logger } from '../lib/runtime/logger'
 import { silentLogger } from '../lib/runtime/logger'
+import { type Metrics, noopMetrics } from '../lib/runtime/metrics'
+import { noopTracer, type Tracer } from '../lib/runtime/tracer'
 import type { SandboxSettings } from '../lib/sandbox'
 import { type LazySandbox, lazySandbox } from '../lib/sandbox/lazy'
+import { tracedSandbox } from '../lib/sandbox/traced'
 import { MemorySecretStore } from '../lib/secrets/memory'
 import type { SecretStore } from '../lib/secrets/ports'
+import { DynamoAuditStore } from '../lib/stores/aws/audit-store'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
@@ -31,6 +39,7 @@ import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
+import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import type { ObservedLimitStore } from '../lib/surface/limits'
@@ -55,6 +64,7 @@ import { lazyConsoleAssets } from './console-assets'
 import { bundledDefaults } from './defaults'
 import type { AppDeps } from './http/app-deps'
 import type { AuthSettings } from './http/token-verifier'
+import { auditContext } from './observability/request-context'
 import type { AgentSurface } from './surface-deps'
 
 export interface CoreOptions {
@@ -90,6 +100,14 @@ export interface CoreOptions {
    * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
    */
   sandbox?: SandboxSettings
+  /** Spans and metrics (default: neither; functions/observability builds them from the environment). */
+  observability?: AppDeps['observability']
+  /** Where audit entries go (default: in memory). */
+  auditStore?: AuditStore
+  /** AUDIT_RETENTION_DAYS (default 365); the entry's TTL. */
+  auditRetentionDays?: number
+  /** 0: audit entries are written only at explicit flushes (the Lambda edge; tests). Default 250 ms. */
+  auditFlushDelayMs?: number
 }
 
 /** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
@@ -98,28 +116,46 @@ export type BuiltDeps = AppDeps & { sandbox: LazySandbox }
 export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
   const clock = opts.clock ?? systemClock
+  const observability = opts.observability ?? { tracer: noopTracer, metrics: noopMetrics, ready: () => undefined }
+  const { tracer, metrics }: { tracer: Tracer; metrics: Metrics } = observability
+  const auditStore = opts.auditStore ?? new MemoryAuditStore()
+  const recorder = new AuditRecorder({
+    store: auditStore,
+    clock,
+    log,
+    metrics,
+    retentionDays: opts.auditRetentionDays,
+    flushDelayMs: opts.auditFlushDelayMs,
+  })
+  // refusals inside a tool call (egress, sandbox) answer the caller 200 with a tool error: they are audited where they happen
+  const denied = (tenant: string, action: string, target: string, reason: string) =>
+    recorder.record({ tenant, ...auditContext(), action, target, outcome: 'denied', reason })
   const bundled = new BundledLayer(opts.bundledFiles ?? bundledDefaults())
   const cascade = new DocumentCascade(opts.store, bundled)
   // the tool types' runtimes hold the client's code too: whatever sends first loads both, at once.
   // Every loader here is once(): a dynamic import() resolves its specifier on every call (through a
   // loader hook's worker under tsx: ~0.5 ms a request), so only the first call may import.
   const runtimes = once(() => import('./lazy/tool-runtimes'))
-  const egress =
+  const egress = tracedEgress(
     opts.egress ??
-    lazyEgress(runtimes, {
-      allow: opts.egressAllow,
-      ownEndpoints: opts.ownEndpoints,
-      tenantAllowList: documentTenantAllowList(opts.store, { log }),
-      log,
-    })
+      lazyEgress(runtimes, {
+        allow: opts.egressAllow,
+        ownEndpoints: opts.ownEndpoints,
+        tenantAllowList: documentTenantAllowList(opts.store, { log }),
+        log,
+      }),
+    tracer,
+    (r) => denied(r.tenant, 'egress.refused', `host:${r.host}`, r.reason),
+  )
   const secrets = opts.secrets ?? new MemorySecretStore()
-  const mcp = createMcpRuntime({ egress, secrets, log, clock, load: once(() => import('./lazy/mcp-connections')) })
+  const mcp = createMcpRuntime({ egress, secrets, log, clock, tracer, load: once(() => import('./lazy/mcp-connections')) })
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
-  const sandbox = lazySandbox(
-    once(() => import('./lazy/sandbox')),
-    isolation,
-    sandboxOptions,
+  const sandbox = tracedSandbox(
+    lazySandbox(once(() => import('./lazy/sandbox')), isolation, sandboxOptions),
+    tracer,
+    metrics,
+    (r) => denied(r.tenant, 'sandbox.refused', `projects/${r.project}/sandbox`, r.reason),
   )
   const factories = new FactoryRegistry([
     docLookupFactory,
@@ -129,7 +165,10 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     new PromptTemplateFactory({
       egress,
       secrets,
-      wires: wireClients(egress, { openai: once(() => import('./lazy/openai')), anthropic: once(() => import('./lazy/anthropic')) }),
+      wires: tracedWires(
+        wireClients(egress, { openai: once(() => import('./lazy/openai')), anthropic: once(() => import('./lazy/anthropic')) }),
+        tracer,
+      ),
       load: runtimes,
     }),
     new RestToolFactory({ http: egress, secrets, load: runtimes }),
@@ -138,7 +177,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   ])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
-  const dispatcher = new ToolDispatcher(log)
+  const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock })
   const usage = new UsageService({
     store: opts.usageStore ?? new MemoryToolUsageStore(),
     clock,
@@ -192,6 +231,8 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
       mcpProtocol: once(() => import('./lazy/mcp-protocol')),
       consolePages: once(() => import('./lazy/console-pages')),
     },
+    observability,
+    audit: { recorder, store: auditStore },
     log,
     clock,
     sandbox,
@@ -211,6 +252,11 @@ export interface AwsDepsConfig {
   observedLimitsTable: string
   surface?: Partial<SurfaceSettings>
   bucket: string
+  /** The audit table (AUDIT_TABLE on Lambda); absent: the audit log stays in memory. */
+  auditTable?: string
+  auditRetentionDays?: number
+  auditFlushDelayMs?: number
+  observability?: AppDeps['observability']
   jwtSecret: string
   auth?: Omit<AuthSettings, 'jwtSecret'>
   region: string
@@ -245,13 +291,16 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
     useDualStack: config.useDualStack,
     storeCallDeadlineMs: config.storeCallDeadlineMs,
     credentials: config.credentials,
+    tracer: config.observability?.tracer,
+    metrics: config.observability?.metrics,
   })
   const clock = config.clock ?? systemClock
-  const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket })
+  const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket, tracer: config.observability?.tracer })
   const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock })
   const usageStore = new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ dynamo: clients.dynamo, tableName: config.observedLimitsTable })
+  const auditStore = config.auditTable ? new DynamoAuditStore({ dynamo: clients.dynamo, tableName: config.auditTable }) : undefined
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)
@@ -266,6 +315,10 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
       egressAllow: config.egressAllow,
       ownEndpoints,
       sandbox: config.sandbox,
+      observability: config.observability,
+      auditStore,
+      auditRetentionDays: config.auditRetentionDays,
+      auditFlushDelayMs: config.auditFlushDelayMs,
       jwtSecret: config.jwtSecret,
       auth: config.auth,
       log: config.log,

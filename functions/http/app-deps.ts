@@ -1,10 +1,15 @@
 // What the HTTP layer is built from. A module of its own so that the route modules can name it
 // without importing functions/http/app.ts, which imports them all.
+
+import type { AuditStore } from '../../lib/audit/ports'
+import type { AuditRecorder } from '../../lib/audit/recorder'
 import type { DocumentService } from '../../lib/documents/service'
 import type { ProcessService } from '../../lib/recipes/spawn'
 import type { Clock } from '../../lib/runtime/clock'
 import type { AsyncMethods } from '../../lib/runtime/deferred'
 import type { Logger } from '../../lib/runtime/logger'
+import type { Metrics } from '../../lib/runtime/metrics'
+import type { Tracer } from '../../lib/runtime/tracer'
 import type { SecretStore } from '../../lib/secrets/ports'
 import type { ObservedLimits } from '../../lib/surface/limits'
 import type { SurfaceService } from '../../lib/surface/surface'
@@ -34,6 +39,10 @@ export interface AppDeps {
   consoleAssets: () => Map<string, ConsoleAsset>
   /** Code the HTTP layer loads on first use; the composition root says how (functions/lazy/*). */
   modules: HttpModules
+  /** Spans and metrics (functions/observability); `ready()` loads the tracer the first request needs. */
+  observability: { tracer: Tracer; metrics: Metrics; ready(): Promise<void> | undefined }
+  /** The audit log: entries recorded during a request, written after it (flush), read by GET /audit. */
+  audit: { recorder: AuditRecorder; store: AuditStore }
   log: Logger
   clock: Clock
 }

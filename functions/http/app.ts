@@ -1,26 +1,16 @@
 /** The HTTP app, built from its dependencies: no AWS, no env, no globals. */
 
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
-import type { DocumentService } from '../../lib/documents/service'
 import { ServerToolsError } from '../../lib/errors'
-import type { ProcessService } from '../../lib/recipes/spawn'
-import type { Clock } from '../../lib/runtime/clock'
-import type { AsyncMethods } from '../../lib/runtime/deferred'
-import type { Logger } from '../../lib/runtime/logger'
-import type { SecretStore } from '../../lib/secrets/ports'
-import type { ObservedLimits } from '../../lib/surface/limits'
-import type { SurfaceService } from '../../lib/surface/surface'
-import type { ToolDispatcher } from '../../lib/tools/dispatcher'
-import type { ServerToolService } from '../../lib/tools/service'
-import type { UsageService } from '../../lib/usage/service'
 import type { AppDeps } from './app-deps'
 import type { AuthEnv } from './auth'
 import { authenticate, tenantLayerWrites } from './auth'
-import type { ConsoleAsset } from './console/routes'
 import { consoleRoutes } from './console/routes'
 import { problem, toProblem } from './errors'
 import { Hono } from './hono'
+import { observe } from './observe'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
+import { auditRoutes } from './routes/audit'
 import { callableToolRoutes } from './routes/callable-tools'
 import { documentRoutes } from './routes/documents'
 import { insightRoutes } from './routes/insights'
@@ -31,10 +21,11 @@ import { processRoutes } from './routes/processes'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
 import { surfaceRoutes } from './routes/surface'
-import type { AuthSettings } from './token-verifier'
 
 export function createApp(deps: AppDeps) {
   const app = new Hono<AuthEnv>() // a LinearRouter: ./hono.ts
+    // the server span, the request's log context, request metrics and the audit entry (./observe.ts)
+    .use('*', observe(deps))
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
     .use('*', async (c, next) => {
@@ -63,6 +54,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', modelRoutes(deps))
     .route('/brain/:tenant', secretRoutes(deps))
     .route('/brain/:tenant', insightRoutes(deps))
+    .route('/brain/:tenant', auditRoutes(deps))
   app.onError(toProblem(deps.log))
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`))
   return app

@@ -9,16 +9,27 @@ import type { Logger } from '../../lib/runtime/logger'
 import { signHs256 } from './hs256'
 import { type AuthSettings, createTokenVerifier } from './token-verifier'
 
-export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'tenant:admin'
-export const ALL_SCOPES: Scope[] = ['tools:read', 'tools:write', 'tools:invoke', 'insights:read', 'secrets:write', 'tenant:admin']
+export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'audit:read' | 'tenant:admin'
+export const ALL_SCOPES: Scope[] = [
+  'tools:read',
+  'tools:write',
+  'tools:invoke',
+  'insights:read',
+  'secrets:write',
+  'audit:read',
+  'tenant:admin',
+]
 
 export interface Principal {
   tenant: string
   subject: string
   scopes: Set<string>
+  /** Who issued the token (its `iss`; `server-tools` for this deployment's own HS256 tokens). */
+  issuer?: string
 }
 
-export type AuthEnv = { Variables: { principal: Principal } }
+/** `requestBody`: the bytes a route read (functions/http/request.ts), for the audit entry's hash. */
+export type AuthEnv = { Variables: { principal: Principal; requestBody?: Uint8Array } }
 
 export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/
 export const TENANT_LAYER_ID = '_tenant'
@@ -32,12 +43,12 @@ export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHa
     const header = c.req.header('authorization') ?? ''
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
     if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
-    const { tenant: tokenTenant, subject, scopes } = await verify(match[1])
+    const { tenant: tokenTenant, subject, scopes, issuer } = await verify(match[1])
     const tenant = pathSegment(c.req.path, 2) ?? ''
     if (tokenTenant !== tenant)
       throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${tokenTenant.slice(0, 80)}', not '${tenant}'`)
     if (!tenant || !isValidTenantId(tenant)) throw new ServerToolsError('INVALID_INPUT', `tenant id must match ${ID_PATTERN}`)
-    c.set('principal', { tenant, subject, scopes })
+    c.set('principal', { tenant, subject, scopes, issuer })
     await next()
   }
 }

@@ -729,6 +729,31 @@ export function openApiDocument() {
           },
         },
       },
+      '/brain/{tenant}/audit': {
+        get: {
+          summary:
+            "The tenant's audit log, newest first: every write and every refusal (401, 403, egress, sandbox, budget); read-only (scope audit:read or tenant:admin)",
+          parameters: [
+            tenant,
+            p('from', 'Earliest time, ISO-8601 UTC (inclusive)', false),
+            p('to', 'Latest time, ISO-8601 UTC (inclusive; a bare date means the whole day)', false),
+            p('actor', "The token subject ('sub')", false),
+            p('action', "An action ('document.put'), or a prefix ending in '.' ('secret.')", false),
+            p('target', "A target ('projects/p1/documents/a.yaml'), or a prefix ending in '/'", false),
+            { ...p('limit', 'Entries per page (1–200, default 50)', false), schema: { type: 'integer', minimum: 1, maximum: 200 } },
+            p('cursor', "The previous page's 'next'", false),
+          ],
+          responses: {
+            200: {
+              description:
+                '{ entries: [{ tenant, id, at, actor: { subject?, issuer? }, action, target, outcome, status?, reason?, versionBefore?, versionAfter?, contentHash?, client?, requestId?, traceId?, sourceAddress?, expiresAt }], next? }',
+            },
+            400: problem,
+            401: problem,
+            403: problem,
+          },
+        },
+      },
     } as Record<string, unknown>,
   }
 }

@@ -62,6 +62,15 @@ const tooLarge = () => new ServerToolsError('TOO_LARGE', `the body may be at mos
  * largest single cost of a tool call. Elsewhere (Lambda, app.request) the body is already in memory.
  */
 export async function rawBody(c: Context): Promise<Uint8Array> {
+  const body = await readRawBody(c)
+  // kept for the audit entry's content hash (functions/http/observe.ts): the bytes the route read
+  c.set(REQUEST_BODY, body)
+  return body
+}
+
+export const REQUEST_BODY = 'requestBody' as const
+
+async function readRawBody(c: Context): Promise<Uint8Array> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
   if (incoming instanceof Readable && !incoming.readableDidRead) {
     const chunks: Buffer[] = []

@@ -48,6 +48,8 @@ export interface VerifiedToken {
   tenant: string
   subject: string
   scopes: Set<string>
+  /** The token's `iss`; HS256 tokens this deployment signed without one are `server-tools`. */
+  issuer: string
 }
 
 export type TokenVerifier = (token: string) => Promise<VerifiedToken>
@@ -84,7 +86,7 @@ export function createTokenVerifier(settings: AuthSettings, log: Logger = silent
     let identity: VerifiedToken
     if (alg === 'HS256' && service) {
       payload = await service.verify(token)
-      identity = claimsOf(payload, 'tenant', 'scope')
+      identity = claimsOf(payload, 'tenant', 'scope', 'server-tools')
     } else if (idp?.accepts(alg)) {
       payload = await idp.verify(token)
       identity = claimsOf(payload, idp.settings.tenantClaim, idp.settings.scopeClaim)
@@ -207,7 +209,7 @@ function fromJoseError(e: unknown): ServerToolsError {
 }
 
 /** Tenant, subject and scopes from the claims this issuer uses. */
-function claimsOf(payload: JWTPayload, tenantClaim: string, scopeClaim: string): VerifiedToken {
+function claimsOf(payload: JWTPayload, tenantClaim: string, scopeClaim: string, defaultIssuer = ''): VerifiedToken {
   const tenant = payload[tenantClaim]
   if (typeof tenant !== 'string' || typeof payload.sub !== 'string') {
     throw new ServerToolsError('UNAUTHENTICATED', `the bearer token must carry '${tenantClaim}' and 'sub' claims`)
@@ -215,7 +217,8 @@ function claimsOf(payload: JWTPayload, tenantClaim: string, scopeClaim: string):
   const raw = payload[scopeClaim]
   const scopes =
     typeof raw === 'string' ? raw.split(/\s+/) : Array.isArray(raw) ? raw.filter((s): s is string => typeof s === 'string') : []
-  return { tenant, subject: payload.sub, scopes: new Set(scopes.filter(Boolean)) }
+  const issuer = typeof payload.iss === 'string' ? payload.iss : defaultIssuer
+  return { tenant, subject: payload.sub, scopes: new Set(scopes.filter(Boolean)), issuer }
 }
 
 /** A stolen token is useful until it expires: the deployment caps how long that may be. */

@@ -1,5 +1,6 @@
 /** Server-side MCP: server documents, egress-guarded connections with catalog caches, result mapping. */
 import type { CascadeReader } from '../documents/cascade'
+import { noopTracer, type Tracer } from '../runtime/tracer'
 import type { McpConnections, McpConnectionsOptions, RemoteTool } from './connections'
 import { McpServerDocuments, type McpServerRef } from './server-doc'
 
@@ -27,14 +28,33 @@ export interface McpExpansionScope {
  * The connections are created on first use: the MCP SDK and zod (~250 KiB) are imported only when
  * a project actually has an MCP tool to expand or call, never at cold start.
  */
-export function createMcpRuntime(opts: McpConnectionsOptions & { load: () => Promise<typeof import('./connections')> }): McpRuntime {
+export function createMcpRuntime(
+  opts: McpConnectionsOptions & { load: () => Promise<typeof import('./connections')>; tracer?: Tracer },
+): McpRuntime {
   let loaded: Promise<McpConnections> | undefined
   // the composition root owns the dynamic import, and so where the bundle's chunks are cut
   const connections = () => (loaded ??= opts.load().then((m) => new m.McpConnections(opts)))
+  const tracer = opts.tracer ?? noopTracer
+  // one client span per MCP method (the MCP semantic conventions' `{method} {target}`); its HTTP
+  // requests are children of it, and carry its trace on to the server (lib/egress/traced.ts)
+  const mcpSpan = <T>(method: string, ref: McpServerRef, target: string | undefined, fn: () => Promise<T>) =>
+    tracer.span(
+      target ? `${method} ${target}` : method,
+      {
+        kind: 'client',
+        attributes: {
+          'mcp.method.name': method,
+          'gen_ai.tool.name': target,
+          'server_tools.tenant': ref.tenant,
+          'server_tools.mcp_server': ref.name,
+        },
+      },
+      fn,
+    )
   return {
     connections: {
-      tools: async (...args) => (await connections()).tools(...args),
-      call: async (...args) => (await connections()).call(...args),
+      tools: (ref, signal) => mcpSpan('tools/list', ref, undefined, async () => (await connections()).tools(ref, signal)),
+      call: (ref, name, ...rest) => mcpSpan('tools/call', ref, name, async () => (await connections()).call(ref, name, ...rest)),
     },
     servers: new McpServerDocuments(),
   }

@@ -8,12 +8,20 @@ export interface Logger {
 
 export const silentLogger: Logger = { log() {}, enabled: () => false }
 
-export function jsonLogger(write: (line: string) => void, minLevel: LogLevel = 'info'): Logger {
+export interface JsonLoggerOptions {
+  /** Fields of the moment (request id, trace and span id, tenant…); an event's own fields win. */
+  context?: () => Record<string, unknown> | undefined
+  /** Applied to each finished line (removes secret values in every encoding they may take). */
+  scrub?: (line: string) => string
+}
+
+export function jsonLogger(write: (line: string) => void, minLevel: LogLevel = 'info', opts: JsonLoggerOptions = {}): Logger {
   const order: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 }
   return {
     log(level, event, fields) {
       if (order[level] < order[minLevel]) return
-      write(JSON.stringify({ level, event, ...fields }))
+      const line = JSON.stringify({ level, event, ...opts.context?.(), ...fields })
+      write(opts.scrub ? opts.scrub(line) : line)
     },
     enabled: (level) => order[level] >= order[minLevel],
   }

@@ -14,6 +14,8 @@ export interface LazySandbox {
   run(req: SandboxRequest): Promise<SandboxResult>
   /** Engines, workers and the scheduler's counts (operational metrics); all empty before the first script. */
   stats(): Promise<SandboxStats & { scheduler: SchedulerStats }>
+  /** Scripts waiting for a place right now (0 before the first script). */
+  waiting(): number
 }
 
 const NOTHING_YET: SandboxStats & { scheduler: SchedulerStats } = {
@@ -28,14 +30,20 @@ const NOTHING_YET: SandboxStats & { scheduler: SchedulerStats } = {
  * dynamic import, and so where the bundle's chunks are cut (functions/lazy/).
  */
 export type SandboxModule = () => Promise<{
-  createSandbox(isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions): LazySandbox
+  createSandbox(
+    isolation: SandboxIsolation,
+    options: SandboxOptions & FairnessOptions,
+  ): Omit<LazySandbox, 'waiting'> & { readonly waiting: number }
 }>
 
 export function lazySandbox(load: SandboxModule, isolation: SandboxIsolation, options: SandboxOptions & FairnessOptions = {}): LazySandbox {
-  let sandbox: Promise<LazySandbox> | undefined
-  const get = () => (sandbox ??= load().then((m) => m.createSandbox(isolation, options)))
+  type Built = ReturnType<Awaited<ReturnType<SandboxModule>>['createSandbox']>
+  let sandbox: Promise<Built> | undefined
+  let built: Built | undefined
+  const get = () => (sandbox ??= load().then((m) => (built = m.createSandbox(isolation, options))))
   return {
     run: async (req) => (await get()).run(req),
     stats: async () => (sandbox ? (await sandbox).stats() : NOTHING_YET),
+    waiting: () => built?.waiting ?? 0,
   }
 }

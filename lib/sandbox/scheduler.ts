@@ -126,6 +126,11 @@ export class FairSandbox<Stats> {
     }
   }
 
+  /** Scripts waiting right now (the queue-depth metric reads it without asking the workers). */
+  get waiting(): number {
+    return this.queued
+  }
+
   async stats(): Promise<Stats & { scheduler: SchedulerStats }> {
     return { ...(await this.inner.stats()), scheduler: { running: this.running, nested: this.nested, queued: this.queued } }
   }

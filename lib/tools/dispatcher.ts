@@ -8,7 +8,10 @@ import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import { toolError } from '../calls/outcome'
 import { validateAgainst } from '../config/json-schema'
 import { isServerToolsError } from '../errors'
+import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
+import { type Metrics, noopMetrics } from '../runtime/metrics'
+import { noopTracer, type Tracer } from '../runtime/tracer'
 import type { DiscoverySurface, InvocationContext, Tool } from './contracts'
 
 /** What a caller may see and call: the project's callable tools, or a process's surface. */
@@ -67,10 +70,27 @@ export interface DispatchListener {
 
 export const MAX_SIBLING_DEPTH = 4
 
+/** Where each call's span and numbers go (default: nowhere). */
+export interface DispatchObservers {
+  tracer?: Tracer
+  metrics?: Metrics
+  clock?: Clock
+}
+
 export class ToolDispatcher {
   private readonly listeners: DispatchListener[] = []
+  private readonly tracer: Tracer
+  private readonly metrics: Metrics
+  private readonly clock: Clock | undefined
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    observers: DispatchObservers = {},
+  ) {
+    this.tracer = observers.tracer ?? noopTracer
+    this.metrics = observers.metrics ?? noopMetrics
+    this.clock = observers.clock
+  }
 
   addListener(listener: DispatchListener) {
     this.listeners.push(listener)
@@ -138,26 +158,75 @@ export class ToolDispatcher {
         delegate,
       }),
     )
-    let outcome: ToolOutcome
-    try {
-      outcome = await tool.invoke(args as Record<string, unknown>, ctx)
-    } catch (e) {
-      if (isServerToolsError(e, 'OVERLOADED')) {
-        if (opts.overloaded === 'throw') throw e
-        outcome = toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
-      } else {
-        this.log.log('warn', 'tool.failed', {
-          tenant: caller.tenant,
-          project: caller.project,
-          tool: tool.name,
-          error: (e as Error).message,
-        })
-        outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
-      }
-    }
+    const outcome = await this.invokeObserved(tool, args as Record<string, unknown>, ctx, caller, opts.overloaded)
     const event: AfterCallEvent = { caller, tool, outcome, depth, delegate }
     this.notify((l) => (delegate ? (l.afterDelegate ?? l.afterCall) : l.afterCall)?.call(l, event))
     return outcome
+  }
+
+  /**
+   * The invocation inside its span (`execute_tool <name>`, the GenAI semantic conventions' name):
+   * tool name and type, tenant, project, process, role, depth, outcome and error class, never the
+   * arguments. Counted and timed by tool type and outcome.
+   */
+  private invokeObserved(
+    tool: Tool,
+    args: Record<string, unknown>,
+    ctx: InvocationContext,
+    caller: CallerIdentity,
+    overloaded: 'throw' | undefined,
+  ): Promise<ToolOutcome> {
+    const started = this.clock?.now()
+    const type = tool.typeId
+    return this.tracer.span(
+      `execute_tool ${tool.name}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': tool.name,
+          'gen_ai.tool.type': type,
+          'server_tools.tenant': caller.tenant,
+          'server_tools.project': caller.project,
+          'server_tools.process': caller.processId,
+          'server_tools.role': caller.role,
+          'server_tools.depth': ctx.depth,
+        },
+      },
+      async (span) => {
+        let outcome: ToolOutcome
+        let errorClass: string | undefined
+        try {
+          outcome = await tool.invoke(args, ctx)
+          if (outcome.isError) errorClass = errorClassOf(outcome)
+        } catch (e) {
+          if (isServerToolsError(e, 'OVERLOADED')) {
+            this.observe(type, 'refused', 'OVERLOADED', started)
+            span.fail('OVERLOADED')
+            if (overloaded === 'throw') throw e
+            return toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
+          }
+          this.log.log('warn', 'tool.failed', {
+            tenant: caller.tenant,
+            project: caller.project,
+            tool: tool.name,
+            error: (e as Error).message,
+          })
+          errorClass = (e as Error)?.name ?? 'Error'
+          outcome = toolError(`Tool '${tool.name}' failed: ${(e as Error).message}`)
+        }
+        const result = outcome.isError ? 'error' : 'ok'
+        span.setAttributes({ 'server_tools.outcome': result })
+        if (errorClass) span.fail(errorClass)
+        this.observe(type, result, errorClass, started)
+        return outcome
+      },
+    )
+  }
+
+  private observe(type: string, outcome: string, errorClass: string | undefined, started: number | undefined) {
+    this.metrics.record('ToolCalls', 1, { ToolType: type, Outcome: outcome })
+    if (started !== undefined) this.metrics.record('ToolDuration', this.clock!.now() - started, { ToolType: type, Outcome: outcome })
+    if (errorClass) this.metrics.record('ToolErrors', 1, { ToolType: type, ErrorClass: errorClass })
   }
 
   /**
@@ -193,4 +262,11 @@ export class ToolDispatcher {
       has: async (name) => (await gate.resolve(name).catch(() => undefined)) !== undefined,
     }
   }
+}
+
+/** A tool error's class for spans and metrics: its `reason` or `error` field when it names one, else `tool_error`. */
+function errorClassOf(outcome: ToolOutcome): string {
+  const c = outcome.content as { reason?: unknown; error?: unknown } | null
+  const named = typeof c?.reason === 'string' ? c.reason : typeof c?.error === 'string' ? c.error : undefined
+  return named && /^[A-Za-z_-]{1,40}$/.test(named) ? named : 'tool_error'
 }

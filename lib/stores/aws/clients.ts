@@ -6,6 +6,8 @@
  * on first use (a Lambda passes the role credentials of its environment instead).
  */
 import type { S3Client } from '@aws-sdk/client-s3'
+import type { Metrics } from '../../runtime/metrics'
+import type { Tracer } from '../../runtime/tracer'
 import { DynamoClient } from './dynamo/client'
 import { sdkDefaultCredentials } from './dynamo/credentials'
 import type { AwsCredentials } from './dynamo/sigv4'
@@ -23,6 +25,9 @@ export interface AwsClientOptions {
   /** e.g. the s3rver URL in tests and `npm start`; omit for the real service. */
   s3Endpoint?: string
   credentials?: AwsCredentials
+  /** DynamoDB client spans, retries and throttles counted (default: neither). */
+  tracer?: Tracer
+  metrics?: Metrics
 }
 
 export interface AwsClients {
@@ -52,6 +57,8 @@ export function makeAwsClients(opts: AwsClientOptions): AwsClients {
     useDualStack: opts.useDualStack,
     deadlineMs: opts.storeCallDeadlineMs,
     credentials: opts.credentials ?? sdkDefaultCredentials(),
+    tracer: opts.tracer,
+    metrics: opts.metrics,
   })
   let s3: Promise<S3Client> | undefined
   let built: S3Client | undefined

@@ -14,6 +14,8 @@
  */
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { type Clock, systemClock } from '../../../runtime/clock'
+import { type Metrics, noopMetrics } from '../../../runtime/metrics'
+import { noopTracer, type Tracer } from '../../../runtime/tracer'
 import { type AttributeValue, type Item, marshallItem, unmarshallItem, type WireItem } from './attribute-values'
 import { type CredentialSource, cachedCredentials } from './credentials'
 import { dynamoEndpoint, signingRegion } from './endpoint'
@@ -41,6 +43,9 @@ export interface DynamoClientOptions {
   clock?: Clock
   /** How the client waits between attempts (tests record it instead). */
   sleep?: (ms: number) => Promise<void>
+  /** A client span per call; retries and throttles counted by operation (default: neither). */
+  tracer?: Tracer
+  metrics?: Metrics
 }
 
 /** What DynamoDB (or the way to it) said went wrong. */
@@ -208,6 +213,8 @@ export class DynamoClient {
   private readonly deadlineMs: number
   private readonly clock: Clock
   private readonly sleep: (ms: number) => Promise<void>
+  private readonly tracer: Tracer
+  private readonly metrics: Metrics
   private agent: Promise<{ http: HttpModule; agent: Agent }> | undefined
   /** Server time minus ours, learned from a clock-skew refusal. */
   private skewMs = 0
@@ -225,6 +232,8 @@ export class DynamoClient {
     this.attemptTimeoutMs = opts.attemptTimeoutMs ?? 10_000
     this.deadlineMs = opts.deadlineMs ?? 10_000
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
+    this.tracer = opts.tracer ?? noopTracer
+    this.metrics = opts.metrics ?? noopMetrics
   }
 
   // The item type parameters are the caller's word for what the table holds, as with the SDK's
@@ -278,7 +287,17 @@ export class DynamoClient {
    * Any operation of the API as it is on the wire (provisioning uses CreateTable, DescribeTable,
    * and the TTL calls this way). Retries what is retryable; throws a DynamoError otherwise.
    */
-  async call(operation: string, payload: object): Promise<Record<string, unknown>> {
+  call(operation: string, payload: object): Promise<Record<string, unknown>> {
+    const attributes = {
+      'db.system': 'dynamodb',
+      'db.system.name': 'aws.dynamodb',
+      'db.operation.name': operation,
+      'aws.dynamodb.table_names': tablesOf(payload),
+    }
+    return this.tracer.span(operation, { kind: 'client', attributes }, () => this.attempts(operation, payload))
+  }
+
+  private async attempts(operation: string, payload: object): Promise<Record<string, unknown>> {
     const body = JSON.stringify(payload)
     const deadline = performance.now() + this.deadlineMs
     let mayHaveLanded = false
@@ -296,6 +315,7 @@ export class DynamoClient {
         // a condition failure says this attempt was not applied; an earlier one may have been
         err.$mayHaveLanded = err.name === 'ConditionalCheckFailedException' ? mayHaveLanded && attempt > 1 : mayHaveLanded
         const type = CLOCK_SKEW.has(err.name) && this.learnSkew(err) ? 'transient' : err.$retryType
+        if (type === 'throttling') this.metrics.record('StoreThrottles', 1, { Operation: operation })
         if (type === undefined || attempt >= this.maxAttempts) throw err
         const cost = type === 'throttling' ? RETRY.throttlingRetryCost : RETRY.retryCost
         if (this.retryTokens < cost) throw err
@@ -309,6 +329,7 @@ export class DynamoClient {
         if (performance.now() + delay >= deadline) throw err
         this.retryTokens -= cost
         retryCost = cost
+        this.metrics.record('StoreRetries', 1, { Operation: operation })
         await this.sleep(delay)
       }
     }
@@ -408,6 +429,12 @@ export class DynamoClient {
 
 /** The endpoint for a region with no settings (the common case). */
 export const defaultEndpoint = (region: string) => dynamoEndpoint({ region })
+
+/** The tables a request names (its TableName, or a batch's RequestItems). */
+function tablesOf(payload: object): string[] {
+  const p = payload as { TableName?: unknown; RequestItems?: Record<string, unknown> }
+  return typeof p.TableName === 'string' ? [p.TableName] : p.RequestItems ? Object.keys(p.RequestItems) : []
+}
 
 const itemOf = <T extends object = Item>(v: unknown) => (v ? (unmarshallItem(v as WireItem) as T) : undefined)
 const values = (input: Expressions) =>

@@ -1,0 +1,192 @@
+/**
+ * The HTTP edge's part of observability, one middleware in front of every route:
+ * - the server span (`<METHOD> <route>`), continuing the caller's W3C `traceparent`;
+ * - the request's context for log lines and audit entries (request id, tenant, project, process,
+ *   tool, source address, the verified actor);
+ * - Requests and RequestLatency by route pattern and status class;
+ * - one audit entry per write route (documents, allow-lists, server tools, secrets, processes,
+ *   client tools, observed limits) and per refusal answered here (401, 403, budget): refusals
+ *   inside a tool call (egress, sandbox) are recorded where they happen (functions/deps.ts).
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import type { Context, MiddlewareHandler } from 'hono'
+import type { AuditDraft } from '../../lib/audit/recorder'
+import { isServerToolsError } from '../../lib/errors'
+import { type RequestContext, requestContext } from '../observability/request-context'
+import type { AppDeps } from './app-deps'
+import { type AuthEnv, isValidTenantId, pathSegment } from './auth'
+
+/** Write routes and the action each one is audited as (`.put` / `.delete` added from the method). */
+const WRITES: Record<string, string> = {
+  'PUT /brain/:tenant/projects/:project/documents/:path{.+}': 'document.put',
+  'DELETE /brain/:tenant/projects/:project/documents/:path{.+}': 'document.delete',
+  'PUT /brain/:tenant/projects/:project/server-tools/:name': 'server-tool.put',
+  'DELETE /brain/:tenant/projects/:project/server-tools/:name': 'server-tool.delete',
+  'PUT /brain/:tenant/secrets/:name': 'secret.put',
+  'DELETE /brain/:tenant/secrets/:name': 'secret.delete',
+  'POST /brain/:tenant/projects/:project/processes': 'process.spawn',
+  'PUT /brain/:tenant/projects/:project/processes/:id/client-tools': 'client-tools.put',
+  'POST /brain/:tenant/models/observed-limits': 'observed-limit.report',
+}
+/** The tenant's egress allow-list is a document; its writes are named for what they change. */
+const ALLOW_LIST = /^projects\/[^/]+\/documents\/egress\/allow\.ya?ml$/
+
+/** The write routes the audit log covers (tests enumerate them). */
+export const AUDITED_WRITES = Object.keys(WRITES)
+
+export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>): MiddlewareHandler<AuthEnv> {
+  const { tracer, metrics } = deps.observability
+  return async (c, next) => {
+    const loading = deps.observability.ready()
+    if (loading) await loading
+    const started = deps.clock.now()
+    const path = c.req.path
+    const segments = path.split('/')
+    const brain = segments[1] === 'brain'
+    const ctx: RequestContext = {
+      requestId: requestIdOf(c),
+      sourceAddress: sourceAddressOf(c),
+      actor: () => {
+        const p = c.get('principal')
+        return p ? { subject: p.subject, ...(p.issuer ? { issuer: p.issuer } : {}) } : undefined
+      },
+      ...(brain ? scopeOf(path) : {}),
+    }
+    const method = c.req.method
+    let route = 'unmatched'
+    await tracer.continueFrom(
+      (name) => c.req.header(name),
+      () =>
+        tracer.span(
+          method,
+          {
+            kind: 'server',
+            attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': new URL(c.req.url).protocol.replace(':', '') },
+          },
+          async (span) => {
+            ctx.traceId = tracer.ids()?.traceId
+            await requestContext.run(ctx, next)
+            route = routeOf(c)
+            span.rename(`${method} ${route}`)
+            span.setAttributes({
+              'http.route': route,
+              'http.response.status_code': c.res.status,
+              'server_tools.tenant': ctx.tenant,
+              'server_tools.project': ctx.project,
+              'server_tools.process': ctx.process,
+            })
+            if (c.res.status >= 500) span.fail(String(c.res.status))
+          },
+        ),
+    )
+    metrics.record('Requests', 1, { Route: route, StatusClass: `${Math.floor(c.res.status / 100)}xx` })
+    metrics.record('RequestLatency', deps.clock.now() - started, { Route: route })
+    if (brain) {
+      const entry = auditEntryOf(c, `${method} ${route}`, ctx)
+      if (entry) deps.audit.recorder.record(entry)
+    }
+  }
+}
+
+function auditEntryOf(c: Context<AuthEnv>, routeKey: string, ctx: RequestContext): AuditDraft | undefined {
+  const tenant = pathSegment(c.req.path, 2) ?? ''
+  if (!isValidTenantId(tenant)) return undefined
+  const status = c.res.status
+  const error = c.error
+  const target = targetOf(c.req.path)
+  const base = {
+    tenant,
+    actor: ctx.actor() ?? {},
+    target,
+    status,
+    requestId: ctx.requestId,
+    ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
+    ...(ctx.sourceAddress ? { sourceAddress: ctx.sourceAddress } : {}),
+    ...clientOf(c),
+  }
+  if (status === 401) return { ...base, action: 'auth.unauthenticated', outcome: 'denied', reason: 'UNAUTHENTICATED' }
+  if (status === 403 && isServerToolsError(error, 'FORBIDDEN')) {
+    const scope = error.details?.requiredScope
+    return { ...base, action: 'auth.forbidden', outcome: 'denied', reason: typeof scope === 'string' ? `scope:${scope}` : 'FORBIDDEN' }
+  }
+  if (isServerToolsError(error, 'BUDGET_TOO_SMALL'))
+    return { ...base, action: 'budget.refused', outcome: 'denied', reason: 'BUDGET_TOO_SMALL' }
+  const action = WRITES[routeKey]
+  if (!action) return undefined
+  const ok = status >= 200 && status < 300
+  const body = c.get('requestBody')
+  const secret = action.startsWith('secret.')
+  return {
+    ...base,
+    action: ALLOW_LIST.test(target) ? action.replace('document.', 'allow-list.') : action,
+    outcome: ok ? 'ok' : 'failed',
+    ...(ok ? {} : { reason: isServerToolsError(error) ? error.code : `HTTP_${status}` }),
+    ...versionOf('versionBefore', c.req.header('if-match')),
+    ...(ok ? versionOf('versionAfter', c.res.headers.get('etag') ?? undefined) : {}),
+    // a secret's hash would let whoever reads the log confirm a guess of its value
+    ...(body?.byteLength && !secret ? { contentHash: `sha256:${createHash('sha256').update(body).digest('hex')}` } : {}),
+  }
+}
+
+/** The matched route's pattern (handlers, not middleware); `unmatched` when only middleware matched. */
+function routeOf(c: Context): string {
+  const routes = c.req.matchedRoutes.filter((r) => r.method !== 'ALL' && r.path !== '/*')
+  return routes.length ? routes[routes.length - 1].path : 'unmatched'
+}
+
+/** Below the tenant: `projects/p1/documents/a.yaml`, `secrets/API_KEY` (decoded, at most 512 characters). */
+function targetOf(path: string): string {
+  return path
+    .split('/')
+    .slice(3)
+    .map((p) => decodePart(p))
+    .join('/')
+    .slice(0, 512)
+}
+
+function scopeOf(path: string): Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> {
+  const seg = (i: number) => pathSegment(path, i)
+  const out: Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> = { tenant: seg(2) }
+  if (seg(3) === 'projects') {
+    out.project = seg(4)
+    if (seg(5) === 'processes' && seg(6)) out.process = seg(6)
+    if ((seg(5) === 'tools' || seg(5) === 'server-tools') && seg(6)) out.tool = seg(6)
+  }
+  return out
+}
+
+const decodePart = (p: string) => {
+  try {
+    return decodeURIComponent(p)
+  } catch {
+    return p
+  }
+}
+
+/** Lambda's request id, else a caller's `x-request-id` (bounded), else a new one. */
+function requestIdOf(c: Context): string {
+  const lambda = (c.env as { lambdaContext?: { awsRequestId?: unknown } } | undefined)?.lambdaContext?.awsRequestId
+  if (typeof lambda === 'string' && lambda) return lambda
+  const given = c.req.header('x-request-id')
+  return given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID()
+}
+
+/** The caller's address: Lambda's sourceIp, the socket's peer under `npm start`. */
+function sourceAddressOf(c: Context): string | undefined {
+  const env = c.env as
+    | { event?: { requestContext?: { http?: { sourceIp?: unknown } } }; incoming?: { socket?: { remoteAddress?: string } } }
+    | undefined
+  const ip = env?.event?.requestContext?.http?.sourceIp
+  return typeof ip === 'string' ? ip : env?.incoming?.socket?.remoteAddress
+}
+
+/** `x-server-tools-client` (the CLI sends `cli <command>`), bounded. */
+function clientOf(c: Context): { client?: string } {
+  const v = c.req.header('x-server-tools-client')
+  return v && /^[\w .:/-]{1,64}$/.test(v) ? { client: v } : {}
+}
+
+function versionOf(key: 'versionBefore' | 'versionAfter', header: string | undefined): Record<string, string> {
+  const m = header ? /^(?:W\/)?"([^"]{1,40})"$/.exec(header.trim()) : null
+  return m ? { [key]: m[1] } : {}
+}

@@ -1,0 +1,67 @@
+/**
+ * The OpenTelemetry SDK, assembled from its parts (sdk-node needs Node 22; the Lambda runtime and
+ * DESIGN.md allow Node 20): a Node tracer provider with a batch processor and the OTLP/HTTP
+ * exporter, W3C trace-context propagation and an async-local-storage context manager, and a
+ * meter provider exporting OTLP/HTTP. The exporters read the standard variables themselves
+ * (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, …),
+ * the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+ *
+ * Loaded on first use only (functions/lazy/otel-sdk.ts), when those variables ask for it.
+ */
+import { metrics as metricsApi } from '@opentelemetry/api'
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
+import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import { otelMetrics } from './otel-metrics'
+import { otelTracer } from './otel-tracer'
+
+export { otelTracer } from './otel-tracer'
+
+export interface OtelSdkOptions {
+  /** Default: OTLP/HTTP to the endpoint the OTEL_* variables name, behind a batch processor. */
+  spanProcessor?: SpanProcessor
+  spanExporter?: SpanExporter
+  /** Default: OTLP/HTTP metrics, every 60 s and at each flush. `false`: no OTel metrics. */
+  metricExporter?: PushMetricExporter | false
+  serviceName?: string
+}
+
+export interface OtelSdk {
+  tracer: ReturnType<typeof otelTracer>
+  metrics: ReturnType<typeof otelMetrics> | undefined
+  /** Exports what is buffered (Lambda: before the invocation ends, as the container may freeze). */
+  flush(): Promise<void>
+  shutdown(): Promise<void>
+}
+
+export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': opts.serviceName ?? 'server-tools' }))
+    .merge(detectResources({ detectors: [envDetector] }))
+  const processor = opts.spanProcessor ?? new BatchSpanProcessor(opts.spanExporter ?? new OTLPTraceExporter())
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] })
+  provider.register()
+  let meterProvider: MeterProvider | undefined
+  if (opts.metricExporter !== false) {
+    meterProvider = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({ exporter: opts.metricExporter ?? new OTLPMetricExporter(), exportIntervalMillis: 60_000 }),
+      ],
+    })
+    metricsApi.setGlobalMeterProvider(meterProvider)
+  }
+  return {
+    tracer: otelTracer(),
+    metrics: meterProvider ? otelMetrics(meterProvider.getMeter('server-tools')) : undefined,
+    async flush() {
+      await Promise.all([provider.forceFlush(), meterProvider?.forceFlush()])
+    },
+    async shutdown() {
+      await Promise.all([provider.shutdown(), meterProvider?.shutdown()])
+    },
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * AuditStore on DynamoDB. Item: `tenant` (hash) + `id` (range, `<ISO time>#<random>`, so a time
+ * range is a key condition and newest-first is a backward query), the entry's fields flat
+ * (`actorSubject`, `actorIssuer`), and `expiresAt` (epoch seconds) as the table's TTL attribute.
+ *
+ * Append-only: an entry is written with PutItem on the condition that its key is new, and this
+ * adapter sends nothing else but Query. The deployment's IAM policy on the table grants only
+ * those two actions (sst.config.ts, checked by test/deploy/sst-config.test.ts).
+ *
+ * TTL deletes expired items up to days late, and emulators (dynalite) never: reads filter on
+ * `expiresAt` themselves.
+ */
+import type { AuditEntry, AuditFilter, AuditPage, AuditStore } from '../../audit/ports'
+import { decodeCursor, encodeCursor } from '../../audit/ports'
+import { ServerToolsError } from '../../errors'
+import type { DynamoClient, QueryInput } from './dynamo/client'
+import type { TableSpec } from './provision'
+
+/** Audit table: `tenant` + `id`, TTL on `expiresAt`. */
+export const auditTableSpec = (name: string): TableSpec => ({
+  name,
+  hashKey: { name: 'tenant', type: 'S' },
+  rangeKey: { name: 'id', type: 'S' },
+  ttlAttribute: 'expiresAt',
+})
+
+export interface DynamoAuditStoreOptions {
+  dynamo: DynamoClient
+  tableName: string
+}
+
+/** The item as stored. */
+export interface AuditItem extends Omit<AuditEntry, 'actor'> {
+  actorSubject?: string
+  actorIssuer?: string
+}
+
+/** Queries one page may send before it answers with what it has (filters that match little cost rounds, not unbounded work). */
+const MAX_ROUNDS = 8
+
+export class DynamoAuditStore implements AuditStore {
+  private readonly db: DynamoClient
+  private readonly table: string
+  /** DynamoDB requests sent (the bench counts them). */
+  roundTrips = 0
+
+  constructor(opts: DynamoAuditStoreOptions) {
+    this.db = opts.dynamo
+    this.table = opts.tableName
+  }
+
+  async append(entry: AuditEntry): Promise<void> {
+    const { actor, ...rest } = entry
+    const item: Record<string, unknown> = { ...rest, actorSubject: actor.subject, actorIssuer: actor.issuer }
+    for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k]
+    this.roundTrips++
+    try {
+      await this.db.putItem({
+        TableName: this.table,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(#id)',
+        ExpressionAttributeNames: { '#id': 'id' },
+      })
+    } catch (e) {
+      if ((e as { name?: string }).name === 'ConditionalCheckFailedException')
+        throw new ServerToolsError('ALREADY_EXISTS', `audit entry ${entry.id} exists`, undefined, { cause: e })
+      throw e
+    }
+  }
+
+  async query(tenant: string, filter: AuditFilter, page: { limit: number; cursor?: string }, nowSeconds: number): Promise<AuditPage> {
+    const names: Record<string, string> = { '#t': 'tenant', '#id': 'id', '#exp': 'expiresAt' }
+    const values: Record<string, unknown> = { ':t': tenant, ':now': nowSeconds, ':lo': filter.from ?? '0', ':hi': `${filter.to ?? '9'}#~` }
+    const conditions = ['#exp > :now']
+    if (filter.actor !== undefined) {
+      names['#a'] = 'actorSubject'
+      values[':a'] = filter.actor
+      conditions.push('#a = :a')
+    }
+    const prefixOrEqual = (field: string, alias: string, value: string | undefined, prefix: boolean) => {
+      if (value === undefined) return
+      names[`#${alias}`] = field
+      values[`:${alias}`] = value
+      conditions.push(prefix ? `begins_with(#${alias}, :${alias})` : `#${alias} = :${alias}`)
+    }
+    prefixOrEqual('action', 'act', filter.action, filter.action?.endsWith('.') ?? false)
+    prefixOrEqual('target', 'tgt', filter.target, filter.target?.endsWith('/') ?? false)
+
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+    let startKey: Record<string, unknown> | undefined = after ? { tenant, id: after } : undefined
+    const entries: AuditEntry[] = []
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const input: QueryInput = {
+        TableName: this.table,
+        KeyConditionExpression: '#t = :t AND #id BETWEEN :lo AND :hi',
+        FilterExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        Limit: page.limit - entries.length,
+        ExclusiveStartKey: startKey,
+      }
+      this.roundTrips++
+      const out = await this.db.query<AuditItem>(input)
+      for (const item of out.Items) entries.push(entryOf(item))
+      startKey = out.LastEvaluatedKey
+      if (!startKey || entries.length >= page.limit) break
+    }
+    const last = startKey ? String(startKey.id) : undefined
+    return { entries, ...(last ? { next: encodeCursor(last) } : {}) }
+  }
+}
+
+function entryOf(item: AuditItem): AuditEntry {
+  const { actorSubject, actorIssuer, ...rest } = item
+  return {
+    ...rest,
+    actor: {
+      ...(actorSubject !== undefined ? { subject: actorSubject } : {}),
+      ...(actorIssuer !== undefined ? { issuer: actorIssuer } : {}),
+    },
+  }
+}
