@@ -48,6 +48,21 @@ const AUTH_SETTINGS = [
   'PUBLIC_BASE_URL',
 ]
 
+/** The standard OpenTelemetry variables passed on to the function when the deploying shell sets them. */
+const OTEL_SETTINGS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_SDK_DISABLED',
+  'AWS_LAMBDA_EXEC_WRAPPER',
+]
+
 export default $config({
   app(input) {
     return {
@@ -87,6 +102,17 @@ export default $config({
       // Next table: one more entry like these (its keys from its TableSpec); it is linked below.
     }
 
+    // ── Audit log (lib/stores/aws/audit-store.ts, auditTableSpec): `tenant` + `id`, TTL on `expiresAt`.
+    // Not linked: a link grants every DynamoDB action on the table. The function gets its name as
+    // AUDIT_TABLE and may only append (PutItem; the adapter's condition keeps an entry from being
+    // overwritten) and read (Query): no UpdateItem, DeleteItem or BatchWriteItem (which can delete).
+    // Retention: AUDIT_RETENTION_DAYS (default 365) sets each entry's TTL.
+    const audit = new sst.aws.Dynamo('Audit', {
+      fields: { tenant: 'string', id: 'string' },
+      primaryIndex: { hashKey: 'tenant', rangeKey: 'id' },
+      ttl: 'expiresAt',
+    })
+
     // ── Bucket: document bodies over the inline limit (lib/stores/aws/blob-store.ts) ──────────
     const blobs = new sst.aws.Bucket('Blobs')
 
@@ -117,10 +143,23 @@ export default $config({
           actions: ['ssm:GetParameter', 'ssm:GetParameters', 'ssm:GetParametersByPath', 'ssm:PutParameter', 'ssm:DeleteParameter'],
           resources: ['arn:aws:ssm:*:*:parameter/server-tools/*'],
         },
+        // the audit log: append and read, nothing else (see the table above)
+        { actions: ['dynamodb:PutItem', 'dynamodb:Query'], resources: [audit.arn] },
       ],
       environment: {
         AUTH_JWT_SECRET: authJwtSecret.value,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+        AUDIT_TABLE: audit.name,
+        ...(process.env.AUDIT_RETENTION_DAYS ? { AUDIT_RETENTION_DAYS: process.env.AUDIT_RETENTION_DAYS } : {}),
+        // Tracing (docs/operations/observability.md): off unless the deploying shell sets the
+        // standard OTEL_* variables, e.g. OTEL_EXPORTER_OTLP_ENDPOINT of a collector; the SDK then
+        // loads with the first request. The alternative is the ADOT Lambda layer: add
+        //   layers: ['arn:aws:lambda:<region>:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1'],
+        // and AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-handler' here; the code then sends its spans
+        // through @opentelemetry/api to the layer's SDK (mode `api`) and loads no SDK of its own.
+        ...Object.fromEntries(OTEL_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name] as string])),
+        // CloudWatch EMF metrics on stdout (METRICS=off turns them off)
+        ...(process.env.METRICS ? { METRICS: process.env.METRICS } : {}),
         // Deployment egress allow-list (functions/api.ts → deploymentAllowList); from the deploying
         // shell or .env, omitted when unset.
         ...(process.env.EGRESS_ALLOW_HOSTS ? { EGRESS_ALLOW_HOSTS: process.env.EGRESS_ALLOW_HOSTS } : {}),

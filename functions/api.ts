@@ -10,10 +10,12 @@ import { createAwsDeps } from './deps'
 import { createApp } from './http/app'
 import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
 import {
+  auditSettingsFromEnv,
   authSettingsFromEnv,
   awsCredentialsFromEnv,
   awsRegionFromEnv,
   envLogger,
+  observabilityFromEnv,
   optionalEnv,
   ownEndpointsFromEnv,
   requiredEnv,
@@ -27,6 +29,13 @@ import {
 // SSM_ENDPOINT exists only so tests can point the client at loopback; AWS uses its default.
 const ssm = createSsmSecretStore({ region: optionalEnv('AWS_REGION'), endpoint: optionalEnv('SSM_ENDPOINT') })
 
+// Tracing off unless OTEL_* (or the ADOT layer) asks; metrics as CloudWatch EMF lines on stdout.
+const observability = observabilityFromEnv({ emf: true })
+const jwtSecret = requiredEnv('AUTH_JWT_SECRET')
+const log = envLogger(observability.tracer, [jwtSecret])
+observability.useLog(log)
+const audit = auditSettingsFromEnv(log)
+
 const deps = createAwsDeps({
   documentsTable: Resource.Documents.name,
   toolUsageTable: Resource.ToolUsage.name,
@@ -34,7 +43,13 @@ const deps = createAwsDeps({
   observedLimitsTable: Resource.ObservedLimits.name,
   surface: surfaceSettingsFromEnv(),
   bucket: Resource.Blobs.name,
-  jwtSecret: requiredEnv('AUTH_JWT_SECRET'),
+  // not linked (a link grants every DynamoDB action): sst.config.ts passes the name and grants PutItem and Query only
+  auditTable: audit.table,
+  auditRetentionDays: audit.retentionDays,
+  // written after the response, by the handler below
+  auditFlushDelayMs: 0,
+  observability,
+  jwtSecret,
   auth: authSettingsFromEnv(),
   region: awsRegionFromEnv(),
   // the role's credentials, as Lambda puts them in the environment
@@ -48,13 +63,16 @@ const deps = createAwsDeps({
   ownEndpoints: ownEndpointsFromEnv(process.env),
   // one request per container at a time: the worker watchdog would protect nobody else (docs/operations/security.md)
   sandbox: sandboxSettingsFromEnv('inline'),
-  log: envLogger(),
+  log,
 })
 
 /**
- * Usage counts are buffered per container and written after the response has gone (the stream
- * has ended) but before the invocation ends, so nothing is left in memory when Lambda freezes
- * (or discards) the container, and no caller waits for the write. The flush never throws: a
- * failed counter write is retried, then logged.
+ * Usage counts, audit entries, metrics (EMF lines) and buffered spans are kept per container and
+ * written after the response has gone (the stream has ended) but before the invocation ends, so
+ * nothing is left in memory when Lambda freezes (or discards) the container, and no caller waits
+ * for the write. The flushes never throw: a failed write is retried, then logged (and, for the
+ * audit log, counted).
  */
-export const handler = streamingLambdaHandler(createApp(deps), lambdaRuntime(), () => deps.usage.flush())
+export const handler = streamingLambdaHandler(createApp(deps), lambdaRuntime(), () =>
+  Promise.all([deps.usage.flush(), deps.audit.recorder.flush()]).then(() => observability.flush()),
+)

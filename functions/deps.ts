@@ -63,8 +63,8 @@ import { UsageService } from '../lib/usage/service'
 import { lazyConsoleAssets } from './console-assets'
 import { bundledDefaults } from './defaults'
 import type { AppDeps } from './http/app-deps'
+import { auditContext } from './http/request-context'
 import type { AuthSettings } from './http/token-verifier'
-import { auditContext } from './observability/request-context'
 import type { AgentSurface } from './surface-deps'
 
 export interface CoreOptions {

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { LocalSecretStore } from '../lib/secrets/local'
+import { auditTableSpec } from '../lib/stores/aws/audit-store'
 import { destroyAwsClients } from '../lib/stores/aws/clients'
 import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../lib/stores/aws/process-store'
@@ -18,13 +19,22 @@ import { createAwsDeps } from './deps'
 import { startEmulators } from './emulators'
 import { createApp } from './http/app'
 import { ALL_SCOPES, issueToken } from './http/auth'
-import { authSettingsFromEnv, envLogger, ownEndpointsFromEnv, sandboxSettingsFromEnv, surfaceSettingsFromEnv } from './settings'
+import {
+  auditRetentionDaysFromEnv,
+  authSettingsFromEnv,
+  envLogger,
+  observabilityFromEnv,
+  ownEndpointsFromEnv,
+  sandboxSettingsFromEnv,
+  surfaceSettingsFromEnv,
+} from './settings'
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
 const DOCUMENTS_TABLE = 'server-tools-documents'
 const TOOL_USAGE_TABLE = 'server-tools-tool-usage'
 const PROCESSES_TABLE = 'server-tools-processes'
 const OBSERVED_LIMITS_TABLE = 'server-tools-observed-limits'
+const AUDIT_TABLE = 'server-tools-audit'
 const BUCKET = 'server-tools-blobs'
 
 async function main() {
@@ -39,6 +49,10 @@ async function main() {
   const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
   // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
   const ownEndpoints = ownEndpointsFromEnv(process.env)
+  // traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations/observability.md); EMF lines only with METRICS=emf
+  const observability = observabilityFromEnv({ emf: false })
+  const log = envLogger(observability.tracer, [jwtSecret])
+  observability.useLog(log)
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
     toolUsageTable: TOOL_USAGE_TABLE,
@@ -46,6 +60,9 @@ async function main() {
     observedLimitsTable: OBSERVED_LIMITS_TABLE,
     surface: surfaceSettingsFromEnv(),
     bucket: BUCKET,
+    auditTable: AUDIT_TABLE,
+    auditRetentionDays: auditRetentionDaysFromEnv(),
+    observability,
     jwtSecret,
     auth,
     region: 'us-east-1',
@@ -58,13 +75,14 @@ async function main() {
     ownEndpoints,
     // a long-running server: a stalled script must not hold other requests (docs/operations/security.md)
     sandbox: sandboxSettingsFromEnv('worker'),
-    log: envLogger(),
+    log,
   })
   await Promise.all([
     ensureTable(deps.clients.dynamo, documentsTableSpec(DOCUMENTS_TABLE)),
     ensureTable(deps.clients.dynamo, toolUsageTableSpec(TOOL_USAGE_TABLE)),
     ensureTable(deps.clients.dynamo, processesTableSpec(PROCESSES_TABLE)),
     ensureTable(deps.clients.dynamo, observedLimitsTableSpec(OBSERVED_LIMITS_TABLE)),
+    ensureTable(deps.clients.dynamo, auditTableSpec(AUDIT_TABLE)),
     ensureBucket(deps.clients.s3, BUCKET),
   ])
 
@@ -104,6 +122,8 @@ async function main() {
     server.close()
     ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
     await deps.usage.flush() // the last second of usage counts
+    await deps.audit.recorder.flush()
+    await observability.flush()
     destroyAwsClients(deps.clients)
     await emulators.close()
     process.exit(0)

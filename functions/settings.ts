@@ -1,7 +1,8 @@
 /** The deployment settings read from the environment, in one place (edge only). */
 
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
-import { jsonLogger, type LogLevel } from '../lib/runtime/logger'
+import type { Logger, LogLevel } from '../lib/runtime/logger'
+import { noopTracer, type Tracer } from '../lib/runtime/tracer'
 import type { SandboxSettings } from '../lib/sandbox'
 import { SANDBOX_ISOLATIONS, type SandboxIsolation } from '../lib/sandbox/isolation'
 import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
@@ -13,11 +14,51 @@ import {
   DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
   type IdentityProviderSettings,
 } from './http/token-verifier'
+import { createObservability, type Observability, serviceLogger, tracingModeFromEnv } from './observability'
 
-export function envLogger() {
+/**
+ * JSON lines on stdout at LOG_LEVEL (default info), with the request's context and the active
+ * trace and span ids; `secrets` (the deployment's own, such as the JWT secret) never appear in a
+ * line in any encoding, nor do bearer tokens (functions/observability serviceLogger).
+ */
+export function envLogger(tracer: Tracer = noopTracer, secrets: string[] = []): Logger {
   const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel
-  return jsonLogger((line) => process.stdout.write(`${line}\n`), ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info')
+  return serviceLogger({
+    write: (line) => process.stdout.write(`${line}\n`),
+    level: ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info',
+    tracer,
+    secrets,
+  })
 }
+
+/**
+ * Tracing from the standard OTEL_* variables (functions/observability tracingModeFromEnv), metrics
+ * as EMF lines on stdout when `emf` (Lambda; METRICS=off turns them off, METRICS=emf on elsewhere).
+ * The OTel modules are loaded by the first request that needs them (functions/lazy/otel-*.ts).
+ */
+export function observabilityFromEnv(opts: { emf: boolean }, env: Record<string, string | undefined> = process.env): Observability {
+  const metrics = env.METRICS?.trim().toLowerCase()
+  const emf = metrics === 'emf' || (opts.emf && metrics !== 'off')
+  return createObservability({
+    mode: tracingModeFromEnv(env),
+    modules: { api: () => import('./lazy/otel-api'), sdk: () => import('./lazy/otel-sdk') },
+    ...(emf ? { emf: (line: string) => process.stdout.write(`${line}\n`) } : {}),
+    sdkOptions: { serviceName: env.OTEL_SERVICE_NAME?.trim() || 'server-tools' },
+  })
+}
+
+/**
+ * AUDIT_TABLE (the audit log's DynamoDB table; sst.config.ts sets it) and AUDIT_RETENTION_DAYS
+ * (1–3650, default 365: each entry's TTL). Without a table the entries stay in memory, and the
+ * cold start says so at warn level.
+ */
+export function auditSettingsFromEnv(log: Logger): { table?: string; retentionDays?: number } {
+  const table = optionalEnv('AUDIT_TABLE')
+  if (!table) log.log('warn', 'audit.no_table', { message: 'AUDIT_TABLE is not set: audit entries are kept in memory only' })
+  return { table, retentionDays: auditRetentionDaysFromEnv() }
+}
+
+export const auditRetentionDaysFromEnv = () => wholeEnv('AUDIT_RETENTION_DAYS', 1, 3650)
 
 export function requiredEnv(name: string): string {
   const v = process.env[name]

@@ -12,9 +12,9 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { AuditDraft } from '../../lib/audit/recorder'
 import { isServerToolsError } from '../../lib/errors'
-import { type RequestContext, requestContext } from '../observability/request-context'
 import type { AppDeps } from './app-deps'
 import { type AuthEnv, isValidTenantId, pathSegment } from './auth'
+import { type RequestContext, requestContext } from './request-context'
 
 /** Write routes and the action each one is audited as (`.put` / `.delete` added from the method). */
 const WRITES: Record<string, string> = {

@@ -10,3 +10,4 @@
  */
 import '../deps'
 import '../http/app'
+import '../observability'

@@ -17,9 +17,9 @@ import { jsonLogger } from '../../lib/runtime/logger'
 import { type Metrics, noopMetrics } from '../../lib/runtime/metrics'
 import { noopTracer, type Tracer } from '../../lib/runtime/tracer'
 import { SecretScrubber } from '../../lib/secrets/scrubber'
+import { requestContext } from '../http/request-context'
 import { EmfMetrics } from './emf'
 import type { OtelSdk, OtelSdkOptions } from './otel-sdk'
-import { requestContext } from './request-context'
 
 export type TracingMode = 'off' | 'api' | 'sdk'
 
@@ -43,6 +43,8 @@ export interface Observability {
   ready(): Promise<void> | undefined
   /** EMF lines out, the SDK's buffered spans and metrics exported. Never rejects. */
   flush(): Promise<void>
+  /** Where a tracer that cannot load, or an export that fails, is reported (the logger is built after this). */
+  useLog(log: Logger): void
 }
 
 /** A tracer whose implementation arrives later (the lazily loaded OTel adapter). */
@@ -61,8 +63,8 @@ export function createObservability(opts: {
   /** Where EMF lines go (stdout on Lambda); absent: no EMF. */
   emf?: (line: string) => void
   sdkOptions?: OtelSdkOptions
-  log?: Logger
 }): Observability {
+  let log: Logger | undefined
   const tracer = new SwitchTracer()
   const emf = opts.emf ? new EmfMetrics(opts.emf) : undefined
   let otelMetrics: Metrics | undefined
@@ -84,7 +86,7 @@ export function createObservability(opts: {
       } else tracer.current = (await opts.modules.api()).otelTracer()
     } catch (e) {
       // tracing is an aid: a broken exporter setup is logged, the service serves on without it
-      opts.log?.log('error', 'tracing.unavailable', { mode: opts.mode, error: (e as Error).message })
+      log?.log('error', 'tracing.unavailable', { mode: opts.mode, error: (e as Error).message })
     } finally {
       loaded = true
     }
@@ -94,9 +96,12 @@ export function createObservability(opts: {
     tracer,
     metrics: emf || opts.mode === 'sdk' ? metrics : noopMetrics,
     ready: () => (loaded ? undefined : (loading ??= load())),
+    useLog: (l) => {
+      log = l
+    },
     async flush() {
       await emf?.flush()
-      await sdk?.flush().catch((e: Error) => opts.log?.log('warn', 'tracing.flush_failed', { error: e.message }))
+      await sdk?.flush().catch((e: Error) => log?.log('warn', 'tracing.flush_failed', { error: e.message }))
     },
   }
 }

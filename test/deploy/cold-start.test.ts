@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { auditTableSpec } from '../../lib/stores/aws/audit-store'
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
@@ -34,6 +35,9 @@ const HEAVY: RegExp[] = [
   /^lib\/llm\/(openai|anthropic)\.ts$/,
   /^lib\/tools\/types\/runtime\//,
   /^lib\/egress\/(client|guard|connector)\.ts$/,
+  // tracing configured off: neither the OpenTelemetry API nor its SDK is evaluated
+  /node_modules\/@opentelemetry\//,
+  /^functions\/observability\/otel-(sdk|tracer|metrics)\.ts$/,
 ]
 /** What a tool call (outside any process) must not evaluate either: the agent surface. */
 const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
@@ -81,6 +85,7 @@ beforeAll(async () => {
     ensureTable(clients.dynamo, toolUsageTableSpec(tables.ToolUsage)),
     ensureTable(clients.dynamo, processesTableSpec(tables.Processes)),
     ensureTable(clients.dynamo, observedLimitsTableSpec(tables.ObservedLimits)),
+    ensureTable(clients.dynamo, auditTableSpec(`cs-audit-${suffix}`)),
     ensureBucket(clients.s3, `cs-blobs-${suffix}`),
   ])
   env = {
@@ -93,6 +98,7 @@ beforeAll(async () => {
     S3_ENDPOINT: inject('s3Endpoint'),
     SSM_ENDPOINT: 'http://127.0.0.1:9',
     AUTH_JWT_SECRET: SECRET,
+    AUDIT_TABLE: `cs-audit-${suffix}`,
     LOG_LEVEL: 'error',
     SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'test' }),
     ...Object.fromEntries(
@@ -108,7 +114,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 async function coldStart(
   requests: { method: string; path: string; body?: unknown }[],
   bundle = outfile,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ status: number; body: string }[]> {
+  const { answers } = await coldStartWithOutput(requests, bundle, extraEnv)
+  return answers
+}
+
+async function coldStartWithOutput(
+  requests: { method: string; path: string; body?: unknown }[],
+  bundle = outfile,
+  extraEnv: Record<string, string> = {},
+): Promise<{ answers: { status: number; body: string }[]; stdout: string }> {
   const token = await tokenFor('acme', undefined, 'alice@example.test', SECRET)
   const probe = `
     const { installLambdaRuntime, invokeStreaming } = await import(${JSON.stringify(new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href)});
@@ -130,9 +146,13 @@ async function coldStart(
     }
     process.stdout.write('\\n@@answer@@' + JSON.stringify(out));
     process.exit(0);`
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env, timeout: 20_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
+    cwd: dir,
+    env: { ...env, ...extraEnv },
+    timeout: 20_000,
+  })
   // the service may log to stdout (a request that fails is logged); the answer comes last
-  return JSON.parse(stdout.slice(stdout.lastIndexOf('@@answer@@') + '@@answer@@'.length))
+  return { answers: JSON.parse(stdout.slice(stdout.lastIndexOf('@@answer@@') + '@@answer@@'.length)), stdout }
 }
 
 describe('the Lambda cold start', () => {
@@ -147,6 +167,9 @@ describe('the Lambda cold start', () => {
       /lib\/llm\/openai/,
       /lib\/tools\/types\/runtime\/rest\.ts/,
       /lib\/egress\/client/,
+      /@opentelemetry\/api\//,
+      /@opentelemetry\/sdk-trace-base/,
+      /@opentelemetry\/exporter-trace-otlp-http/,
     ]) {
       expect(
         poisoned.some((p) => heavy.test(p)),
@@ -198,5 +221,17 @@ describe('the Lambda cold start', () => {
       { method: 'POST', path: '/brain/acme/projects/p1/tools/execute_javascript/invoke', body: { params: { code: '1 + 1' } } },
     ])
     expect(call.body).toContain('evaluated at cold start')
+  })
+
+  it('would notice: with OTEL_EXPORTER_OTLP_ENDPOINT set, the first request loads the OpenTelemetry SDK, whose module was replaced, and serves on without it', async () => {
+    const { answers, stdout } = await coldStartWithOutput(
+      [{ method: 'POST', path: '/brain/acme/projects/p1/tools/whoami/invoke', body: { params: {} } }],
+      outfile,
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' },
+    )
+    expect(answers[0].status, answers[0].body).toBe(200)
+    const failed = stdout.split('\n').filter((l) => l.includes('"tracing.unavailable"'))
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toContain('evaluated at cold start')
   })
 })

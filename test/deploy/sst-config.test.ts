@@ -205,6 +205,28 @@ describe('sst.config.ts', () => {
     expect(granted.flatMap((p) => p.actions)).toEqual(expect.arrayContaining(sent))
   })
 
+  it('lets the API append to and read the audit table, and nothing else: no update, no delete, not linked', () => {
+    const audit = cfg.one('sst.aws.Dynamo', 'Audit')
+    // a link grants dynamodb:* on the table: the audit table must not be one
+    expect((api.args.link as Component[]).map((l) => l.name)).not.toContain('Audit')
+    expect(api.args.environment.AUDIT_TABLE).toBe(audit.name)
+    const grants = (api.args.permissions ?? []) as { actions: string[]; resources: string[] }[]
+    const onAudit = grants.filter((p) => p.resources.some((r) => r === audit.arn || r.startsWith(`${audit.arn}/`) || r === '*'))
+    const actions = onAudit.flatMap((p) => p.actions)
+    expect(actions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:Query'])
+    // nor any wildcard that would reach it some other way
+    for (const p of grants)
+      for (const a of p.actions)
+        expect(
+          /^dynamodb:(\*|Update|Delete|BatchWrite|PartiQL|TransactWrite)/.test(a) && p.resources.some((r) => /\*/.test(r)),
+          `${a} on ${p.resources}`,
+        ).toBe(false)
+    // and the adapter sends only what is granted
+    const source = stripComments(readFileSync(join(ROOT, 'lib/stores/aws/audit-store.ts'), 'utf8'))
+    const sent = [...new Set([...source.matchAll(/this\.db\.(\w+)[<(]/g)].map((m) => m[1]))].sort()
+    expect(sent).toEqual(['putItem', 'query'])
+  })
+
   it('copies defaults/ into the function package where functions/defaults.ts looks for it', () => {
     expect(api.args.copyFiles).toEqual(expect.arrayContaining([{ from: 'defaults', to: 'defaults' }]))
     expect(statSync(join(ROOT, 'defaults')).isDirectory()).toBe(true)
@@ -343,7 +365,8 @@ describe('the API bundle built the way SST builds it', () => {
       env,
       timeout: 20_000,
     })
-    expect(JSON.parse(stdout)).toEqual({
+    // the function's metrics (EMF) and logs share stdout: the probe's answer is the last line
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({
       type: 'function',
       status: 200,
       body: JSON.stringify({ ok: true }),
