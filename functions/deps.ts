@@ -152,7 +152,11 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   // one sandbox per container, created by the first script: its code and WASM never load at cold start
   const { isolation = 'worker', ...sandboxOptions } = opts.sandbox ?? {}
   const sandbox = tracedSandbox(
-    lazySandbox(once(() => import('./lazy/sandbox')), isolation, sandboxOptions),
+    lazySandbox(
+      once(() => import('./lazy/sandbox')),
+      isolation,
+      sandboxOptions,
+    ),
     tracer,
     metrics,
     (r) => denied(r.tenant, 'sandbox.refused', `projects/${r.project}/sandbox`, r.reason),
