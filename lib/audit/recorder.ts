@@ -39,12 +39,13 @@ export class AuditRecorder {
   private readonly sleep: (ms: number) => Promise<void>
   private readonly random: () => string
   private readonly metrics: Metrics
+  private sequence = 0
 
   constructor(private readonly opts: AuditRecorderOptions) {
     this.retentionSeconds = Math.round((opts.retentionDays ?? 365) * 86_400)
     this.retryDelaysMs = opts.retryDelaysMs ?? [50, 200, 800]
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
-    this.random = opts.random ?? (() => Math.random().toString(36).slice(2, 12).padEnd(10, '0'))
+    this.random = opts.random ?? (() => Math.random().toString(36).slice(2, 8).padEnd(6, '0'))
     this.metrics = opts.metrics ?? noopMetrics
   }
 
@@ -52,7 +53,9 @@ export class AuditRecorder {
   record(draft: AuditDraft): void {
     const now = this.opts.clock.now()
     const at = iso(now)
-    this.pending.push({ ...draft, id: `${at}#${this.random()}`, at, expiresAt: Math.floor(now / 1000) + this.retentionSeconds })
+    // the sequence keeps one container's entries of the same millisecond in the order they happened
+    const seq = (this.sequence++).toString(36).padStart(8, '0')
+    this.pending.push({ ...draft, id: `${at}#${seq}${this.random()}`, at, expiresAt: Math.floor(now / 1000) + this.retentionSeconds })
     const delay = this.opts.flushDelayMs ?? 250
     if (this.timer === undefined && delay > 0) {
       this.timer = setTimeout(() => {
