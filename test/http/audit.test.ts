@@ -72,7 +72,7 @@ describe('audit entries for writes', () => {
     const token = await tokenFor('acme')
     const send = (method: string, path: string, body?: string, type = 'application/json') =>
       app.request(path, { method, body, headers: { authorization: `Bearer ${token}`, 'content-type': type } })
-    const spawn = await (await send('POST', `${base}/processes`, '{"recipe":"default"}')).json()
+    const spawn = (await (await send('POST', `${base}/processes`, '{"recipe":"default"}')).json()) as { id: string }
     const requests: [string, string, string | undefined, string?][] = [
       ['PUT', `${base}/documents/notes.md`, '# n\n', 'text/plain'],
       ['PUT', `${base}/documents/egress/allow.yaml`, 'hosts: [api.example.com]\n', 'application/yaml'],
