@@ -25,6 +25,12 @@ export interface Issue {
   path?: string
 }
 
+/**
+ * One issue as a sentence for a message that joins several: its line, when it has one, goes in
+ * brackets. An Issue's own message never carries it — a reader shows `line` beside it.
+ */
+export const issueText = (i: Issue) => (i.line !== undefined ? `${i.message} (line ${i.line})` : i.message)
+
 export class ServerToolsError extends Error {
   constructor(
     readonly code: ErrorCode,

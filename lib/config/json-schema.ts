@@ -13,7 +13,8 @@ import type { Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { schemaOverBudget } from './expansion-budget'
 import { re2RegExpEngine } from './patterns'
-import { interpret, schemaProblem } from './schema-interpreter'
+import { interpret, resolveRef, schemaProblem } from './schema-interpreter'
+import { closest } from './yaml'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -87,7 +88,7 @@ export function compileTransient(schema: JsonSchema, text = JSON.stringify(schem
 
 export function validateAgainst(schema: JsonSchema, value: unknown, pointerPrefix = ''): Issue[] {
   const fn = compile(schema)
-  return fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, pointerPrefix)
+  return fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, pointerPrefix, schema)
 }
 
 const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
@@ -113,7 +114,41 @@ export function fieldName(pointer: string): string {
     .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '')
 }
 
-export function issuesFromAjv(errors: ErrorObject[], value: unknown, pointerPrefix = ''): Issue[] {
+/** The schema node an error's schemaPath names (local `$ref`s followed); undefined when it cannot be walked. */
+function schemaAt(root: JsonSchema, schemaPath: string): unknown {
+  if (!schemaPath.startsWith('#')) return undefined
+  let cur: unknown = root
+  for (const raw of schemaPath.slice(1).split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (!cur || typeof cur !== 'object') return undefined
+    if (part === '$ref') {
+      const ref = (cur as { $ref?: unknown }).$ref
+      cur = typeof ref === 'string' && ref.startsWith('#') ? resolveRef(root, ref) : undefined
+    } else cur = Object.hasOwn(cur, part) ? (cur as Record<string, unknown>)[part] : undefined
+  }
+  return cur
+}
+
+/**
+ * " — did you mean 'x'?" for a field the object's schema does not declare, from the fields it
+ * declares and the object does not already have (a key that is there was not what the typo meant).
+ */
+function fieldHint(root: JsonSchema | undefined, e: ErrorObject, field: string, object: unknown): string {
+  if (!root) return ''
+  const parent = schemaAt(root, e.schemaPath.replace(/\/additionalProperties$/, ''))
+  const props = parent && typeof parent === 'object' ? (parent as { properties?: unknown }).properties : undefined
+  const present = object && typeof object === 'object' ? object : {}
+  const candidates = props && typeof props === 'object' ? Object.keys(props).filter((k) => !Object.hasOwn(present, k)) : []
+  const hint = closest(field, candidates)
+  return hint ? ` — did you mean '${hint}'?` : ''
+}
+
+/**
+ * Ajv-shaped errors as Issues. A field the schema does not know comes first: a misspelt key is
+ * the cause, and the "is required" for the key it was meant to be is its consequence.
+ */
+export function issuesFromAjv(errors: ErrorObject[], value: unknown, pointerPrefix = '', schema?: JsonSchema): Issue[] {
+  const unknownFields: Issue[] = []
   const out: Issue[] = []
   const seen = new Set<string>()
   for (const e of errors) {
@@ -124,10 +159,12 @@ export function issuesFromAjv(errors: ErrorObject[], value: unknown, pointerPref
         pointer = `${pointer}/${(e.params as { missingProperty: string }).missingProperty}`
         message = `${fieldName(pointerPrefix + pointer)} is required`
         break
-      case 'additionalProperties':
-        pointer = `${pointer}/${(e.params as { additionalProperty: string }).additionalProperty}`
-        message = `${fieldName(pointerPrefix + pointer)} is not allowed here`
+      case 'additionalProperties': {
+        const field = (e.params as { additionalProperty: string }).additionalProperty
+        pointer = `${pointer}/${field.replace(/~/g, '~0').replace(/\//g, '~1')}`
+        message = `${fieldName(pointerPrefix + pointer)} is not allowed here${fieldHint(schema, e, field, valueAt(value, e.instancePath))}`
         break
+      }
       case 'type':
         message = `${fieldName(pointerPrefix + pointer)} must be ${article((e.params as { type: string }).type)}, got ${typeOf(valueAt(value, pointer))}`
         break
@@ -146,9 +183,9 @@ export function issuesFromAjv(errors: ErrorObject[], value: unknown, pointerPref
     const key = `${pointer}|${message}`
     if (seen.has(key)) continue
     seen.add(key)
-    out.push({ pointer: pointerPrefix + pointer, message })
+    ;(e.keyword === 'additionalProperties' ? unknownFields : out).push({ pointer: pointerPrefix + pointer, message })
   }
-  return out
+  return [...unknownFields, ...out]
 }
 
 const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)

@@ -479,7 +479,7 @@ function isMultiple(v: number, m: number): boolean {
   return Number.isFinite(q) && Math.abs(q - Math.round(q)) < 1e-9
 }
 
-function resolveRef(root: unknown, ref: string): unknown {
+export function resolveRef(root: unknown, ref: string): unknown {
   if (ref === '#') return root
   let cur: unknown = root
   for (const raw of ref.slice(2).split('/')) {

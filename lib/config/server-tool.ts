@@ -138,7 +138,7 @@ export function parseServerTool(
     const message = `unknown field '${key}'${hint ? ` — did you mean '${hint}'?` : ''}`
     if (opts.mode === 'write') {
       const pos = keyPosition(parsed.value, key)
-      issues.push({ path, pointer: `/${key}`, ...pos, message: pos ? `${message} (line ${pos.line})` : message })
+      issues.push({ path, pointer: `/${key}`, ...pos, message })
     } else warnings.push(message)
     delete raw[key]
   }

@@ -205,6 +205,27 @@ export function positionOf(parsed: ParsedYaml, pointer: string): { line: number;
   return { line: pos.line, column: pos.col }
 }
 
+/**
+ * Whether the pointer names a node the text has. An issue about a field that is absent (" is
+ * required") has none: positionOf then answers its parent's position.
+ */
+export function pointerExists(parsed: ParsedYaml, pointer: string): boolean {
+  if (!syntaxTree(parsed)) return false
+  const { isMap, isPair, isScalar, isSeq } = yamlModule()
+  let node: unknown = parsed.doc!.contents
+  for (const part of pointer.split('/').slice(1).map(unescapePointerPart)) {
+    if (isMap(node)) {
+      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === part)
+      if (!pair) return false
+      node = pair.value
+    } else if (isSeq(node)) {
+      node = node.items[Number(part)]
+      if (node === undefined) return false
+    } else return false
+  }
+  return true
+}
+
 /** Position of a top-level key (for unknown-field errors). */
 export function keyPosition(parsed: ParsedYaml, key: string): { line: number; column: number } | undefined {
   if (!syntaxTree(parsed) || !parsed.doc || !parsed.lines) return undefined
@@ -238,12 +259,12 @@ function rangeOf(node: unknown): [number, number, number] | undefined {
   return r ?? undefined
 }
 
-/** Adds line/column to each issue that has a pointer, and "(line N)" to its message. */
+/** Adds line/column to each issue that has a pointer (the message stays as it was: readers show the line beside it). */
 export function locate(parsed: ParsedYaml, issues: Issue[], path?: string): Issue[] {
   return issues.map((issue) => {
     if (issue.pointer === undefined || issue.line !== undefined) return { path, ...issue }
     const pos = positionOf(parsed, issue.pointer)
-    return pos ? { path, ...issue, line: pos.line, column: pos.column, message: `${issue.message} (line ${pos.line})` } : { path, ...issue }
+    return pos ? { path, ...issue, line: pos.line, column: pos.column } : { path, ...issue }
   })
 }
 

@@ -5,7 +5,7 @@
  * recipe's engine and models resolve (by drafting a spawn, as a real one would), every `@label`
  * selects something, every referenced script, spec, document, MCP server and model instance exists.
  */
-import { parseYaml, positionOf } from '../config/yaml'
+import { type ParsedYaml, parseYaml, pointerExists, positionOf } from '../config/yaml'
 import type { DocumentService } from '../documents/service'
 import { type Issue, isServerToolsError } from '../errors'
 import { mcpServerPath } from '../mcp/server-doc'
@@ -64,6 +64,9 @@ export async function validateLayer(deps: LayerValidationDeps, input: LayerValid
     if (surface?.kind === 'recipe') await checkDraft(deps, tenant, project, file, { recipe: surface.name }, report)
     if (surface?.kind === 'engine') await checkDraft(deps, tenant, project, file, { engine: surface.name }, report)
   }
+  // A problem about an absent field is a consequence (of a misspelt key, most often): it follows
+  // the problems at real lines of its file, whatever line its parent mapping is on.
+  const rank = (p: LayerProblem) => (consequences.has(p) ? 1 : 0)
   return problems.sort((a, b) =>
     a.layer !== b.layer
       ? a.layer === 'context'
@@ -73,8 +76,19 @@ export async function validateLayer(deps: LayerValidationDeps, input: LayerValid
         ? -1
         : a.path > b.path
           ? 1
-          : (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+          : rank(a) - rank(b) || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
   )
+}
+
+/** Problems whose pointer names a field the file does not have. */
+const consequences = new WeakSet<LayerProblem>()
+const parsedFiles = new WeakMap<LayerFile, ParsedYaml | undefined>()
+function parsedFile(file: LayerFile): ParsedYaml | undefined {
+  if (!parsedFiles.has(file)) {
+    const parsed = parseYaml(file.body)
+    parsedFiles.set(file, parsed.ok ? parsed.value : undefined)
+  }
+  return parsedFiles.get(file)
 }
 
 /** Writes each file through the service's own checks; answers the files that were accepted. */
@@ -195,12 +209,18 @@ function problemAt(
   severity: LayerProblem['severity'] = 'error',
 ): LayerProblem {
   let { line, column } = issue
-  if (line === undefined && issue.pointer !== undefined) {
-    const parsed = parseYaml(file.body)
-    const pos = parsed.ok ? positionOf(parsed.value, issue.pointer) : undefined
+  const parsed = issue.pointer !== undefined ? parsedFile(file) : undefined
+  if (line === undefined && parsed && issue.pointer !== undefined) {
+    const pos = positionOf(parsed, issue.pointer)
     if (pos) ({ line, column } = pos)
   }
-  // the service appends "(line N)" for API clients; file:line:col already says it
-  const message = issue.message.replace(/ \(line \d+\)$/, '')
-  return { path: file.path, layer, ...(line !== undefined ? { line, column: column ?? 1 } : {}), message, severity }
+  const problem: LayerProblem = {
+    path: file.path,
+    layer,
+    ...(line !== undefined ? { line, column: column ?? 1 } : {}),
+    message: issue.message,
+    severity,
+  }
+  if (parsed && issue.pointer && !pointerExists(parsed, issue.pointer)) consequences.add(problem)
+  return problem
 }

@@ -6,6 +6,7 @@
 import { type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
+import { issueText } from '../errors'
 import type { CatalogParse, ModelDocument, ModelSize, ProviderDocument, WireType } from '../models/documents'
 import { modelPath, parseModelDocument, parseModelName, parseProviderDocument, providerPath, WIRE_TYPES } from '../models/documents'
 import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
@@ -43,7 +44,7 @@ export class ModelCatalog {
     if (!provider.ok)
       return {
         ok: false,
-        message: `${providerFile} (${providerDoc.source} layer) is invalid: ${provider.issues.map((i) => i.message).join('; ')}`,
+        message: `${providerFile} (${providerDoc.source} layer) is invalid: ${provider.issues.map(issueText).join('; ')}`,
       }
     const wireType = provider.config.wireType
     if (!wireType || !(WIRE_TYPES as readonly string[]).includes(wireType)) {
@@ -72,7 +73,7 @@ export class ModelCatalog {
       if (!parsed.ok)
         return {
           ok: false,
-          message: `${modelFile} (${modelDoc.source} layer) is invalid: ${parsed.issues.map((i) => i.message).join('; ')}`,
+          message: `${modelFile} (${modelDoc.source} layer) is invalid: ${parsed.issues.map(issueText).join('; ')}`,
         }
       entry = parsed.config
     }

@@ -16,7 +16,7 @@ import { validateAgainst } from '../config/json-schema'
 import { locate, notAMapping, parseYaml, type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
-import type { Issue } from '../errors'
+import { type Issue, issueText } from '../errors'
 import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bounded-cache'
 import { malformedSecretReferences, secretNamesIn } from '../secrets/references'
 
@@ -157,7 +157,7 @@ export class McpServerDocuments {
     let parsed = this.parses.get(key)
     if (!parsed) parsed = this.parses.set(key, parseMcpServer(yamlSourceOf(doc), path), parsedWeight(doc.body))
     if (!parsed.ok) {
-      const detail = parsed.issues.map((i) => i.message).join('; ')
+      const detail = parsed.issues.map(issueText).join('; ')
       return { ok: false, message: `MCP server document ${path} (${doc.source} layer) is invalid: ${detail}`, issues: parsed.issues }
     }
     return { ok: true, server: { tenant, name, scope, path, version: doc.version, config: parsed.config } }

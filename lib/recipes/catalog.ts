@@ -117,7 +117,8 @@ export class SurfaceDocuments {
   /** A "did you mean" suffix for an unknown recipe/engine/instance name. */
   static hint(name: string, known: string[]): string {
     const h = closest(name, known)
-    return `${h ? ` — did you mean '${h}'?` : ''}${known.length ? ` Known: ${known.join(', ')}.` : ''}`
+    // The did-you-mean ends its sentence with '?'; without one the message's own sentence needs its full stop.
+    return `${h ? ` — did you mean '${h}'?` : known.length ? '.' : ''}${known.length ? ` Known: ${known.join(', ')}.` : ''}`
   }
 
   // ────────── internals ──────────

@@ -132,7 +132,7 @@ function unknownFields(parsed: ParsedYaml, raw: Record<string, unknown>, known: 
     const hint = closest(key, known)
     const message = `unknown field '${key}'${hint ? ` — did you mean '${hint}'?` : ''}`
     const pos = keyPosition(parsed, key)
-    issues.push({ path, pointer: `/${key}`, ...pos, message: pos ? `${message} (line ${pos.line})` : message })
+    issues.push({ path, pointer: `/${key}`, ...pos, message })
   }
   return issues
 }

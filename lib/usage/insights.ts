@@ -193,7 +193,7 @@ function recommend(x: {
       out.push({
         kind: 'promote',
         family,
-        reason: `deferred, yet described ${described} times and called ${called} times: each use costs a tool_description round trip`,
+        reason: `deferred, yet described ${times(described)} and called ${times(called)}: each use costs a tool_description round trip`,
       })
     }
   }
@@ -210,6 +210,8 @@ function recommend(x: {
   }
   return out.sort((a, b) => (a.kind !== b.kind ? (a.kind === 'promote' ? -1 : 1) : a.family < b.family ? -1 : a.family > b.family ? 1 : 0))
 }
+
+const times = (n: number) => (n === 1 ? 'once' : `${n} times`)
 
 function sum<T>(xs: T[], f: (x: T) => number) {
   let s = 0

@@ -122,9 +122,9 @@ describe('PUT documents: recipes, engines and the model catalog are checked on w
     expect(res.status).toBe(422)
     const body = await res.json()
     expect(body.errors.map((e: { line: number; message: string }) => [e.line, e.message])).toEqual([
-      [2, "allowedToolsAdd[0]: 'doc_*' is a pattern; only allowedToolsKeep and allowedToolsDropFirst take 'prefix*' patterns (line 2)"],
-      [4, "model 'gpt-4o' must be written 'instance/model' (e.g. 'openai/gpt-4o') (line 4)"],
-      [3, "activationTtl 'soon' is not a duration like '15m', '90s' or '1h30m' (line 3)"],
+      [2, "allowedToolsAdd[0]: 'doc_*' is a pattern; only allowedToolsKeep and allowedToolsDropFirst take 'prefix*' patterns"],
+      [4, "model 'gpt-4o' must be written 'instance/model' (e.g. 'openai/gpt-4o')"],
+      [3, "activationTtl 'soon' is not a duration like '15m', '90s' or '1h30m'"],
     ])
     expect((await putDoc('models/openai/gpt-x.yaml', 'maxTools: -1\n')).status).toBe(422)
     expect((await putDoc('engines/e.yaml', 'allowedTool: [a]\n')).status).toBe(422)

@@ -66,7 +66,7 @@ describe('server-tool routes', () => {
     const body = await res.json()
     expect(body).toMatchObject({ status: 422, code: 'INVALID_CONFIG' })
     expect(body.errors).toEqual([
-      expect.objectContaining({ pointer: '/enabled', line: 5, message: 'enabled must be a boolean, got string (line 5)' }),
+      expect.objectContaining({ pointer: '/enabled', line: 5, message: 'enabled must be a boolean, got string' }),
     ])
   })
 

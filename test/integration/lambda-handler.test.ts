@@ -123,7 +123,7 @@ describe('functions/api.ts handler (API Gateway v2 events on dynalite + s3rver)'
     const body = json(res)
     expect(body).toMatchObject({ status: 422, code: 'INVALID_CONFIG' })
     expect(body.errors).toEqual([
-      expect.objectContaining({ pointer: '/enabled', line: 6, message: 'enabled must be a boolean, got string (line 6)' }),
+      expect.objectContaining({ pointer: '/enabled', line: 6, message: 'enabled must be a boolean, got string' }),
     ])
     expect(await store.get(key(name))).toBeUndefined()
   })

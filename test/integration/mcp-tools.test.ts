@@ -331,7 +331,7 @@ describe('mcp: one remote tool', () => {
     const { problems } = await deps.tools.listAll(T, P)
     expect(problems.find((p) => p.name === 'ghost')?.message).toMatch(/no MCP server document mcp-servers\/ghost\.yaml/)
     const broken = problems.find((p) => p.name === 'broken')?.message
-    expect(broken).toMatch(/header is not allowed here \(line 3\)/)
+    expect(broken).toMatch(/header is not allowed here — did you mean 'headers'\? \(line 3\)/)
     expect(broken).toMatch(/timeoutMs must be >= 100 \(line 4\)/)
   })
 })

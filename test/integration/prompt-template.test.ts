@@ -538,7 +538,7 @@ parameters:
     expect(await call('leaky', { audience: 'a', question: 'q' })).toMatchObject({
       isError: true,
       content: {
-        message: expect.stringContaining('apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself (line 3)'),
+        message: expect.stringContaining('apiKey must be a secret reference such as ${secret:OPENAI_KEY}, never the key itself'),
       },
     })
   })

@@ -45,8 +45,7 @@ function parse(yaml: string, name: string): ServerToolConfig<ScriptedParameters>
 function writeIssues(parameters: Record<string, unknown>) {
   const yaml = JSON.stringify({ type: 'scripted', description: 'd', parameters })
   const r = parseServerTool(yaml, 'x', { mode: 'write', types })
-  // The YAML layer appends the line of the problem; this helper feeds one-line JSON, so it is always line 1.
-  return r.ok ? [] : r.issues.map((i) => ({ pointer: i.pointer, message: i.message.replace(/ \(line 1\)$/, '') }))
+  return r.ok ? [] : r.issues.map((i) => ({ pointer: i.pointer, message: i.message }))
 }
 
 async function single(config: ServerToolConfig<ScriptedParameters>, e = env()): Promise<ToolSpec> {
@@ -135,8 +134,20 @@ describe('parameters at write', () => {
     expect(writeIssues({ timeoutMs: 30_000, inputs: [], source: '1' })).toEqual([])
   })
 
-  it('requires inputs, which may be empty', () => {
-    expect(writeIssues({ source: '1' })).toEqual([{ pointer: '/parameters/inputs', message: 'parameters.inputs is required' }])
+  it('takes a script without inputs, whose tool then takes an empty object', async () => {
+    expect(writeIssues({ source: '1' })).toEqual([])
+    const spec = await single(config({ source: '41 + 1' }))
+    expect(spec.inputSchema).toEqual(await single(config({ inputs: [], source: '41 + 1' })).then((s) => s.inputSchema))
+  })
+
+  it('names the field a nested typo was meant to be, and puts it before what it caused', () => {
+    expect(writeIssues({ scriptpath: 'scripts/a.js' })).toEqual([
+      { pointer: '/parameters/scriptpath', message: "parameters.scriptpath is not allowed here — did you mean 'scriptPath'?" },
+    ])
+    expect(writeIssues({ source: '1', inputs: [{ name: 'a', tpye: 'string' }] })).toEqual([
+      { pointer: '/parameters/inputs/0/tpye', message: "parameters.inputs[0].tpye is not allowed here — did you mean 'type'?" },
+      { pointer: '/parameters/inputs/0/type', message: 'parameters.inputs[0].type is required' },
+    ])
   })
 
   it('requires exactly one of source and scriptPath', () => {

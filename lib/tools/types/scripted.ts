@@ -19,7 +19,8 @@ import { checkInputs, type InputDeclaration, inputsSchema, schemaFromInputs } fr
 export interface ScriptedParameters {
   engine?: 'javascript'
   timeoutMs?: number
-  inputs: InputDeclaration[]
+  /** Absent = a script that takes no input (same as `[]`). */
+  inputs?: InputDeclaration[]
   source?: string
   scriptPath?: string
 }
@@ -33,7 +34,6 @@ export const SCRIPT_MAX_TIMEOUT_MS = DEFAULT_LIMITS.maxTimeoutMs
 
 export const scriptedParametersSchema: JsonSchema = {
   type: 'object',
-  required: ['inputs'],
   additionalProperties: false,
   properties: {
     engine: { enum: ['javascript'], description: 'Script language; only javascript (the default) for now.' },
@@ -45,7 +45,8 @@ export const scriptedParametersSchema: JsonSchema = {
     },
     inputs: {
       ...inputsSchema,
-      description: 'Declared inputs, bound as top-level variables; the tool input schema is generated from them.',
+      description:
+        'Declared inputs, bound as top-level variables; the tool input schema is generated from them. Optional: a script without inputs leaves it out.',
     },
     source: { type: 'string', minLength: 1, description: 'Inline JavaScript; the value of the last expression is the result.' },
     scriptPath: {
@@ -118,7 +119,7 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
     const p = config.parameters
     const problems = checkScripted(p)
     if (problems.length) throw new Error(`scripted tool '${config.name}': ${problems.map((x) => x.message).join('; ')}`)
-    const inputs = p.inputs
+    const inputs = p.inputs ?? []
     const inputSchema = schemaFromInputs(inputs)
     const timeoutMs = p.timeoutMs ?? DEFAULT_TIMEOUT_MS
     const sandbox = this.sandbox

@@ -25,6 +25,24 @@ describe('validateLayer (offline, the service’s own checks)', () => {
     ])
   })
 
+  it('puts a misspelt key before the "is required" it causes, and names no line twice', async () => {
+    const problems = await validateOffline({
+      project: '_tenant',
+      files: [
+        {
+          path: 'server-tools/typo.yaml',
+          body: 'type: scripted\ndescripton: Adds.\nparameters:\n  source: "1"\n  inputs: [{ name: a, tpye: number }]\n',
+        },
+      ],
+    })
+    expect(problems.map((p) => `${p.line}:${p.column} ${p.message}`)).toEqual([
+      "2:1 unknown field 'descripton' — did you mean 'description'?",
+      "5:29 parameters.inputs[0].tpye is not allowed here — did you mean 'type'?",
+      '1:1 description is required',
+      '5:12 parameters.inputs[0].type is required',
+    ])
+  })
+
   it('accepts the same references once the documents exist, here or in the tenant layer given as context', async () => {
     const problems = await validateOffline({
       project: 'p1',

@@ -148,6 +148,15 @@ describe('spawn resolves selectors once (spec §6)', () => {
     })
   })
 
+  it('ends the sentence before the list of known names when there is no near name', async () => {
+    expect((await codeOf(spawn({ recipe: 'zzzzzz' }))).message).toBe(
+      "unknown recipe 'zzzzzz': no recipes/zzzzzz.yaml in any layer. Known: default.",
+    )
+    expect((await codeOf(spawn({ recipe: 'defualt' }))).message).toBe(
+      "unknown recipe 'defualt': no recipes/defualt.yaml in any layer — did you mean 'default'? Known: default.",
+    )
+  })
+
   it('answers a malformed spawn body with INVALID_INPUT naming each field', async () => {
     const r = await codeOf(spawn({ recipe: 'Bad Name', models: ['gpt-4o'], extra: 1 }))
     expect(r.code).toBe('INVALID_INPUT')
@@ -165,7 +174,7 @@ describe('spawn resolves selectors once (spec §6)', () => {
     const r = await codeOf(spawn({ recipe: 'broken' }))
     expect(r).toMatchObject({
       code: 'INVALID_CONFIG',
-      errors: [{ line: 2, message: "unknown field 'allowedToolAdd' — did you mean 'allowedToolsAdd'? (line 2)" }],
+      errors: [{ line: 2, message: "unknown field 'allowedToolAdd' — did you mean 'allowedToolsAdd'?" }],
     })
   })
 })

@@ -174,6 +174,14 @@ describe('the discovery funnel', () => {
     ])
   })
 
+  it('says "once" for a count of one in a recommendation, never "1 times"', () => {
+    const once = [row('coder', 'gmail__send', { discoveryHits: 4, calls: 1, lastCallAt: daysAgo(1), lastDiscoveryAt: daysAgo(1) })]
+    const [r] = computeInsights(once, { now: NOW, surfaces: new Map([['coder', surface]]) })
+    expect(r.recommendations[0].reason).toBe(
+      'deferred, yet described 4 times and called once: each use costs a tool_description round trip',
+    )
+  })
+
   it('does not recommend promoting a family that was described often but never called', () => {
     expect(coder.recommendations.map((r) => r.family)).not.toContain('doc')
   })
