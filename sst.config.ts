@@ -83,10 +83,12 @@ export default $config({
         fields: { scope: 'string', path: 'string' },
         primaryIndex: { hashKey: 'scope', rangeKey: 'path' },
       }),
-      // toolUsageTableSpec: `scope` + `roleTool` (`<role>#<tool>`); no TTL (usage has no retention)
+      // toolUsageTableSpec: `scope` + `roleTool` (`<role>#<tool>`); totals never expire, only the
+      // calls-per-day rows carry `expiresAt`
       ToolUsage: new sst.aws.Dynamo('ToolUsage', {
         fields: { scope: 'string', roleTool: 'string' },
         primaryIndex: { hashKey: 'scope', rangeKey: 'roleTool' },
+        ttl: 'expiresAt',
       }),
       // processesTableSpec: `scope` + `id`; spawned processes expire through `expiresAt`
       Processes: new sst.aws.Dynamo('Processes', {

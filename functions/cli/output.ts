@@ -69,6 +69,9 @@ export function formatPlan(plan: Plan, opts: { showUnchanged?: boolean } = {}): 
   return out.join('\n')
 }
 
+const deferredCount = (p: Record<string, any>) =>
+  (p.families as { status: string; tools: string[] }[]).filter((f) => f.status === 'deferred').reduce((n, f) => n + f.tools.length, 0)
+
 /** Families as a table, then budget, deferred tools and warnings. */
 export function formatPreview(p: Record<string, any>): string {
   const rows: string[][] = [['FAMILY', 'STATUS', 'TIER', 'TOOLS']]
@@ -88,7 +91,7 @@ export function formatPreview(p: Record<string, any>): string {
     ...table,
     '',
     `manifest: ${p.manifest.tools.length} tools · budget: limit ${b.limit ?? 'none'}, reserved ${b.reserved}, effective ${b.effective ?? 'none'}, demoted ${b.demoted}${b.demotedFamilies.length ? ` (${b.demotedFamilies.join(', ')})` : ''}`,
-    `deferred by the recipe: ${p.deferred.length ? p.deferred.join(', ') : '(none)'}`,
+    `deferred by the recipe: ${p.deferredByRecipe.length ? p.deferredByRecipe.join(', ') : '(none)'} · deferred in all: ${deferredCount(p)}`,
   ]
   for (const w of p.warnings as string[]) out.push(`warning: ${w}`)
   return out.join('\n')

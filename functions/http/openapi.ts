@@ -1,4 +1,6 @@
 /** GET /openapi.json: the routes as OpenAPI 3.1, written by hand next to the routes it describes. */
+import { USAGE_DAY_RETENTION_DAYS } from '../../lib/usage/ports'
+
 const problem = { $ref: '#/components/responses/Problem' }
 const p = (name: string, description: string, inPath = true) => ({
   name,
@@ -194,6 +196,7 @@ export function openApiDocument() {
             'deferredNeverDiscovered',
             'primaryNeverCalled',
             'recommendations',
+            'callsPerDay',
           ],
           properties: {
             role: { type: 'string' },
@@ -249,6 +252,23 @@ export function openApiDocument() {
                 type: 'object',
                 required: ['kind', 'family', 'reason'],
                 properties: { kind: { enum: ['promote', 'demote'] }, family: { type: 'string' }, reason: { type: 'string' } },
+              },
+            },
+            callsPerDay: {
+              type: 'object',
+              description: `Calls per UTC day over the last min(days, ${USAGE_DAY_RETENTION_DAYS}) days up to today; only days with calls are listed. Day counts are kept ${USAGE_DAY_RETENTION_DAYS} days, and only since they were introduced: older calls are in the totals only`,
+              required: ['from', 'to', 'counts'],
+              properties: {
+                from: { type: 'string', format: 'date' },
+                to: { type: 'string', format: 'date' },
+                counts: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['day', 'calls'],
+                    properties: { day: { type: 'string', format: 'date' }, calls: { type: 'integer' } },
+                  },
+                },
               },
             },
           },
@@ -409,7 +429,10 @@ export function openApiDocument() {
             },
           },
           responses: {
-            201: { description: 'The process (id, allowed, promoted, deferred, keep, dropFirst, models, expiresAt) and warnings' },
+            201: {
+              description:
+                "The process (id, allowed, promoted, deferredByRecipe, keep, dropFirst, models, expiresAt) and warnings. deferredByRecipe is only the recipe's allowedToolsDefer; GET …/manifest shows every deferred tool",
+            },
             400: problem,
             403: problem,
             422: problem,
@@ -605,16 +628,27 @@ export function openApiDocument() {
                 'application/json': {
                   schema: {
                     type: 'object',
-                    required: ['recipe', 'engine', 'models', 'allowed', 'deferred', 'warnings', 'manifest', 'families', 'provenance'],
+                    required: [
+                      'recipe',
+                      'engine',
+                      'models',
+                      'allowed',
+                      'deferredByRecipe',
+                      'warnings',
+                      'manifest',
+                      'families',
+                      'provenance',
+                    ],
                     properties: {
                       recipe: { type: 'string' },
                       engine: { type: 'string' },
                       models: { type: 'array', items: { type: 'string' } },
                       allowed: { type: 'array', items: { type: 'string' }, description: 'The frozen allowed list a spawn would store' },
-                      deferred: {
+                      deferredByRecipe: {
                         type: 'array',
                         items: { type: 'string' },
-                        description: 'Forced deferred by the recipe (as in the spawn answer)',
+                        description:
+                          "Deferred by the recipe's allowedToolsDefer (as in the spawn answer); tools deferred by their own default are in families with status deferred",
                       },
                       warnings: { type: 'array', items: { type: 'string' }, description: 'The spawn warnings' },
                       manifest: {
@@ -633,8 +667,9 @@ export function openApiDocument() {
                             tools: { type: 'array', items: { type: 'string' } },
                             status: { enum: ['kept', 'demoted', 'deferred'] },
                             tier: {
-                              enum: ['floor', 'activated', 'keep', 'add', 'builtin', 'pack', 'dropFirst'],
-                              description: 'For deferred groups: the tier they would rank in once activated',
+                              enum: ['floor', 'activated', 'keep', 'add', 'handwritten', 'pack', 'dropFirst'],
+                              description:
+                                "The triage class (spec §14.2), most important first: handwritten = a single tool, configured in any layer or built in (not a pack sub-tool); pack = a pack's sub-tool (`<pack>__<op>`). For deferred groups: the tier they would rank in once activated",
                             },
                           },
                         },

@@ -10,8 +10,13 @@ import { familyOf, isFloor, RuleMatcher } from './families'
 
 export type Bucket = 'primary' | 'deferred' | 'activated'
 
-/** Triage tiers, most important first (spec §14.2; 0 = the floor, never demoted). */
-export const TIER = { floor: 0, activated: 1, keep: 2, add: 3, builtin: 4, pack: 5, dropFirst: 6 } as const
+/**
+ * Triage tiers, most important first (spec §14.2; 0 = the floor, never demoted). `handwritten` is
+ * the spec's "Built-in: handwritten Server Tools" class — every single tool that is not a pack
+ * sub-tool, a tenant's or project's own as much as one shipped in the code. It is not named
+ * `builtin`: that word is the code layer (a tool's `source`), and a tenant's tool is not in it.
+ */
+export const TIER = { floor: 0, activated: 1, keep: 2, add: 3, handwritten: 4, pack: 5, dropFirst: 6 } as const
 
 export interface ClassifyInput {
   /** Visible tools (allowed ∩ resolvable, the floor included), any order. */
@@ -132,7 +137,7 @@ export function classify(input: ClassifyInput): Turn {
     if (dropFirst.matches(t.name)) return TIER.dropFirst
     if (bucket.get(t.name) === 'activated') return TIER.dropFirst // a stale activation: lost its class
     if (added.has(t.name)) return TIER.add
-    return t.pack || t.name.includes('__') ? TIER.pack : TIER.builtin
+    return t.pack || t.name.includes('__') ? TIER.pack : TIER.handwritten
   }
 
   const budget: BudgetFacts = { limit: input.limit ?? null, reserved: 0, effective: null, demoted: 0, demotedFamilies: [] }

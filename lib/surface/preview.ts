@@ -24,7 +24,8 @@ export interface SurfacePreview {
   engine: string
   models: string[]
   allowed: string[]
-  deferred: string[]
+  /** The recipe's allowedToolsDefer as the spawn resolved it (as in the spawn answer); `families` has every deferred tool. */
+  deferredByRecipe: string[]
   warnings: string[]
   /** Exactly the body of GET …/processes/{id}/manifest?format=native for the first turn. */
   manifest: unknown
@@ -57,7 +58,7 @@ export async function previewSurface(
     models: process.models,
     allowed: process.allowed,
     ...(process.allowedToolsOverride ? { allowedToolsOverride: process.allowedToolsOverride } : {}),
-    deferred: process.deferred,
+    deferredByRecipe: process.deferred,
     warnings,
     manifest,
     families: turn.groups.map((g) => ({ family: g.family, tools: g.names, status: g.status, tier: g.tier })),

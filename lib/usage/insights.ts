@@ -5,7 +5,9 @@
  * Shape, per role: `{ role, toolCount, calls, discoveryHits, listedHits, demand, lastActivityAt,
  * tools: [{ toolName, family, calls, discoveryHits, listedHits, demand, lastCallAt,
  * lastDiscoveryAt, lastListedAt }], describedNeverCalled, deferredNeverDiscovered,
- * primaryNeverCalled, recommendations }` with `demand = calls + discoveryHits`; tools by demand ↓
+ * primaryNeverCalled, recommendations, callsPerDay: { from, to, counts: [{ day, calls }] } }` with
+ * `demand = calls + discoveryHits`; `callsPerDay` covers the last min(days, USAGE_DAY_RETENTION_DAYS)
+ * UTC days up to today and lists only days with calls; tools by demand ↓
  * then name, roles by demand ↓ then role; instants ISO-8601 or null; `[]` when nothing was recorded.
  *
  * Recommendation rule (per role, per family; only for roles whose surface is known):
@@ -22,8 +24,8 @@
 
 import { familyOfName } from './counting'
 import { demandOf } from './demand'
-import type { ToolUsageRecord } from './ports'
-import { laterOf } from './ports'
+import type { ToolUsageRecord, UsageDayRecord } from './ports'
+import { laterOf, USAGE_DAY_RETENTION_DAYS, utcDay } from './ports'
 
 export const PROMOTE_MIN_DISCOVERIES = 3
 export const DEMOTE_MIN_ROLE_CALLS = 20
@@ -73,6 +75,21 @@ export interface RoleInsight {
   /** Primary for this role, not called in the window; null when the role's surface is unknown. */
   primaryNeverCalled: string[] | null
   recommendations: Recommendation[]
+  /** Calls per UTC day over the window (days without calls left out), from the day counts. */
+  callsPerDay: CallsPerDay
+}
+
+export interface CallsPerDay {
+  /** First and last day of the window, `YYYY-MM-DD`. */
+  from: string
+  to: string
+  counts: { day: string; calls: number }[]
+}
+
+/** The chart's window ending on `now`'s UTC day: min(days, retention) days. */
+export function dayWindow(now: number, days: number): { from: string; to: string } {
+  const span = Math.max(1, Math.min(days, USAGE_DAY_RETENTION_DAYS))
+  return { from: utcDay(now - (span - 1) * DAY_MS), to: utcDay(now) }
 }
 
 export interface InsightOptions {
@@ -82,6 +99,8 @@ export interface InsightOptions {
   days?: number
   /** The surface of a role, when the role names a recipe (or engine) that still resolves. */
   surfaces?: ReadonlyMap<string, RoleSurface>
+  /** Day rows of the window (`dayWindow(now, days)`). */
+  dayRecords?: UsageDayRecord[]
 }
 
 const byDemandThenName =
@@ -92,6 +111,14 @@ const byDemandThenName =
 export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions): RoleInsight[] {
   const days = opts.days ?? DEFAULT_WINDOW_DAYS
   const since = new Date(opts.now - days * DAY_MS).toISOString()
+  const window = dayWindow(opts.now, days)
+  const countsByRole = new Map<string, { day: string; calls: number }[]>()
+  for (const d of opts.dayRecords ?? []) {
+    if (d.day < window.from || d.day > window.to || d.calls <= 0) continue
+    const list = countsByRole.get(d.role)
+    if (list) list.push({ day: d.day, calls: d.calls })
+    else countsByRole.set(d.role, [{ day: d.day, calls: d.calls }])
+  }
   const byRole = new Map<string, ToolUsageRecord[]>()
   for (const r of records) {
     const list = byRole.get(r.role)
@@ -158,6 +185,7 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       deferredNeverDiscovered,
       primaryNeverCalled,
       recommendations,
+      callsPerDay: { ...window, counts: (countsByRole.get(role) ?? []).sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0)) },
     })
   }
   return roles.sort(

@@ -4,6 +4,10 @@
  * Counters only ever grow (atomic adds); there is no retention (spec §14.4 waives it: the table
  * is small — roles × tools per project — and the numbers are the project's history). Instants are
  * ISO-8601 strings so they sort as text and read the same in DynamoDB and in the API.
+ *
+ * Beside the totals, calls per (role, UTC day) — one row each, not per tool, so a day costs a
+ * project one row per active role — kept USAGE_DAY_RETENTION_DAYS days (beyond the spec: the
+ * console's calls-per-day chart). Day rows are the only usage rows that expire.
  */
 
 /** The role a process counts under: its recipe name, else its engine name, else this. */
@@ -36,6 +40,33 @@ export interface UsageIncrement extends UsageKey {
   flushId?: string
 }
 
+/** Day counts are kept this long; the chart's window is at most this. */
+export const USAGE_DAY_RETENTION_DAYS = 366
+
+/** Calls one flush adds to one (role, UTC day). */
+export interface UsageDayIncrement {
+  tenant: string
+  project: string
+  role: string
+  /** `YYYY-MM-DD`, UTC. */
+  day: string
+  calls: number
+  /** As UsageIncrement's: one per flush of the (role, day), kept across retries. */
+  flushId?: string
+}
+
+export interface UsageDayRecord {
+  role: string
+  day: string
+  calls: number
+}
+
+/** `YYYY-MM-DD` (UTC) of an epoch-ms instant. */
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+
+/** Epoch seconds after which a day row may be deleted. */
+export const dayExpiry = (day: string) => Math.floor(Date.parse(`${day}T00:00:00.000Z`) / 1000) + (USAGE_DAY_RETENTION_DAYS + 1) * 86_400
+
 /** One stored row. */
 export interface ToolUsageRecord {
   role: string
@@ -59,7 +90,16 @@ export interface ToolUsageStore {
   increment(inc: UsageIncrement): Promise<void>
   /** Every row of a project (optionally one role), sorted by role then tool. */
   list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]>
+  /** Adds calls to one (role, day) atomically and once per `flushId`, as `increment` does; the row expires after the retention. */
+  incrementDay(inc: UsageDayIncrement): Promise<void>
+  /** A project's day rows with `from` ≤ day ≤ `to` (`YYYY-MM-DD`), sorted by day then role. */
+  listDays(tenant: string, project: string, from: string, to: string): Promise<UsageDayRecord[]>
 }
+
+/** `<tenant>#<project>#day`: the partition of a project's day rows (tenant and project ids hold no '#'). */
+export const usageDayScope = (tenant: string, project: string) => `${tenant}#${project}#day`
+/** `<day>#<role>`: day first, so a window is one key range. */
+export const usageDaySortKey = (day: string, role: string) => `${day}#${role}`
 
 /** `<tenant>#<project>`, the partition of one project's usage. */
 export const usageScope = (tenant: string, project: string) => `${tenant}#${project}`

@@ -1,6 +1,7 @@
 /**
  * The usage buffer: counts arrive synchronously from the dispatcher and are coalesced per key in
- * memory, then written as one atomic increment per key. Nothing on the tool-call path waits for
+ * memory, then written as one atomic increment per key — and calls also per (role, UTC day), one
+ * more increment per role and day in the flush (the calls-per-day chart). Nothing on the tool-call path waits for
  * the table, and a failing write never fails a tool call: it is retried with backoff and, when it
  * still fails, logged with the exact numbers that were lost (error `usage.write_failed`).
  *
@@ -14,7 +15,8 @@ import { randomBytes } from 'node:crypto'
 import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ToolUsageStore, UsageIncrement, UsageKey } from './ports'
+import type { ToolUsageStore, UsageDayIncrement, UsageIncrement, UsageKey } from './ports'
+import { utcDay } from './ports'
 
 export interface UsageDelta {
   calls?: number
@@ -75,8 +77,12 @@ function incrementOf(p: Pending): UsageIncrement {
   }
 }
 
+/** One write of a flush: a tool's counters or a day's calls. */
+type Write = { kind: 'tool'; inc: UsageIncrement } | { kind: 'day'; inc: UsageDayIncrement }
+
 export class UsageRecorder {
   private pending = new Map<string, Pending>()
+  private pendingDays = new Map<string, UsageDayIncrement>()
   private readonly inFlight = new Set<Promise<FlushReport>>()
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly flushDelayMs: number
@@ -119,6 +125,11 @@ export class UsageRecorder {
     if (calls > 0) {
       entry.calls += calls
       if (at > entry.lastCallMs) entry.lastCallMs = at
+      const day = utcDay(at)
+      const dayId = `${key.tenant}\u0000${key.project}\u0000${key.role}\u0000${day}`
+      const d = this.pendingDays.get(dayId)
+      if (d) d.calls += calls
+      else this.pendingDays.set(dayId, { tenant: key.tenant, project: key.project, role: key.role, day, calls })
     }
     if (discoveryHits > 0) {
       entry.discoveryHits += discoveryHits
@@ -128,7 +139,7 @@ export class UsageRecorder {
       entry.listedHits += listedHits
       if (at > entry.lastListedMs) entry.lastListedMs = at
     }
-    if (this.pending.size >= this.maxPendingKeys) void this.flush()
+    if (this.pending.size + this.pendingDays.size >= this.maxPendingKeys) void this.flush()
     else if (this.timer === undefined && this.flushDelayMs > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined
@@ -138,9 +149,9 @@ export class UsageRecorder {
     }
   }
 
-  /** Keys waiting to be written. */
+  /** Keys waiting to be written (tool counters and day counts). */
   get pendingKeys(): number {
-    return this.pending.size
+    return this.pending.size + this.pendingDays.size
   }
 
   /**
@@ -152,9 +163,16 @@ export class UsageRecorder {
       clearTimeout(this.timer)
       this.timer = undefined
     }
-    if (this.pending.size > 0) {
-      const batch = [...this.pending.values()].map(incrementOf)
+    if (this.pending.size > 0 || this.pendingDays.size > 0) {
+      const batch: Write[] = [
+        ...[...this.pending.values()].map((p) => ({ kind: 'tool' as const, inc: incrementOf(p) })),
+        ...[...this.pendingDays.values()].map((inc) => ({
+          kind: 'day' as const,
+          inc: { ...inc, flushId: randomBytes(12).toString('base64url') },
+        })),
+      ]
       this.pending = new Map()
+      this.pendingDays = new Map()
       const run = this.writeAll(batch)
       this.inFlight.add(run)
       void run.finally(() => this.inFlight.delete(run))
@@ -163,7 +181,7 @@ export class UsageRecorder {
     return reports.reduce((a, r) => ({ written: a.written + r.written, failed: a.failed + r.failed }), { written: 0, failed: 0 })
   }
 
-  private async writeAll(batch: UsageIncrement[]): Promise<FlushReport> {
+  private async writeAll(batch: Write[]): Promise<FlushReport> {
     let next = 0
     let written = 0
     let failed = 0
@@ -178,16 +196,18 @@ export class UsageRecorder {
     return { written, failed }
   }
 
-  private async writeOne(inc: UsageIncrement): Promise<boolean> {
+  private async writeOne(w: Write): Promise<boolean> {
+    const inc = w.inc
+    const tool = w.kind === 'tool' ? w.inc.tool : `(calls of ${w.inc.day})`
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.opts.store.increment(inc)
+        await (w.kind === 'tool' ? this.opts.store.increment(w.inc) : this.opts.store.incrementDay(w.inc))
         if (attempt > 0)
           this.opts.log.log('info', 'usage.write_recovered', {
             tenant: inc.tenant,
             project: inc.project,
             role: inc.role,
-            tool: inc.tool,
+            tool,
             attempts: attempt + 1,
           })
         return true

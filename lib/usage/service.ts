@@ -7,7 +7,7 @@ import type { Logger } from '../runtime/logger'
 import { UsageCounter } from './counting'
 import { DemandReader } from './demand'
 import type { RoleInsight, RoleSurface } from './insights'
-import { computeInsights, DEFAULT_WINDOW_DAYS } from './insights'
+import { computeInsights, DEFAULT_WINDOW_DAYS, dayWindow } from './insights'
 import type { ToolUsageStore } from './ports'
 import type { UsageRecorderOptions } from './recorder'
 import { UsageRecorder } from './recorder'
@@ -44,7 +44,13 @@ export class UsageService {
 
   /** Spec §14.4 insights plus the discovery funnel, per role (see insights.ts for shapes and rules). */
   async insights(tenant: string, project: string, opts: { days?: number } = {}): Promise<RoleInsight[]> {
-    const records = await this.opts.store.list(tenant, project)
+    const days = opts.days ?? DEFAULT_WINDOW_DAYS
+    const now = this.opts.clock.now()
+    const window = dayWindow(now, days)
+    const [records, dayRecords] = await Promise.all([
+      this.opts.store.list(tenant, project),
+      this.opts.store.listDays(tenant, project, window.from, window.to),
+    ])
     if (records.length === 0) return []
     const roles = [...new Set(records.map((r) => r.role))]
     let surfaces: ReadonlyMap<string, RoleSurface> = new Map()
@@ -56,6 +62,6 @@ export class UsageService {
         this.opts.log.log('warn', 'usage.surface_unavailable', { tenant, project, error: (e as Error).message })
       }
     }
-    return computeInsights(records, { now: this.opts.clock.now(), days: opts.days ?? DEFAULT_WINDOW_DAYS, surfaces })
+    return computeInsights(records, { now, days, surfaces, dayRecords })
   }
 }

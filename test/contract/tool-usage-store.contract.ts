@@ -137,6 +137,28 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       ])
     })
 
+    it('adds calls per role and day atomically, and reads a window of days sorted by day then role', async () => {
+      const day = (role: string, d: string, calls: number) => ({ tenant: 'acme', project: 'shop', role, day: d, calls })
+      await Promise.all(Array.from({ length: 40 }, () => store.incrementDay(day('coder', '2026-03-02', 1))))
+      await store.incrementDay(day('chat', '2026-03-02', 3))
+      await store.incrementDay(day('coder', '2026-03-01', 5))
+      await store.incrementDay(day('coder', '2026-03-04', 7))
+      await store.incrementDay({ ...day('coder', '2026-03-02', 9), project: 'other' })
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-03')).toEqual([
+        { role: 'coder', day: '2026-03-01', calls: 5 },
+        { role: 'chat', day: '2026-03-02', calls: 3 },
+        { role: 'coder', day: '2026-03-02', calls: 40 },
+      ])
+      expect(await store.listDays('acme', 'shop', '2026-03-04', '2026-03-04')).toEqual([{ role: 'coder', day: '2026-03-04', calls: 7 }])
+    })
+
+    it('keeps day rows out of the per-tool rows', async () => {
+      await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2 })
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2 }))
+      expect((await store.list('acme', 'shop')).map((r) => r.tool)).toEqual(['file_read'])
+      expect((await store.list('acme', 'shop', 'coder')).map((r) => r.tool)).toEqual(['file_read'])
+    })
+
     it('reads every row of a project larger than one result page', async () => {
       // ~3 KB per item: 600 items are more than DynamoDB's 1 MB result page.
       const family = 'f'.repeat(3000)

@@ -51,8 +51,27 @@ describe('GET /admin/projects/{p}/insights/tool-usage', () => {
         deferredNeverDiscovered: null,
         primaryNeverCalled: null,
         recommendations: [],
+        callsPerDay: { from: '2026-03-03', to: '2026-04-01', counts: [{ day: '2026-04-01', calls: 3 }] },
       },
     ])
+  })
+
+  it('draws calls per day from the day counts: a ?days window, days without calls left out', async () => {
+    await api.post('/brain/acme/projects/p1/tools/whoami/invoke', { params: {} })
+    clock.advance(2 * 86_400_000)
+    for (let i = 0; i < 2; i++) await api.post('/brain/acme/projects/p1/tools/whoami/invoke', { params: {} })
+    await deps.usage.flush()
+    const [role] = await (await api.get(`${insights}?days=7`)).json()
+    expect(role.callsPerDay).toEqual({
+      from: '2026-03-28',
+      to: '2026-04-03',
+      counts: [
+        { day: '2026-04-01', calls: 1 },
+        { day: '2026-04-03', calls: 2 },
+      ],
+    })
+    const [narrow] = await (await api.get(`${insights}?days=1`)).json()
+    expect(narrow.callsPerDay.counts).toEqual([{ day: '2026-04-03', calls: 2 }])
   })
 
   it('does not count a failed call', async () => {

@@ -96,6 +96,17 @@ describe('POST /processes (spawn)', () => {
     expect(await long.json()).toMatchObject({ errors: [{ pointer: '/allowedTools' }] })
   })
 
+  it("names the recipe's defer list deferredByRecipe: the manifest defers more than it", async () => {
+    await putDoc('recipes/lazy.yaml', 'engine: default\nallowedToolsDefer: [whoami]\n')
+    const res = await api.post(`${base}/processes`, { recipe: 'lazy' })
+    const body = await res.json()
+    expect(body.deferredByRecipe).toEqual(['whoami'])
+    expect(body).not.toHaveProperty('deferred')
+    expect((await (await api.get(`${base}/processes/${body.id}`)).json()).deferredByRecipe).toEqual(['whoami'])
+    const deferredInManifest = (await manifest(body.id)).discoveryBlock.match(/^- \S+/gm) ?? []
+    expect(deferredInManifest.length).toBeGreaterThan(1)
+  })
+
   it('answers 422 for an unknown recipe and 400 for a malformed body', async () => {
     const unknown = await api.post(`${base}/processes`, { recipe: 'nope' })
     expect(unknown.status).toBe(422)

@@ -82,14 +82,14 @@ describe('POST /projects/{p}/surface/preview', () => {
       engine: seen.engine,
       models: seen.models,
       allowed: seen.allowed,
-      deferred: seen.deferred,
+      deferredByRecipe: seen.deferredByRecipe,
       warnings: seen.warnings,
     }).toEqual({
       recipe: process.recipe,
       engine: process.engine,
       models: process.models,
       allowed: process.allowed,
-      deferred: process.deferred,
+      deferredByRecipe: process.deferredByRecipe,
       warnings: process.warnings,
     })
   })
@@ -118,22 +118,22 @@ describe('POST /projects/{p}/surface/preview', () => {
       { family: 'tool_description', tools: ['tool_description'], status: 'kept', tier: 'floor' },
       { family: 'tool_list', tools: ['tool_list'], status: 'kept', tier: 'floor' },
       { family: 'gamma_one', tools: ['gamma_one'], status: 'kept', tier: 'keep' },
-      { family: 'invoke', tools: ['invoke_tool'], status: 'kept', tier: 'builtin' },
-      { family: 'whoami', tools: ['whoami'], status: 'kept', tier: 'builtin' },
+      { family: 'invoke', tools: ['invoke_tool'], status: 'kept', tier: 'handwritten' },
+      { family: 'whoami', tools: ['whoami'], status: 'kept', tier: 'handwritten' },
       { family: 'echo', tools: ['echo__say'], status: 'kept', tier: 'pack' },
       // a dropFirst prefix splits each tool it matches off the alpha family
       { family: 'alpha_one', tools: ['alpha_one'], status: 'demoted', tier: 'dropFirst' },
       { family: 'alpha_two', tools: ['alpha_two'], status: 'demoted', tier: 'dropFirst' },
-      { family: 'beta', tools: ['beta_one'], status: 'deferred', tier: 'builtin' },
+      { family: 'beta', tools: ['beta_one'], status: 'deferred', tier: 'handwritten' },
       {
         family: 'doc',
         tools: ['doc_discovery', 'doc_errors', 'doc_getting_started', 'doc_scripted_tools', 'doc_tools_overview'],
         status: 'deferred',
-        tier: 'builtin',
+        tier: 'handwritten',
       },
       { family: 'echo', tools: ['echo__shout'], status: 'deferred', tier: 'pack' },
-      { family: 'execute', tools: ['execute_javascript'], status: 'deferred', tier: 'builtin' },
-      { family: 'notes', tools: ['notes'], status: 'deferred', tier: 'builtin' },
+      { family: 'execute', tools: ['execute_javascript'], status: 'deferred', tier: 'handwritten' },
+      { family: 'notes', tools: ['notes'], status: 'deferred', tier: 'handwritten' },
     ])
     expect(seen.manifest.budget).toEqual({ limit: 7, reserved: 1, effective: 6, demoted: 2, demotedFamilies: ['alpha_one', 'alpha_two'] })
     expect(seen.warnings).toEqual([

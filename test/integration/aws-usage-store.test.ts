@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { ensureTable } from '../../lib/stores/aws/provision'
 import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { USAGE_DAY_RETENTION_DAYS } from '../../lib/usage/ports'
 import { toolUsageStoreContract } from '../contract/tool-usage-store.contract'
 import { awsTestClients, uniqueSuffix } from '../support/aws'
 
@@ -45,6 +46,25 @@ describe('DynamoToolUsageStore on dynalite', () => {
       listedHits: 1,
       lastCallAt: '2026-01-01T00:00:00.000Z',
     })
+  })
+
+  it('keeps a day row in a partition of its own with expiresAt, the table TTL attribute, after the retention', async () => {
+    const { store, tableName, clients } = await freshUsageStore()
+    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2 })
+    const got = await clients.dynamo.getItem<Record<string, unknown>>({
+      TableName: tableName,
+      ConsistentRead: true,
+      Key: { scope: 'acme#shop#day', roleTool: '2026-03-01#coder' },
+    })
+    expect(got.Item).toEqual({
+      scope: 'acme#shop#day',
+      roleTool: '2026-03-01#coder',
+      role: 'coder',
+      day: '2026-03-01',
+      calls: 2,
+      expiresAt: Date.UTC(2026, 2, 1) / 1000 + (USAGE_DAY_RETENTION_DAYS + 1) * 86_400,
+    })
+    expect(toolUsageTableSpec(tableName).ttlAttribute).toBe('expiresAt')
   })
 
   it('sends one UpdateItem per increment', async () => {

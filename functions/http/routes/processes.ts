@@ -92,7 +92,8 @@ function view(p: ProcessRecord) {
     models: p.models,
     allowed: p.allowed,
     promoted: p.promoted,
-    deferred: p.deferred,
+    // Only the recipe's allowedToolsDefer: the tools' own defaults defer more, which the manifest shows.
+    deferredByRecipe: p.deferred,
     keep: p.keep,
     dropFirst: p.dropFirst,
     activationTtlSeconds: p.activationTtlMs / 1000,

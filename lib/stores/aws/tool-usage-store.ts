@@ -6,26 +6,32 @@
  *
  * One increment is one UpdateItem: `ADD` for the counters (atomic; concurrent writers of the same
  * key never lose a count, and the item is created on first use) and `SET` for the family, names and
- * timestamps. No TTL attribute: usage has no retention (spec §14.4).
+ * timestamps. Those rows have no TTL attribute: usage totals have no retention (spec §14.4).
  *
  * An increment carries its flush id as a write id (./write-ids.ts): the update is conditional on
  * the row not holding it, so a retry of an attempt that was applied but whose answer was lost
  * fails that condition, which is then the success it was, and nothing is counted twice — unless
  * more than three other flushes of the same key landed between the lost answer and the retry.
+ *
+ * Day rows (the calls-per-day chart) share the table in partitions of their own: `scope`
+ * `<tenant>#<project>#day`, `roleTool` `<YYYY-MM-DD>#<role>`, with `role`, `day`, `calls`,
+ * `expiresAt` (epoch seconds, the table's TTL attribute; retention USAGE_DAY_RETENTION_DAYS) and
+ * the same write ids.
  */
 
-import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
-import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
+import type { ToolUsageRecord, ToolUsageStore, UsageDayIncrement, UsageDayRecord, UsageIncrement } from '../../usage/ports'
+import { compareRecords, dayExpiry, usageDayScope, usageDaySortKey, usageScope, usageSortKey } from '../../usage/ports'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
 import { storeError } from './store-errors'
 import { newWriteId, writeIdClauses } from './write-ids'
 
-/** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`), no TTL. */
+/** ToolUsage table: `scope` (`<tenant>#<project>`) + `roleTool` (`<role>#<tool>`); only day rows carry `expiresAt`. */
 export const toolUsageTableSpec = (name: string): TableSpec => ({
   name,
   hashKey: { name: 'scope', type: 'S' },
   rangeKey: { name: 'roleTool', type: 'S' },
+  ttlAttribute: 'expiresAt',
 })
 
 export interface DynamoToolUsageStoreOptions {
@@ -132,6 +138,48 @@ export class DynamoToolUsageStore implements ToolUsageStore {
       startKey = page.LastEvaluatedKey
     } while (startKey)
     return rows.sort(compareRecords)
+  }
+
+  async incrementDay(inc: UsageDayIncrement): Promise<void> {
+    const names: Record<string, string> = { '#role': 'role', '#day': 'day', '#exp': 'expiresAt', '#calls': 'calls' }
+    const values: Record<string, unknown> = { ':role': inc.role, ':day': inc.day, ':exp': dayExpiry(inc.day), ':calls': inc.calls }
+    const ids = writeIdClauses(names, values, inc.flushId ?? newWriteId())
+    try {
+      await this.send(() =>
+        this.db.updateItem({
+          TableName: this.table,
+          Key: { scope: usageDayScope(inc.tenant, inc.project), roleTool: usageDaySortKey(inc.day, inc.role) },
+          UpdateExpression: `SET ${['#role = :role', '#day = :day', '#exp = :exp', ...ids.set].join(', ')} ADD #calls :calls`,
+          ConditionExpression: ids.condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      )
+    } catch (e) {
+      // as for increment: the row holds this flush's id, so it was counted already
+      if ((e as { name?: string } | null)?.name !== 'ConditionalCheckFailedException') throw e
+    }
+  }
+
+  async listDays(tenant: string, project: string, from: string, to: string): Promise<UsageDayRecord[]> {
+    const rows: UsageDayRecord[] = []
+    let startKey: Record<string, unknown> | undefined
+    do {
+      const page = await this.send(() =>
+        this.db.query<{ role: string; day: string; calls?: number }>({
+          TableName: this.table,
+          ConsistentRead: true,
+          // '$' sorts right after '#': every `<to>#<role>` is below `<to>$`.
+          KeyConditionExpression: '#s = :scope AND #k BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#s': 'scope', '#k': 'roleTool' },
+          ExpressionAttributeValues: { ':scope': usageDayScope(tenant, project), ':from': `${from}#`, ':to': `${to}$` },
+          ExclusiveStartKey: startKey,
+        }),
+      )
+      for (const item of page.Items) rows.push({ role: item.role, day: item.day, calls: Number(item.calls ?? 0) })
+      startKey = page.LastEvaluatedKey
+    } while (startKey)
+    return rows
   }
 
   /** The stored item as it is (tests prove the layout other readers rely on). */

@@ -1,10 +1,14 @@
 /** In-process ToolUsageStore with the same promises as the DynamoDB adapter. */
-import type { ToolUsageRecord, ToolUsageStore, UsageIncrement } from '../../usage/ports'
-import { compareRecords, usageScope, usageSortKey } from '../../usage/ports'
+import type { ToolUsageRecord, ToolUsageStore, UsageDayIncrement, UsageDayRecord, UsageIncrement } from '../../usage/ports'
+import { compareRecords, USAGE_DAY_RETENTION_DAYS, usageScope, usageSortKey } from '../../usage/ports'
+
+const DAY_MS = 86_400_000
 
 export class MemoryToolUsageStore implements ToolUsageStore {
   /** scope → sort key → row */
   private readonly rows = new Map<string, Map<string, ToolUsageRecord>>()
+  /** scope → `<day>#<role>` → row */
+  private readonly days = new Map<string, Map<string, UsageDayRecord>>()
   /** Backend requests served (increments and reads), so tests can prove coalescing. */
   roundTrips = 0
   /** Per row, the flush ids of its last 4 increments (the DynamoDB adapter's write-id slots). */
@@ -39,5 +43,42 @@ export class MemoryToolUsageStore implements ToolUsageStore {
     const out: ToolUsageRecord[] = []
     for (const row of partition.values()) if (role === undefined || row.role === role) out.push({ ...row })
     return out.sort(compareRecords)
+  }
+
+  async incrementDay(inc: UsageDayIncrement): Promise<void> {
+    this.roundTrips++
+    const scope = usageScope(inc.tenant, inc.project)
+    let partition = this.days.get(scope)
+    if (!partition) this.days.set(scope, (partition = new Map()))
+    const key = `${inc.day}#${inc.role}`
+    if (inc.flushId !== undefined) {
+      const seen = this.recentFlushes.get(`${scope}#day\u0000${key}`) ?? []
+      if (seen.includes(inc.flushId)) return
+      this.recentFlushes.set(`${scope}#day\u0000${key}`, [inc.flushId, ...seen].slice(0, 4))
+    }
+    const row = partition.get(key)
+    if (row) {
+      row.calls += inc.calls
+      return
+    }
+    partition.set(key, { role: inc.role, day: inc.day, calls: inc.calls })
+    // A new row is the moment to forget the expired ones (DynamoDB's TTL does it there): a
+    // project holds at most retention × roles day rows.
+    const oldest = new Date(Date.parse(`${inc.day}T00:00:00.000Z`) - USAGE_DAY_RETENTION_DAYS * DAY_MS).toISOString().slice(0, 10)
+    for (const [k, r] of partition)
+      if (r.day < oldest) {
+        partition.delete(k)
+        this.recentFlushes.delete(`${scope}#day\u0000${k}`)
+      }
+  }
+
+  async listDays(tenant: string, project: string, from: string, to: string): Promise<UsageDayRecord[]> {
+    this.roundTrips++
+    const partition = this.days.get(usageScope(tenant, project))
+    if (!partition) return []
+    return [...partition.values()]
+      .filter((r) => r.day >= from && r.day <= to)
+      .map((r) => ({ ...r }))
+      .sort((a, b) => (a.day !== b.day ? (a.day < b.day ? -1 : 1) : a.role < b.role ? -1 : a.role > b.role ? 1 : 0))
   }
 }

@@ -59,6 +59,8 @@ describe('DemandReader', () => {
     let fail = true
     const flaky = {
       increment: store.increment.bind(store),
+      incrementDay: store.incrementDay.bind(store),
+      listDays: store.listDays.bind(store),
       list: (...a: Parameters<typeof store.list>) => (fail ? Promise.reject(new Error('table gone')) : store.list(...a)),
     }
     const reader = new DemandReader({ store: flaky, clock: new ManualClock(), log })

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { RoleSurface } from '../../../lib/usage/insights'
 import { computeInsights, DEMOTE_MIN_ROLE_CALLS, PROMOTE_MIN_DISCOVERIES } from '../../../lib/usage/insights'
 import type { ToolUsageRecord } from '../../../lib/usage/ports'
+import { USAGE_DAY_RETENTION_DAYS } from '../../../lib/usage/ports'
 
 const NOW = Date.UTC(2026, 5, 30, 12, 0, 0)
 const daysAgo = (d: number) => new Date(NOW - d * 24 * 3600_000).toISOString()
@@ -73,9 +74,29 @@ describe('tool-usage insights', () => {
         deferredNeverDiscovered: null,
         primaryNeverCalled: null,
         recommendations: [],
+        callsPerDay: { from: '2026-06-01', to: '2026-06-30', counts: [] },
       },
     ])
     expect(out[0].lastActivityAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+  })
+
+  it('keeps only the window of day counts, at most the retention, per role and in day order', () => {
+    const dayRecords = [
+      { role: 'coder', day: '2026-06-30', calls: 4 },
+      { role: 'coder', day: '2026-06-01', calls: 1 },
+      { role: 'coder', day: '2026-05-31', calls: 9 },
+      { role: 'chat', day: '2026-06-29', calls: 2 },
+    ]
+    const rows = [row('coder', 'a_x', { calls: 14 }), row('chat', 'a_x', { calls: 2 })]
+    const byRole = Object.fromEntries(computeInsights(rows, { now: NOW, dayRecords }).map((r) => [r.role, r.callsPerDay]))
+    expect(byRole.coder.counts).toEqual([
+      { day: '2026-06-01', calls: 1 },
+      { day: '2026-06-30', calls: 4 },
+    ])
+    expect(byRole.chat.counts).toEqual([{ day: '2026-06-29', calls: 2 }])
+    const long = computeInsights(rows, { now: NOW, days: 3650, dayRecords })[0].callsPerDay
+    expect([long.from, long.to]).toEqual(['2025-06-30', '2026-06-30'])
+    expect(USAGE_DAY_RETENTION_DAYS).toBe(366)
   })
 
   it('computes demand as calls + discoveryHits, for tools and roles', () => {

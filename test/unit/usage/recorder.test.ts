@@ -29,18 +29,36 @@ class FlakyStore extends MemoryToolUsageStore {
 }
 
 describe('UsageRecorder', () => {
-  it('writes nothing until flushed when automatic flushing is off, then one increment per key', async () => {
+  it('writes nothing until flushed when automatic flushing is off, then one increment per key and one per role and day', async () => {
     const store = new MemoryToolUsageStore()
     const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
     for (let i = 0; i < 10; i++) recorder.record(key, 'whoami', { calls: 1 })
     recorder.record({ ...key, tool: 'tool_list' }, 'tool', { calls: 1 })
     expect(store.roundTrips).toBe(0)
-    expect(recorder.pendingKeys).toBe(2)
-    expect(await recorder.flush()).toEqual({ written: 2, failed: 0 })
+    expect(recorder.pendingKeys).toBe(3)
+    expect(await recorder.flush()).toEqual({ written: 3, failed: 0 })
     expect(recorder.pendingKeys).toBe(0)
     expect((await store.list('acme', 'shop')).map((r) => [r.tool, r.calls])).toEqual([
       ['tool_list', 1],
       ['whoami', 10],
+    ])
+    expect(await store.listDays('acme', 'shop', '2026-01-01', '2026-01-01')).toEqual([{ role: 'coder', day: '2026-01-01', calls: 11 }])
+  })
+
+  it('counts calls per role and UTC day: a call past midnight goes to the next day', async () => {
+    const store = new MemoryToolUsageStore()
+    const clock = new ManualClock(Date.UTC(2026, 2, 1, 23, 59, 59))
+    const recorder = new UsageRecorder({ store, clock, log: new MemoryLogger(), flushDelayMs: 0 })
+    recorder.record(key, 'whoami', { calls: 2 })
+    recorder.record({ ...key, role: 'writer' }, 'whoami', { calls: 1 })
+    recorder.record(key, 'whoami', { discoveryHits: 4, listedHits: 2 })
+    clock.advance(2000)
+    recorder.record(key, 'whoami', { calls: 1 })
+    await recorder.flush()
+    expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-02')).toEqual([
+      { role: 'coder', day: '2026-03-01', calls: 2 },
+      { role: 'writer', day: '2026-03-01', calls: 1 },
+      { role: 'coder', day: '2026-03-02', calls: 1 },
     ])
   })
 
@@ -54,7 +72,8 @@ describe('UsageRecorder', () => {
 
   it('flushes at once when the pending keys reach the cap', async () => {
     const store = new MemoryToolUsageStore()
-    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0, maxPendingKeys: 3 })
+    // three tool keys and the one (role, day) they share
+    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0, maxPendingKeys: 4 })
     for (const tool of ['a', 'b', 'c']) recorder.record({ ...key, tool }, tool, { calls: 1 })
     expect(recorder.pendingKeys).toBe(0)
     await recorder.flush()
@@ -74,7 +93,8 @@ describe('UsageRecorder', () => {
       sleep: async (ms) => void pauses.push(ms),
     })
     recorder.record(key, 'whoami', { calls: 3 })
-    expect(await recorder.flush()).toEqual({ written: 1, failed: 0 })
+    // the tool's counters after two failures, and the day count (this store fails tool writes only)
+    expect(await recorder.flush()).toEqual({ written: 2, failed: 0 })
     expect(store.attempts).toBe(3)
     expect(pauses).toHaveLength(2)
     expect(pauses[0]).toBeGreaterThanOrEqual(10)
@@ -97,7 +117,7 @@ describe('UsageRecorder', () => {
       sleep: async () => {},
     })
     recorder.record(key, 'whoami', { calls: 2, discoveryHits: 1 })
-    expect(await recorder.flush()).toEqual({ written: 0, failed: 1 })
+    expect(await recorder.flush()).toEqual({ written: 1, failed: 1 })
     expect(store.attempts).toBe(3)
     expect(recorder.pendingKeys).toBe(0)
     expect(log.find('usage.write_failed')).toEqual([
