@@ -1,7 +1,9 @@
 /**
  * The web console in a real browser: headless Chromium (Debian's `chromium`, installed by
  * .ci/run when missing) driven by playwright-core against `npm start`, with data seeded through
- * the API. Screenshots go to test-artifacts/console/ (git-ignored).
+ * the API. Screenshots go to test-artifacts/console/ (git-ignored); with SCREENSHOTS_DIR set, the
+ * screenshots the docs show are written there too:
+ *   SCREENSHOTS_DIR=docs/screenshots npx vitest run test/e2e/console.test.ts
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -14,6 +16,10 @@ import { type LocalService, startLocalService, stopLocalService } from '../suppo
 
 const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = resolve('test-artifacts/console')
+const DOC_SHOTS = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : undefined
+const DESKTOP = { width: 1200, height: 800 }
+/** An iPhone 12–15 viewport in CSS pixels. */
+const PHONE = { width: 390, height: 844 }
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-console-'))
@@ -31,7 +37,7 @@ beforeAll(async () => {
   await storeBrokenTool(dataDir)
   service = await startLocalService(dataDir)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
-  context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
+  context = await browser.newContext({ viewport: DESKTOP })
   // Every request the pages make must stay on the service's own origin.
   await context.route('**/*', (route) => (new URL(route.request().url()).origin === service.origin ? route.continue() : route.abort()))
 }, 120_000)
@@ -76,6 +82,16 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
   await page.screenshot({ path: join(ARTIFACTS, `${name}.screen.png`) })
 }
+/** A first-screenful screenshot for the docs (console-<name>.png), when SCREENSHOTS_DIR is set. */
+async function docShot(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `docs-${name}.png`) })
+  if (DOC_SHOTS) await page.screenshot({ path: join(DOC_SHOTS, `console-${name}.png`) })
+}
+
+/** How far the page reaches past the viewport's right edge, in CSS pixels (0 = no sideways scroll). */
+const sidewaysOverflow = (page: Page) =>
+  page.evaluate('Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - window.innerWidth') as Promise<number>
+
 const rowNames = (page: Page) => page.$$eval('#tools-body tr', (rows) => rows.map((r) => r.getAttribute('data-tool')))
 
 describe('the web console', () => {
@@ -157,6 +173,7 @@ describe('the web console', () => {
     ])
     expect(JSON.parse((await tool.textContent('#schemas pre'))!)).toMatchObject({ type: 'object' })
     await shot(tool, 'tool')
+    await docShot(tool, 'tool')
     const pack = await visit('/console/tool?project=p1&name=pets')
     await pack.waitForSelector('#schema-pets__showPetById + p + pre')
     expect(JSON.parse((await pack.textContent('#schema-pets__showPetById + p + pre'))!)).toMatchObject({ required: ['petId'] })
@@ -186,7 +203,8 @@ describe('the web console', () => {
     expect(families).toEqual(
       expect.arrayContaining([
         ['tool_list', 'kept', 'floor: always in the manifest'],
-        ['whoami', 'kept', 'built-in'],
+        ['whoami', 'kept', 'handwritten: a single tool (configured in a layer or built in), not a pack'],
+        ['pets', 'deferred', 'deferred until discovered — would rank as pack: a sub-tool of a pack (<pack>__<operation>)'],
         ['doc_errors', 'demoted', 'demoted (did not fit) — dropFirst: the recipe gives it up first'],
       ]),
     )
@@ -199,7 +217,12 @@ describe('the web console', () => {
     expect(await agent.textContent('#demoted-discovery')).toContain('doc_errors')
     expect(await agent.$$('main img')).toEqual([])
     expect(await agent.evaluate('window.__pwned')).toBeUndefined()
+    // doc_errors, the one tool with a promptHint, was demoted: the model gets no hint this turn
+    expect(await agent.$$eval('#prompt-hints li', (lis) => lis.map((l) => l.textContent))).toEqual([
+      'none: no tool in the manifest has a promptHint',
+    ])
     await shot(agent, 'agent')
+    await docShot(agent, 'agent')
     // a recipe that does not exist: the API's 422 with its did-you-mean, and Chromium's own log line for the 422
     const before = browserErrors.length
     await agent.fill('#recipe', 'coderr')
@@ -211,6 +234,25 @@ describe('the web console', () => {
     ])
   })
 
+  it('previews the default recipe without a recipe in the address: no known limit, an open bar, the prompt hints', async () => {
+    const agent = await visit('/console/agent?project=p1')
+    await agent.waitForSelector('#budget-bar rect')
+    expect(await agent.inputValue('#recipe')).toBe('default')
+    expect(await agent.textContent('#budget .legend')).toContain('no known limit')
+    const bar = await agent.$$eval('#budget-bar rect', (rs) =>
+      rs.map((r) => [r.getAttribute('class'), Number(r.getAttribute('x')) + Number(r.getAttribute('width'))]),
+    )
+    expect(bar.map(([cls]) => cls)).toEqual(['floor', 'kept'])
+    // the tools drawn end within 60 % of the 800-unit bar; the rest is the dashed open end
+    expect(Math.max(...bar.map(([, end]) => Number(end)))).toBeLessThanOrEqual(480)
+    expect(await agent.$$('#budget-bar line.unbounded')).toHaveLength(1)
+    expect(await agent.$$('#budget-bar line.limit')).toEqual([])
+    expect(await agent.$$eval('#prompt-hints li', (lis) => lis.map((l) => l.textContent))).toEqual(['Quote the error code you looked up.'])
+    expect(await agent.$$eval('#families tr[data-family="doc"] td', (tds) => tds[1].textContent)).toBe('kept')
+    await shot(agent, 'agent-no-limit')
+    await docShot(agent, 'agent-no-limit')
+  })
+
   it('draws usage per role: demand per tool, the discovery funnel and recommendations', async () => {
     const usage = await visit('/console/usage?project=p1')
     await usage.waitForSelector('section[data-role="coder"] svg.demand rect')
@@ -219,9 +261,66 @@ describe('the web console', () => {
     expect(labels.slice(0, 2)).toEqual(['whoami', 'handbook'])
     expect(await usage.textContent(`${role} .recs`)).toMatch(/Promote handbook/)
     expect(await usage.textContent(`${role} .funnel`)).toContain('Primary, never called')
+    await shot(usage, 'usage')
+    await docShot(usage, 'usage')
     await usage.selectOption('#role', 'coder')
     expect(await usage.$$eval('#roles > section', (ss) => ss.map((s) => s.getAttribute('data-role')))).toEqual(['coder'])
-    await shot(usage, 'usage')
+  })
+
+  it('charts calls per day from the usage store, one bar per day that had calls, adding up to the role’s calls', async () => {
+    const usage = await visit('/console/usage?project=p1&days=14')
+    const role = 'section[data-role="coder"]'
+    await usage.waitForSelector(`${role} svg.per-day rect`)
+    const bars = await usage.$$eval(`${role} svg.per-day rect`, (rs) =>
+      rs.map((r) => [r.getAttribute('data-day'), Number(r.getAttribute('data-calls'))]),
+    )
+    const total = bars.reduce((n, [, calls]) => n + Number(calls), 0)
+    expect(await usage.textContent(`${role} p.muted`)).toMatch(new RegExp(`^${total} calls,`))
+    const today = new Date().toISOString().slice(0, 10)
+    expect(bars.map(([day]) => day).every((d) => String(d) <= today)).toBe(true)
+    const labels = await usage.$$eval(`${role} svg.per-day text`, (ts) => ts.map((t) => t.textContent))
+    expect(labels).toContain(new Date(Date.now() - 13 * 86_400_000).toISOString().slice(0, 10))
+    // nothing of this fresh service fell outside the window
+    expect(await usage.$$eval(`${role} > div > p.muted`, (ps) => ps.length)).toBe(0)
+  })
+
+  it('says what the _unknown role is on the usage page', async () => {
+    const usage = await visit('/console/usage?project=p1')
+    const note = await usage.waitForSelector('section[data-role="_unknown"] p.note')
+    expect(await note.textContent()).toMatch(/outside any process, through POST …\/tools\/\{name\}\/invoke/)
+    expect(await usage.textContent('main > p.muted')).toContain('_unknown')
+  })
+
+  it('never scrolls sideways at phone width (390 px) on any page, and is photographed there', async () => {
+    // the same tab: the sign-in lives in its sessionStorage
+    const phone = page
+    await phone.setViewportSize(PHONE)
+    const pages: [string, string, string | undefined][] = [
+      ['/console', 'h1', undefined],
+      ['/console/tools?project=p1', '#tools-body tr', 'tools.phone'],
+      ['/console/tool?project=p1&name=pets', '#schemas pre', undefined],
+      ['/console/agent?project=p1&recipe=coder', '#budget-bar rect', 'agent.phone'],
+      ['/console/agent?project=p1', '#budget-bar rect', 'agent-no-limit.phone'],
+      ['/console/usage?project=p1', 'svg.per-day rect', 'usage.phone'],
+    ]
+    const overflow: Record<string, number> = {}
+    for (const [path, ready, name] of pages) {
+      await phone.goto(`${service.origin}${path}`)
+      await phone.waitForSelector(ready)
+      await phone.waitForLoadState('networkidle')
+      overflow[path] = await sidewaysOverflow(phone)
+      await shot(phone, `phone-${path.replace(/\W+/g, '-')}`)
+      if (name) await docShot(phone, name)
+    }
+    await phone.setViewportSize(DESKTOP)
+    expect(overflow).toEqual(Object.fromEntries(pages.map(([path]) => [path, 0])))
+  })
+
+  it('shows the tools page photographed for the docs at desktop width', async () => {
+    const tools = await visit('/console/tools?project=p1')
+    await tools.waitForSelector('#tools-body tr')
+    expect(await sidewaysOverflow(tools)).toBe(0)
+    await docShot(tools, 'tools')
   })
 
   it('has no serious or critical accessibility violations on any page', async () => {

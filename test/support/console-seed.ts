@@ -83,7 +83,7 @@ export async function seedConsoleData(url: string, token: string) {
   await tool(
     'p1',
     'doc_errors',
-    'type: doc_lookup\ndescription: Our own error catalogue, over the bundled one.\nprimary: true\nlabels: [docs]\nparameters:\n  path: documents/errors.md\n',
+    'type: doc_lookup\ndescription: Our own error catalogue, over the bundled one.\nprimary: true\nlabels: [docs]\npromptHint: Quote the error code you looked up.\nparameters:\n  path: documents/errors.md\n',
   )
   await tool(
     'p1',
@@ -112,6 +112,8 @@ export async function seedConsoleData(url: string, token: string) {
   )
   await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 4\n')
 
+  // usage outside any process: the invoke route counts under the role _unknown
+  await send('POST', '/projects/p1/tools/whoami/invoke', JSON.stringify({ params: {} }), 'application/json')
   // usage: the role "coder" describes the deferred handbook three times and calls it once (a
   // promote recommendation), calls whoami, and lists the tools
   const spawned = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'coder' }), 'application/json')
@@ -125,7 +127,8 @@ export async function seedConsoleData(url: string, token: string) {
   const deadline = Date.now() + 10_000
   for (;;) {
     const roles = (await (await fetch(`${url}/admin/projects/p1/insights/tool-usage`, { headers: auth })).json()) as any[]
-    if (roles.some((r) => r.role === 'coder' && r.calls >= 7)) return { processId: spawned.id as string }
+    if (roles.some((r) => r.role === 'coder' && r.calls >= 10) && roles.some((r) => r.role === '_unknown'))
+      return { processId: spawned.id as string }
     if (Date.now() > deadline) throw new Error(`usage did not arrive: ${JSON.stringify(roles)}`)
     await new Promise((r) => setTimeout(r, 200))
   }

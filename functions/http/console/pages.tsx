@@ -130,21 +130,23 @@ function Tools() {
         <button type="submit">Load</button>
       </form>
       <p id="tools-count" class="muted"></p>
-      <table id="tools-table" class="grid" hidden>
-        <caption class="sr-only">Tools of the project, innermost layer first wins</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Layer</th>
-            <th scope="col">Enabled</th>
-            <th scope="col">Surface</th>
-            <th scope="col">Labels</th>
-            <th scope="col">Description</th>
-          </tr>
-        </thead>
-        <tbody id="tools-body"></tbody>
-      </table>
+      <div class="scroll">
+        <table id="tools-table" class="grid" hidden>
+          <caption class="sr-only">Tools of the project, innermost layer first wins</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col">Layer</th>
+              <th scope="col">Enabled</th>
+              <th scope="col">Surface</th>
+              <th scope="col">Labels</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody id="tools-body"></tbody>
+        </table>
+      </div>
       <section aria-labelledby="problems-h">
         <h2 id="problems-h">Problems</h2>
         <ul id="problems" class="problems"></ul>
@@ -210,18 +212,20 @@ function Agent() {
         </section>
         <section aria-labelledby="families-h">
           <h2 id="families-h">Families</h2>
-          <table class="grid">
-            <caption class="sr-only">Tool families and what the budget triage did with them</caption>
-            <thead>
-              <tr>
-                <th scope="col">Family</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reason (tier)</th>
-                <th scope="col">Tools</th>
-              </tr>
-            </thead>
-            <tbody id="families"></tbody>
-          </table>
+          <div class="scroll">
+            <table class="grid">
+              <caption class="sr-only">Tool families and what the budget triage did with them</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Family</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Reason (tier)</th>
+                  <th scope="col">Tools</th>
+                </tr>
+              </thead>
+              <tbody id="families"></tbody>
+            </table>
+          </div>
         </section>
         <section aria-labelledby="deferred-h">
           <h2 id="deferred-h">Deferred</h2>
@@ -232,6 +236,14 @@ function Agent() {
           <pre id="discovery" class="code" tabindex={0}></pre>
           <h3>Demoted this turn</h3>
           <pre id="demoted-discovery" class="code" tabindex={0}></pre>
+        </section>
+        <section aria-labelledby="hints-h">
+          <h2 id="hints-h">Prompt hints, as the model receives them</h2>
+          <p class="muted">
+            The promptHint of each tool in the manifest, once each: the engine adds them to the system prompt (over MCP they are the
+            server's instructions, under “Notes on your tools”).
+          </p>
+          <ul id="prompt-hints"></ul>
         </section>
       </div>
     </>
@@ -255,6 +267,10 @@ function Usage() {
         </label>
         <button type="submit">Load</button>
       </form>
+      <p class="muted">
+        Usage is counted per role: the recipe a process was spawned with, else its engine. Calls made outside any process — the invoke route{' '}
+        <code>{'POST …/tools/{name}/invoke'}</code>, which <code>server-tools call</code> uses — count under the role <code>_unknown</code>.
+      </p>
       <div id="roles"></div>
     </>
   )

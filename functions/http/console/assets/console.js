@@ -552,7 +552,8 @@
       ev.preventDefault()
       preview()
     })
-    if (params.get('recipe')) preview()
+    // The recipe field holds 'default' until changed: the page shows what that recipe gets at once.
+    preview()
 
     async function preview() {
       const proj = project.value.trim()
@@ -641,6 +642,11 @@
     const d = [...new Set(fromFamilies.length ? fromFamilies : Array.isArray(r.deferred) ? r.deferred : [])].sort()
     if (d.length === 0) deferred.append(h('li', { class: 'muted' }, 'none'))
     for (const n of d) deferred.append(h('li', {}, typeof n === 'string' ? n : String(n?.name ?? '')))
+    const hints = $('prompt-hints')
+    clear(hints)
+    const ph = Array.isArray(r.manifest?.promptHints) ? r.manifest.promptHints : []
+    if (ph.length === 0) hints.append(h('li', { class: 'muted' }, 'none: no tool in the manifest has a promptHint'))
+    for (const hint of ph) hints.append(h('li', {}, String(hint)))
     $('discovery').textContent = r.manifest?.discoveryBlock || '(empty: nothing is deferred)'
     $('demoted-discovery').textContent = r.manifest?.demotedDiscoveryBlock || '(empty: nothing was demoted)'
   }
@@ -651,8 +657,8 @@
     activated: 'activated: described or called recently',
     keep: 'keep: named in the recipe’s allowedToolsKeep',
     add: 'add: added by the recipe',
-    builtin: 'built-in',
-    pack: 'pack or configured tool',
+    handwritten: 'handwritten: a single tool (configured in a layer or built in), not a pack',
+    pack: 'pack: a sub-tool of a pack (<pack>__<operation>)',
     dropFirst: 'dropFirst: the recipe gives it up first',
   })
 
@@ -666,7 +672,8 @@
 
   /**
    * A horizontal bar of slots: floor | kept | free | reserved up to the limit line, then what did
-   * not fit (demoted) past it. Without a known limit: floor | kept.
+   * not fit (demoted) past it. Without a known limit there is no whole to fill: floor | kept at a
+   * fixed size per tool, then an open end — never a bar drawn full.
    * @param {HTMLElement} host
    * @param {{ limit: number | null, effective: number | null, reserved: number, floor: number, kept: number, demoted: number }} b
    */
@@ -678,7 +685,8 @@
     const inside = b.limit === null ? used : Math.max(b.limit, used)
     const width = 800
     const gap = b.demoted ? 12 : 0
-    const scale = (width - gap) / Math.max(1, inside + b.demoted)
+    // no limit: at most 24 units a tool and at most 60 % of the width, the rest is the open end
+    const scale = b.limit === null ? Math.min(24, (width * 0.6) / Math.max(1, used)) : (width - gap) / Math.max(1, inside + b.demoted)
     const parts = /** @type {[string, number][]} */ ([
       ['floor', b.floor],
       ['kept', b.kept],
@@ -710,7 +718,13 @@
       )
       x += w
     }
-    if (b.limit !== null) {
+    if (b.limit === null) {
+      const ox = used * scale + 6
+      svg.append(
+        s('line', { class: 'unbounded', x1: ox.toFixed(1), x2: width - 4, y1: 17, y2: 17 }),
+        s('text', { x: width - 4, y: 47, 'text-anchor': 'end' }, 'no known limit: every tool fits'),
+      )
+    } else {
       const lx = Math.min(width - 1, b.limit * scale)
       svg.append(
         s('line', { class: 'limit', x1: lx.toFixed(1), x2: lx.toFixed(1), y1: 0, y2: 36 }),
@@ -776,11 +790,20 @@
       'section',
       { class: 'role', 'aria-labelledby': id, 'data-role': r.role },
       h('h2', { id }, `Role ${r.role}`),
+      r.role === '_unknown'
+        ? h(
+            'p',
+            { class: 'note' },
+            'Not a recipe or engine: these calls came outside any process, through POST …/tools/{name}/invoke (server-tools call uses it), so no recipe names their role. Calls of spawned processes and MCP sessions count under their recipe.',
+          )
+        : null,
       h(
         'p',
         { class: 'muted' },
-        `${r.calls} calls, ${r.discoveryHits} discoveries, ${r.listedHits} listings over ${r.toolCount} tools; last activity ${last}`,
+        `${plural(r.calls, 'call')}, ${plural(r.discoveryHits, 'discovery', 'discoveries')}, ${plural(r.listedHits, 'listing')} over ${plural(r.toolCount, 'tool')}; last activity ${last}`,
       ),
+      h('h3', {}, 'Calls per day (UTC)'),
+      callsPerDayChart(r),
       h('h3', {}, 'Demand per tool'),
       demandChart(r),
       h('h3', {}, 'Discovery funnel'),
@@ -801,6 +824,78 @@
               h('li', { class: x.kind }, h('strong', {}, `${x.kind === 'promote' ? 'Promote' : 'Demote'} ${x.family}`), ` — ${x.reason}`),
             ),
           ),
+    )
+  }
+
+  /** @param {number} n @param {string} one @param {string} [many] */
+  const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+  const DAY_MS = 86_400_000
+
+  /**
+   * One bar per UTC day of the window the API answered (days without calls draw no bar), scaled
+   * to the busiest day; the calls outside the window or from before day counts began are named.
+   * @param {any} r
+   */
+  function callsPerDayChart(r) {
+    const per = r.callsPerDay
+    if (!per || !Array.isArray(per.counts)) return h('p', { class: 'muted' }, 'This service does not report calls per day.')
+    const from = Date.parse(`${per.from}T00:00:00Z`)
+    const days = Math.max(1, Math.round((Date.parse(`${per.to}T00:00:00Z`) - from) / DAY_MS) + 1)
+    const counts = new Map(per.counts.map((/** @type {any} */ c) => [c.day, Number(c.calls) || 0]))
+    const inWindow = [...counts.values()].reduce((a, b) => a + b, 0)
+    const max = Math.max(1, ...counts.values())
+    const left = 36
+    const plotW = 760
+    const plotH = 90
+    const slot = plotW / days
+    const svg = s('svg', {
+      viewBox: `0 0 ${left + plotW + 4} ${plotH + 34}`,
+      width: '100%',
+      role: 'img',
+      'aria-label': `Calls per day for role ${r.role} from ${per.from} to ${per.to}: ${inWindow} in all, at most ${max} on one day`,
+      class: 'per-day',
+    })
+    svg.append(
+      s('line', { class: 'axis', x1: left, x2: left + plotW, y1: plotH + 4, y2: plotH + 4 }),
+      s('text', { x: left - 6, y: 14, 'text-anchor': 'end' }, String(max)),
+      s('text', { x: left - 6, y: plotH + 4, 'text-anchor': 'end' }, '0'),
+      s('text', { x: left, y: plotH + 24 }, per.from),
+      s('text', { x: left + plotW, y: plotH + 24, 'text-anchor': 'end' }, per.to),
+    )
+    for (let i = 0; i < days; i++) {
+      const day = new Date(from + i * DAY_MS).toISOString().slice(0, 10)
+      const n = counts.get(day) || 0
+      if (!n) continue
+      const bh = Math.max(1, (n / max) * (plotH - 6))
+      svg.append(
+        s(
+          'rect',
+          {
+            class: 'calls',
+            x: (left + i * slot + slot * 0.1).toFixed(1),
+            y: (plotH + 4 - bh).toFixed(1),
+            width: Math.max(1, slot * 0.8).toFixed(1),
+            height: bh.toFixed(1),
+            'data-day': day,
+            'data-calls': n,
+          },
+          s('title', {}, `${day}: ${plural(n, 'call')}`),
+        ),
+      )
+    }
+    const outside = r.calls - inWindow
+    return h(
+      'div',
+      {},
+      svg,
+      outside > 0
+        ? h(
+            'p',
+            { class: 'muted' },
+            `${plural(outside, 'call')} of the ${r.calls} fell before ${per.from} or before day counts began; they are in the totals only.`,
+          )
+        : null,
     )
   }
 
@@ -883,7 +978,7 @@
         h('li', {}, h('span', { class: 'swatch disc' }), 'discoveries'),
       ),
       svg,
-      h('details', {}, h('summary', {}, 'The numbers'), table),
+      h('details', {}, h('summary', {}, 'The numbers'), h('div', { class: 'scroll' }, table)),
     )
   }
 
