@@ -152,6 +152,14 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       expect(await store.listDays('acme', 'shop', '2026-03-04', '2026-03-04')).toEqual([{ role: 'coder', day: '2026-03-04', calls: 7 }])
     })
 
+    it('adds a day increment once per flush id, as a retried flush sends it again', async () => {
+      const d = { tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 3 }
+      await store.incrementDay({ ...d, flushId: 'f1' })
+      await store.incrementDay({ ...d, flushId: 'f1' })
+      await store.incrementDay({ ...d, flushId: 'f2' })
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-01')).toEqual([{ role: 'coder', day: '2026-03-01', calls: 6 }])
+    })
+
     it('keeps day rows out of the per-tool rows', async () => {
       await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2 })
       await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2 }))

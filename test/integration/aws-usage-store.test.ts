@@ -48,9 +48,10 @@ describe('DynamoToolUsageStore on dynalite', () => {
     })
   })
 
-  it('keeps a day row in a partition of its own with expiresAt, the table TTL attribute, after the retention', async () => {
+  it('keeps a day row in a partition of its own with expiresAt (the table TTL attribute) and counts a flush id once', async () => {
     const { store, tableName, clients } = await freshUsageStore()
-    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2 })
+    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2, flushId: 'flush-1' })
+    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2, flushId: 'flush-1' })
     const got = await clients.dynamo.getItem<Record<string, unknown>>({
       TableName: tableName,
       ConsistentRead: true,
@@ -63,6 +64,10 @@ describe('DynamoToolUsageStore on dynalite', () => {
       day: '2026-03-01',
       calls: 2,
       expiresAt: Date.UTC(2026, 2, 1) / 1000 + (USAGE_DAY_RETENTION_DAYS + 1) * 86_400,
+      writeId: 'flush-1',
+      writeId1: '-',
+      writeId2: '-',
+      writeId3: '-',
     })
     expect(toolUsageTableSpec(tableName).ttlAttribute).toBe('expiresAt')
   })

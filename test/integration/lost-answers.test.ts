@@ -206,7 +206,8 @@ const scenarios: Record<string, Scenario> = {
       w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_write' }, 'file', { listedHits: 2 })
       return w.recorder.flush()
     },
-    state: (w) => w.usage.list('acme', 'shop'),
+    // the tool rows and the day row of the calls
+    state: async (w) => [await w.usage.list('acme', 'shop'), await w.usage.listDays('acme', 'shop', '2000-01-01', '2100-01-01')],
   },
   'a learned limit (lowered, then not)': {
     act: async (w) => {

@@ -46,7 +46,7 @@ export const scriptedParametersSchema: JsonSchema = {
     inputs: {
       ...inputsSchema,
       description:
-        'Declared inputs, bound as top-level variables; the tool input schema is generated from them. Optional: a script without inputs leaves it out.',
+        'Declared inputs, bound as top-level variables; the tool input schema is generated from them. A script that takes none leaves it out.',
     },
     source: { type: 'string', minLength: 1, description: 'Inline JavaScript; the value of the last expression is the result.' },
     scriptPath: {
