@@ -33,8 +33,15 @@ export const WORK_BUDGETS = {
   },
   yamlDepth: {
     limit: 100,
-    counts: 'nesting levels of JSON or YAML, found by a linear scan before any parser runs',
+    counts:
+      "nesting levels of JSON (a linear bracket scan) or YAML (counted on the `yaml` package's own lexer tokens, so quoting and continuation lines read as the parser reads them), before any parser runs",
     refusal: '400 / 422 with line and column',
+  },
+  yamlNodes: {
+    limit: 100_000,
+    counts:
+      'units of the parsed data: one per node plus one per 16 characters of a string or key, every use of an anchor (alias) counted again with all it holds',
+    refusal: '400 / 422 naming the limit',
   },
   schemaNodes: {
     limit: 2_000,
@@ -141,6 +148,34 @@ export function countNodes(value: unknown, limit: number): number {
     }
   }
   return count
+}
+
+/**
+ * The size of a JSON value as its consumers will walk it: one unit per node plus one per 16
+ * characters of each string, a shared node counted at every use; counted without recursion and
+ * without looking past `limit` (a cycle or a huge expansion costs no more than the limit).
+ * Returns limit + 1 when there is more.
+ */
+export function expandedSize(value: unknown, limit: number): number {
+  let units = 0
+  const stack: unknown[] = [value]
+  while (stack.length) {
+    const v = stack.pop()
+    units += typeof v === 'string' ? 1 + (v.length >> 4) : 1
+    if (units > limit) return limit + 1
+    if (v && typeof v === 'object') {
+      if (Array.isArray(v)) {
+        for (const item of v) if (units + stack.push(item) > limit) return limit + 1
+      } else {
+        for (const key in v) {
+          if (!Object.hasOwn(v, key)) continue
+          units += key.length >> 4
+          if (units + stack.push((v as Record<string, unknown>)[key]) > limit) return limit + 1
+        }
+      }
+    }
+  }
+  return units
 }
 
 /** Undefined when a schema a tenant wrote (or a remote server sent) is within the schema budget. */

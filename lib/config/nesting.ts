@@ -5,10 +5,12 @@
  * These scans are one linear pass over the characters, no allocation per character, and refuse a
  * text nested deeper than the limit with the line and column where it went too deep.
  *
- * The YAML scan is conservative: it counts every indentation step, compact `- `/`? ` indicator
- * and flow bracket as a level, so it may count a level or two more than the parser would
- * (a multi-line scalar's continuation lines), never fewer; the limit is generous for that reason.
+ * The YAML count runs on the `yaml` package's own lexer (linear, no stack), so it reads quoting
+ * and continuation lines as the parser does; it counts every indentation step, compact `- `/`? `
+ * indicator and flow bracket as a level, so it may count a level more than the parser would,
+ * never fewer; the limit is generous for that reason.
  */
+import { createRequire } from 'node:module'
 import type { Issue } from '../errors'
 import { WORK_BUDGETS } from './expansion-budget'
 
@@ -63,90 +65,71 @@ export function jsonTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string
   return offset < 0 ? undefined : tooDeep(text, offset, max, path)
 }
 
+type YamlLexer = { lex(source: string): Iterable<string> }
+let yamlLexer: (new () => YamlLexer) | undefined
+/** The `yaml` package's own lexer, loaded on first use (never at module load; see yaml.ts). */
+const lexer = (): YamlLexer => new (yamlLexer ??= (createRequire(import.meta.url)('yaml') as { Lexer: new () => YamlLexer }).Lexer)()
+
+/** The lexer's control tokens: markers that are not part of the source text. */
+const DOCUMENT = '\x02'
+const FLOW_END = '\x18'
+const SCALAR = '\x1f'
+
 /**
  * YAML: the indentation stack of block collections + compact `- `/`? ` indicators + flow
- * brackets (outside quotes and comments; block scalars `|`/`>` skipped). Undefined when within the limit.
+ * brackets, counted on the tokens of the `yaml` package's own lexer — the lexer the parser reads
+ * — so quoted, plain multi-line and block scalars are one token each, exactly as the parser will
+ * take them. (Issue 21 N4: a character scan of its own thought a quote at the start of a plain
+ * scalar's continuation line opened a quoted scalar and skipped to the next quote, past 64 KiB of
+ * brackets the parser then nested into.) The lexer is linear and keeps no stack; the block count
+ * is conservative (an indentation step is a level), never lower than the parser's.
+ * Undefined when within the limit.
  */
 export function yamlTooDeep(text: string, max = MAX_NESTING_DEPTH, path?: string): Issue | undefined {
   const indents: number[] = []
   let flow = 0
-  let quote = 0 // the open quote character (34 or 39) while inside a quoted scalar, else 0
-  let scalarParent = -1 // while >= 0: lines indented deeper than this are block scalar content
-  let i = 0
-  const n = text.length
-  while (i < n) {
-    // one line per iteration
-    let lineEnd = text.indexOf('\n', i)
-    if (lineEnd < 0) lineEnd = n
-    let p = i
-    while (p < lineEnd && text.charCodeAt(p) === 32) p++
-    const indent = p - i
-    const blank = p >= lineEnd || text.charCodeAt(p) === 13 || text.charCodeAt(p) === 35 /* # */
-    if (scalarParent >= 0) {
-      if (blank || indent > scalarParent) {
-        i = lineEnd + 1
-        continue
-      }
-      scalarParent = -1
+  let compact = 0
+  let lineStart = true
+  let lineIndent = 0
+  let scalarNext = false
+  let offset = 0
+  for (const token of lexer().lex(text)) {
+    if (token === DOCUMENT || token === FLOW_END) continue
+    if (token === SCALAR) {
+      scalarNext = true
+      continue
     }
-    if (!blank && flow === 0 && quote === 0) {
-      if (indent === 0 && (text.startsWith('---', p) || text.startsWith('...', p))) indents.length = 0
-      while (indents.length && indents[indents.length - 1] > indent) indents.pop()
-      if (!indents.length || indents[indents.length - 1] < indent) indents.push(indent)
-      if (indents.length > max) return tooDeep(text, p, max, path)
+    const at = offset
+    offset += token.length
+    const c = token.charCodeAt(0)
+    if (scalarNext) scalarNext = false
+    else if (c === 10 || (c === 13 && token.length <= 2)) {
+      lineStart = true
+      lineIndent = 0
+      compact = 0
+      continue
+    } else if (c === 32 || c === 9) {
+      if (lineStart && c === 32 && lineIndent === 0) lineIndent = token.length - token.trimStart().length
+      continue
+    } else if (c === 35 /* # comment */) continue
+    else if (lineStart && (token === '---' || token === '...')) {
+      indents.length = 0
+      continue
     }
-    let compact = 0
-    let valueStart = flow === 0 && quote === 0
-    for (; p < lineEnd; p++) {
-      const c = text.charCodeAt(p)
-      if (quote) {
-        if (quote === 34 && c === 92) p++
-        else if (c === quote) {
-          if (quote === 39 && text.charCodeAt(p + 1) === 39) p++
-          else quote = 0
-        }
-        continue
+    if (lineStart) {
+      lineStart = false
+      if (flow === 0) {
+        while (indents.length && indents[indents.length - 1] > lineIndent) indents.pop()
+        if (!indents.length || indents[indents.length - 1] < lineIndent) indents.push(lineIndent)
+        if (indents.length > max) return tooDeep(text, at, max, path)
       }
-      if (c === 32 || c === 9 || c === 13) continue
-      if (c === 35 /* # */ && (p === i || text.charCodeAt(p - 1) === 32 || text.charCodeAt(p - 1) === 9)) break
-      const next = p + 1 < lineEnd ? text.charCodeAt(p + 1) : 32
-      const spaceAfter = next === 32 || next === 9 || next === 13
-      if (flow === 0 && valueStart && (c === 45 /* - */ || c === 63) /* ? */ && spaceAfter) {
-        if (indents.length + ++compact > max) return tooDeep(text, p, max, path)
-        continue
-      }
-      if (valueStart && (c === 34 || c === 39)) {
-        quote = c
-        valueStart = false
-        continue
-      }
-      if (c === 91 || c === 123) {
-        if (flow > 0 || valueStart) {
-          if (indents.length + compact + ++flow > max) return tooDeep(text, p, max, path)
-          valueStart = true
-          continue
-        }
-      } else if ((c === 93 || c === 125) && flow > 0) {
-        flow--
-        valueStart = false
-        continue
-      } else if (c === 44 /* , */ && flow > 0) {
-        valueStart = true
-        continue
-      } else if (c === 58 /* : */ && (spaceAfter || flow > 0)) {
-        valueStart = true
-        continue
-      } else if (flow === 0 && valueStart && (c === 124 /* | */ || c === 62) /* > */) {
-        scalarParent = indent
-        break
-      } else if (valueStart && (c === 38 /* & */ || c === 33 /* ! */ || c === 42) /* * */) {
-        // an anchor, tag or alias: skip the token, the value (if any) still starts after it
-        while (p + 1 < lineEnd && text.charCodeAt(p + 1) !== 32) p++
-        continue
-      }
-      valueStart = false
     }
-    i = lineEnd + 1
+    if (token.length !== 1) continue
+    if (flow === 0 && (c === 45 /* - */ || c === 63) /* ? */) {
+      if (indents.length + ++compact > max) return tooDeep(text, at, max, path)
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (indents.length + compact + ++flow > max) return tooDeep(text, at, max, path)
+    } else if ((c === 93 /* ] */ || c === 125) /* } */ && flow > 0) flow--
   }
   return undefined
 }

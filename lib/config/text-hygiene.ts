@@ -149,7 +149,8 @@ const STRUCTURED = /\.(ya?ml|json)$/i
 export function checkDocumentText(path: string, body: string): { issues: Issue[]; json?: string } {
   if (!STRUCTURED.test(path)) return { issues: [] }
   const parsed = parseYaml(body, path)
-  if (!parsed.ok) return { issues: [] }
+  // a syntax error is the type's own check to report; data over its budget is refused for every type
+  if (!parsed.ok) return { issues: parsed.overBudget ? parsed.issues : [] }
   const issues = unsafeTextIssues(parsed.value, path)
   return issues.length ? { issues } : { issues, json: jsonFormOf(parsed.value.data) }
 }

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module'
 import type { Document, LineCounter } from 'yaml'
 import type { Issue } from '../errors'
-import { WORK_BUDGETS } from './expansion-budget'
+import { expandedSize, WORK_BUDGETS } from './expansion-budget'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
 type YamlModule = typeof import('yaml')
@@ -76,7 +76,8 @@ export function jsonFormOf(data: unknown): string | undefined {
  */
 export const MAX_YAML_BYTES = WORK_BUDGETS.yamlBytes.limit
 
-export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[] }
+/** `overBudget`: refused by a work budget (WORK_BUDGETS), not by its syntax — refused at every write path. */
+export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: Issue[]; overBudget?: true }
 
 export function parseYaml(source: YamlSource, path?: string): YamlResult {
   const text = textOf(source)
@@ -89,7 +90,8 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
   }
   // the shape first: the parser's cost grows with nesting (issue 10 F3), this scan's does not
   if (/^\s*[[{]/.test(text) && text.length > MAX_YAML_BYTES) return parseLargeJson(text, path)
-  const deep = yamlTooDeep(text, MAX_NESTING_DEPTH, path)
+  // past the size limit the text is refused anyway: only its first 64 KiB are lexed, for a position
+  const deep = yamlTooDeep(text.length > MAX_YAML_BYTES ? text.slice(0, MAX_YAML_BYTES) : text, MAX_NESTING_DEPTH, path)
   if (deep) return { ok: false, issues: [deep] }
   if (text.length > MAX_YAML_BYTES) {
     return {
@@ -120,7 +122,21 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
   const duplicate = duplicateKey(doc, lines, path)
   if (duplicate) return { ok: false, issues: [duplicate] }
   try {
-    return { ok: true, value: { data: doc.toJS({ maxAliasCount: 100 }), doc, lines } }
+    const data = doc.toJS({ maxAliasCount: 100 })
+    // aliases share what they point at: every consumer walks each use, so each use is charged
+    const limit = WORK_BUDGETS.yamlNodes.limit
+    if (expandedSize(data, limit) > limit)
+      return {
+        ok: false,
+        overBudget: true,
+        issues: [
+          {
+            path,
+            message: `the document expands to more than ${limit.toLocaleString('en-US')} units of data (a node, or 16 characters of text; every use of an anchor counts again)`,
+          },
+        ],
+      }
+    return { ok: true, value: { data, doc, lines } }
   } catch (e) {
     // alias bombs and similar: a document error, not a crash
     return { ok: false, issues: [{ path, message: `document cannot be read: ${(e as Error).message}` }] }

@@ -89,8 +89,12 @@ describe('control characters and bidi overrides in documents', () => {
     }
   })
 
-  it('walks a self-referencing alias once instead of following it forever', async () => {
-    expect((await api.put(`${base}/documents/specs/loop.yaml`, 'x: &a [ok, *a]\n', yamlType)).status).toBe(201)
+  it('refuses a self-referencing alias as data without end, counted to its budget instead of followed forever', async () => {
+    const loop = await api.put(`${base}/documents/specs/loop.yaml`, 'x: &a [ok, *a]\n', yamlType)
+    expect(loop.status).toBe(422)
+    expect((await loop.json()).errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('expands to more than 100,000 units') }),
+    ])
     const bad = await api.put(`${base}/documents/specs/loop2.yaml`, 'x: &a ["\\u202E", *a]\n', yamlType)
     expect(bad.status).toBe(422)
     expect((await bad.json()).errors).toHaveLength(1)

@@ -67,6 +67,26 @@ describe('the YAML shape scan', () => {
     expect(parseYaml(text).ok).toBe(true)
   })
 
+  // issue 21 N4 and layouts of its class: what a scan of its own misread, the parser's lexer does not
+  const layouts: [string, (nested: string) => string, number][] = [
+    ['a plain scalar whose continuation line starts with a quote (N4)', (n) => `a: x\n "y\nb: ${n}\nc: "\n`, 3],
+    ['the same with a single quote', (n) => `a: x\n 'y\nb: ${n}\nc: '\n`, 3],
+    ['a document start with content on its line (multi-document)', (n) => `a: 1\n--- ${n}\n`, 2],
+    ['an anchor glued to a flow collection', (n) => `a: &x${n}\n`, 1],
+    ['a tag glued to a flow collection', (n) => `a: !t${n}\n`, 1],
+    ['a block scalar with an indentation indicator, then a key', (n) => `a: |2\n   x\nb: ${n}\n`, 3],
+    ['an explicit key whose continuation starts with a quote', (n) => `? x\n "y\n: ${n}\nz: "\n`, 3],
+  ]
+  const brackets = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`
+
+  it.each(layouts)('counts %s as the parser nests it', (_, layout, line) => {
+    expect(yamlTooDeep(layout(brackets(3_000)))).toMatchObject({
+      line,
+      message: expect.stringContaining(`deeper than ${MAX_NESTING_DEPTH}`),
+    })
+    expect(yamlTooDeep(layout(brackets(50)))).toBeUndefined()
+  })
+
   it('makes parseYaml answer a deep document with an issue before the parser runs', () => {
     const result = parseYaml(`x: ${'['.repeat(300_000)}`, 'server-tools/deep.yaml')
     expect(result).toMatchObject({
@@ -103,5 +123,31 @@ describe('document sizes the YAML parser sees', () => {
     expect(read.ok && read.value.data).toEqual(value)
     expect(read.ok && read.value.doc).toBeUndefined()
     expect(parseYaml(text.slice(0, -1))).toMatchObject({ ok: false, issues: [{ line: 1, column: text.length }] })
+  })
+})
+
+describe('what a YAML document expands to', () => {
+  it('is charged at every use of an anchor, so a short text of aliases is refused by the size of its data', () => {
+    const long = 'x'.repeat(30_000)
+    const text = `a: &a "${long}"\nb: [${Array.from({ length: 99 }, () => '*a').join(', ')}]\n`
+    expect(text.length).toBeLessThan(MAX_YAML_BYTES)
+    expect(parseYaml(text)).toMatchObject({
+      ok: false,
+      issues: [{ message: expect.stringContaining('expands to more than 100,000 units') }],
+    })
+  })
+
+  it('refuses nested anchors whose uses multiply (a billion-laughs shape), and a self-referencing alias', () => {
+    const laughs = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]']
+    for (let i = 1; i < 6; i++) laughs.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`)
+    for (const text of [`${laughs.join('\n')}\n`, '&a [*a]\n']) {
+      const result = parseYaml(text)
+      expect(result.ok, text.slice(0, 40)).toBe(false)
+    }
+  })
+
+  it('leaves a document that uses anchors for what they are for', () => {
+    const text = 'base: &base {timeout: 5, retries: 2}\na: *base\nb: *base\n'
+    expect(parseYaml(text)).toMatchObject({ ok: true })
   })
 })

@@ -26,8 +26,8 @@ describe('the JSON form of a document', () => {
     expect(fromForm.ok && fromForm.value.data).toEqual((parseYaml(text) as { ok: true; value: { data: unknown } }).value.data)
   })
 
-  it('is not made for data JSON cannot hold exactly: infinities, NaN, negative zero, a self-referencing alias', () => {
-    for (const text of ['a: .inf\n', 'a: -.inf\n', 'a: .nan\n', 'a: -0.0\n', '&a [*a]\n']) {
+  it('is not made for data JSON cannot hold exactly: infinities, NaN, negative zero', () => {
+    for (const text of ['a: .inf\n', 'a: -.inf\n', 'a: .nan\n', 'a: -0.0\n']) {
       const parsed = parseYaml(text)
       expect(parsed.ok, text).toBe(true)
       expect(jsonFormOf((parsed as { ok: true; value: { data: unknown } }).value.data), text).toBeUndefined()
