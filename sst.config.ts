@@ -96,10 +96,11 @@ export default $config({
         primaryIndex: { hashKey: 'scope', rangeKey: 'id' },
         ttl: 'expiresAt',
       }),
-      // observedLimitsTableSpec: `tenant` + `endpoint`; tool limits learned from rejections
+      // observedLimitsTableSpec: `tenant` + `endpoint`; tool limits learned from rejections, expiring through `expiresAt`
       ObservedLimits: new sst.aws.Dynamo('ObservedLimits', {
         fields: { tenant: 'string', endpoint: 'string' },
         primaryIndex: { hashKey: 'tenant', rangeKey: 'endpoint' },
+        ttl: 'expiresAt',
       }),
       // Next table: one more entry like these (its keys from its TableSpec); it is linked below.
     }

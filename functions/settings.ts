@@ -248,7 +248,6 @@ export function awsCredentialsFromEnv(env: Record<string, string | undefined> = 
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
 }
 
-/** `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1). */
 /** '90s', '30m', '1h30m' → ms (a local parse: lib/recipes/documents would load its imports at cold start). */
 function durationMs(text: string): number | undefined {
   const m = /^(?:(\d{1,3})h)?(?:(\d{1,4})m)?(?:(\d{1,6})s)?$/.exec(text.trim())
@@ -256,14 +255,22 @@ function durationMs(text: string): number | undefined {
   return ((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 1000
 }
 
+/**
+ * `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1),
+ * `MCP_SESSION_IDLE_TTL`, `LEARNED_TOOL_LIMIT_MIN` (no learned tool limit below it; default 8),
+ * `LEARNED_TOOL_LIMIT_TTL_HOURS` (a learned limit is forgotten after it; default 168).
+ */
 export function surfaceSettingsFromEnv(env: Record<string, string | undefined> = process.env): Partial<SurfaceSettings> {
   const out: Partial<SurfaceSettings> = {}
-  const raw = env.TOOL_BUDGET_RESERVE
-  if (raw !== undefined && raw !== '') {
+  const whole = (name: string, min: number, max: number) => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return undefined
     const n = Number(raw)
-    if (!Number.isInteger(n) || n < 0 || n > 64) throw new Error(`TOOL_BUDGET_RESERVE must be a whole number from 0 to 64, got '${raw}'`)
-    out.reserve = n
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got '${raw}'`)
+    return n
   }
+  const reserve = whole('TOOL_BUDGET_RESERVE', 0, 64)
+  if (reserve !== undefined) out.reserve = reserve
   const idle = env.MCP_SESSION_IDLE_TTL
   if (idle !== undefined && idle !== '') {
     const ms = durationMs(idle)
@@ -271,5 +278,9 @@ export function surfaceSettingsFromEnv(env: Record<string, string | undefined> =
       throw new Error(`MCP_SESSION_IDLE_TTL must be a duration from 1m to 24h like '30m' or '2h', got '${idle}'`)
     out.mcpSessionIdleMs = ms
   }
+  const minimum = whole('LEARNED_TOOL_LIMIT_MIN', 1, 1_000)
+  if (minimum !== undefined) out.learnedLimitMinimum = minimum
+  const hours = whole('LEARNED_TOOL_LIMIT_TTL_HOURS', 1, 24 * 365)
+  if (hours !== undefined) out.learnedLimitTtlMs = hours * 3600_000
   return out
 }

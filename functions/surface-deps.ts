@@ -52,6 +52,7 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     documents: surfaceDocuments,
     log: o.log,
     clock: o.clock,
+    settings: definedOnly({ minimum: settings.learnedLimitMinimum, ttlMs: settings.learnedLimitTtlMs }),
   })
   const processes = new ProcessService({
     tools: o.tools,

@@ -9,7 +9,21 @@ import type { Logger } from '../../lib/runtime/logger'
 import { signHs256 } from './hs256'
 import { type AuthSettings, createTokenVerifier } from './token-verifier'
 
-export type Scope = 'tools:read' | 'tools:write' | 'tools:invoke' | 'insights:read' | 'secrets:write' | 'audit:read' | 'tenant:admin'
+/**
+ * `limits:report` lets an agent backend report a provider's tool-count rejection (POST
+ * /models/observed-limits). It is apart from `tools:invoke` because a report shrinks every
+ * manifest of the tenant for that model (issue 21 N6): grant it to the backend that talks to the
+ * providers, not to every caller of tools.
+ */
+export type Scope =
+  | 'tools:read'
+  | 'tools:write'
+  | 'tools:invoke'
+  | 'insights:read'
+  | 'secrets:write'
+  | 'audit:read'
+  | 'tenant:admin'
+  | 'limits:report'
 export const ALL_SCOPES: Scope[] = [
   'tools:read',
   'tools:write',
@@ -18,6 +32,7 @@ export const ALL_SCOPES: Scope[] = [
   'secrets:write',
   'audit:read',
   'tenant:admin',
+  'limits:report',
 ]
 
 export interface Principal {

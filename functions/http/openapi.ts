@@ -719,7 +719,7 @@ export function openApiDocument() {
       '/brain/{tenant}/models/observed-limits': {
         post: {
           summary:
-            "Learn an endpoint's tool limit from its rejection (spec §14.1); the minimum is kept per tenant and instance/model; scope tools:invoke",
+            "Learn an endpoint's tool limit from its rejection (spec §14.1): believed only when requestedToolCount exceeds the maximum named, never below the deployment's minimum, forgotten after its TTL or when the catalog's maxTools changes; the minimum live one is kept per tenant and instance/model; scope limits:report",
           parameters: [tenant],
           requestBody: {
             content: {
@@ -731,14 +731,17 @@ export function openApiDocument() {
                     instance: { type: 'string' },
                     model: { type: 'string' },
                     errorMessage: { type: 'string' },
-                    requestedToolCount: { type: 'integer' },
+                    requestedToolCount: { type: 'integer', description: 'Length of the tools array that was rejected (required to learn)' },
                     project: { type: 'string', description: "Whose catalog decides the limit in force (default '_tenant')" },
                   },
                 },
               },
             },
           },
-          responses: { 200: { description: '{ learned, model, observed?, limit, previous?, reason?, advice? }' }, 400: problem },
+          responses: {
+            200: { description: '{ learned, model, observed?, limit, previous?, expiresAt?, reason?, advice? }' },
+            400: problem,
+          },
         },
       },
       '/brain/{tenant}/admin/projects/{project}/insights/tool-usage': {

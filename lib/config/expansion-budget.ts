@@ -80,6 +80,40 @@ export const WORK_BUDGETS = {
     counts: 'characters of a rendered prompt (`prompt_template` prefix with its inputs filled in), added up before it is built',
     refusal: 'tool error',
   },
+  // Nodes alone miss what sharing costs: one `required` list or description referenced from many
+  // places is one object in memory and a copy in every rendering (issue 21 N2).
+  schemaBytes: {
+    limit: 256 * 1024,
+    counts: "bytes of one OpenAPI operation's input schema as rendered JSON, every use of a shared node counted",
+    refusal: 'the operation is left out with a problem',
+  },
+  packBytes: {
+    limit: 4 * 1024 * 1024,
+    counts: 'bytes of all the expanded input schemas of one OpenAPI document as rendered JSON',
+    refusal: 'the pack is a listing problem; its calls are tool errors naming the budget',
+  },
+  // A path item or parameter list shared by `$ref` is followed again at every use (issue 21 N3).
+  operationSteps: {
+    limit: 5_000,
+    counts: "steps of one OpenAPI operation's extraction: one per pointer segment of each `$ref` followed, per parameter merged, per argument-name collision, per path-template variable",
+    refusal: 'the operation (or the path item) is left out with a problem',
+  },
+  packSteps: {
+    limit: 200_000,
+    counts: 'the same steps over all the operations of one OpenAPI document',
+    refusal: 'the pack is a listing problem; its calls are tool errors naming the budget',
+  },
+  manifestBytes: {
+    limit: 8 * 1024 * 1024,
+    counts: 'bytes of one tools array (manifest in any format, MCP tools/list) as rendered, measured before rendering',
+    refusal: '422 naming the budget',
+  },
+  // Every turn of a process reads the catalog and the learned limit of each entry (issue 21 N5).
+  modelChain: {
+    limit: 16,
+    counts: 'entries of one model chain (spawn and preview `models`, a recipe `models` list)',
+    refusal: '400 (spawn, preview) / 422 (recipe document) naming the limit',
+  },
 } as const satisfies Record<string, WorkBudget>
 
 export type WorkItem = keyof typeof WORK_BUDGETS
@@ -94,6 +128,12 @@ export const EXPANSION_LIMITS = {
   packNodes: WORK_BUDGETS.packNodes.limit,
   packTools: WORK_BUDGETS.packTools.limit,
   promptChars: WORK_BUDGETS.promptChars.limit,
+  schemaBytes: WORK_BUDGETS.schemaBytes.limit,
+  packBytes: WORK_BUDGETS.packBytes.limit,
+  operationSteps: WORK_BUDGETS.operationSteps.limit,
+  packSteps: WORK_BUDGETS.packSteps.limit,
+  manifestBytes: WORK_BUDGETS.manifestBytes.limit,
+  modelChain: WORK_BUDGETS.modelChain.limit,
 } as const
 
 export class BudgetExceeded extends Error {
@@ -181,6 +221,37 @@ export function expandedSize(value: unknown, limit: number): number {
 /** Undefined when a schema a tenant wrote (or a remote server sent) is within the schema budget. */
 export function schemaOverBudget(schema: unknown, limit: number = EXPANSION_LIMITS.schemaNodes): string | undefined {
   return countNodes(schema, limit) > limit ? `the schema has more than ${limit.toLocaleString('en-US')} nodes` : undefined
+}
+
+/**
+ * Bytes of a JSON value as JSON.stringify would render it (string escapes counted as one
+ * character each), walking every use of a shared node, without recursion and without looking past
+ * `limit`. Returns limit + 1 when there are more, so measuring a huge value costs at most the limit.
+ */
+export function jsonBytes(value: unknown, limit: number): number {
+  let bytes = 0
+  const stack: unknown[] = [value]
+  while (stack.length) {
+    const v = stack.pop()
+    if (typeof v === 'string') bytes += v.length + 2
+    else if (typeof v === 'number' || typeof v === 'boolean') bytes += String(v).length
+    else if (v === null || v === undefined) bytes += 4
+    else if (Array.isArray(v)) {
+      bytes += 2 + v.length
+      if (bytes > limit) return limit + 1
+      for (const item of v) stack.push(item)
+    } else if (typeof v === 'object') {
+      bytes += 2
+      for (const key in v)
+        if (Object.hasOwn(v, key)) {
+          bytes += key.length + 4
+          if (bytes > limit) return limit + 1
+          stack.push((v as Record<string, unknown>)[key])
+        }
+    }
+    if (bytes > limit) return limit + 1
+  }
+  return bytes
 }
 
 /** Lets other work run between slices of a long expansion (each slice stays within the budget). */

@@ -3,10 +3,15 @@
  * strict (an unknown field is an error: a typo such as `allowedToolAdd` must not silently drop a
  * rule). The model catalog documents they name are read by lib/models.
  */
+import { EXPANSION_LIMITS } from '../config/expansion-budget'
 import { validateAgainst } from '../config/json-schema'
 import { closest, keyPosition, locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { parseModelRef } from '../models/documents'
+
+/** The problem of a model chain longer than the budget allows (spawn bodies and recipe documents). */
+export const modelChainTooLong = (length: number) =>
+  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${length.toLocaleString('en-US')})`
 
 export const RECIPES_PREFIX = 'recipes/'
 export const ENGINES_PREFIX = 'engines/'
@@ -190,7 +195,12 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
     })
   for (const f of ['allowedToolsAdd', 'allowedToolsRemove', 'allowedToolsDefer']) semantic.push(...entryIssues(raw, f, false))
   for (const f of ['allowedToolsKeep', 'allowedToolsDropFirst']) semantic.push(...entryIssues(raw, f, true))
-  if (Array.isArray(raw.models)) {
+  if (Array.isArray(raw.models) && raw.models.length > EXPANSION_LIMITS.modelChain)
+    semantic.push({
+      pointer: '/models',
+      message: modelChainTooLong(raw.models.length),
+    })
+  else if (Array.isArray(raw.models)) {
     raw.models.forEach((ref, i) => {
       if (typeof ref !== 'string') return
       const r = parseModelRef(ref)

@@ -4,6 +4,7 @@
  * `(engineDefault ∪ add) ∖ remove` — a tool labelled later never reaches a running process.
  */
 import { randomUUID } from 'node:crypto'
+import { EXPANSION_LIMITS } from '../config/expansion-budget'
 import { isReservedToolName, RESERVED_TOOL_NAMES } from '../config/server-tool'
 import { type Issue, invalidConfig, invalidInput, notFound } from '../errors'
 import { parseModelRef } from '../models/documents'
@@ -15,7 +16,7 @@ import { nameKey, type Tool } from '../tools/contracts'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
-import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
+import { DOC_NAME_PATTERN, enginePath, modelChainTooLong, parseEntry, recipePath } from './documents'
 import type { CallerProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
 
 export const DEFAULT_RECIPE = 'default'
@@ -294,6 +295,9 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   if (body.models !== undefined && body.models !== null) {
     if (!Array.isArray(body.models))
       issues.push({ pointer: '/models', message: "models must be a list of 'instance/model' strings, primary first" })
+    else if (body.models.length > EXPANSION_LIMITS.modelChain)
+      // checked before any entry is read: every turn of the process would read each one (issue 21 N5)
+      issues.push({ pointer: '/models', message: modelChainTooLong(body.models.length) })
     else {
       models = []
       body.models.forEach((m, i) => {

@@ -22,7 +22,7 @@ import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
 import { type ManifestFormat, toolsArrayJson } from './formats'
-import type { ObservedLimits } from './limits'
+import { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
 
 export interface SurfaceSettings {
@@ -44,6 +44,10 @@ export interface SurfaceSettings {
    * processes would otherwise pile up for a day each.
    */
   mcpSessionIdleMs?: number
+  /** No learned tool limit below this (LEARNED_TOOL_LIMIT_MIN; default LEARNED_LIMIT_DEFAULTS.minimum). */
+  learnedLimitMinimum?: number
+  /** A learned tool limit is forgotten this long after it was learned (LEARNED_TOOL_LIMIT_TTL_HOURS). */
+  learnedLimitTtlMs?: number
 }
 
 export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000
@@ -447,7 +451,7 @@ export class ProcessSurface implements DiscoverySurface {
     let limit: number | undefined
     const facts: LimitFacts['chain'] = []
     for (const e of catalog.entries) {
-      const l = learned.get(e.model)
+      const l = ObservedLimits.applicable(e, learned.get(e.model))
       facts.push({ ...e, ...(l !== undefined ? { learned: l } : {}) })
       for (const v of [e.catalog, l]) if (v !== undefined) limit = limit === undefined ? v : Math.min(limit, v)
     }

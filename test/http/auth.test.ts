@@ -109,7 +109,7 @@ const SCOPE_OF: Record<string, string> = {
   'POST /brain/:tenant/projects/:project/processes': 'tools:invoke',
   'POST /brain/:tenant/projects/:project/processes/:id/tool-calls': 'tools:invoke',
   'POST /brain/:tenant/projects/:project/processes/:id/diagnostics/empty-response': 'tools:invoke',
-  'POST /brain/:tenant/models/observed-limits': 'tools:invoke',
+  'POST /brain/:tenant/models/observed-limits': 'limits:report',
   'PUT /brain/:tenant/projects/:project/processes/:id/client-tools': 'tools:invoke',
   // MCP: a body that neither starts a session nor calls a tool (tools/list, ping) needs tools:read; ending a session tools:invoke.
   'POST /brain/:tenant/projects/:project/mcp': 'tools:read',

@@ -400,6 +400,7 @@ describe('POST /models/observed-limits', () => {
       instance: ' CORTECS ',
       model: 'GLM-5 ',
       errorMessage: rejection.replace('128', '64'),
+      requestedToolCount: 163,
     })
     expect(learned.status).toBe(200)
     expect(await learned.json()).toMatchObject({ learned: true, limit: 64, model: 'cortecs/GLM-5' })
@@ -410,6 +411,7 @@ describe('POST /models/observed-limits', () => {
         instance: 'cortecs',
         model: 'glm-5',
         errorMessage: rejection.replace('128', '80'),
+        requestedToolCount: 163,
       })
     ).json()
     expect(again).toMatchObject({ learned: false, previous: 64, limit: 64 })
@@ -431,6 +433,84 @@ describe('POST /models/observed-limits', () => {
       reason: expect.stringContaining('not a tool-count rejection'),
     })
     expect((await api.post('/brain/acme/models/observed-limits', { instance: 'openai' })).status).toBe(400)
+  })
+})
+
+describe('learned limits cannot be poisoned (issue 21 N6)', () => {
+  const report = (maximum: number, requestedToolCount?: number, tokenApi = api) =>
+    tokenApi.post('/brain/acme/models/observed-limits', {
+      instance: 'cortecs',
+      model: 'glm-5',
+      errorMessage: `Invalid 'tools': array too long. Expected an array with maximum length ${maximum}.`,
+      ...(requestedToolCount !== undefined ? { requestedToolCount } : {}),
+    })
+  const limitOf = async (id: string) => (await manifest(id)).budget.limit
+  beforeEach(async () => {
+    await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/_provider.yaml', 'wireType: openai\n')
+  })
+
+  it('raises a report of "maximum 1" to the deployment minimum of 8, so the manifest keeps the floor and real tools', async () => {
+    const p = await spawn({ models: ['cortecs/glm-5'] })
+    const answer = await (await report(1, 40)).json()
+    expect(answer).toMatchObject({ learned: true, observed: 1, limit: 8, advice: expect.stringContaining('no learned limit is below 8') })
+    expect(await limitOf(p.id)).toBe(8)
+  })
+
+  it('does not believe a rejection of a request no longer than the maximum it names, nor one that omits the count', async () => {
+    const p = await spawn({ models: ['cortecs/glm-5'] })
+    expect(await (await report(20, 20)).json()).toMatchObject({ learned: false, reason: expect.stringContaining('requestedToolCount') })
+    expect(await (await report(20)).json()).toMatchObject({ learned: false, reason: expect.stringContaining('requestedToolCount') })
+    expect(await limitOf(p.id)).toBe(null)
+  })
+
+  it('forgets a learned limit after its TTL of 7 days', async () => {
+    expect(await (await report(30, 60)).json()).toMatchObject({ learned: true, limit: 30, expiresAt: '2026-01-08T00:00:00.000Z' })
+    clock.advance(7 * 24 * 3600_000 - 1_000)
+    expect(await limitOf((await spawn({ models: ['cortecs/glm-5'] })).id)).toBe(30)
+    clock.advance(1_000)
+    const again = await spawn({ models: ['cortecs/glm-5'] })
+    expect(await limitOf(again.id)).toBe(null)
+  })
+
+  it("drops a learned limit once the catalog's maxTools for the model changes, and learns again under the new one", async () => {
+    await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/glm-5.yaml', 'maxTools: 100\n')
+    expect(await (await report(10, 60)).json()).toMatchObject({ learned: true, limit: 10 })
+    expect(await limitOf((await spawn({ models: ['cortecs/glm-5'] })).id)).toBe(10)
+    await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/glm-5.yaml', 'maxTools: 120\n')
+    const p = await spawn({ models: ['cortecs/glm-5'] })
+    expect(await limitOf(p.id)).toBe(120)
+    expect(await (await report(50, 60)).json()).toMatchObject({ learned: true, limit: 50 })
+    expect(await limitOf((await spawn({ models: ['cortecs/glm-5'] })).id)).toBe(50)
+  })
+
+  it('needs the limits:report scope: a tools:invoke token is refused with 403 naming it', async () => {
+    const invoker = client(makeApp(), await tokenFor('acme', 'tools:read tools:invoke'))
+    const res = await report(1, 40, invoker)
+    expect(res.status).toBe(403)
+    expect(await res.json()).toMatchObject({ requiredScope: 'limits:report' })
+  })
+})
+
+describe('model chains are bounded (issue 21 N5)', () => {
+  it('refuses a spawn with 17 models with a 400 naming the limit of 16, before reading any entry', async () => {
+    const models = Array.from({ length: 17 }, (_, i) => `nowhere${i}/m`)
+    const res = await api.post(`${base}/processes`, { models })
+    expect(res.status).toBe(400)
+    const body = await res.json()
+    expect(body.detail).toContain('at most 16 entries (this one has 17)')
+    expect(body.errors).toEqual([{ pointer: '/models', message: expect.stringContaining('at most 16') }])
+  })
+
+  it('takes a chain of exactly 16', async () => {
+    await api.put('/brain/acme/projects/_tenant/documents/models/cortecs/_provider.yaml', 'wireType: openai\n')
+    await spawn({ models: Array.from({ length: 16 }, (_, i) => `cortecs/m${i}`) })
+  })
+
+  it('refuses a recipe whose models list is longer than 16 with a 422 at write', async () => {
+    const models = Array.from({ length: 17 }, (_, i) => `  - openai/m${i}`).join('\n')
+    const res = await api.put(`${base}/documents/recipes/long.yaml`, `engine: default\nmodels:\n${models}\n`)
+    expect(res.status).toBe(422)
+    expect(await res.text()).toContain('at most 16 entries (this one has 17)')
   })
 })
 

@@ -36,9 +36,9 @@ describe('DynamoProcessStore on dynalite', () => {
 
   it('answers with one BatchGetItem for a whole chain of learned limits', async () => {
     const store = await freshLimitStore()
-    await store.lower({ tenant: 'acme', endpoint: 'a/x', maxTools: 5, observedAt: 'now' })
+    await store.lower({ tenant: 'acme', endpoint: 'a/x', maxTools: 5, observedAt: 'now', expiresAt: 2_000, catalog: 'none' }, 1_000)
     const before = store.roundTrips
-    const got = await store.getMany('acme', ['a/x', 'b/y', 'c/z'])
-    expect([got.get('a/x'), store.roundTrips - before]).toEqual([5, 1])
+    const got = await store.getMany('acme', ['a/x', 'b/y', 'c/z'], 1_000)
+    expect([got.get('a/x')?.maxTools, store.roundTrips - before]).toEqual([5, 1])
   })
 })

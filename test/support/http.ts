@@ -2,7 +2,7 @@
 import { issueToken } from '../../functions/http/auth'
 
 export const TEST_SECRET = 'test-secret-please-change'
-export const ALL = 'tools:read tools:write tools:invoke insights:read secrets:write audit:read tenant:admin'
+export const ALL = 'tools:read tools:write tools:invoke insights:read secrets:write audit:read tenant:admin limits:report'
 
 export async function tokenFor(tenant: string, scope = ALL, sub = 'alice@example.test', secret = TEST_SECRET, expiresInSeconds = 3600) {
   return issueToken(secret, { tenant, sub, scope, expiresInSeconds }, Math.floor(Date.now() / 1000))

@@ -11,7 +11,7 @@ import { objectBody, tenantParam } from '../request'
 const MAX_REQUESTED_TOOLS = 100_000
 
 export function modelRoutes(deps: AppDeps) {
-  return new Hono<AuthEnv>().post('/models/observed-limits', requireScope('tools:invoke'), async (c) => {
+  return new Hono<AuthEnv>().post('/models/observed-limits', requireScope('limits:report'), async (c) => {
     const body = await objectBody(c)
     const issues: Issue[] = []
     const str = (k: string, max = 200) => {

@@ -1,13 +1,14 @@
 /**
  * ObservedLimitStore on DynamoDB. Table: `tenant` (hash) + `endpoint` (`instance/model`, range).
- * `lower` is one conditional UpdateItem (`attribute_not_exists(maxTools) OR maxTools > :n`), so a
- * larger observation never overwrites a smaller one, whatever the interleaving. It carries a
+ * `lower` is one conditional UpdateItem (no live limit, or a larger one), so a larger observation
+ * never overwrites a smaller live one, whatever the interleaving. `expiresAt` (epoch seconds) is
+ * the table's TTL attribute; DynamoDB deletes late (and dynalite never), so reads filter it too. It carries a
  * write id (./write-ids.ts): a retry of an applied attempt whose answer was lost fails the
  * condition (the value is already there), finds its id, and answers `lowered: true` as it was.
  */
 
 import { ServerToolsError } from '../../errors'
-import type { ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
+import type { LearnedLimit, ObservedLimitRecord, ObservedLimitStore } from '../../surface/limits'
 import { endpointKey } from '../../surface/limits'
 import type { DynamoClient } from './dynamo/client'
 import type { TableSpec } from './provision'
@@ -18,6 +19,7 @@ export const observedLimitsTableSpec = (name: string): TableSpec => ({
   name,
   hashKey: { name: 'tenant', type: 'S' },
   rangeKey: { name: 'endpoint', type: 'S' },
+  ttlAttribute: 'expiresAt',
 })
 
 const UNPROCESSED_RETRIES = 8
@@ -34,12 +36,15 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     this.table = opts.tableName
   }
 
-  async lower(r: ObservedLimitRecord) {
+  async lower(r: ObservedLimitRecord, nowSec: number) {
     const writeId = newWriteId()
-    const names: Record<string, string> = { '#max': 'maxTools' }
+    const names: Record<string, string> = { '#max': 'maxTools', '#exp': 'expiresAt', '#cat': 'catalog' }
     const values: Record<string, unknown> = {
       ':n': r.maxTools,
       ':at': r.observedAt,
+      ':exp': r.expiresAt,
+      ':cat': r.catalog,
+      ':now': nowSec,
       ...(r.requestedToolCount !== undefined ? { ':req': r.requestedToolCount } : {}),
       ...(r.errorMessage !== undefined ? { ':msg': r.errorMessage } : {}),
     }
@@ -49,8 +54,9 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         this.db.updateItem({
           TableName: this.table,
           Key: { tenant: r.tenant, endpoint: endpointKey(r.endpoint) },
-          UpdateExpression: `SET #max = :n, observedAt = :at${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}, ${ids.set.join(', ')}`,
-          ConditionExpression: `(attribute_not_exists(#max) OR #max > :n) AND ${ids.condition}`,
+          UpdateExpression: `SET #max = :n, observedAt = :at, #exp = :exp, #cat = :cat${r.requestedToolCount !== undefined ? ', requestedToolCount = :req' : ''}${r.errorMessage !== undefined ? ', errorMessage = :msg' : ''}, ${ids.set.join(', ')}`,
+          // replaced when absent, larger, expired, or learned under another catalog limit
+          ConditionExpression: `(attribute_not_exists(#max) OR #max > :n OR attribute_not_exists(#exp) OR #exp <= :now OR attribute_not_exists(#cat) OR #cat <> :cat) AND ${ids.condition}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
@@ -67,8 +73,8 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
     }
   }
 
-  async getMany(tenant: string, endpoints: readonly string[]) {
-    const found = new Map<string, number>()
+  async getMany(tenant: string, endpoints: readonly string[], nowSec: number) {
+    const found = new Map<string, LearnedLimit>()
     const unique = [...new Set(endpoints.map(endpointKey))]
     for (let i = 0; i < unique.length; i += 100) {
       let pending: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((endpoint) => ({ tenant, endpoint }))
@@ -78,11 +84,15 @@ export class DynamoObservedLimitStore implements ObservedLimitStore {
         if (retry > 0) await sleep(Math.min(25 * 2 ** retry, 1_000))
         const keys: Record<string, unknown>[] = pending
         const res = await this.send(() => this.db.batchGetItem({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }))
-        for (const item of res.Responses[this.table] ?? []) found.set(item.endpoint as string, item.maxTools as number)
+        for (const item of res.Responses[this.table] ?? []) {
+          // records from before limits expired carry no expiresAt or catalog: they are not believed
+          if (typeof item.expiresAt !== 'number' || item.expiresAt <= nowSec || typeof item.catalog !== 'string') continue
+          found.set(item.endpoint as string, { maxTools: item.maxTools as number, catalog: item.catalog })
+        }
         pending = res.UnprocessedKeys[this.table]?.Keys
       }
     }
-    const out = new Map<string, number>()
+    const out = new Map<string, LearnedLimit>()
     for (const e of endpoints) {
       const n = found.get(endpointKey(e))
       if (n !== undefined) out.set(e, n)

@@ -35,6 +35,8 @@ beforeEach(async () => {
   deps = createMemoryDeps({
     clock,
     usageStore: usage,
+    // a deployment minimum below the default 8, so this catalog of 5 can learn 4
+    surface: { learnedLimitMinimum: 3 },
     bundledFiles: [
       { path: 'engines/default.yaml', body: '{}\n' },
       { path: 'recipes/default.yaml', body: 'engine: default\n' },
@@ -86,6 +88,7 @@ describe('the memoised manifest', () => {
       model: 'm',
       project: P,
       errorMessage: "Invalid 'tools': array too long. Expected an array with maximum length 4. array_above_max_length",
+      requestedToolCount: 5,
     })
     expect(answer.learned).toBe(true)
     expect((await decoded()).budget.limit).toBe(4)
