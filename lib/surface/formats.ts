@@ -4,7 +4,9 @@
  * Anthropic Messages `{ name, description, input_schema[, defer_loading] }`. Each tool's JSON is
  * rendered once per tool object and format (tool objects are cached by document version).
  */
+import { EXPANSION_LIMITS, jsonBytes } from '../config/expansion-budget'
 import type { JsonSchema } from '../config/json-schema'
+import { invalidConfig } from '../errors'
 import type { Tool } from '../tools/contracts'
 
 export const MANIFEST_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const
@@ -81,25 +83,53 @@ export function annotationsOf(labels: readonly string[]): { readOnlyHint?: boole
   return out.readOnlyHint === undefined && out.destructiveHint === undefined ? undefined : out
 }
 
-export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false): string {
+/**
+ * Rendering is bounded in bytes rendered, before any is rendered (issue 21 N2): a tool's schema may
+ * share nodes (a pack's `$ref`s, YAML aliases), which cost nothing in memory and a copy each in
+ * JSON. The measure walks every use but stops at the limit, so it costs at most the limit.
+ */
+function overManifestBudget(what: string, limit: number) {
+  const message = `${what} renders to more than ${limit.toLocaleString('en-US')} bytes of JSON, over the manifest budget (manifestBytes)`
+  return invalidConfig(`${message}; narrow the tools' schemas or the tools the recipe allows`, [{ message }])
+}
+
+export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false, limit: number = EXPANSION_LIMITS.manifestBytes): string {
   const key = deferLoading ? `${format}+defer` : format
   const map = (cache[key] ??= new WeakMap())
   let json = map.get(tool)
   if (json === undefined) {
-    json = JSON.stringify(render(tool, format, deferLoading))
+    const rendered = render(tool, format, deferLoading)
+    const bytes = jsonBytes(rendered, limit)
+    if (bytes > limit) throw overManifestBudget(`tool '${tool.name}'`, limit)
+    json = JSON.stringify(rendered)
     map.set(tool, json)
   }
   return json
 }
 
 /**
- * The tools array as JSON text. With `deferred` (Anthropic only), those tools are appended with
- * `defer_loading: true` and the whole array stays alphabetical.
+ * The tools array as JSON text, at most `limit` bytes (EXPANSION_LIMITS.manifestBytes). With
+ * `deferred` (Anthropic only), those tools are appended with `defer_loading: true` and the whole
+ * array stays alphabetical.
  */
-export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, deferred: readonly Tool[] = []): string {
-  if (!deferred.length) return `[${tools.map((t) => toolJson(t, format)).join(',')}]`
-  const all = [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) =>
-    a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0,
-  )
-  return `[${all.map(({ t, d }) => toolJson(t, format, d)).join(',')}]`
+export function toolsArrayJson(
+  tools: readonly Tool[],
+  format: ManifestFormat,
+  deferred: readonly Tool[] = [],
+  limit: number = EXPANSION_LIMITS.manifestBytes,
+): string {
+  const all = deferred.length
+    ? [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) =>
+        a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0,
+      )
+    : tools.map((t) => ({ t, d: false }))
+  const parts: string[] = []
+  let bytes = 2
+  for (const { t, d } of all) {
+    const json = toolJson(t, format, d, limit)
+    bytes += json.length + 1
+    if (bytes > limit) throw overManifestBudget('the manifest', limit)
+    parts.push(json)
+  }
+  return `[${parts.join(',')}]`
 }

@@ -9,14 +9,20 @@ import type { OpenApiDocument } from './read'
 
 export { type OpenApiDocument, type ReadResult, readOpenApi } from './read'
 
-/** The value a local reference (`#/components/schemas/Pet`) points at; undefined when dangling or external. */
-export function resolvePointer(doc: OpenApiDocument, ref: string): unknown {
+/**
+ * The value a local reference (`#/components/schemas/Pet`) points at; undefined when dangling or
+ * external. `steps` is charged one unit per pointer segment walked: a pointer is tenant input and
+ * each time one is followed costs its length again.
+ */
+export function resolvePointer(doc: OpenApiDocument, ref: string, steps?: ExpansionBudget): unknown {
   if (!ref.startsWith('#')) return undefined
   let cur: any = doc
   const path = ref.slice(1)
   if (path === '') return doc
   if (!path.startsWith('/')) return undefined
-  for (const raw of path.split('/').slice(1)) {
+  const parts = path.split('/').slice(1)
+  steps?.spend(parts.length)
+  for (const raw of parts) {
     const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
     if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined
     cur = cur[part]
@@ -24,8 +30,12 @@ export function resolvePointer(doc: OpenApiDocument, ref: string): unknown {
   return cur
 }
 
-/** Follows `$ref` chains on a non-schema object (a parameter, request body, response). */
-export function deref<T = any>(doc: OpenApiDocument, value: any, problems?: string[]): T | undefined {
+/**
+ * Follows `$ref` chains on a non-schema object (a parameter, request body, response, path item).
+ * Every reference followed is charged to `steps` (issue 21 N3: a path item shared by `$ref`
+ * brings its whole parameter list along each time it is used).
+ */
+export function deref<T = any>(doc: OpenApiDocument, value: any, problems?: string[], steps?: ExpansionBudget): T | undefined {
   const seen = new Set<string>()
   let cur = value
   while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
@@ -34,7 +44,7 @@ export function deref<T = any>(doc: OpenApiDocument, value: any, problems?: stri
       return undefined
     }
     seen.add(cur.$ref)
-    const next = resolvePointer(doc, cur.$ref)
+    const next = resolvePointer(doc, cur.$ref, steps)
     if (next === undefined) {
       problems?.push(`unresolved reference ${cur.$ref}${cur.$ref.startsWith('#') ? '' : ' (only local references are supported)'}`)
       return undefined
@@ -97,8 +107,14 @@ export interface InlineOptions {
   maxDepth?: number
   /** Drop `readOnly` properties (request bodies) or `writeOnly` ones (responses). */
   drop?: 'readOnly' | 'writeOnly'
-  /** Charged one unit per node produced; throws BudgetExceeded when spent (issue 10 F1). */
+  /**
+   * Charged one unit per node produced, each use of a shared node again (a `required` list, an
+   * enum, a default kept by reference is rendered once per use); throws BudgetExceeded when spent
+   * (issue 10 F1, issue 21 N2).
+   */
   budget?: ExpansionBudget
+  /** Charged one unit per pointer segment of each `$ref` followed. */
+  steps?: ExpansionBudget
 }
 
 /**
@@ -122,7 +138,7 @@ function walk(doc: OpenApiDocument, s: unknown, problems: string[], opts: Inline
     if (stack.includes(ref) || depth >= (opts.maxDepth ?? 8)) {
       return { type: 'object', description: `${name} (nested further; see the API documentation)` }
     }
-    const target = resolvePointer(doc, ref)
+    const target = resolvePointer(doc, ref, opts.steps)
     if (target === undefined) {
       problems.push(`unresolved reference ${ref}${ref.startsWith('#') ? '' : ' (only local references are supported)'}`)
       return {}
@@ -188,11 +204,10 @@ function walkObject(
       case 'unevaluatedItems':
         out[k] = typeof v === 'boolean' ? v : sub(v)
         break
-      case 'required':
-        if (Array.isArray(v)) out.required = v
-        break
       default:
-        // enums, defaults, patterns: shared, not copied, but they are part of what ajv and the model get
+        // required lists, enums, defaults: kept by reference, not copied, but every use is rendered
+        // in full for ajv and the model, so every use is charged (issue 21 N2)
+        if (k === 'required' && !Array.isArray(v)) break
         if (opts.budget && v && typeof v === 'object') opts.budget.spend(countNodes(v, opts.budget.limit))
         out[k] = v
     }

@@ -3,7 +3,7 @@
  * mapping from tool arguments back to path, query, header parameters and the request body.
  */
 
-import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, yieldToEventLoop } from '../../../config/expansion-budget'
+import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, jsonBytes, yieldToEventLoop } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import { schemaProblem } from '../../../config/schema-interpreter'
 import { deref, inlineSchema, type OpenApiDocument } from './document'
@@ -56,61 +56,126 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/i
 const FORM_MEDIA = 'application/x-www-form-urlencoded'
 
+/** The budgets of one document's expansion (EXPANSION_LIMITS; tests pass smaller ones). */
+export interface ExtractLimits {
+  schemaNodes: number
+  packNodes: number
+  packTools: number
+  schemaBytes: number
+  packBytes: number
+  operationSteps: number
+  packSteps: number
+}
+
+/** Problems kept per document; the rest are counted in one last problem. */
+export const MAX_PROBLEMS = 100
+
+/** What one extraction cost, in the units its budgets count. */
+export interface ExtractWork {
+  /** Nodes produced by schema inlining, every use of a shared node counted. */
+  nodes: number
+  /** Bytes of the operations' input schemas as rendered JSON. */
+  bytes: number
+  /** References followed (pointer segments) and parameters merged. */
+  steps: number
+  /** Turns given back to the event loop. */
+  yields: number
+}
+
 /**
  * Extracts every operation (cookie parameters are not offered; non-JSON bodies other than forms
- * skip the operation). Expansion is budgeted (issue 10 F1): an operation whose schemas pass
- * `schemaNodes` is left out with a problem; a document whose operations together pass `packNodes`
- * or `packTools` throws BudgetExceeded (the caller makes the whole pack a problem). Between
- * operations the event loop gets a turn, so one large document never holds it for long.
+ * skip the operation). Expansion is budgeted in what it costs, not in what the document looks like
+ * (issue 10 F1, issue 21 N2/N3): nodes produced, bytes the schema renders to, and references
+ * followed and parameters merged — each use of a shared node, parameter list or path item
+ * counted again. An operation over its own budget is left out with a problem; a document whose
+ * operations together pass a pack budget throws BudgetExceeded (the caller makes the whole pack a
+ * problem). The event loop gets a turn whenever a slice of work passes YIELD_EVERY units, and one
+ * operation's work is bounded by its own budgets, so no slice holds it for long.
  */
 export async function extractOperations(
   doc: OpenApiDocument,
-  limits: { schemaNodes: number; packNodes: number; packTools: number } = EXPANSION_LIMITS,
+  limits: ExtractLimits = EXPANSION_LIMITS,
+  /** Filled with what the extraction cost, also when it throws. */
+  work: ExtractWork = { nodes: 0, bytes: 0, steps: 0, yields: 0 },
 ): Promise<ExtractResult> {
   const operations: Operation[] = []
   const problems: string[] = []
+  let dropped = 0
+  const problem = (p: string) => (problems.length < MAX_PROBLEMS ? problems.push(p) : dropped++)
   const pack = new ExpansionBudget(limits.packNodes, 'the expanded schemas of all operations (nodes)')
+  const packBytes = new ExpansionBudget(limits.packBytes, 'the expanded schemas of all operations (bytes)')
+  const packSteps = new ExpansionBudget(limits.packSteps, 'the references followed and parameters merged for all operations')
   const tools = new ExpansionBudget(limits.packTools, 'the number of operations')
   let sinceYield = 0
-  for (const [path, rawItem] of Object.entries<any>(doc.paths ?? {})) {
-    const item = deref<any>(doc, rawItem, problems)
-    if (!item || typeof item !== 'object') continue
-    for (const m of OPENAPI_METHODS) {
-      const op = item[m]
-      if (!op || typeof op !== 'object') continue
-      tools.spend()
-      const method = m.toUpperCase()
-      const opProblems: string[] = []
-      const label = typeof op.operationId === 'string' ? op.operationId : `${method} ${path}`
-      const budget = pack.child(limits.schemaNodes, 'its expanded input schema (nodes)')
-      let built: Operation | undefined
-      try {
-        built = buildOperation(doc, path, method, item, op, opProblems, budget)
-      } catch (e) {
-        // the pack's own budget is the caller's to report; one operation's is this operation's
-        if (!(e instanceof BudgetExceeded) || pack.used > pack.limit) throw e
-        opProblems.push(`${e.message}; the operation was left out`)
-      }
-      // a pattern RE2 cannot run (or another unusable keyword) leaves the operation out, at listing, not at call time
-      const unusable = built && schemaProblem(built.inputSchema)
-      if (unusable) {
-        opProblems.push(`its input schema cannot be used: ${unusable.message} (at ${unusable.pointer}); the operation was left out`)
-        built = undefined
-      }
-      for (const p of opProblems) problems.push(`${label}: ${p}`)
-      if (built) operations.push(built)
-      sinceYield += budget.used + 1
-      if (sinceYield > YIELD_EVERY_NODES) {
-        sinceYield = 0
-        await yieldToEventLoop()
-      }
+  const slice = async (units: number) => {
+    sinceYield += units
+    if (sinceYield > YIELD_EVERY) {
+      sinceYield = 0
+      work.yields++
+      await yieldToEventLoop()
     }
   }
+  try {
+    for (const [path, rawItem] of Object.entries<any>(doc.paths ?? {})) {
+      const itemProblems: string[] = []
+      const itemSteps = packSteps.child(limits.operationSteps, 'the references followed for the path item')
+      let item: any
+      try {
+        item = deref<any>(doc, rawItem, itemProblems, itemSteps)
+      } catch (e) {
+        if (!(e instanceof BudgetExceeded) || packSteps.used > packSteps.limit) throw e
+        itemProblems.push(`${e.message}; the path was left out`)
+      }
+      for (const p of itemProblems) problem(`${path.slice(0, 200)}: ${p}`)
+      await slice(itemSteps.used + 1)
+      if (!item || typeof item !== 'object') continue
+      for (const m of OPENAPI_METHODS) {
+        const op = item[m]
+        if (!op || typeof op !== 'object') continue
+        tools.spend()
+        const method = m.toUpperCase()
+        const opProblems: string[] = []
+        const label = typeof op.operationId === 'string' ? op.operationId.slice(0, 200) : `${method} ${path.slice(0, 200)}`
+        const budget = pack.child(limits.schemaNodes, 'its expanded input schema (nodes)')
+        const steps = packSteps.child(limits.operationSteps, 'its references followed and parameters merged')
+        const bytes = packBytes.child(limits.schemaBytes, 'its expanded input schema (bytes)')
+        let built: Operation | undefined
+        try {
+          built = buildOperation(doc, path, method, item, op, opProblems, budget, steps)
+          // what the schema renders to, every use of a shared node counted; the walk stops at the limit
+          if (built) bytes.spend(jsonBytes(built.inputSchema, limits.schemaBytes))
+        } catch (e) {
+          // the pack's own budgets are the caller's to report; one operation's is this operation's
+          if (
+            !(e instanceof BudgetExceeded) ||
+            pack.used > pack.limit ||
+            packBytes.used > packBytes.limit ||
+            packSteps.used > packSteps.limit
+          )
+            throw e
+          built = undefined
+          opProblems.push(`${e.message}; the operation was left out`)
+        }
+        // a pattern RE2 cannot run (or another unusable keyword) leaves the operation out, at listing, not at call time
+        const unusable = built && schemaProblem(built.inputSchema)
+        if (unusable) {
+          opProblems.push(`its input schema cannot be used: ${unusable.message} (at ${unusable.pointer}); the operation was left out`)
+          built = undefined
+        }
+        for (const p of opProblems) problem(`${label}: ${p}`)
+        if (built) operations.push(built)
+        await slice(budget.used + steps.used + 1)
+      }
+    }
+  } finally {
+    Object.assign(work, { nodes: pack.used, bytes: packBytes.used, steps: packSteps.used })
+  }
+  if (dropped) problems.push(`and ${dropped.toLocaleString('en-US')} more problems`)
   return { operations, problems }
 }
 
-/** Nodes expanded between two turns of the event loop (a slice then costs a few ms). */
-const YIELD_EVERY_NODES = 2_000
+/** Units (nodes, steps) of work between two turns of the event loop (a slice then costs a few ms). */
+const YIELD_EVERY = 2_000
 
 function buildOperation(
   doc: OpenApiDocument,
@@ -120,15 +185,18 @@ function buildOperation(
   op: any,
   problems: string[],
   budget: ExpansionBudget,
+  steps: ExpansionBudget,
 ): Operation | undefined {
   const hasId = typeof op.operationId === 'string' && op.operationId.trim() !== ''
   const operationId = hasId ? op.operationId.trim() : derivedOperationId(method, path)
   const localName = sanitizeLocalName(operationId) || sanitizeLocalName(derivedOperationId(method, path))
 
-  // path-level parameters, overridden by operation-level ones with the same name and location
+  // path-level parameters, overridden by operation-level ones with the same name and location;
+  // each entry is charged, the ones a shared path item brings along included (issue 21 N3)
   const merged = new Map<string, any>()
   for (const raw of [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
-    const p = deref<any>(doc, raw, problems)
+    steps.spend()
+    const p = deref<any>(doc, raw, problems, steps)
     if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
     merged.set(`${p.in}\u0000${p.name}`, p)
   }
@@ -141,7 +209,10 @@ function buildOperation(
     let arg = name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64) || location
     if (taken.has(arg)) arg = `${location}_${arg}`.slice(0, 64)
     let n = 2
-    while (taken.has(arg)) arg = `${location}_${name.replace(/[^A-Za-z0-9_.-]/g, '_')}_${n++}`.slice(0, 64)
+    while (taken.has(arg)) {
+      steps.spend()
+      arg = `${location}_${name.replace(/[^A-Za-z0-9_.-]/g, '_')}_${n++}`.slice(0, 64)
+    }
     taken.add(arg)
     return arg
   }
@@ -149,6 +220,7 @@ function buildOperation(
   // path parameters first: they are the identity of the call
   const params = [...merged.values()].sort((a, b) => (a.in === 'path' ? 0 : 1) - (b.in === 'path' ? 0 : 1))
   for (const p of params) {
+    steps.spend()
     if (p.in === 'cookie') continue
     if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') {
       problems.push(`parameter '${p.name}' has unknown location '${p.in}' and was left out`)
@@ -161,10 +233,10 @@ function buildOperation(
     }
     let schema: JsonSchema = {}
     let json = false
-    if (p.schema !== undefined) schema = inlineSchema(doc, p.schema, problems, { budget })
+    if (p.schema !== undefined) schema = inlineSchema(doc, p.schema, problems, { budget, steps })
     else if (p.content && typeof p.content === 'object') {
       const [, media] = Object.entries<any>(p.content)[0] ?? []
-      if (media?.schema !== undefined) schema = inlineSchema(doc, media.schema, problems, { budget })
+      if (media?.schema !== undefined) schema = inlineSchema(doc, media.schema, problems, { budget, steps })
       json = true
     }
     const description = [p.description, p.in === 'path' ? undefined : `(${p.in} parameter${p.in === 'header' ? ` ${p.name}` : ''})`]
@@ -184,9 +256,12 @@ function buildOperation(
       ...(json ? { json } : {}),
     })
   }
+  const declared = new Set(bindings.filter((b) => b.in === 'path').map((b) => b.name))
   for (const name of path.match(/\{([^}]+)\}/g) ?? []) {
+    steps.spend()
     const bare = name.slice(1, -1)
-    if (!bindings.some((b) => b.in === 'path' && b.name === bare)) {
+    if (!declared.has(bare)) {
+      declared.add(bare)
       // an undeclared template variable: still callable, as a required string
       const arg = argFor(bare, 'path')
       properties[arg] = { type: 'string', description: `path parameter ${bare} (not declared by the API document)` }
@@ -197,7 +272,7 @@ function buildOperation(
 
   let body: BodyBinding | undefined
   if (op.requestBody !== undefined) {
-    const rb = deref<any>(doc, op.requestBody, problems)
+    const rb = deref<any>(doc, op.requestBody, problems, steps)
     const content = rb?.content && typeof rb.content === 'object' ? (rb.content as Record<string, any>) : {}
     const types = Object.keys(content)
     const mediaType =
@@ -214,7 +289,9 @@ function buildOperation(
     } else {
       const arg = taken.has('body') ? argFor('requestBody', 'body') : argFor('body', 'body')
       const schema =
-        content[mediaType]?.schema !== undefined ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly', budget }) : {}
+        content[mediaType]?.schema !== undefined
+          ? inlineSchema(doc, content[mediaType].schema, problems, { drop: 'readOnly', budget, steps })
+          : {}
       const description = typeof rb.description === 'string' ? rb.description : 'Request body'
       properties[arg] = { ...schema, description: schema.description ?? description }
       const isRequired = rb.required === true

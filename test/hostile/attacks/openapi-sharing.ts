@@ -1,0 +1,155 @@
+/**
+ * OpenAPI documents whose size is in what they share, not in what they say (issue 21 N2, N3):
+ * one node referenced from many places is one object in memory and a copy in every rendering.
+ * Plain data, shared by the hostile rows, the property test and the bench.
+ */
+
+type Json = Record<string, unknown>
+
+const info = { title: 'sharing', version: '1' }
+const servers = [{ url: 'https://api.example.test' }]
+
+/** `count` POST operations, each with the body schema `bodyRef`. */
+function operations(count: number, bodyRef: string): Json {
+  const paths: Json = {}
+  for (let i = 0; i < count; i++)
+    paths[`/op${i}`] = {
+      post: {
+        operationId: `op${i}`,
+        requestBody: { content: { 'application/json': { schema: { $ref: bodyRef } } } },
+        responses: { 200: { description: 'ok' } },
+      },
+    }
+  return paths
+}
+
+const names = (n: number, prefix = 'field_') => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`)
+
+/**
+ * N2 as reported: one `required` list of `names` entries (~12 bytes each) shared by every property
+ * of `Obj`, which is the body of `ops` operations. Small to write, every use rendered in full.
+ */
+export function sharedRequired(opts: { names?: number; props?: number; ops?: number } = {}) {
+  const { names: n = 5_000, props = 40, ops = 200 } = opts
+  const R = { type: 'object', required: names(n) }
+  const Obj = {
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: props }, (_, i) => [`p${i}`, { $ref: '#/components/schemas/R' }])),
+  }
+  return { openapi: '3.0.3', info, servers, paths: operations(ops, '#/components/schemas/Obj'), components: { schemas: { R, Obj } } }
+}
+
+/** Variant: one long description (the schema's only text) shared through `items` by many array properties. */
+export function sharedDescriptionViaItems(opts: { chars?: number; props?: number; ops?: number } = {}) {
+  const { chars = 60_000, props = 60, ops = 100 } = opts
+  const D = { type: 'string', description: 'd'.repeat(chars) }
+  const Obj = {
+    type: 'object',
+    properties: Object.fromEntries(
+      Array.from({ length: props }, (_, i) => [`p${i}`, { type: 'array', items: { $ref: '#/components/schemas/D' } }]),
+    ),
+  }
+  return { openapi: '3.0.3', info, servers, paths: operations(ops, '#/components/schemas/Obj'), components: { schemas: { D, Obj } } }
+}
+
+/**
+ * Variant: a `$ref` diamond — each level references the next twice (through `allOf` and a
+ * property), so the bottom is used 2^depth times in one schema; the bottom carries a shared
+ * `required` list.
+ */
+export function refDiamond(opts: { depth?: number; names?: number; ops?: number } = {}) {
+  const { depth = 6, names: n = 2_000, ops = 60 } = opts
+  const schemas: Json = {}
+  for (let i = 0; i < depth; i++)
+    schemas[`L${i}`] = {
+      allOf: [{ $ref: `#/components/schemas/L${i + 1}` }],
+      properties: { again: { $ref: `#/components/schemas/L${i + 1}` } },
+    }
+  schemas[`L${depth}`] = { type: 'object', required: names(n) }
+  return { openapi: '3.1.0', info, servers, paths: operations(ops, '#/components/schemas/L0'), components: { schemas } }
+}
+
+/**
+ * Variant: parameters in components (a query and a header on every operation) whose schema is one
+ * shared schema with a long `title`: a handful of nodes, every use a copy of the text.
+ */
+export function sharedParameterTitle(opts: { chars?: number; params?: number; ops?: number } = {}) {
+  const { chars = 60_000, params = 8, ops = 200 } = opts
+  const parameters: Json = {}
+  for (let i = 0; i < params; i++)
+    parameters[`Q${i}`] = { name: `q${i}`, in: i % 2 ? 'header' : 'query', schema: { $ref: '#/components/schemas/T' } }
+  const paths: Json = {}
+  for (let i = 0; i < ops; i++)
+    paths[`/op${i}`] = {
+      get: {
+        operationId: `op${i}`,
+        parameters: Object.keys(parameters).map((k) => ({ $ref: `#/components/parameters/${k}` })),
+        responses: { 200: { description: 'ok' } },
+      },
+    }
+  return {
+    openapi: '3.0.3',
+    info,
+    servers,
+    paths,
+    components: { schemas: { T: { type: 'string', title: 't'.repeat(chars) } }, parameters },
+  }
+}
+
+/**
+ * N3 as reported: every path is a `$ref` to one shared path item whose path-level `parameters` are
+ * `params` references to components; the names differ only in characters a tool argument cannot
+ * hold, so every one collides after sanitising.
+ */
+export function sharedPathItemParameters(opts: { params?: number; paths?: number } = {}) {
+  const { params = 3_000, paths: count = 125 } = opts
+  const parameters: Json = {}
+  const list: Json[] = []
+  for (let i = 0; i < params; i++) {
+    parameters[`P${i}`] = { name: `x${String.fromCharCode(0x100 + i)}`, in: 'header', schema: { type: 'string' } }
+    list.push({ $ref: `#/components/parameters/P${i}` })
+  }
+  const shared = {
+    parameters: list,
+    get: { responses: { 200: { description: 'ok' } } },
+    post: { responses: { 200: { description: 'ok' } } },
+  }
+  const paths: Json = { '/shared': shared }
+  for (let i = 0; i < count; i++) paths[`/p${i}`] = { $ref: '#/paths/~1shared' }
+  return { openapi: '3.1.0', info, servers, paths, components: { parameters } }
+}
+
+/** Variant: path-level cookie parameters (left out at once, never inlined) shared by every path item. */
+export function sharedCookieParameters(opts: { params?: number; paths?: number } = {}) {
+  const { params = 20_000, paths: count = 500 } = opts
+  const list = Array.from({ length: params }, (_, i) => ({ name: `c${i}`, in: 'cookie' }))
+  const shared = { parameters: list, get: { responses: { 200: { description: 'ok' } } } }
+  const paths: Json = { '/shared': shared }
+  for (let i = 0; i < count; i++) paths[`/p${i}`] = { $ref: '#/paths/~1shared' }
+  return { openapi: '3.1.0', info, servers, paths }
+}
+
+/** Variant: a chain of `length` parameter `$ref`s (P0 → P1 → … → a header), used by every operation. */
+export function parameterRefChain(opts: { length?: number; ops?: number } = {}) {
+  const { length = 5_000, ops = 400 } = opts
+  const parameters: Json = {}
+  for (let i = 0; i < length; i++) parameters[`P${i}`] = { $ref: `#/components/parameters/P${i + 1}` }
+  parameters[`P${length}`] = { name: 'h', in: 'header', schema: { type: 'string' } }
+  const paths: Json = {}
+  for (let i = 0; i < ops; i++)
+    paths[`/op${i}`] = {
+      get: { operationId: `op${i}`, parameters: [{ $ref: '#/components/parameters/P0' }], responses: { 200: { description: 'ok' } } },
+    }
+  return { openapi: '3.0.3', info, servers, paths, components: { parameters } }
+}
+
+/** Variant: one path item with `vars` undeclared template variables, shared by `paths` paths of the same template. */
+export function templateVariables(opts: { vars?: number; paths?: number } = {}) {
+  const { vars = 3_000, paths: count = 40 } = opts
+  const template = Array.from({ length: vars }, (_, i) => `{v${i}}`).join('/')
+  const paths: Json = {}
+  paths[`/a/${template}`] = { get: { responses: { 200: { description: 'ok' } } } }
+  for (let i = 1; i < count; i++)
+    paths[`/a${i}/${template}`] = { $ref: `#/paths/${encodeURIComponent(`/a/${template}`.replace(/~/g, '~0').replace(/\//g, '~1'))}` }
+  return { openapi: '3.0.3', info, servers, paths }
+}
