@@ -211,14 +211,21 @@ const scenarios: Record<string, Scenario> = {
   },
   'a learned limit (lowered, then not)': {
     act: async (w) => {
-      const r = { tenant: 'acme', endpoint: 'openai/gpt-4o', observedAt: '2026-01-01T00:00:00.000Z' }
+      const r = {
+        tenant: 'acme',
+        endpoint: 'openai/gpt-4o',
+        observedAt: '2026-01-01T00:00:00.000Z',
+        expiresAt: 2_000_000_000,
+        catalog: 'none',
+      }
+      const nowSec = 1_767_225_600
       return [
-        await answer(w.limits.lower({ ...r, maxTools: 128 })),
-        await answer(w.limits.lower({ ...r, maxTools: 200 })),
-        await answer(w.limits.lower({ ...r, maxTools: 100 })),
+        await answer(w.limits.lower({ ...r, maxTools: 128 }, nowSec)),
+        await answer(w.limits.lower({ ...r, maxTools: 200 }, nowSec)),
+        await answer(w.limits.lower({ ...r, maxTools: 100 }, nowSec)),
       ]
     },
-    state: (w) => w.limits.getMany('acme', ['openai/gpt-4o']),
+    state: (w) => w.limits.getMany('acme', ['openai/gpt-4o'], 1_767_225_600),
   },
 }
 

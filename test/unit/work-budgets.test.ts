@@ -19,6 +19,12 @@ describe('the work budget registry', () => {
       packNodes: WORK_BUDGETS.packNodes.limit,
       packTools: WORK_BUDGETS.packTools.limit,
       promptChars: WORK_BUDGETS.promptChars.limit,
+      schemaBytes: WORK_BUDGETS.schemaBytes.limit,
+      packBytes: WORK_BUDGETS.packBytes.limit,
+      operationSteps: WORK_BUDGETS.operationSteps.limit,
+      packSteps: WORK_BUDGETS.packSteps.limit,
+      manifestBytes: WORK_BUDGETS.manifestBytes.limit,
+      modelChain: WORK_BUDGETS.modelChain.limit,
     })
   })
 
