@@ -95,7 +95,8 @@ export const WORK_BUDGETS = {
   // A path item or parameter list shared by `$ref` is followed again at every use (issue 21 N3).
   operationSteps: {
     limit: 5_000,
-    counts: "steps of one OpenAPI operation's extraction: one per pointer segment of each `$ref` followed, per parameter merged, per argument-name collision, per path-template variable",
+    counts:
+      "steps of one OpenAPI operation's extraction: one per pointer segment of each `$ref` followed, per parameter merged, per argument-name collision, per path-template variable",
     refusal: 'the operation (or the path item) is left out with a problem',
   },
   packSteps: {
