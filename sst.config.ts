@@ -191,6 +191,23 @@ export default $config({
       },
     })
 
+    // ── The orphan sweep (functions/sweep.ts, lib/stores/aws/blob-sweep.ts) ──────────────────
+    // Deletes document bodies no item points at any more (a write whose answer was lost leaves
+    // the blob it replaced); blobs younger than an hour are never touched. Off the request path.
+    new sst.aws.Cron('BlobSweep', {
+      schedule: 'rate(1 day)',
+      function: {
+        handler: 'functions/sweep.handler',
+        runtime: 'nodejs22.x',
+        architecture: 'arm64',
+        memory: '512 MB',
+        timeout: '15 minutes',
+        link: [tables.Documents, blobs],
+        environment: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+        nodejs: { format: 'esm', banner: ESM_REQUIRE_BANNER, minify: true },
+      },
+    })
+
     return {
       api: api.url,
     }

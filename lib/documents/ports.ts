@@ -79,11 +79,21 @@ export interface DocumentVersion {
   version: number
 }
 
-/** Large bodies live here; keys include the document version so bytes are never overwritten. */
+/** Large bodies live here; a key is unique to the write that made it, so bytes are never overwritten. */
 export interface BlobStore {
   put(key: string, body: string): Promise<void>
   get(key: string): Promise<string | undefined>
   delete(key: string): Promise<void>
+  /**
+   * One page of the keys under `prefix`, in key order, each with when it was written (epoch ms);
+   * `next` continues the listing. For the orphan sweep, never on a request path.
+   */
+  list(prefix: string, next?: string): Promise<{ blobs: BlobListing[]; next?: string }>
+}
+
+export interface BlobListing {
+  key: string
+  modifiedAt: number
 }
 
 export const docId = (key: DocumentKey) => `${key.scope}\u0000${key.path}`

@@ -10,6 +10,19 @@ export function blobStoreContract(name: string, make: () => Promise<BlobStore>) 
       blobs = await make()
     })
 
+    it('lists the keys under a prefix in key order, each with when it was written', async () => {
+      const before = Date.now()
+      for (const key of ['docs/b@2', 'docs/a@1', 'other/x', 'docs/c/d@3']) await blobs.put(key, 'x')
+      const after = Date.now()
+      const page = await blobs.list('docs/')
+      expect(page.blobs.map((b) => b.key)).toEqual(['docs/a@1', 'docs/b@2', 'docs/c/d@3'])
+      expect(page.next).toBeUndefined()
+      // S3 keeps whole seconds
+      for (const b of page.blobs) expect(b.modifiedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000)
+      for (const b of page.blobs) expect(b.modifiedAt).toBeLessThanOrEqual(after)
+      expect((await blobs.list('none/')).blobs).toEqual([])
+    })
+
     it('reads a missing key as undefined', async () => {
       expect(await blobs.get('docs/never-written')).toBeUndefined()
     })

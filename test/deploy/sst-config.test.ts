@@ -175,6 +175,20 @@ describe('sst.config.ts', () => {
     expect(out.exports).toContain('handler')
   })
 
+  it('schedules the orphan blob sweep: a daily Cron whose handler exports `handler` and is linked to what it reads', async () => {
+    const cron = cfg.one('sst.aws.Cron', 'BlobSweep')
+    expect(cron.args.schedule).toBe('rate(1 day)')
+    const [file, exported] = splitHandler(cron.args.function.handler)
+    expect([file, exported]).toEqual(['functions/sweep', 'handler'])
+    const source = stripComments(readFileSync(join(ROOT, `${file}.ts`), 'utf8'))
+    const reads = [...new Set([...source.matchAll(/\bResource\.(\w+)/g)].map((m) => m[1]))].sort()
+    const linked = (cron.args.function.link as Component[]).map((l) => l.name).sort()
+    expect(reads).toEqual(['Blobs', 'Documents'])
+    expect(linked).toEqual(reads)
+    expect(LAMBDA_NODE_RUNTIMES).toContain(cron.args.function.runtime)
+    expect(Number(/^(\d+) minutes$/.exec(cron.args.function.timeout)?.[1])).toBeLessThanOrEqual(15)
+  })
+
   it('links every resource that functions/ reads through Resource.X', () => {
     const reads = resourcesReadByFunctions()
     expect([...reads.keys()]).toEqual(expect.arrayContaining(['Documents', 'Blobs']))

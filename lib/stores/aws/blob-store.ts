@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3'
-import type { BlobStore } from '../../documents/ports'
+import type { BlobListing, BlobStore } from '../../documents/ports'
 import { ServerToolsError } from '../../errors'
 import { noopTracer, type Tracer } from '../../runtime/tracer'
 import { loadS3Sdk } from './clients'
@@ -58,6 +58,17 @@ export class S3BlobStore implements BlobStore {
   async delete(key: string) {
     const [s3, { DeleteObjectCommand }] = await Promise.all([this.s3(), loadS3Sdk()])
     await this.guard('DeleteObject', () => s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })))
+  }
+
+  async list(prefix: string, next?: string): Promise<{ blobs: BlobListing[]; next?: string }> {
+    const [s3, { ListObjectsV2Command }] = await Promise.all([this.s3(), loadS3Sdk()])
+    const out = await this.guard('ListObjectsV2', () =>
+      s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(next ? { ContinuationToken: next } : {}) })),
+    )
+    return {
+      blobs: (out.Contents ?? []).map((o) => ({ key: o.Key ?? '', modifiedAt: o.LastModified?.getTime() ?? 0 })),
+      ...(out.IsTruncated && out.NextContinuationToken ? { next: out.NextContinuationToken } : {}),
+    }
   }
 
   /** Counts the request, in a client span, and maps S3 throttling to THROTTLED; everything else is rethrown as is. */
