@@ -27,6 +27,7 @@ const require = createRequire(import.meta.url)
 export const LOOPBACK = '127.0.0.1'
 
 export interface Emulators {
+  /** Empty when that emulator was not asked for (`only`). */
   dynamoEndpoint: string
   s3Endpoint: string
   close(): Promise<void>
@@ -41,28 +42,42 @@ export async function startEmulators(opts: {
   dynamoPath?: string
   dynamoPort?: number
   s3Port?: number
+  /** Start only these (default both): `npm start` with one store given elsewhere. */
+  only?: { dynamo: boolean; s3: boolean }
 }): Promise<Emulators> {
-  const dynalite = require('dynalite') as DynaliteFactory
-  const S3rver = require('s3rver') as S3rverCtor
-  const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })
-  await new Promise<void>((resolve, reject) => {
-    dynamo.once('error', reject)
-    dynamo.listen(opts.dynamoPort ?? 0, LOOPBACK, () => resolve())
-  })
-  const dynamoPort = (dynamo.address() as AddressInfo).port
-  const s3 = new S3rver({ address: LOOPBACK, port: opts.s3Port ?? 0, silent: true, directory: opts.s3Directory, configureBuckets: [] })
-  const s3Address = await s3.run()
+  const only = opts.only ?? { dynamo: true, s3: true }
+  let dynamo: Server | undefined
+  let s3: S3rverInstance | undefined
+  let dynamoEndpoint = ''
+  let s3Endpoint = ''
+  if (only.dynamo) {
+    const dynalite = require('dynalite') as DynaliteFactory
+    const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(opts.dynamoPort ?? 0, LOOPBACK, () => resolve())
+    })
+    dynamo = server
+    dynamoEndpoint = `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`
+  }
+  if (only.s3) {
+    const S3rver = require('s3rver') as S3rverCtor
+    s3 = new S3rver({ address: LOOPBACK, port: opts.s3Port ?? 0, silent: true, directory: opts.s3Directory, configureBuckets: [] })
+    s3Endpoint = `http://${LOOPBACK}:${(await s3.run()).port}`
+  }
   return {
-    dynamoEndpoint: `http://${LOOPBACK}:${dynamoPort}`,
-    s3Endpoint: `http://${LOOPBACK}:${s3Address.port}`,
+    dynamoEndpoint,
+    s3Endpoint,
     async close() {
       await Promise.allSettled([
         new Promise<void>((resolve) => {
+          if (!dynamo) return resolve()
           dynamo.close(() => resolve())
           // Keep-alive sockets from SDK clients would otherwise hold close() open.
           dynamo.closeAllConnections()
         }),
         (async () => {
+          if (!s3) return
           const closing = s3.close()
           s3.httpServer?.closeAllConnections()
           await closing

@@ -1,6 +1,10 @@
 /**
- * `npm start`: the service on a laptop. Embedded dynalite (data on disk) and s3rver under
- * DATA_DIR, the same AWS adapters as production, tables and bucket created when missing.
+ * `npm start`: the service on a laptop, or as a long-lived server. The stores are embedded
+ * dynalite (data on disk) and s3rver under DATA_DIR unless told otherwise: `DYNAMODB_ENDPOINT` /
+ * `S3_ENDPOINT` (or `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`) name
+ * stores that run elsewhere (DynamoDB Local, a proxy, a container), and `STORES=aws` means real
+ * AWS (AWS_REGION, credentials from the environment or the SDK's default chain). The same AWS
+ * adapters as production either way; tables and bucket are created when missing.
  */
 
 import { randomBytes } from 'node:crypto'
@@ -22,31 +26,68 @@ import { ALL_SCOPES, issueToken } from './http/auth'
 import {
   auditRetentionDaysFromEnv,
   authSettingsFromEnv,
+  awsCredentialsFromEnv,
+  awsRegionFromEnv,
   envLogger,
   observabilityFromEnv,
   ownEndpointsFromEnv,
+  STORE_CALL_DEADLINE_MS,
   sandboxSettingsFromEnv,
+  storeSettingsFromEnv,
   surfaceSettingsFromEnv,
 } from './settings'
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } // what s3rver accepts; dynalite accepts any
-const DOCUMENTS_TABLE = 'server-tools-documents'
-const TOOL_USAGE_TABLE = 'server-tools-tool-usage'
-const PROCESSES_TABLE = 'server-tools-processes'
-const OBSERVED_LIMITS_TABLE = 'server-tools-observed-limits'
-const AUDIT_TABLE = 'server-tools-audit'
-const BUCKET = 'server-tools-blobs'
+// overridable, for a team running the server against its own tables
+const DOCUMENTS_TABLE = process.env.DOCUMENTS_TABLE || 'server-tools-documents'
+const TOOL_USAGE_TABLE = process.env.TOOL_USAGE_TABLE || 'server-tools-tool-usage'
+const PROCESSES_TABLE = process.env.PROCESSES_TABLE || 'server-tools-processes'
+const OBSERVED_LIMITS_TABLE = process.env.OBSERVED_LIMITS_TABLE || 'server-tools-observed-limits'
+const AUDIT_TABLE = process.env.AUDIT_TABLE || 'server-tools-audit'
+const BUCKET = process.env.BLOBS_BUCKET || 'server-tools-blobs'
+
+/** Which stores to use, and the emulators to start for those not given. */
+async function storesFor(dataDir: string) {
+  const settings = storeSettingsFromEnv()
+  const stores = process.env.STORES?.trim() || 'local'
+  if (stores !== 'local' && stores !== 'aws') throw new Error(`STORES must be local or aws, got '${stores}'`)
+  const aws = stores === 'aws'
+  const needDynamo = !aws && !settings.dynamoEndpoint
+  const needS3 = !aws && !settings.s3Endpoint
+  if (needDynamo) mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
+  if (needS3) mkdirSync(join(dataDir, 's3'), { recursive: true })
+  const emulators =
+    needDynamo || needS3
+      ? await startEmulators({
+          s3Directory: join(dataDir, 's3'),
+          dynamoPath: join(dataDir, 'dynamodb'),
+          only: { dynamo: needDynamo, s3: needS3 },
+        })
+      : undefined
+  const fromEnv = awsCredentialsFromEnv()
+  return {
+    dynamoEndpoint: settings.dynamoEndpoint ?? emulators?.dynamoEndpoint,
+    s3Endpoint: settings.s3Endpoint ?? emulators?.s3Endpoint,
+    useFips: settings.useFips,
+    useDualStack: settings.useDualStack,
+    // real AWS: the region the shell names; emulators and stores elsewhere: any region signs
+    region: aws ? awsRegionFromEnv() : process.env.AWS_REGION?.trim() || 'us-east-1',
+    // the environment's keys, else the emulators' for stores beside us, else (AWS) the SDK's chain
+    credentials: fromEnv ?? (aws ? undefined : LOCAL_CREDENTIALS),
+    describe: aws ? 'AWS' : emulators ? 'embedded emulators' : 'the configured endpoints',
+    close: async () => emulators?.close(),
+  }
+}
 
 async function main() {
   const dataDir = resolve(process.env.DATA_DIR ?? '.data')
   const port = Number(process.env.PORT ?? 8787)
   const host = process.env.HOST ?? '127.0.0.1'
-  mkdirSync(join(dataDir, 's3'), { recursive: true })
-  mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
+  mkdirSync(dataDir, { recursive: true })
 
   const jwtSecret = process.env.AUTH_JWT_SECRET || localSecret(join(dataDir, 'jwt-secret'))
   const auth = authSettingsFromEnv()
-  const emulators = await startEmulators({ s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb') })
+  const stores = await storesFor(dataDir)
   // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
   const ownEndpoints = ownEndpointsFromEnv(process.env)
   // traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations/observability.md); EMF lines only with METRICS=emf
@@ -65,10 +106,13 @@ async function main() {
     observability,
     jwtSecret,
     auth,
-    region: 'us-east-1',
-    dynamoEndpoint: emulators.dynamoEndpoint,
-    s3Endpoint: emulators.s3Endpoint,
-    credentials: LOCAL_CREDENTIALS,
+    region: stores.region,
+    dynamoEndpoint: stores.dynamoEndpoint,
+    s3Endpoint: stores.s3Endpoint,
+    useFips: stores.useFips,
+    useDualStack: stores.useDualStack,
+    credentials: stores.credentials,
+    storeCallDeadlineMs: STORE_CALL_DEADLINE_MS,
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
@@ -102,7 +146,7 @@ async function main() {
   process.stdout.write(
     [
       '',
-      `Server Tools is listening on ${url}  (data in ${dataDir})`,
+      `Server Tools is listening on ${url}  (stores: ${stores.describe}; local data in ${dataDir})`,
       '',
       `  export ST_URL=${url}/brain/demo`,
       `  export ST_TOKEN=${token}`,
@@ -125,7 +169,7 @@ async function main() {
     await deps.audit.recorder.flush()
     await observability.flush()
     destroyAwsClients(deps.clients)
-    await emulators.close()
+    await stores.close()
     process.exit(0)
   }
   process.on('SIGINT', stop)
