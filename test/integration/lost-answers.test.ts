@@ -11,6 +11,7 @@ import { isServerToolsError } from '../../lib/errors'
 import type { ProcessStore } from '../../lib/recipes/ports'
 import { ManualClock } from '../../lib/runtime/clock'
 import { silentLogger } from '../../lib/runtime/logger'
+import { auditTableSpec, DynamoAuditStore } from '../../lib/stores/aws/audit-store'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
@@ -42,6 +43,7 @@ interface World {
   usage: DynamoToolUsageStore
   recorder: UsageRecorder
   limits: DynamoObservedLimitStore
+  audit: DynamoAuditStore
   clock: ManualClock
 }
 
@@ -49,12 +51,19 @@ interface World {
 async function world(): Promise<World> {
   const direct = awsTestClients()
   const suffix = uniqueSuffix()
-  const names = { docs: `docs-${suffix}`, procs: `procs-${suffix}`, usage: `usage-${suffix}`, limits: `limits-${suffix}` }
+  const names = {
+    docs: `docs-${suffix}`,
+    procs: `procs-${suffix}`,
+    usage: `usage-${suffix}`,
+    limits: `limits-${suffix}`,
+    audit: `audit-${suffix}`,
+  }
   await Promise.all([
     ensureTable(direct.dynamo, documentsTableSpec(names.docs)),
     ensureTable(direct.dynamo, processesTableSpec(names.procs)),
     ensureTable(direct.dynamo, toolUsageTableSpec(names.usage)),
     ensureTable(direct.dynamo, observedLimitsTableSpec(names.limits)),
+    ensureTable(direct.dynamo, auditTableSpec(names.audit)),
     ensureBucket(direct.s3, `blobs-${suffix}`),
   ])
   // backoffs recorded, not slept; a silent answer ends the attempt after 300 ms
@@ -76,6 +85,7 @@ async function world(): Promise<World> {
     usage,
     recorder: new UsageRecorder({ store: usage, clock, log: silentLogger, flushDelayMs: 0, sleep: async () => {} }),
     limits: new DynamoObservedLimitStore({ dynamo, tableName: names.limits }),
+    audit: new DynamoAuditStore({ dynamo, tableName: names.audit }),
     clock,
   }
 }
@@ -226,6 +236,23 @@ const scenarios: Record<string, Scenario> = {
       ]
     },
     state: (w) => w.limits.getMany('acme', ['openai/gpt-4o'], 1_767_225_600),
+  },
+  'an audit entry': {
+    act: async (w) =>
+      answer(
+        w.audit.append({
+          tenant: 'acme',
+          id: '2026-01-01T00:00:00.000Z#a1',
+          at: '2026-01-01T00:00:00.000Z',
+          actor: { subject: 'alice' },
+          action: 'document.put',
+          target: 'projects/shop/documents/a.md',
+          outcome: 'ok',
+          status: 201,
+          expiresAt: Math.floor(NOW / 1000) + 86_400,
+        }),
+      ),
+    state: (w) => w.audit.query('acme', {}, { limit: 10 }, Math.floor(NOW / 1000)),
   },
 }
 

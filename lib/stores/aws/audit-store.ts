@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor } from '../../audit/ports'
 import { ServerToolsError } from '../../errors'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
+import { mayHaveLanded } from './write-ids'
 
 /** Audit table: `tenant` + `id`, TTL on `expiresAt`. */
 export const auditTableSpec = (name: string): TableSpec => ({
@@ -62,8 +63,12 @@ export class DynamoAuditStore implements AuditStore {
         ExpressionAttributeNames: { '#id': 'id' },
       })
     } catch (e) {
-      if ((e as { name?: string }).name === 'ConditionalCheckFailedException')
+      if ((e as { name?: string }).name === 'ConditionalCheckFailedException') {
+        // an entry id is written by one writer only: after an attempt that may have landed (its
+        // answer lost), the entry that is there is ours (./write-ids.ts, the same rule)
+        if (mayHaveLanded(e)) return
         throw new ServerToolsError('ALREADY_EXISTS', `audit entry ${entry.id} exists`, undefined, { cause: e })
+      }
       throw e
     }
   }
