@@ -139,7 +139,7 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
     return { ok: true, value: { data, doc, lines } }
   } catch (e) {
     // alias bombs and similar: a document error, not a crash
-    return { ok: false, issues: [{ path, message: `document cannot be read: ${(e as Error).message}` }] }
+    return { ok: false, overBudget: true, issues: [{ path, message: `document cannot be read: ${(e as Error).message}` }] }
   }
 }
 
