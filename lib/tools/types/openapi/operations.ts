@@ -89,8 +89,9 @@ export interface ExtractWork {
  * followed and parameters merged — each use of a shared node, parameter list or path item
  * counted again. An operation over its own budget is left out with a problem; a document whose
  * operations together pass a pack budget throws BudgetExceeded (the caller makes the whole pack a
- * problem). The event loop gets a turn whenever a slice of work passes YIELD_EVERY units, and one
- * operation's work is bounded by its own budgets, so no slice holds it for long.
+ * problem). The event loop gets a turn whenever a slice of work passes YIELD_EVERY units or
+ * SLICE_MS milliseconds, and one operation's work is bounded by its own budgets, so no slice
+ * holds it for long.
  */
 export async function extractOperations(
   doc: OpenApiDocument,
@@ -107,12 +108,15 @@ export async function extractOperations(
   const packSteps = new ExpansionBudget(limits.packSteps, 'the references followed and parameters merged for all operations')
   const tools = new ExpansionBudget(limits.packTools, 'the number of operations')
   let sinceYield = 0
+  let sliceStart = performance.now()
+  // units bound a slice's work; the clock bounds it on a machine slower than the units assume
   const slice = async (units: number) => {
     sinceYield += units
-    if (sinceYield > YIELD_EVERY) {
+    if (sinceYield > YIELD_EVERY || performance.now() - sliceStart > SLICE_MS) {
       sinceYield = 0
       work.yields++
       await yieldToEventLoop()
+      sliceStart = performance.now()
     }
   }
   try {
@@ -176,6 +180,8 @@ export async function extractOperations(
 
 /** Units (nodes, steps) of work between two turns of the event loop (a slice then costs a few ms). */
 const YIELD_EVERY = 2_000
+/** Milliseconds of expansion between two turns of the event loop, whatever the units say. */
+const SLICE_MS = 8
 
 function buildOperation(
   doc: OpenApiDocument,
@@ -194,12 +200,15 @@ function buildOperation(
   // path-level parameters, overridden by operation-level ones with the same name and location;
   // each entry is charged, the ones a shared path item brings along included (issue 21 N3)
   const merged = new Map<string, any>()
-  for (const raw of [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
-    steps.spend()
-    const p = deref<any>(doc, raw, problems, steps)
-    if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
-    merged.set(`${p.in}\u0000${p.name}`, p)
-  }
+  const lists = [Array.isArray(item.parameters) ? item.parameters : [], Array.isArray(op.parameters) ? op.parameters : []]
+  // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
+  for (const list of lists)
+    for (const raw of list) {
+      steps.spend()
+      const p = deref<any>(doc, raw, problems, steps)
+      if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
+      merged.set(`${p.in}\u0000${p.name}`, p)
+    }
 
   const properties: Record<string, JsonSchema> = {}
   const required: string[] = []
@@ -257,9 +266,9 @@ function buildOperation(
     })
   }
   const declared = new Set(bindings.filter((b) => b.in === 'path').map((b) => b.name))
-  for (const name of path.match(/\{([^}]+)\}/g) ?? []) {
+  // matched lazily, so a path of 30,000 variables stops at the step budget
+  for (const [, bare] of path.matchAll(/\{([^}]+)\}/g)) {
     steps.spend()
-    const bare = name.slice(1, -1)
     if (!declared.has(bare)) {
       declared.add(bare)
       // an undeclared template variable: still callable, as a required string
