@@ -284,7 +284,12 @@ describe('server-tools preview and call', () => {
     expect(table.stdout).toContain('recipe helper · engine helper · models openai/gpt-5.1')
     expect(table.stdout).toMatch(/^FAMILY\s+STATUS\s+TIER\s+TOOLS$/m)
     expect(table.stdout).toMatch(/^tool_list\s+kept\s+floor\s+tool_list$/m)
+    // a project's own tool ranks in the tier named for what it is, not for the code layer
+    expect(table.stdout).toMatch(/^handbook\s+\S+\s+handwritten\s+handbook$/m)
+    expect(table.stdout).not.toMatch(/\bbuiltin\b/)
+    expect(table.stdout).toMatch(/^deferred by the recipe: .* · deferred in all: \d+$/m)
     const json = JSON.parse((await cli('preview', '--project', 'p1', '--recipe', 'helper', '--json')).stdout)
+    expect(Array.isArray(json.deferredByRecipe)).toBe(true)
     expect(json.allowed).toEqual(['greet', 'handbook'])
     expect(json.provenance.handbook).toEqual({ source: 'project', shadows: [] })
     const unknown = await cli('preview', '--project', 'p1', '--recipe', 'nope')
