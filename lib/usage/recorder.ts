@@ -125,7 +125,7 @@ export class UsageRecorder {
     if (calls > 0) {
       entry.calls += calls
       if (at > entry.lastCallMs) entry.lastCallMs = at
-      const day = utcDay(at)
+      const day = this.dayOf(at)
       const dayId = `${key.tenant}\u0000${key.project}\u0000${key.role}\u0000${day}`
       const d = this.pendingDays.get(dayId)
       if (d) d.calls += calls
@@ -148,6 +148,16 @@ export class UsageRecorder {
       this.timer.unref?.()
     }
   }
+
+  /** The UTC day of an instant; formatted once per day, not once per call (this is the tool-call path). */
+  private dayOf(at: number): string {
+    const c = this.dayCache
+    if (at >= c.start && at < c.start + 86_400_000) return c.day
+    const start = at - (((at % 86_400_000) + 86_400_000) % 86_400_000)
+    this.dayCache = { start, day: utcDay(start) }
+    return this.dayCache.day
+  }
+  private dayCache = { start: Number.NaN, day: '' }
 
   /** Keys waiting to be written (tool counters and day counts). */
   get pendingKeys(): number {
