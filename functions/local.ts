@@ -29,6 +29,8 @@ import {
   awsCredentialsFromEnv,
   awsRegionFromEnv,
   envLogger,
+  nodeServerOptions,
+  nodeServerTimeoutsFromEnv,
   observabilityFromEnv,
   ownEndpointsFromEnv,
   STORE_CALL_DEADLINE_MS,
@@ -131,7 +133,8 @@ async function main() {
   ])
 
   const app = createApp(deps)
-  const server = serve({ fetch: app.fetch, port, hostname: host })
+  // slow and idle connections are cut (functions/settings.ts, docs/operations/security.md)
+  const server = serve({ fetch: app.fetch, port, hostname: host, serverOptions: nodeServerOptions(nodeServerTimeoutsFromEnv()) })
   await new Promise<void>((res) => server.once('listening', () => res()))
   // every scope, tenant:admin included; 30 days unless the deployment's cap is shorter
   const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)

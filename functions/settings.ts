@@ -92,6 +92,49 @@ export function sandboxSettingsFromEnv(defaultIsolation: SandboxIsolation): Sand
   }
 }
 
+/**
+ * How long the node server (`npm start`) waits on a connection: Node's own defaults hold a client
+ * that trickles its headers for 60 s and its body for 300 s, so a few hundred slow connections
+ * would hold the server. `connectionsCheckingIntervalMs` is how often Node checks (its default, 30
+ * s, would let a timeout run that much late).
+ */
+export interface NodeServerTimeouts {
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  keepAliveTimeoutMs: number
+  connectionsCheckingIntervalMs: number
+}
+
+export const DEFAULT_NODE_SERVER_TIMEOUTS: NodeServerTimeouts = {
+  headersTimeoutMs: 10_000,
+  // a 1 MiB body (the largest any route takes) in 30 s is 35 KB/s: slower clients are not served
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionsCheckingIntervalMs: 1_000,
+}
+
+/** HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS over the defaults. */
+export function nodeServerTimeoutsFromEnv(): NodeServerTimeouts {
+  const d = DEFAULT_NODE_SERVER_TIMEOUTS
+  const headersTimeoutMs = wholeEnv('HTTP_HEADERS_TIMEOUT_MS', 100, 300_000) ?? d.headersTimeoutMs
+  const requestTimeoutMs = wholeEnv('HTTP_REQUEST_TIMEOUT_MS', 100, 3_600_000) ?? d.requestTimeoutMs
+  return {
+    headersTimeoutMs,
+    // Node requires requestTimeout ≥ headersTimeout
+    requestTimeoutMs: Math.max(requestTimeoutMs, headersTimeoutMs),
+    keepAliveTimeoutMs: wholeEnv('HTTP_KEEP_ALIVE_TIMEOUT_MS', 100, 300_000) ?? d.keepAliveTimeoutMs,
+    connectionsCheckingIntervalMs: Math.min(d.connectionsCheckingIntervalMs, headersTimeoutMs),
+  }
+}
+
+/** The options `http.createServer` takes for these timeouts (@hono/node-server's `serverOptions`). */
+export const nodeServerOptions = (t: NodeServerTimeouts) => ({
+  headersTimeout: t.headersTimeoutMs,
+  requestTimeout: t.requestTimeoutMs,
+  keepAliveTimeout: t.keepAliveTimeoutMs,
+  connectionsCheckingInterval: t.connectionsCheckingIntervalMs,
+})
+
 function wholeEnv(name: string, min: number, max: number): number | undefined {
   const raw = optionalEnv(name)
   if (raw === undefined) return undefined

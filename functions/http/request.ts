@@ -75,10 +75,24 @@ async function readRawBody(c: Context): Promise<Uint8Array> {
   if (incoming instanceof Readable && !incoming.readableDidRead) {
     const chunks: Buffer[] = []
     let size = 0
-    for await (const chunk of incoming as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > MAX_DOCUMENT_BYTES) throw tooLarge()
-      chunks.push(chunk)
+    try {
+      for await (const chunk of incoming as AsyncIterable<Buffer>) {
+        size += chunk.length
+        if (size > MAX_DOCUMENT_BYTES) throw tooLarge()
+        chunks.push(chunk)
+      }
+    } catch (e) {
+      if (e instanceof ServerToolsError) throw e
+      // The client went away (or timed out) mid-body: its error, not the service's — a 400 nobody
+      // reads, never a logged 500 (one aborted upload was one error line per request).
+      throw new ServerToolsError(
+        'INVALID_INPUT',
+        'the request body ended before it was complete (the client closed the connection)',
+        undefined,
+        {
+          cause: e,
+        },
+      )
     }
     return Buffer.concat(chunks, size)
   }
