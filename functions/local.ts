@@ -146,6 +146,10 @@ async function main() {
   const bound = server.address()
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : port}`
   ownEndpoints.add(url)
+  // The auth metadata's base URL: PUBLIC_BASE_URL, else the address this server listens on — never
+  // the request's Host header, which any client sets (it would be reflected into WWW-Authenticate
+  // and the RFC 9728 document). Set before the first request can arrive (a later macrotask).
+  deps.auth.publicBaseUrl ??= url
   process.stdout.write(
     [
       '',

@@ -27,6 +27,12 @@ export function resourcePathOf(path: string): string | undefined {
   return mcp || processMcp ? `${tenantResource}/projects/${project}/${rest.join('/')}` : tenantResource
 }
 
+/**
+ * The configured base URL, else the request's origin — which the composition root must make
+ * trustworthy: on Lambda it is the domain AWS routed the request by (functions/http/lambda-streaming.ts
+ * reads requestContext.domainName, not Host); the node server (functions/local.ts) always configures
+ * one, since its requests' origin is the client's Host header.
+ */
 const baseUrlOf = (settings: AuthSettings, c: Context) => (settings.publicBaseUrl ?? new URL(c.req.url).origin).replace(/\/+$/, '')
 
 /** GET /.well-known/oauth-protected-resource[/brain/{t}[/projects/{p}/…/mcp]]: 404 for anything that is not a resource. */

@@ -133,6 +133,34 @@ function fromHs256Failure(failure: Hs256Failure): ServerToolsError {
   }
 }
 
+/**
+ * A key set is read up to this many bytes (a provider's set is a few KB: Entra's ~10 KB, Cognito's
+ * under 2 KB); a larger answer is cut off and counts as keys that could not be fetched (502).
+ */
+export const MAX_JWKS_BYTES = 256 * 1024
+
+/** `fetch` whose body is read as a stream and refused past `max` bytes, whatever Content-Length says. */
+function boundedFetch(max: number): (url: string, init: RequestInit) => Promise<Response> {
+  return async (url, init) => {
+    const res = await fetch(url, init)
+    if (!res.body) return res
+    const chunks: Uint8Array[] = []
+    let size = 0
+    const reader = res.body.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > max) {
+        await reader.cancel()
+        throw new Error(`the key set is larger than ${max} bytes`)
+      }
+      chunks.push(value)
+    }
+    return new Response(Buffer.concat(chunks, size), { status: res.status, headers: res.headers })
+  }
+}
+
 let joseModule: Promise<typeof import('jose')> | undefined
 /** jose, loaded with the first identity-provider token: deployments that use only HS256 never load it. */
 const jose = () => (joseModule ??= import('jose'))
@@ -146,7 +174,11 @@ function identityProviderTokens(settings: IdentityProviderSettings, log: Logger)
   let keySet: Promise<ReturnType<typeof import('jose')['createRemoteJWKSet']>> | undefined
   const keys = () =>
     (keySet ??= jose().then((j) =>
-      j.createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: settings.refreshCooldownMs, timeoutDuration: 5_000 }),
+      j.createRemoteJWKSet(new URL(settings.jwksUrl), {
+        cooldownDuration: settings.refreshCooldownMs,
+        timeoutDuration: 5_000,
+        [j.customFetch]: boundedFetch(MAX_JWKS_BYTES),
+      }),
     ))
   const algorithms = new Set<unknown>(settings.algorithms)
   return {

@@ -140,12 +140,9 @@ export class EgressGuard {
     for (const a of addresses) {
       if (!this.own.covers(host, a, port)) continue
       this.log.log('warn', 'egress.denied_own_endpoint', { tenant, host, address: a.address, port })
-      throw new EgressError('denied', `outbound calls to ${host}:${port} are never allowed: it is an endpoint of this service itself`, {
-        host,
-        port,
-        class: a.class,
-        ownEndpoint: true,
-      })
+      // Worded like any refusal of the address (no port, nothing saying it is ours): a tenant
+      // probing ports must not learn where the service's own stores listen. The log says which.
+      throw new EgressError('denied', refusal(host, a.class, !!literal), { host, class: a.class })
     }
     let tenantList: AllowList | undefined
     for (const a of addresses) {
@@ -157,15 +154,16 @@ export class EgressGuard {
         if (tenantList.allows(host, bytes, port)) continue
       }
       this.log.log('warn', 'egress.denied', { tenant, host, address: a.address, class: a.class })
-      const via = literal ? '' : ` (it resolves to ${DESCRIBE[a.class]})`
-      throw new EgressError(
-        'denied',
-        literal
-          ? `outbound calls to ${DESCRIBE[a.class]} are not allowed (${host}); ask an administrator to allow-list it`
-          : `outbound calls to ${host} are not allowed${via}; ask an administrator to allow-list it`,
-        { host, class: a.class },
-      )
+      throw new EgressError('denied', refusal(host, a.class, !!literal), { host, class: a.class })
     }
     return { url, host, port, addresses, pinned: addresses[0] }
   }
+}
+
+/** The one sentence every refused address gets, whatever the reason inside (an own endpoint included). */
+function refusal(host: string, cls: AddressClass, literal: boolean): string {
+  if (cls === 'public') return `outbound calls to ${host} are not allowed; ask an administrator to allow-list it`
+  return literal
+    ? `outbound calls to ${DESCRIBE[cls]} are not allowed (${host}); ask an administrator to allow-list it`
+    : `outbound calls to ${host} are not allowed (it resolves to ${DESCRIBE[cls]}); ask an administrator to allow-list it`
 }

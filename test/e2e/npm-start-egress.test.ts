@@ -79,7 +79,10 @@ describe('npm start with EGRESS_ALLOW_HOSTS=127.0.0.1', () => {
     for (const port of ports) {
       const out = await callRestTool(`own_${port}`, `http://127.0.0.1:${port}/`)
       expect(out.isError, String(port)).toBe(true)
-      expect(out.content.message, String(port)).toContain('it is an endpoint of this service itself')
+      // the same sentence for every port: a tenant cannot tell the service's own listeners from others
+      expect(out.content.message, String(port)).toBe(
+        `GET http://127.0.0.1:${port}/ was not called: outbound calls to a loopback address are not allowed (127.0.0.1); ask an administrator to allow-list it.`,
+      )
     }
     const reached = await callRestTool('neighbour', `http://127.0.0.1:${neighbourPort}/`)
     expect(reached).toEqual({ isError: false, content: { status: 200, body: { neighbour: true } } })

@@ -9,7 +9,7 @@ import { exportSPKI, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
-import type { IdentityProviderSettings } from '../../functions/http/token-verifier'
+import { type IdentityProviderSettings, MAX_JWKS_BYTES } from '../../functions/http/token-verifier'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { client, TEST_SECRET, tokenFor } from '../support/http'
 import { AUDIENCE, ISSUER, idpToken, JwksServer, type SigningKey, signingKey } from '../support/jwks'
@@ -104,6 +104,22 @@ describe('identity-provider tokens', () => {
     const res = await client(app, await idpToken(stranger)).get(TOOLS)
     expect([res.status, (await res.json()).code]).toEqual([401, 'UNAUTHENTICATED'])
     expect(jwks.fetches).toBeGreaterThan(before)
+  })
+
+  it('reads the key set up to 256 KiB: a set just under is used, one over is a 502 and never parsed', async () => {
+    jwks.published = [rsa]
+    try {
+      jwks.padding = MAX_JWKS_BYTES - 4096
+      expect((await client(appWith(), await idpToken(rsa)).get(TOOLS)).status).toBe(200)
+      jwks.padding = MAX_JWKS_BYTES + 1
+      const res = await client(appWith(), await idpToken(rsa)).get(TOOLS)
+      expect([res.status, (await res.json()).code]).toEqual([502, 'UPSTREAM_FAILURE'])
+      jwks.padding = 8 * 1024 * 1024 // 8 MiB: read no further than the limit
+      const huge = await client(appWith(), await idpToken(rsa)).get(TOOLS)
+      expect(huge.status).toBe(502)
+    } finally {
+      jwks.padding = 0
+    }
   })
 
   it('answers 401 to a key that claims a published kid but is not that key', async () => {

@@ -23,13 +23,17 @@ export async function signingKey(kid: string, alg: 'RS256' | 'ES256'): Promise<S
 /** The provider's JWKS endpoint: serves whatever keys the test publishes, counting fetches. */
 export class JwksServer {
   published: SigningKey[] = []
+  /** Bytes of filler the served set carries besides its keys (a provider that answers too much). */
+  padding = 0
   fetches = 0
   url = ''
   private server?: Server
   async start() {
     this.server = createServer((_req, res) => {
       this.fetches++
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.published.map((k) => k.jwk) }))
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ keys: this.published.map((k) => k.jwk), ...(this.padding ? { filler: 'x'.repeat(this.padding) } : {}) }))
     })
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', () => r()))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/.well-known/jwks.json`
