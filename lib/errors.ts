@@ -31,15 +31,35 @@ export interface Issue {
  */
 export const issueText = (i: Issue) => (i.line !== undefined ? `${i.message} (line ${i.line})` : i.message)
 
+/** An answer lists at most this many issues; one more issue says how many were left out. */
+export const MAX_LISTED_ISSUES = 20
+
+/**
+ * `issues` as an answer lists them: the first MAX_LISTED_ISSUES and, past those, one issue saying
+ * how many more there were. A body with 100,000 unknown keys is 100,000 problems, but the answer
+ * (and every message joined from it) stays the size of twenty.
+ */
+export function capIssues(issues: Issue[]): Issue[] {
+  if (issues.length <= MAX_LISTED_ISSUES) return issues
+  const more = issues.length - MAX_LISTED_ISSUES
+  return [
+    ...issues.slice(0, MAX_LISTED_ISSUES),
+    { message: `and ${more} more problem${more > 1 ? 's' : ''} (only the first ${MAX_LISTED_ISSUES} are listed)` },
+  ]
+}
+
 export class ServerToolsError extends Error {
+  readonly details?: { errors?: Issue[]; [key: string]: unknown }
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: { errors?: Issue[]; [key: string]: unknown },
+    details?: { errors?: Issue[]; [key: string]: unknown },
     options?: ErrorOptions,
   ) {
     super(message, options)
     this.name = 'ServerToolsError'
+    this.details =
+      details?.errors && details.errors.length > MAX_LISTED_ISSUES ? { ...details, errors: capIssues(details.errors) } : details
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import { createRequire } from 'node:module'
 import type { default as AjvClass, ErrorObject, Options } from 'ajv'
-import type { Issue } from '../errors'
+import { capIssues, type Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { schemaOverBudget } from './expansion-budget'
 import { re2RegExpEngine } from './patterns'
@@ -185,7 +185,8 @@ export function issuesFromAjv(errors: ErrorObject[], value: unknown, pointerPref
     seen.add(key)
     ;(e.keyword === 'additionalProperties' ? unknownFields : out).push({ pointer: pointerPrefix + pointer, message })
   }
-  return [...unknownFields, ...out]
+  // a call's answer (and the message joined from it) lists at most MAX_LISTED_ISSUES of them
+  return capIssues([...unknownFields, ...out])
 }
 
 const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)

@@ -1,7 +1,7 @@
 /** Processes: spawn, the per-turn manifest, tool calls through the surface, empty-response diagnosis. */
 import type { Context } from 'hono'
 import { writeConditions } from '../../../lib/documents/preconditions'
-import { type Issue, invalidInput } from '../../../lib/errors'
+import { capIssues, type Issue, invalidInput } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { iso } from '../../../lib/runtime/clock'
 import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
@@ -140,6 +140,12 @@ function diagnosisInput(body: Record<string, unknown>): { messages: DiagnosisMes
     })
   if (body.finishReason !== undefined && body.finishReason !== null && typeof body.finishReason !== 'string')
     issues.push({ pointer: '/finishReason', message: 'finishReason must be a string' })
-  if (issues.length) throw invalidInput(`the diagnosis request is invalid (${issues.map((i) => i.message).join('; ')})`, issues)
+  if (issues.length)
+    throw invalidInput(
+      `the diagnosis request is invalid (${capIssues(issues)
+        .map((i) => i.message)
+        .join('; ')})`,
+      issues,
+    )
   return { messages, offeredTools, ...(typeof body.finishReason === 'string' ? { finishReason: body.finishReason } : {}) }
 }
