@@ -301,7 +301,8 @@ function durationMs(text: string): number | undefined {
 /**
  * `TOOL_BUDGET_RESERVE` (slots kept free for the engine's own action tool; default 1),
  * `MCP_SESSION_IDLE_TTL`, `LEARNED_TOOL_LIMIT_MIN` (no learned tool limit below it; default 8),
- * `LEARNED_TOOL_LIMIT_TTL_HOURS` (a learned limit is forgotten after it; default 168).
+ * `LEARNED_TOOL_LIMIT_TTL_HOURS` (a learned limit is forgotten after it; default 168),
+ * `PROCESS_SPAWNS_PER_MINUTE`, `PROCESS_SPAWN_BURST` (spawns per tenant: lib/recipes/spawn-rate.ts).
  */
 export function surfaceSettingsFromEnv(env: Record<string, string | undefined> = process.env): Partial<SurfaceSettings> {
   const out: Partial<SurfaceSettings> = {}
@@ -325,5 +326,9 @@ export function surfaceSettingsFromEnv(env: Record<string, string | undefined> =
   if (minimum !== undefined) out.learnedLimitMinimum = minimum
   const hours = whole('LEARNED_TOOL_LIMIT_TTL_HOURS', 1, 24 * 365)
   if (hours !== undefined) out.learnedLimitTtlMs = hours * 3600_000
+  const perMinute = whole('PROCESS_SPAWNS_PER_MINUTE', 1, 1_000_000)
+  const burst = whole('PROCESS_SPAWN_BURST', 1, 1_000_000)
+  if (perMinute !== undefined || burst !== undefined)
+    out.spawnRate = { ...(perMinute !== undefined ? { perMinute } : {}), ...(burst !== undefined ? { burst } : {}) }
   return out
 }

@@ -10,6 +10,7 @@ import type { DocumentStore } from '../lib/documents/ports'
 import { SurfaceDocuments } from '../lib/recipes/catalog'
 import type { ProcessStore } from '../lib/recipes/ports'
 import { ProcessService } from '../lib/recipes/spawn'
+import { DEFAULT_SPAWN_RATE, SpawnRate } from '../lib/recipes/spawn-rate'
 import type { Clock } from '../lib/runtime/clock'
 import type { Logger } from '../lib/runtime/logger'
 import { MemoryObservedLimitStore } from '../lib/stores/memory/observed-limit-store'
@@ -62,6 +63,7 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     log: o.log,
     processTtlMs: settings.processTtlMs,
     ...(settings.mcpSessionIdleMs !== undefined ? { mcpSessionIdleMs: settings.mcpSessionIdleMs } : {}),
+    spawnRate: new SpawnRate({ ...DEFAULT_SPAWN_RATE, ...settings.spawnRate }, o.clock),
   })
   const surface = new SurfaceService({
     tools: o.tools,

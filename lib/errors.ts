@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'UPSTREAM_FAILURE'
   | 'THROTTLED'
   | 'OVERLOADED' // refused for capacity (e.g. the sandbox queue is full); details.retryAfterSeconds
+  | 'RATE_LIMITED' // this caller asked too often (e.g. process spawns per tenant); details.retryAfterSeconds
 
 /** One problem inside a document or body: where (pointer and/or line/column) and what. */
 export interface Issue {

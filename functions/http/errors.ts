@@ -25,6 +25,7 @@ export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   UPSTREAM_FAILURE: 502,
   THROTTLED: 503,
   OVERLOADED: 503,
+  RATE_LIMITED: 429,
 }
 
 const TITLES: Partial<Record<number, string>> = {
@@ -38,6 +39,7 @@ const TITLES: Partial<Record<number, string>> = {
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   428: 'Precondition Required',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
@@ -57,7 +59,7 @@ export function problem(
 export const toProblem = (log: Logger) => (err: Error, c: Context) => {
   if (err instanceof ServerToolsError) {
     const status = STATUS[err.code]
-    if (status === 503) c.header('retry-after', String(retryAfterSeconds(err.details?.retryAfterSeconds)))
+    if (status === 503 || status === 429) c.header('retry-after', String(retryAfterSeconds(err.details?.retryAfterSeconds)))
     const { errors, ...rest } = err.details ?? {}
     return problem(c, status, err.message, { code: err.code, ...(errors ? { errors } : {}), ...pick(rest) })
   }

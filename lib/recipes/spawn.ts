@@ -18,6 +18,7 @@ import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
 import { DOC_NAME_PATTERN, enginePath, modelChainTooLong, parseEntry, recipePath } from './documents'
 import type { CallerProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
+import type { SpawnRate } from './spawn-rate'
 
 export const DEFAULT_RECIPE = 'default'
 export const PROCESS_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
@@ -33,6 +34,8 @@ export interface ProcessServiceDeps {
   /** How long an MCP session's process lives without a request (spawn `{ idle: true }`). */
   mcpSessionIdleMs?: number
   newId?: () => string
+  /** Spawns per tenant (./spawn-rate.ts); absent = unlimited (tests that spawn in bulk). */
+  spawnRate?: SpawnRate
 }
 
 export interface SpawnResult {
@@ -109,6 +112,8 @@ export class ProcessService {
     body: Record<string, unknown>,
     opts: { idle?: boolean } = {},
   ): Promise<SpawnResult> {
+    // before any work: a refused spawn costs the tenant nothing but this check
+    this.deps.spawnRate?.take(tenant)
     const drafted = await this.draft(tenant, project, actor, body)
     const record = drafted.process
     const idle = this.deps.mcpSessionIdleMs

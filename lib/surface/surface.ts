@@ -9,6 +9,7 @@ import { invalidInput } from '../errors'
 import type { SurfaceDocuments } from '../recipes/catalog'
 import type { CallerProcessKey, ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
+import type { SpawnRateSettings } from '../recipes/spawn-rate'
 import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
@@ -48,6 +49,8 @@ export interface SurfaceSettings {
   learnedLimitMinimum?: number
   /** A learned tool limit is forgotten this long after it was learned (LEARNED_TOOL_LIMIT_TTL_HOURS). */
   learnedLimitTtlMs?: number
+  /** Spawns per tenant and container (lib/recipes/spawn-rate.ts; default 120 at once, 600 a minute). */
+  spawnRate?: Partial<SpawnRateSettings>
 }
 
 export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000
