@@ -83,7 +83,8 @@ export interface ProbeSample {
 export interface HostileApp {
   readonly base: string
   readonly pid: number
-  token(tenant: string, scope?: string): Promise<string>
+  /** A token for `tenant` (all scopes by default), for subject `<tenant>@hostile.test` unless `sub` names another. */
+  token(tenant: string, scope?: string, sub?: string): Promise<string>
   call(tenant: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>
   /** Memory and event-loop delay as the app sees them; `reset` starts a new delay window. */
   sample(opts?: { gc?: boolean; reset?: boolean }): Promise<ProbeSample>
@@ -167,13 +168,10 @@ export async function startApp(opts: { env?: Record<string, string>; label?: str
   })
 
   const tokens = new Map<string, Promise<string>>()
-  const token = (tenant: string, scope = ALL_SCOPES) => {
-    const key = `${tenant} ${scope}`
+  const token = (tenant: string, scope = ALL_SCOPES, sub = `${tenant}@hostile.test`) => {
+    const key = `${tenant} ${scope} ${sub}`
     if (!tokens.has(key))
-      tokens.set(
-        key,
-        issueToken(SECRET, { tenant, sub: `${tenant}@hostile.test`, scope, expiresInSeconds: 6 * 3600 }, Math.floor(Date.now() / 1000)),
-      )
+      tokens.set(key, issueToken(SECRET, { tenant, sub, scope, expiresInSeconds: 6 * 3600 }, Math.floor(Date.now() / 1000)))
     return tokens.get(key)!
   }
 

@@ -1,0 +1,4 @@
+import { rowSet } from './rows/lower-findings'
+import { hostileSuite } from './suite'
+
+hostileSuite(rowSet)
