@@ -16,81 +16,116 @@ export const MAX_LAYERS = 4
 
 export interface Layer {
   text: string
-  /** Original-text start of each character of `text`. */
-  from: Int32Array
-  /** Original-text end (exclusive) of each character of `text`. */
-  to: Int32Array
+  /** Original-text start of each character of `text`; absent: the original text itself (character i is at i). */
+  from?: Int32Array
+  /** Original-text end (exclusive) of each character of `text`; absent with `from`. */
+  to?: Int32Array
 }
 
-/** The original text as layer 0. */
-export function originalLayer(text: string): Layer {
-  const from = new Int32Array(text.length)
-  const to = new Int32Array(text.length)
-  for (let i = 0; i < text.length; i++) {
-    from[i] = i
-    to[i] = i + 1
-  }
-  return { text, from, to }
-}
+/** The original text as layer 0 (no position tables: a character is where it is). */
+export const originalLayer = (text: string): Layer => ({ text })
+
+/** Where character `i` of a layer came from in the original text: [start, end). */
+export const startOf = (layer: Layer, i: number) => (layer.from ? layer.from[i] : i)
+export const endOf = (layer: Layer, i: number) => (layer.to ? layer.to[i] : i + 1)
 
 /** Could any escape start here? (No '%', '\\' or '&': nothing to decode.) */
 export const mayHoldEscapes = (text: string) => /[%\\&]/.test(text)
 
-const HEX = /^[0-9a-fA-F]+$/
-const UTF8 = new TextDecoder('utf-8', { fatal: true })
-const SIMPLE: Record<string, string> = { '"': '"', "'": "'", '\\': '\\', '/': '/', n: '\n', r: '\r', t: '\t', b: '\b', f: '\f' }
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' }
+/** Value of a hex digit's char code, or -1. */
+const HEX_VALUE = new Int8Array(128).fill(-1)
+for (let c = 0; c < 10; c++) HEX_VALUE[48 + c] = c
+for (let c = 0; c < 6; c++) HEX_VALUE[65 + c] = HEX_VALUE[97 + c] = 10 + c
+const hexAt = (text: string, i: number) => {
+  const c = text.charCodeAt(i)
+  return c < 128 ? HEX_VALUE[c] : -1
+}
+/** Value of `width` hex digits at `i`, or -1. */
+function hexRun(text: string, i: number, width: number): number {
+  if (i + width > text.length) return -1
+  let v = 0
+  for (let k = 0; k < width; k++) {
+    const d = hexAt(text, i + k)
+    if (d < 0) return -1
+    v = v * 16 + d
+  }
+  return v
+}
 
-/** One layer down, or undefined when nothing in `layer` decodes. */
+/** `\x` escapes with one character: the JSON and JS ones. */
+const SIMPLE = new Int32Array(128).fill(-1)
+for (const [c, v] of [
+  ['"', 34],
+  ["'", 39],
+  ['\\', 92],
+  ['/', 47],
+  ['n', 10],
+  ['r', 13],
+  ['t', 9],
+  ['b', 8],
+  ['f', 12],
+] as const)
+  SIMPLE[c.charCodeAt(0)] = v
+const ENTITIES: Record<string, number> = { amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, nbsp: 0xa0 }
+const UTF16 = new TextDecoder('utf-16le')
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** One layer down, or undefined when nothing in `layer` decodes. One pass; the output is never longer than the input. */
 export function decodeLayer(layer: Layer): Layer | undefined {
   const { text } = layer
   const n = text.length
-  let out = ''
+  const out = new Uint16Array(n)
   const from = new Int32Array(n)
   const to = new Int32Array(n)
   let len = 0
   let changed = false
-  const emit = (chars: string, start: number, end: number) => {
-    for (let k = 0; k < chars.length; k++) {
-      from[len] = layer.from[start]
-      to[len] = layer.to[end - 1]
-      len++
+  /** Emits one code point decoded from text[start, end). */
+  const emit = (cp: number, start: number, end: number) => {
+    const f = startOf(layer, start)
+    const t = endOf(layer, end - 1)
+    if (cp > 0xffff) {
+      cp -= 0x10000
+      out[len] = 0xd800 + (cp >> 10)
+      from[len] = f
+      to[len++] = t
+      cp = 0xdc00 + (cp & 0x3ff)
     }
-    out += chars
+    out[len] = cp
+    from[len] = f
+    to[len++] = t
   }
   let i = 0
   while (i < n) {
     const c = text.charCodeAt(i)
     if (c === 37 /* % */) {
-      const run = percentRun(text, i)
-      if (run) {
-        for (const [chars, s, e] of run.chars) emit(chars, s, e)
-        i = run.end
+      const end = percentRun(text, i, emit)
+      if (end > i) {
+        i = end
         changed = true
         continue
       }
     } else if (c === 92 /* \ */ && i + 1 < n) {
-      const d = text[i + 1]
-      if (d === 'u' && text[i + 2] === '{') {
-        const close = text.indexOf('}', i + 3)
-        const hex = close > 0 && close - i - 3 <= 6 ? text.slice(i + 3, close) : ''
-        const cp = hex && HEX.test(hex) ? Number.parseInt(hex, 16) : -1
-        if (cp >= 0 && cp <= 0x10ffff) {
-          emit(String.fromCodePoint(cp), i, close + 1)
-          i = close + 1
+      const d = text.charCodeAt(i + 1)
+      if (d === 117 /* u */ && text.charCodeAt(i + 2) === 123 /* { */) {
+        let cp = 0
+        let k = i + 3
+        while (k < n && k < i + 10 && hexAt(text, k) >= 0) cp = cp * 16 + hexAt(text, k++)
+        if (k > i + 3 && text.charCodeAt(k) === 125 /* } */ && cp <= 0x10ffff) {
+          emit(cp, i, k + 1)
+          i = k + 1
           changed = true
           continue
         }
-      } else if (d === 'u' || d === 'x') {
-        const width = d === 'u' ? 4 : 2
-        const hex = text.slice(i + 2, i + 2 + width)
-        if (hex.length === width && HEX.test(hex)) {
-          emit(String.fromCharCode(Number.parseInt(hex, 16)), i, i + 2 + width)
+      } else if (d === 117 /* u */ || d === 120 /* x */) {
+        const width = d === 117 ? 4 : 2
+        const v = hexRun(text, i + 2, width)
+        if (v >= 0) {
+          emit(v, i, i + 2 + width)
           i += 2 + width
           changed = true
           continue
         }
-      } else if (SIMPLE[d] !== undefined) {
+      } else if (d < 128 && SIMPLE[d] >= 0) {
         emit(SIMPLE[d], i, i + 2)
         i += 2
         changed = true
@@ -99,61 +134,72 @@ export function decodeLayer(layer: Layer): Layer | undefined {
     } else if (c === 38 /* & */) {
       const semi = text.indexOf(';', i + 1)
       if (semi > i + 1 && semi - i <= 10) {
-        const ref = text.slice(i + 1, semi)
-        let chars: string | undefined
-        if (ref[0] === '#') {
-          const hex = ref[1] === 'x' || ref[1] === 'X'
-          const digits = ref.slice(hex ? 2 : 1)
-          const cp = digits && (hex ? HEX.test(digits) : /^\d+$/.test(digits)) ? Number.parseInt(digits, hex ? 16 : 10) : -1
-          if (cp >= 0 && cp <= 0x10ffff) chars = String.fromCodePoint(cp)
-        } else chars = ENTITIES[ref.toLowerCase()]
-        if (chars !== undefined) {
-          emit(chars, i, semi + 1)
+        let cp = -1
+        if (text.charCodeAt(i + 1) === 35 /* # */) {
+          const hex = text.charCodeAt(i + 2) === 120 || text.charCodeAt(i + 2) === 88
+          const first = i + (hex ? 3 : 2)
+          if (first < semi) {
+            cp = 0
+            for (let k = first; k < semi && cp >= 0; k++) {
+              const digit = hex ? hexAt(text, k) : text.charCodeAt(k) - 48
+              cp = digit >= 0 && digit < (hex ? 16 : 10) ? cp * (hex ? 16 : 10) + digit : -1
+            }
+          }
+        } else cp = ENTITIES[text.slice(i + 1, semi).toLowerCase()] ?? -1
+        if (cp >= 0 && cp <= 0x10ffff) {
+          emit(cp, i, semi + 1)
           i = semi + 1
           changed = true
           continue
         }
       }
     }
-    emit(text[i], i, i + 1)
+    out[len] = c
+    from[len] = startOf(layer, i)
+    to[len++] = endOf(layer, i)
     i++
   }
-  return changed ? { text: out, from: from.subarray(0, len), to: to.subarray(0, len) } : undefined
+  if (!changed) return undefined
+  return { text: UTF16.decode(out.subarray(0, len)), from: from.subarray(0, len), to: to.subarray(0, len) }
 }
 
 /**
- * A run of `%HH` escapes from `start` decoded as UTF-8, each character with the escapes it came
- * from; bytes that are not valid UTF-8 stay as they were written. Undefined when no escape starts here.
+ * A run of `%HH` escapes from `start` decoded as UTF-8 through `emit`, each character with the
+ * escapes it came from; bytes that are not valid UTF-8 stay as they were written. Answers where
+ * the run ends (`start` when no escape starts there).
  */
-function percentRun(text: string, start: number): { chars: [string, number, number][]; end: number } | undefined {
+function percentRun(text: string, start: number, emit: (cp: number, s: number, e: number) => void): number {
   const bytes: number[] = []
   let i = start
-  while (i + 3 <= text.length && text.charCodeAt(i) === 37 && HEX.test(text.slice(i + 1, i + 3))) {
-    bytes.push(Number.parseInt(text.slice(i + 1, i + 3), 16))
+  for (;;) {
+    const v = text.charCodeAt(i) === 37 ? hexRun(text, i + 1, 2) : -1
+    if (v < 0) break
+    bytes.push(v)
     i += 3
   }
-  if (!bytes.length) return undefined
-  const chars: [string, number, number][] = []
+  if (!bytes.length) return start
   let b = 0
   while (b < bytes.length) {
     const lead = bytes[b]
     const size = lead < 0x80 ? 1 : lead >= 0xf0 && lead < 0xf8 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0
     const at = start + 3 * b
-    let decoded: string | undefined
-    if (size && b + size <= bytes.length) {
+    let cp = -1
+    if (size === 1) cp = lead
+    else if (size && b + size <= bytes.length) {
       try {
-        decoded = UTF8.decode(Uint8Array.from(bytes.slice(b, b + size)))
+        cp = UTF8.decode(Uint8Array.from(bytes.slice(b, b + size))).codePointAt(0) ?? -1
       } catch {
-        decoded = undefined
+        cp = -1
       }
     }
-    if (decoded === undefined) {
-      chars.push(...[...text.slice(at, at + 3)].map((ch, k): [string, number, number] => [ch, at + k, at + k + 1]))
+    if (cp < 0) {
+      // not UTF-8: the three characters as written
+      for (let k = 0; k < 3; k++) emit(text.charCodeAt(at + k), at + k, at + k + 1)
       b++
     } else {
-      chars.push([decoded, at, at + 3 * size])
+      emit(cp, at, at + 3 * size)
       b += size
     }
   }
-  return { chars, end: i }
+  return i
 }

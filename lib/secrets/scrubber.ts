@@ -21,7 +21,7 @@
  * cost is linear in the size of the result — at most (MAX_LAYERS + 1) × its length characters
  * searched, counted in `charactersSearched` — not in (size × number of forms).
  */
-import { decodeLayer, type Layer, MAX_LAYERS, mayHoldEscapes, originalLayer } from './decode-layers'
+import { decodeLayer, endOf, type Layer, MAX_LAYERS, mayHoldEscapes, originalLayer, startOf } from './decode-layers'
 import { LiteralSearch, type Span } from './literal-search'
 import type { SecretValues } from './references'
 
@@ -82,7 +82,7 @@ export class SecretScrubber {
       layer = decodeLayer(layer)
       if (!layer) break
       this.charactersSearched += layer.text.length
-      for (const s of search.spans(layer.text)) found.push({ start: layer.from[s.start], end: layer.to[s.end - 1], value: s.value })
+      for (const s of search.spans(layer.text)) found.push({ start: startOf(layer, s.start), end: endOf(layer, s.end - 1), value: s.value })
       if (!mayHoldEscapes(layer.text)) break
     }
     return mergeSpans(found)
