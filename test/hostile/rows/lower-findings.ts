@@ -427,7 +427,8 @@ export const rowSet: HostileRowSet = {
         const text = JSON.stringify(out)
         assert.equal(out.isError, true, text.slice(0, 300))
         assert.equal(out.content.errors?.length, 21, text.slice(0, 300))
-        assert.equal(out.content.errors?.at(-1)?.message, 'and 9980 more problems (only the first 20 are listed)')
+        // the validator stops collecting at 100 errors; the answer lists 20 and counts the other 80
+        assert.equal(out.content.errors?.at(-1)?.message, 'and 80 more problems (only the first 20 are listed)')
         assert.ok(text.length < 5_000, `the answer is ${text.length} characters`)
       },
     },
