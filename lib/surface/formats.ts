@@ -88,6 +88,9 @@ export function annotationsOf(labels: readonly string[]): { readOnlyHint?: boole
  * share nodes (a pack's `$ref`s, YAML aliases), which cost nothing in memory and a copy each in
  * JSON. The measure walks every use but stops at the limit, so it costs at most the limit.
  */
+/** Tools whose rendering is over the manifest budget in some format (measured once per tool object). */
+const refused = new WeakSet<Tool>()
+
 function overManifestBudget(what: string, limit: number) {
   const message = `${what} renders to more than ${limit.toLocaleString('en-US')} bytes of JSON, over the manifest budget (manifestBytes)`
   return invalidConfig(`${message}; narrow the tools' schemas or the tools the recipe allows`, [{ message }])
@@ -98,9 +101,14 @@ export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = fals
   const map = (cache[key] ??= new WeakMap())
   let json = map.get(tool)
   if (json === undefined) {
+    // a refusal is remembered like a rendering, so asking again does not measure again
+    if (limit === EXPANSION_LIMITS.manifestBytes && refused.has(tool)) throw overManifestBudget(`tool '${tool.name}'`, limit)
     const rendered = render(tool, format, deferLoading)
     const bytes = jsonBytes(rendered, limit)
-    if (bytes > limit) throw overManifestBudget(`tool '${tool.name}'`, limit)
+    if (bytes > limit) {
+      if (limit === EXPANSION_LIMITS.manifestBytes) refused.add(tool)
+      throw overManifestBudget(`tool '${tool.name}'`, limit)
+    }
     json = JSON.stringify(rendered)
     map.set(tool, json)
   }
