@@ -58,6 +58,7 @@ export interface HttpModules {
   consolePages(): Promise<Pick<typeof import('./console/pages'), 'renderPage'>>
 }
 
-/** The protocol half: lib/surface/mcp-server.ts and the SDK's web-standard transport (loaded by AppDeps.modules). */
+/** The protocol half: lib/surface/mcp-server.ts, mcp-modern.ts and the v2 SDK's web-standard transport (loaded by AppDeps.modules). */
 export type McpProtocol = typeof import('../../lib/surface/mcp-server') &
-  Pick<typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), 'WebStandardStreamableHTTPServerTransport'>
+  typeof import('../../lib/surface/mcp-modern') &
+  Pick<typeof import('@modelcontextprotocol/server'), 'WebStandardStreamableHTTPServerTransport'>

@@ -79,7 +79,7 @@ export interface CallerProcessKey extends ProcessKey {
 }
 
 export interface ProcessStore {
-  /** Writes a new process; CONFLICT when the id exists. */
+  /** Writes a new process; CONFLICT when a live one has the id (one expired at `record.createdAt` is replaced). */
   create(record: ProcessRecord): Promise<void>
   /** The process, or undefined when absent or expired at `now`. */
   get(key: ProcessKey, now: number): Promise<ProcessRecord | undefined>

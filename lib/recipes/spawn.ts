@@ -110,12 +110,14 @@ export class ProcessService {
     project: string,
     actor: string,
     body: Record<string, unknown>,
-    opts: { idle?: boolean } = {},
+    opts: { idle?: boolean; id?: string } = {},
   ): Promise<SpawnResult> {
     // before any work: a refused spawn costs the tenant nothing but this check
     this.deps.spawnRate?.take(tenant)
     const drafted = await this.draft(tenant, project, actor, body)
     const record = drafted.process
+    // a caller-chosen id (a stateless MCP client's process, derived from who asks for what): CONFLICT when it is live
+    if (opts.id !== undefined) record.id = opts.id
     const idle = this.deps.mcpSessionIdleMs
     if (opts.idle && idle !== undefined) {
       record.idleTtlMs = idle

@@ -1,34 +1,43 @@
 /**
  * A process's surface as an MCP server (the protocol half; functions/http/routes/mcp.ts is the
- * HTTP half). Built per request on the SDK's low-level `Server`: nothing lives between requests —
- * the process record is the session — so any container can answer any request.
+ * HTTP half), on the v2 SDK (`@modelcontextprotocol/server`). Built per request: nothing lives
+ * between requests — the process record is the session (2025-era) or the state a stateless
+ * 2026-07-28 client's requests share (lib/surface/mcp-modern.ts) — so any container can answer any
+ * request.
  *
  * The handlers check params themselves, so a malformed request is `-32602 Invalid params` (the
- * SDK would answer a schema failure with `-32603 Internal error`).
- * A stateless revision (no initialize, `server/discover`, per-request `_meta`) adds a handler and
- * a version here; nothing below depends on a handshake having happened.
+ * SDK answers a schema failure with `-32603 Internal error`, v2 as v1 did).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { type CallToolResult, ErrorCode, InitializeRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
-import { z } from 'zod'
+import {
+  type CallToolResult,
+  createMcpHandler,
+  type McpHttpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from '@modelcontextprotocol/server'
 import type { ToolOutcome } from '../calls/outcome'
 import { compile } from '../config/json-schema'
 import type { ProcessSurface } from './surface'
 
-/** The revisions served, newest first; a client asking for another one is answered with the newest. */
-export const SERVED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const
+/** The stateless revision: per-request `_meta`, no initialize, no session (lib/surface/mcp-modern.ts). */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28'
+/** The handshake revisions served, newest first; an initialize asking for another one is answered with the newest. */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const
+/** Every revision served, newest first (what an unsupported-version error lists). */
+export const SERVED_PROTOCOL_VERSIONS = [MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const
 /** What a request without `MCP-Protocol-Version` speaks (the transport spec's rule). */
 export const DEFAULT_PROTOCOL_VERSION = '2025-03-26'
 
 export const isServedVersion = (v: string) => (SERVED_PROTOCOL_VERSIONS as readonly string[]).includes(v)
+const isLegacyVersion = (v: string) => (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(v)
 
 export interface McpServerInfo {
   name: string
   version: string
 }
 
-export { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+export { isInitializeRequest } from '@modelcontextprotocol/server'
 
 export interface McpSession {
   /** Absent only while a session-less request that is not a well-formed initialize is answered with an error. */
@@ -43,7 +52,7 @@ export interface McpSession {
 }
 
 /** ajv from lib/config (compiled once per schema) instead of a new Ajv per Server, which the SDK's default would build. */
-const validator: jsonSchemaValidator = {
+const validator: NonNullable<ConstructorParameters<typeof Server>[1]>['jsonSchemaValidator'] & object = {
   getValidator<T>(schema: object) {
     return (input: unknown) => {
       const fn = compile(schema as Record<string, unknown>)
@@ -58,43 +67,72 @@ const validator: jsonSchemaValidator = {
   },
 }
 
-const INITIALIZE = z.object({ method: z.literal('initialize'), params: z.unknown().optional() }).passthrough()
-
 /**
- * A JSON-RPC error whose message is ours alone: the SDK's McpError prefixes "MCP error <code>: ",
+ * A JSON-RPC error whose message is ours alone: v1 SDK's McpError prefixed "MCP error <code>: ",
  * and a client SDK prefixes it again when it raises the error ("MCP error -32602: MCP error -32602: …").
  */
-export function protocolError(code: number, message: string, data?: unknown): McpError {
-  const e = new McpError(code, message, data)
+export function protocolError(code: number, message: string, data?: unknown): ProtocolError {
+  const e = new ProtocolError(code, message, data)
   e.message = message
   return e
 }
-const invalidParams = (message: string) => protocolError(ErrorCode.InvalidParams, message)
+const invalidParams = (message: string) => protocolError(ProtocolErrorCode.InvalidParams, message)
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-export function mcpServer(info: McpServerInfo, session: McpSession): Server {
-  const need = (): ProcessSurface => {
-    if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
-    return session.surface
-  }
-  const server = new Server(info, { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator })
-  // A loose shape, checked here: the SDK answers its own schema failures with -32603.
-  server.removeRequestHandler('initialize')
-  server.setRequestHandler(INITIALIZE, async (request) => {
-    const parsed = InitializeRequestSchema.safeParse(request)
-    if (!parsed.success) throw invalidParams(`Invalid initialize params: ${parsed.error.message}`)
-    const requested = parsed.data.params.protocolVersion
-    return {
-      protocolVersion: isServedVersion(requested) ? requested : SERVED_PROTOCOL_VERSIONS[0],
-      capabilities: { tools: { listChanged: true } },
-      serverInfo: info,
-      instructions: await instructionsOf(need()),
-    }
+/**
+ * The SDK's low-level Server for one 2025-era request. `initialize` is answered by the SDK from
+ * `instructions` (computed by the caller only for a body holding one) after our own check of its
+ * params (initializeParamsError); tools/* reach answerToolsRequest as the fallback handler.
+ */
+export function mcpServer(info: McpServerInfo, session: McpSession, instructions?: string): Server {
+  const server = new Server(info, {
+    capabilities: { tools: { listChanged: true } },
+    jsonSchemaValidator: validator,
+    // the SDK answers an initialize asking for another revision with the first one listed
+    supportedProtocolVersions: [...LEGACY_PROTOCOL_VERSIONS],
+    ...(instructions !== undefined ? { instructions } : {}),
   })
-  // tools/list and tools/call: the same answers as the HTTP layer's direct path (answerToolsRequest).
   server.fallbackRequestHandler = async (request) => answerToolsRequest(request.method, request.params, session)
   return server
 }
+
+let modernLeg: McpHttpHandler | undefined
+/**
+ * The SDK's 2026-07-28 serving for the methods this server does not answer itself (everything but
+ * MODERN_METHODS in lib/surface/mcp-modern.ts): it answers them as the revision says (unknown
+ * method: 404 `-32601`). One per container: it holds no state of ours, only its event bus.
+ */
+export function sdkModernLeg(info: McpServerInfo): McpHttpHandler {
+  modernLeg ??= createMcpHandler(
+    () =>
+      new Server(info, {
+        capabilities: { tools: {} },
+        jsonSchemaValidator: validator,
+        supportedProtocolVersions: [MODERN_PROTOCOL_VERSION],
+      }),
+    { legacy: 'reject' },
+  )
+  return modernLeg
+}
+
+/**
+ * Why an initialize's params are malformed, or undefined: checked here because the SDK answers a
+ * schema failure with -32603 (an internal error) where the client sent bad params.
+ */
+export function initializeParamsError(message: unknown): ProtocolError | undefined {
+  const params = (message as { params?: unknown }).params
+  const bad = (why: string) => invalidParams(`Invalid initialize params: ${why}`)
+  if (!isObject(params)) return bad('params must be an object')
+  if (typeof params.protocolVersion !== 'string') return bad('protocolVersion must be a string')
+  if (!isObject(params.capabilities)) return bad('capabilities must be an object')
+  const info = params.clientInfo
+  if (!isObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string')
+    return bad('clientInfo must be an object with a string name and version')
+  return undefined
+}
+
+/** The revision an initialize is answered with (the SDK's choice, stated here for the HTTP layer's checks). */
+export const negotiatedVersion = (requested: string) => (isLegacyVersion(requested) ? requested : LEGACY_PROTOCOL_VERSIONS[0])
 
 export const TOOLS_METHODS = ['tools/list', 'tools/call']
 
@@ -106,7 +144,7 @@ export const TOOLS_METHODS = ['tools/list', 'tools/call']
  */
 export async function answerToolsRequest(method: string, rawParams: unknown, session: McpSession): Promise<Record<string, unknown>> {
   const need = (): ProcessSurface => {
-    if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
+    if (!session.surface) throw protocolError(ProtocolErrorCode.InvalidRequest, 'No MCP session: send initialize first')
     return session.surface
   }
   if (rawParams !== undefined && !isObject(rawParams)) throw invalidParams(`Invalid ${method} params: params must be an object`)
@@ -129,7 +167,7 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
       return textResult(outcome.isError, outcome.content)
     }
     default:
-      throw protocolError(ErrorCode.MethodNotFound, 'Method not found')
+      throw protocolError(ProtocolErrorCode.MethodNotFound, 'Method not found')
   }
 }
 
@@ -137,7 +175,7 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
 export async function answerToolsRequestJson(method: string, rawParams: unknown, session: McpSession): Promise<string> {
   if (method !== 'tools/list') return JSON.stringify(await answerToolsRequest(method, rawParams, session))
   if (rawParams !== undefined && !isObject(rawParams)) throw invalidParams('Invalid tools/list params: params must be an object')
-  if (!session.surface) throw protocolError(ErrorCode.InvalidRequest, 'No MCP session: send initialize first')
+  if (!session.surface) throw protocolError(ProtocolErrorCode.InvalidRequest, 'No MCP session: send initialize first')
   return listToolsJson(rawParams ?? {}, session.surface)
 }
 
@@ -150,12 +188,12 @@ async function listToolsJson(params: Record<string, unknown>, surface: ProcessSu
   return `{"tools":${await surface.serverToolsJson()}}`
 }
 
-/** A JSON-RPC error response for what answerToolsRequest threw (an McpError; anything else is internal). */
+/** A JSON-RPC error response for what answerToolsRequest threw (a ProtocolError; anything else is internal). */
 export function errorResponse(id: string | number, e: unknown): Record<string, unknown> {
-  const code = e instanceof McpError ? e.code : ErrorCode.InternalError
+  const code = e instanceof ProtocolError ? e.code : ProtocolErrorCode.InternalError
   // as the SDK's path answers it, without the SDK's "MCP error <code>: " prefix (clients add their own)
   const message = (e instanceof Error ? e.message : String(e)).replace(/^MCP error -?\d+: /, '')
-  return { jsonrpc: '2.0', id, error: { code, message, ...(e instanceof McpError && e.data !== undefined ? { data: e.data } : {}) } }
+  return { jsonrpc: '2.0', id, error: { code, message, ...(e instanceof ProtocolError && e.data !== undefined ? { data: e.data } : {}) } }
 }
 
 /** `initialize.instructions`: the system-prompt material of spec §13. */

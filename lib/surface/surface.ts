@@ -128,6 +128,11 @@ export class SurfaceService {
     return new ProcessSurface(this.deps, this.meta, record, undefined, false)
   }
 
+  /** A detached surface over the process a spawn with `body` would create now (nothing is stored). */
+  async drafted(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<ProcessSurface> {
+    return this.detached((await this.deps.processes.draft(tenant, project, actor, body)).process)
+  }
+
   /** What a process spawned now would get on its first turn (lib/surface/preview.ts); nothing is stored. */
   preview(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SurfacePreview> {
     return previewSurface({ processes: this.deps.processes, surface: this, tools: this.deps.tools }, tenant, project, actor, body)

@@ -67,6 +67,12 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
       expect((await store.get(key, NOW))?.recipe).toBe('chat')
     })
 
+    it('replaces an expired process of the same id on create', async () => {
+      await store.create(sampleProcess({ expiresAt: NOW + 10 }))
+      await store.create(sampleProcess({ recipe: 'other', createdAt: NOW + 10, expiresAt: NOW + HOUR }))
+      expect((await store.get(key, NOW + 20))?.recipe).toBe('other')
+    })
+
     it('keeps processes of other projects and tenants apart', async () => {
       await store.create(sampleProcess())
       expect(await store.get({ ...key, project: 'other' }, NOW)).toBeUndefined()

@@ -1,11 +1,16 @@
 /**
- * MCP over Streamable HTTP: `/projects/{p}/mcp` (initialize spawns a process; its id is the
- * `Mcp-Session-Id`) and `/projects/{p}/processes/{id}/mcp` (the process named in the path; the
- * session header is optional). No session state in memory: every request loads the process, so
- * any container (any Lambda) answers any request.
+ * MCP over Streamable HTTP: `/projects/{p}/mcp` and `/projects/{p}/processes/{id}/mcp`.
+ * - 2025-era (03-26, 06-18, 11-25): on the project URL initialize spawns a process and its id is
+ *   the `Mcp-Session-Id`; on the process URL the process in the path is the session.
+ * - 2026-07-28 (stateless, per-request `_meta`): no session; the process URL names the process,
+ *   and on the project URL every request resolves the same process from (tenant, project, token
+ *   subject, the query's spawn) — statelessProcessId — created on first use, idle-expiring.
+ * No session state in memory: every request loads the process, so any container (any Lambda)
+ * answers any request.
  *
- * This half does HTTP: the body, the session, the protocol-version header, the scopes; the SDK's
- * web-standard transport (stateless, one per request) and lib/surface/mcp-server.ts do JSON-RPC.
+ * This half does HTTP: the body, the session, the protocol-version header, the scopes; the v2 SDK
+ * (`@modelcontextprotocol/server`: its web-standard transport for the 2025 era, `createMcpHandler`
+ * for the 2026 methods we do not answer) and lib/surface/mcp-server.ts / mcp-modern.ts do JSON-RPC.
  * The SDK is loaded with the first MCP request (AppDeps.modules), never at cold start.
  */
 import type { Context } from 'hono'
@@ -13,7 +18,7 @@ import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessKey } from '../../../lib/recipes/ports'
 import type { ProcessSurface } from '../../../lib/surface/surface'
-import type { AppDeps } from '../app-deps'
+import type { AppDeps, McpProtocol } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { Hono } from '../hono'
@@ -38,6 +43,16 @@ function rpcError(status: number, code: number, message: string, headers: Record
     headers: { 'content-type': 'application/json', ...headers },
   })
 }
+const PROCESS_GONE = 'Process not found: it does not exist, has expired or was ended, or belongs to another subject'
+/** A 2026-07-28 client's GET or DELETE: the revision has neither (no standalone stream, no session to end). */
+const modernVersionHeader = (c: Context) => (c.req.header('mcp-protocol-version') ?? '') >= '2026-07-28'
+const modernNotAllowed = () =>
+  rpcError(405, -32000, 'Method Not Allowed: MCP 2026-07-28 has no session to end and no standalone stream', { allow: 'POST' })
+const modernResponse = (a: { status: number; body: string; contentType?: string }) =>
+  new Response(a.body, {
+    status: a.status,
+    headers: { 'content-type': a.contentType ?? 'application/json', ...(a.contentType ? { 'cache-control': 'no-cache' } : {}) },
+  })
 const sessionNotFound = () =>
   rpcError(
     404,
@@ -90,6 +105,8 @@ export function mcpRoutes(deps: AppDeps) {
     } catch {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
     }
+    const p = await loadProtocol()
+    if (!Array.isArray(body) && p.isModernRequest((h) => c.req.header(h), body)) return modernPost(c, pathId, body, p)
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[]
     if (Array.isArray(body)) {
       const refused = batchRefusal(c, messages)
@@ -106,7 +123,6 @@ export function mcpRoutes(deps: AppDeps) {
     }
     const header = c.req.header('mcp-session-id')
     let surface: ProcessSurface | undefined
-    const p = await loadProtocol()
     if (pathId !== undefined) {
       if (header !== undefined && header !== pathId) return sessionNotFound()
       surface = await openSession(c, { tenant, project, id: pathId })
@@ -114,6 +130,9 @@ export function mcpRoutes(deps: AppDeps) {
     } else if (initializing) {
       // Spawn only for a well-formed initialize alone in its body; anything else gets the protocol's own answer.
       const init = messages.length === 1 ? p.isInitializeRequest(messages[0]) : false
+      // our own check of its params first: the SDK answers malformed ones with -32603, and no process is spawned for them
+      const badInit = messages.length === 1 && messages[0]?.method === 'initialize' ? p.initializeParamsError(messages[0]) : undefined
+      if (badInit) return Response.json(p.errorResponse(messages[0].id as string | number, badInit))
       if (init) {
         const { process } = await deps.processes.spawn(tenant, project, principalOf(c).subject, spawnQuery(c), { idle: true })
         surface = await deps.surface.open({ tenant, project, id: process.id, subject: principalOf(c).subject })
@@ -146,7 +165,8 @@ export function mcpRoutes(deps: AppDeps) {
     } else {
       // Everything else through the SDK: its stateless transport (one per request) and Server.
       const transport = new p.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-      const server = p.mcpServer(SERVER_INFO, session)
+      // instructions cost a surface build: only a body that initializes needs them
+      const server = p.mcpServer(SERVER_INFO, session, initializing && surface ? await p.instructionsOf(surface) : undefined)
       await server.connect(transport)
       res = await transport.handleRequest(transportRequest(c), { parsedBody: body })
     }
@@ -156,8 +176,63 @@ export function mcpRoutes(deps: AppDeps) {
     return res
   }
 
+  /**
+   * A 2026-07-28 request: the revision's header checks, then the process — named by the path, or
+   * on the project URL resolved from who asks for what (statelessProcessId) — then the answer.
+   * No session id is read, minted or echoed.
+   */
+  async function modernPost(c: Context<AuthEnv>, pathId: string | undefined, message: unknown, p: McpProtocol): Promise<Response> {
+    const m = message as JsonRpcMessage
+    assertScope(c, m.method === 'tools/call' ? 'tools:invoke' : 'tools:read')
+    const bad = p.modernRequestError((h) => c.req.header(h), message)
+    if (bad) return modernResponse(bad)
+    // no client notification is defined on this transport: accepted, nothing to do
+    if (m.id === undefined) return new Response(null, { status: 202 })
+    const id = m.id as string | number
+    if (m.method === 'subscriptions/listen') return modernResponse(p.listenAnswer(id))
+    if (!p.PROCESS_METHODS.includes(m.method as string))
+      return p.sdkModernLeg(SERVER_INFO).fetch(sdkRequest(c, message), { parsedBody: message })
+    const surface = await statelessSurface(c, pathId, p)
+    if (!surface)
+      return modernResponse({ status: 404, body: JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32001, message: PROCESS_GONE } }) })
+    const session = {
+      surface,
+      call: (name: string, args: Record<string, unknown>) =>
+        deps.surface.callOn(deps.dispatcher, surface, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
+      // this revision carries list changes on subscriptions/listen streams only, never on a call's response
+      toolsChanged: () => {},
+    }
+    return modernResponse(await p.answerModern(m, session, SERVER_INFO))
+  }
+
+  /**
+   * The process a 2026-07-28 request works on. On the project URL: the caller's process for this
+   * query (statelessProcessId), spawned on first use with that id — one conditional create, so two
+   * containers racing both end on the one that landed — and idle-expiring like an MCP session. A
+   * token without tools:invoke spawns nothing: it sees the surface such a process would start
+   * with (a draft, stored nowhere).
+   */
+  async function statelessSurface(c: Context<AuthEnv>, pathId: string | undefined, p: McpProtocol): Promise<ProcessSurface | undefined> {
+    const tenant = tenantParam(c)
+    const project = projectParam(c)
+    if (pathId !== undefined) return openSession(c, { tenant, project, id: pathId })
+    const subject = principalOf(c).subject
+    const spawn = spawnQuery(c)
+    const id = p.statelessProcessId(tenant, project, subject, spawn)
+    const open = await openSession(c, { tenant, project, id })
+    if (open) return open
+    if (!c.get('principal')?.scopes.has('tools:invoke')) return deps.surface.drafted(tenant, project, subject, spawn)
+    try {
+      await deps.processes.spawn(tenant, project, subject, spawn, { idle: true, id })
+    } catch (e) {
+      if (!(e instanceof ServerToolsError && e.code === 'CONFLICT')) throw e
+    }
+    return openSession(c, { tenant, project, id })
+  }
+
   async function get(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
     assertScope(c, 'tools:read')
+    if (modernVersionHeader(c)) return modernNotAllowed()
     const header = c.req.header('mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
@@ -175,6 +250,7 @@ export function mcpRoutes(deps: AppDeps) {
 
   async function del(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
     assertScope(c, 'tools:invoke')
+    if (modernVersionHeader(c)) return modernNotAllowed()
     const header = c.req.header('mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
@@ -286,4 +362,14 @@ function transportRequest(c: Context): Request {
     if (v !== undefined) headers.set(h, v)
   }
   return { method: c.req.method, url: `http://mcp.local${c.req.path}`, headers } as unknown as Request
+}
+
+/** The request as the SDK's modern leg reads it (the body is handed over parsed). */
+function sdkRequest(c: Context, message: unknown): Request {
+  const headers = new Headers()
+  for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) {
+    const v = c.req.header(h)
+    if (v !== undefined) headers.set(h, v)
+  }
+  return new Request(`http://mcp.local${c.req.path}`, { method: 'POST', headers, body: JSON.stringify(message) })
 }

@@ -92,8 +92,11 @@ export class DynamoProcessStore implements ProcessStore {
         this.db.putItem({
           TableName: this.table,
           Item: item,
-          ConditionExpression: 'attribute_not_exists(#id)',
-          ExpressionAttributeNames: { '#id': 'id' },
+          // an expired record (TTL deletes it up to days later) is replaced: a stateless MCP client's
+          // deterministic process id (functions/http/routes/mcp.ts) must be creatable again once it expired
+          ConditionExpression: 'attribute_not_exists(#id) OR #exp <= :now',
+          ExpressionAttributeNames: { '#id': 'id', '#exp': 'expiresAtMs' },
+          ExpressionAttributeValues: { ':now': r.createdAt },
         }),
       )
     } catch (e) {

@@ -10,7 +10,9 @@ export class MemoryProcessStore implements ProcessStore {
 
   async create(record: ProcessRecord) {
     checkItemSize(record)
-    if (this.items.has(id(record))) throw conflict(`process '${record.id}' already exists`)
+    const existing = this.items.get(id(record))
+    // an expired record is replaced (as the DynamoDB store's condition does)
+    if (existing && existing.expiresAt > record.createdAt) throw conflict(`process '${record.id}' already exists`)
     this.items.set(id(record), frozenCopy(record))
   }
 
