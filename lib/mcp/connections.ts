@@ -11,13 +11,25 @@
  *   listing never waits on an unreachable server longer than that; a server that just failed is
  *   not retried for `retryAfterMs` (the failure is answered at once) unless its document changes.
  * - Secret values that went into headers are scrubbed from every result and error.
+ * - The client is the v2 SDK's (`@modelcontextprotocol/client`), negotiating the era at connect
+ *   (`versionNegotiation: 'auto'`): a server that answers `server/discover` is spoken to in
+ *   2026-07-28 (stateless, no session), any other in the 2025-era handshake it offers. On a
+ *   2026-07-28 server no list_changed arrives (the revision delivers it on a `subscriptions/listen`
+ *   stream, which a Lambda does not hold open): its catalog is refreshed by `catalogTtlMs` alone.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js'
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  Client,
+  type Tool as McpTool,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  SseError,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client'
 import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget } from '../config/expansion-budget'
 import type { EgressClient } from '../egress/client'
 import { ServerToolsError } from '../errors'
@@ -111,7 +123,7 @@ export class McpConnections {
   }
 
   /**
-   * Calls a remote tool. Throws McpUnavailableError when the server cannot be reached and McpError
+   * Calls a remote tool. Throws McpUnavailableError when the server cannot be reached and ProtocolError
    * when it answers the request with a JSON-RPC error; a tool that failed is a result with isError.
    */
   async call(
@@ -125,17 +137,14 @@ export class McpConnections {
       const conn = this.connection(ref, headers)
       await this.bounded(conn, () => conn.ready, signal)
       try {
-        return (await conn.client.callTool({ name, arguments: args }, undefined, {
-          timeout: ref.config.timeoutMs,
-          signal,
-        })) as CallToolResult
+        return (await conn.client.callTool({ name, arguments: args }, { timeout: ref.config.timeoutMs, signal })) as CallToolResult
       } catch (e) {
         // the server forgot the session (restart, expiry): the request was not executed, so one retry on a fresh session is safe
         if (retry && isSessionGone(e)) {
           this.drop(conn, 'session expired')
           return attempt(false)
         }
-        if (!(e instanceof McpError) || e.code === ErrorCode.ConnectionClosed) this.drop(conn, 'transport failed')
+        if (!(e instanceof ProtocolError)) this.drop(conn, 'transport failed')
         throw this.asError(ref, e, headers.scrubber)
       }
     }
@@ -185,7 +194,12 @@ export class McpConnections {
     }
     this.evictBeyondLimit()
 
-    const client = new Client(this.opts.clientInfo ?? { name: 'server-tools', version: '1.0.0' }, { capabilities: {} })
+    const client = new Client(this.opts.clientInfo ?? { name: 'server-tools', version: '1.0.0' }, {
+      capabilities: {},
+      // the deprecated HTTP+SSE transport only ever carried 2024-11-05: nothing to probe there
+      versionNegotiation: { mode: ref.config.transport === 'sse' ? 'legacy' : 'auto' },
+      listMaxPages: MAX_PAGES,
+    })
     const conn: Connection = {
       key,
       line,
@@ -197,7 +211,7 @@ export class McpConnections {
       generation: 0,
       lastUsed: this.clock.now(),
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    client.setNotificationHandler('notifications/tools/list_changed', async () => {
       conn.generation++
       conn.catalog = undefined
       this.log.log('debug', 'mcp.tools_list_changed', { tenant: ref.tenant, server: ref.name })
@@ -242,21 +256,16 @@ export class McpConnections {
     const generation = conn.generation
     const run = (async () => {
       await conn.ready
-      const tools: RemoteTool[] = []
-      let cursor: string | undefined
+      // every page (the client walks the cursors, at most MAX_PAGES), never from the client's own cache: ours is the one list_changed and the TTL govern
+      const res = await conn.client.listTools(undefined, { timeout: conn.ref.config.timeoutMs, cacheMode: 'bypass' })
       // a remote catalog is tenant-controlled input like a document: bounded in tools and schema nodes
+      if (res.tools.length > EXPANSION_LIMITS.packTools)
+        throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
       const nodes = new ExpansionBudget(EXPANSION_LIMITS.packNodes, `the input schemas of server '${conn.ref.name}' (nodes)`)
-      for (let page = 0; page < 100; page++) {
-        const res = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: conn.ref.config.timeoutMs })
-        if (tools.length + res.tools.length > EXPANSION_LIMITS.packTools)
-          throw new BudgetExceeded(EXPANSION_LIMITS.packTools, `the tool list of server '${conn.ref.name}'`)
-        for (const tool of res.tools) nodes.spend(countNodes(tool.inputSchema, nodes.limit))
-        // A catalog is shown to every tools:read holder (listings, manifests): a secret the server
-        // echoes into a name, description or schema is scrubbed like one in a call's result.
-        tools.push(...res.tools.map((t) => conn.scrubber.scrub(t)))
-        cursor = res.nextCursor
-        if (!cursor) break
-      }
+      for (const tool of res.tools) nodes.spend(countNodes(tool.inputSchema, nodes.limit))
+      // A catalog is shown to every tools:read holder (listings, manifests): a secret the server
+      // echoes into a name, description or schema is scrubbed like one in a call's result.
+      const tools: RemoteTool[] = res.tools.map((t) => conn.scrubber.scrub(t))
       if (conn.generation === generation) conn.catalog = { tools, at: this.clock.now(), generation }
       return tools
     })()
@@ -270,7 +279,7 @@ export class McpConnections {
       (e) => {
         if (conn.loading === run) conn.loading = undefined
         // a transport failure leaves the session in doubt: the next use starts a fresh one
-        if (!(e instanceof McpError) || e.code === ErrorCode.ConnectionClosed) this.drop(conn, 'listing failed')
+        if (!(e instanceof ProtocolError)) this.drop(conn, 'listing failed')
       },
     )
     return run
@@ -312,10 +321,10 @@ export class McpConnections {
 
   private asError(ref: McpServerRef, e: unknown, scrubber: SecretScrubber): Error {
     if (e instanceof McpUnavailableError) return e
-    if (e instanceof McpError && e.code !== ErrorCode.RequestTimeout && e.code !== ErrorCode.ConnectionClosed) {
-      return new McpError(e.code, scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, '')), e.data)
+    if (e instanceof ProtocolError) {
+      return new ProtocolError(e.code, scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, '')), e.data)
     }
-    if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+    if (e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout) {
       return new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ref.config.timeoutMs} ms`)
     }
     return new McpUnavailableError(`MCP server '${ref.name}' could not be reached: ${scrubber.scrubText(describe(e, scrubber))}`)
@@ -343,7 +352,7 @@ export class McpConnections {
     conn.closed = true
     try {
       const transport = conn.client.transport
-      if (terminate && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      if (terminate && transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
         await Promise.race([transport.terminateSession(), new Promise((r) => setTimeout(r, 1_000).unref())]).catch(() => {})
       }
       await conn.client.close()
@@ -363,17 +372,21 @@ export class McpConnections {
   }
 }
 
+/** Pages of a remote tools/list walked at most (a server whose cursor never ends). */
+const MAX_PAGES = 100
+
 /** The server no longer knows the session (HTTP 404 on a session request): nothing was executed. */
-const isSessionGone = (e: unknown) => e instanceof StreamableHTTPError && e.code === 404
+const isSessionGone = (e: unknown) => e instanceof SdkHttpError && e.status === 404
 
 /** A transport failure in a sentence: HTTP status and a trimmed body (scrubbed before it is cut) where the server sent one. */
 function describe(e: unknown, scrubber: SecretScrubber): string {
-  if (e instanceof StreamableHTTPError || e instanceof SseError) {
+  if (e instanceof SdkHttpError || e instanceof SseError) {
     const body = e.message
       .replace(/^(Streamable HTTP|SSE) error: /, '')
       .replace(/^(Error POSTing to endpoint|Failed to open SSE stream|Non-200 status code \(\d+\)): ?/, '')
       .trim()
-    const status = typeof e.code === 'number' && e.code > 0 ? `the server answered HTTP ${e.code}` : 'the transport failed'
+    const code = e instanceof SdkHttpError ? e.status : e.code
+    const status = typeof code === 'number' && code > 0 ? `the server answered HTTP ${code}` : 'the transport failed'
     return body ? `${status}: ${scrubber.scrubText(body).slice(0, 300)}` : status
   }
   return (e as Error)?.message ?? String(e)

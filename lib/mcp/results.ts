@@ -1,5 +1,5 @@
 /** Turning remote MCP tools into ToolSpecs, and their results and failures into ToolOutcomes. */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import type { ToolOutcome } from '../calls/outcome'
 import { success, toolError } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
@@ -108,8 +108,8 @@ export function outcomeOf(server: string, tool: string, result: CallToolResult, 
 }
 
 export function failureOf(server: string, tool: string, e: unknown, scrubber: SecretScrubber): ToolOutcome {
-  // A JSON-RPC error from the server (the SDK's McpError and its subclasses), recognised by shape
-  // so this module never loads the SDK.
+  // A JSON-RPC error from the server (the v2 SDK's ProtocolError; v1's McpError prefixed its
+  // message), recognised by shape so this module never loads the SDK.
   if (isJsonRpcError(e)) {
     return toolError(
       `MCP server '${server}' rejected the call to '${tool}': ${scrubber.scrubText(e.message.replace(/^MCP error -?\d+: /, ''))}`,
@@ -120,4 +120,6 @@ export function failureOf(server: string, tool: string, e: unknown, scrubber: Se
 }
 
 const isJsonRpcError = (e: unknown): e is Error & { code: number } =>
-  e instanceof Error && typeof (e as { code?: unknown }).code === 'number' && /^MCP error -?\d+: /.test(e.message)
+  e instanceof Error &&
+  typeof (e as { code?: unknown }).code === 'number' &&
+  (e.name === 'ProtocolError' || /^MCP error -?\d+: /.test(e.message))

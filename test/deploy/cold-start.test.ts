@@ -1,7 +1,7 @@
 /**
  * The Lambda cold start loads only what a request needs. The API is bundled the way SST builds
  * it (scripts/lambda-bundle.ts, splitting on), then every output that holds a heavy module — the
- * MCP SDK and zod, any of the AWS SDK (S3, SSM, the credential chain: DynamoDB goes through our own client), the sandbox, the LLM wire clients, the tool types'
+ * MCP SDK (v2: server, client, core) and zod, any of the AWS SDK (S3, SSM, the credential chain: DynamoDB goes through our own client), the sandbox, the LLM wire clients, the tool types'
  * runtimes and the egress client — is replaced by a module that throws, and Ajv and yaml
  * (required from node_modules on demand) are left out of the package: documents written through
  * the API and the bundled defaults carry the JSON form of their data, so reading them parses no
@@ -28,6 +28,8 @@ import { tokenFor } from '../support/http'
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
 const HEAVY: RegExp[] = [
   /node_modules\/@modelcontextprotocol\/sdk\//,
+  // the v2 SDK: the MCP endpoint and the mcp / mcp_server tool types load it on first use
+  /node_modules\/@modelcontextprotocol\/(server|client|core)\//,
   /node_modules\/zod\//,
   /node_modules\/@aws-sdk\//,
   /node_modules\/@smithy\//,
@@ -156,9 +158,10 @@ async function coldStartWithOutput(
 }
 
 describe('the Lambda cold start', () => {
-  it('keeps the MCP SDK, zod, the AWS SDK, the sandbox, the LLM clients, the tool runtimes and the egress client out of the handler entry', () => {
+  it('keeps the MCP SDK (v2 server and client), zod, the AWS SDK, the sandbox, the LLM clients, the tool runtimes and the egress client out of the handler entry', () => {
     for (const heavy of [
-      /@modelcontextprotocol\/sdk/,
+      /@modelcontextprotocol\/server\//,
+      /@modelcontextprotocol\/client\//,
       /zod/,
       /client-s3/,
       /client-ssm/,
