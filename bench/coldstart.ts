@@ -214,7 +214,8 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     env,
     timeout: 30_000,
   })
-  return JSON.parse(stdout) as Sample
+  // the function's own EMF metric lines (as in Lambda) come first; the sample is the last line
+  return JSON.parse(stdout.trimEnd().split('\n').pop() ?? '') as Sample
 }
 
 function functionUrlEvent(method: string, path: string, token: string, body: string) {

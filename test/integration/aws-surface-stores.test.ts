@@ -34,6 +34,22 @@ describe('DynamoProcessStore on dynalite', () => {
     expect(item).toMatchObject({ expiresAt: Math.ceil(rec.expiresAt / 1000), expiresAtMs: rec.expiresAt })
   })
 
+  it('reports phantoms of a process stored before phantomsBy existed, each once', async () => {
+    const { store, tableName } = await freshProcessStore()
+    await store.create(sampleProcess())
+    // the item as an older release wrote it: no phantomsBy map
+    await awsTestClients().dynamo.updateItem({
+      TableName: tableName,
+      Key: { scope: 'acme#shop', id: 'proc-1' },
+      UpdateExpression: 'REMOVE phantomsBy',
+    })
+    const key = { tenant: 'acme', project: 'shop', id: 'proc-1' }
+    const now = sampleProcess().createdAt
+    expect(await store.markPhantoms(key, ['ghost', 'spook'], now)).toEqual(['ghost', 'spook'])
+    expect(await store.markPhantoms(key, ['spook', 'wraith'], now)).toEqual(['wraith'])
+    expect((await store.get(key, now))?.phantomsReported).toEqual(['ghost', 'spook', 'wraith'])
+  })
+
   it('answers with one BatchGetItem for a whole chain of learned limits', async () => {
     const store = await freshLimitStore()
     await store.lower({ tenant: 'acme', endpoint: 'a/x', maxTools: 5, observedAt: 'now', expiresAt: 2_000, catalog: 'none' }, 1_000)
