@@ -5,6 +5,7 @@
  */
 
 import type { ToolOutcome } from '../calls/outcome'
+import { EXPANSION_LIMITS } from '../config/expansion-budget'
 import { invalidInput } from '../errors'
 import type { SurfaceDocuments } from '../recipes/catalog'
 import type { CallerProcessKey, ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
@@ -450,7 +451,8 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private async loadLimit(): Promise<LimitFacts> {
-    const chain = this.record.models
+    // spawns refuse longer chains; a process stored before that rule reads no more than the budget per turn
+    const chain = this.record.models.slice(0, EXPANSION_LIMITS.modelChain)
     if (!chain.length) return { chain: [] }
     const [catalog, learned] = await Promise.all([
       this.deps.documents.chainLimits(this.record.tenant, this.record.project, chain),

@@ -5,6 +5,7 @@ import { isServerToolsError } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import type { MemoryDocumentStore } from '../../../lib/stores/memory/document-store'
+import { MemoryProcessStore } from '../../../lib/stores/memory/process-store'
 import { echoPackFactory } from '../../support/pack-factory'
 
 const T = 'acme'
@@ -193,5 +194,18 @@ describe('the process record', () => {
     clock.advance(11 * 60_000)
     expect(await codeOf(deps.processes.get(key))).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('may have expired') })
     expect(await codeOf(deps.surface.manifest(key))).toMatchObject({ code: 'NOT_FOUND' })
+  })
+})
+
+describe('a process stored with a model chain longer than the budget (before spawns refused it)', () => {
+  it('reads the catalog and learned limits of the first 16 entries per turn, not of all 20,000', async () => {
+    const processStore = new MemoryProcessStore()
+    const stored = createMemoryDeps({ processStore, clock: new ManualClock(Date.now()) })
+    const p = (await stored.processes.spawn(T, P, 'alice', {})).process
+    const models = Array.from({ length: 20_000 }, (_, i) => `openai/m${i}`)
+    await processStore.create({ ...p, id: 'legacy', models })
+    const surface = await stored.surface.open({ tenant: T, project: P, id: 'legacy', subject: p.createdBy })
+    const facts = await surface.limit()
+    expect(facts.chain.map((e) => e.model)).toEqual(models.slice(0, 16))
   })
 })
