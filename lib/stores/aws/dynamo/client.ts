@@ -3,9 +3,14 @@
  * and the document shape the stores work in (plain values in, plain values out). It replaces the
  * SDK's DynamoDBClient + DocumentClient, whose ~200 KiB were most of what a cold start loaded and
  * never ran, and whose first request resolved endpoint rules and credentials it did not need
- * (docs/operations/durability.md). What it keeps from the SDK's behaviour:
- * - standard retries: 3 attempts, full-jitter exponential backoff (base 100 ms, 500 ms after
- *   throttling, capped at 20 s), on throttling, 5xx, 429, timeouts and dropped connections;
+ * (docs/operations/durability.md). What it keeps from the SDK's behaviour (the pinned
+ * @aws-sdk/client-dynamodb, held to it by test/unit/stores/dynamo-endpoint.test.ts and
+ * test/unit/stores/dynamo-retry.test.ts):
+ * - the endpoint the SDK's rules derive for the region, FIPS and dual-stack (./endpoint.ts);
+ * - standard retries as the SDK configures them for DynamoDB: 4 attempts, full-jitter exponential
+ *   backoff (base 25 ms, 1 s after throttling, capped at 20 s, stretched to a Retry-After hint),
+ *   a retry quota per client (500 tokens; a retry costs 14, after throttling 5; a success gives
+ *   back what its retry cost, or 1), on the errors the SDK classifies as throttling or transient;
  * - a clock-skew correction when DynamoDB says the signature's time is off;
  * - errors named for the exception (`e.name === 'ConditionalCheckFailedException'`) with the
  *   response's fields on them (`Item` unmarshalled, `CancellationReasons`) and `$metadata`;
