@@ -5,15 +5,27 @@
  * quiet p99 measured on the same app just before (the floor), the app's worst event-loop delay
  * against the ~50 ms budget; per set: settled RSS after the rows against the 100 MB goal.
  * `HOSTILE_ROWS=<substring>` runs only the sets/rows whose name contains it.
+ *
+ * `benchHostileClasses` (issue 21): one app, a victim tenant calling `whoami` and
+ * `execute_javascript "1+1"` in turn, timed alone and then under each attack class of
+ * test/hostile/attacks.ts flooding from its own tenant — p50/p99 side by side in one table, the
+ * goal p99 ≤ 2× the victim's p99 alone. `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
+ * filters classes too.
  */
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { ATTACK_CLASSES } from '../test/hostile/attacks'
 import {
+  type AttackClass,
+  BYSTANDER,
   describeRow,
   GOALS,
+  type HostileApp,
   type HostileRow,
   type HostileRowSet,
+  percentiles,
   runRow,
   settledRss,
   startApp,
@@ -75,6 +87,111 @@ export async function benchHostile() {
     } finally {
       await app.stop()
     }
+  }
+  return { summary }
+}
+
+/** The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms`. */
+async function victim(app: HostileApp, ms: number): Promise<{ calls: number; failures: number; p50Ms: number; p99Ms: number }> {
+  const latencies: number[] = []
+  let failures = 0
+  const end = performance.now() + ms
+  for (let i = 0; performance.now() < end; i++) {
+    const [tool, params] = i % 2 ? ['execute_javascript', { code: '1+1' }] : ['whoami', {}]
+    const t0 = performance.now()
+    try {
+      const res = await app.call(BYSTANDER, 'POST', `/projects/p1/tools/${tool}/invoke`, { params })
+      const text = await res.text()
+      if (res.status !== 200 || (JSON.parse(text) as { isError?: boolean }).isError) failures++
+    } catch {
+      failures++
+    }
+    latencies.push(performance.now() - t0)
+  }
+  const { p50Ms, p99Ms } = percentiles(latencies)
+  return { calls: latencies.length, failures, p50Ms, p99Ms }
+}
+
+/** Floods one attack class from `connections` loops until `stop`; counts requests and wrong answers. */
+async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepared: unknown, stop: () => boolean) {
+  let sent = 0
+  const wrong: string[] = []
+  await Promise.all(
+    Array.from({ length: attack.connections ?? 2 }, async () => {
+      while (!stop()) {
+        sent++
+        try {
+          await attack.once(app, tenant, prepared)
+        } catch (e) {
+          if (wrong.length < 3) wrong.push((e as Error).message.split('\n')[0].slice(0, 200))
+          else wrong.length++
+        }
+      }
+    }),
+  )
+  return { sent, wrong }
+}
+
+export async function benchHostileClasses() {
+  const filter = process.env.HOSTILE_ROWS?.toLowerCase()
+  const seconds = Number(process.env.HOSTILE_SECONDS ?? 4)
+  const classes = ATTACK_CLASSES.filter((a) => !filter || a.name.toLowerCase().includes(filter))
+  const summary: string[] = []
+  if (!classes.length) return { summary }
+  const app = await startApp({ label: 'attack classes' })
+  try {
+    await warmUp(app)
+    for (let i = 0; i < 10; i++)
+      await app.call(BYSTANDER, 'POST', '/projects/p1/tools/execute_javascript/invoke', { params: { code: '1+1' } })
+    const alone = await victim(app, seconds * 1000)
+    const rows: string[][] = [['alone (no attack)', '—', String(alone.calls), String(alone.p50Ms), String(alone.p99Ms), '1.0', '']]
+    let failed = alone.failures > 0
+    for (const [i, attack] of classes.entries()) {
+      const tenant = `attacker${i}`
+      const prepared = await attack.prepare?.(app, tenant)
+      let stopped = false
+      const attacking = flood(app, attack, tenant, prepared, () => stopped)
+      await new Promise((r) => setTimeout(r, 200))
+      const v = await victim(app, seconds * 1000)
+      stopped = true
+      const { sent, wrong } = await attacking
+      const ratio = alone.p99Ms > 0 ? v.p99Ms / alone.p99Ms : Number.NaN
+      const ok = v.failures === 0 && wrong.length === 0 && ratio <= 2
+      if (!ok) failed = true
+      rows.push([
+        attack.name,
+        String(sent),
+        String(v.calls),
+        String(v.p50Ms),
+        String(v.p99Ms),
+        ratio.toFixed(1),
+        `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrong.length ? ` (wrong answers: ${wrong.join('; ')})` : ''}`,
+      ])
+      summary.push(
+        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2)`,
+      )
+    }
+    const again = await victim(app, seconds * 1000)
+    rows.push([
+      'alone again (after the attacks)',
+      '—',
+      String(again.calls),
+      String(again.p50Ms),
+      String(again.p99Ms),
+      (again.p99Ms / alone.p99Ms).toFixed(1),
+      '',
+    ])
+    const head = ['attack class (2 connections each)', 'attacks sent', 'victim calls', 'p50 ms', 'p99 ms', 'p99 × alone', 'verdict']
+    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)))
+    const line = (r: string[]) => `  ${r.map((x, c) => (c === 0 || c === 6 ? x.padEnd(widths[c]) : x.padStart(widths[c]))).join('  ')}`
+    console.log(
+      `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column) alone and under each attack class`,
+    )
+    console.log(line(head))
+    for (const r of rows) console.log(line(r))
+    if (failed) process.exitCode = 1
+  } finally {
+    await app.stop()
   }
   return { summary }
 }

@@ -70,10 +70,15 @@ export const WORK_BUDGETS = {
     refusal: 'as schemaValidation',
   },
   patternProgram: {
-    limit: 4_000,
+    limit: 256,
     counts:
-      'instructions of one compiled `pattern` / `patternProperties` key (RE2 semantics, linear-time matching; RE2 itself refuses a repeat count above 1,000)',
+      'instructions of one compiled `pattern` / `patternProperties` key (RE2 semantics, linear-time matching; `^[a-z]{1,120}$` is 245); compiling an anchored pattern costs about the square of its size (measured: 133 instructions 12 ms, 261 instructions 16 ms under load 17)',
     refusal: '422 at write naming the pattern and the position; a remote schema with one: that tool is a problem',
+  },
+  schemaPatterns: {
+    limit: 4_096,
+    counts: 'instructions of all the distinct patterns of one schema together',
+    refusal: 'as patternProgram',
   },
   promptChars: {
     limit: 1_000_000,

@@ -111,6 +111,20 @@ const escapePointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
 export function schemaProblem(root: unknown): SchemaProblem | undefined {
   let nodes = 0
   const seen = new Set<object>()
+  // compiling patterns costs per instruction: the distinct ones of a schema are charged together
+  let instructions = 0
+  const compiled = new Set<string>()
+  const patternProblem = (source: string, at: string): SchemaProblem | undefined => {
+    const p = compilePattern(source)
+    if (isPatternProblem(p)) return { pointer: at, message: `${p.message} (position ${p.position})` }
+    if (compiled.has(source)) return undefined
+    compiled.add(source)
+    instructions += p.size
+    const limit = WORK_BUDGETS.schemaPatterns.limit
+    if (instructions > limit)
+      return { pointer: at, message: `the schema's patterns compile to more than ${limit.toLocaleString('en-US')} instructions together` }
+    return undefined
+  }
   const schema = (s: unknown, at: string, depth: number): SchemaProblem | undefined => {
     if (typeof s === 'boolean') return undefined
     if (!s || typeof s !== 'object' || Array.isArray(s)) return { pointer: at, message: 'a schema must be an object or a boolean' }
@@ -126,10 +140,7 @@ export function schemaProblem(root: unknown): SchemaProblem | undefined {
       if (SCHEMA_MAPS.has(k)) {
         if (!v || typeof v !== 'object' || Array.isArray(v)) return bad(`${k} must be an object of schemas`)
         for (const [name, sub] of Object.entries(v as Record<string, unknown>)) {
-          if (k === 'patternProperties') {
-            const p = compilePattern(name)
-            if (isPatternProblem(p)) return { pointer: `${here}/${escapePointer(name)}`, message: `${p.message} (position ${p.position})` }
-          }
+          if (k === 'patternProperties' && (found = patternProblem(name, `${here}/${escapePointer(name)}`))) return found
           if ((found = schema(sub, `${here}/${escapePointer(name)}`, depth + 1))) return found
         }
       } else if (SUBSCHEMAS.has(k)) {
@@ -162,8 +173,7 @@ export function schemaProblem(root: unknown): SchemaProblem | undefined {
           }
           case 'pattern': {
             if (typeof v !== 'string') return bad('pattern must be a string')
-            const p = compilePattern(v)
-            if (isPatternProblem(p)) return bad(`${p.message} (position ${p.position})`)
+            if ((found = patternProblem(v, here))) return found
             break
           }
           case 'format':

@@ -73,6 +73,22 @@ export interface HostileRowSet {
   timeoutMs?: number
 }
 
+/**
+ * One attack class of `npm run bench -- hostile` (bench/hostile.ts): a request a tenant sends
+ * again and again, on a few connections at once, while a victim tenant's calls are timed. List a
+ * new class in test/hostile/attacks.ts (one entry each).
+ */
+export interface AttackClass {
+  /** Finding and shape, e.g. 'N8 recursive anyOf × 60-deep value'. */
+  name: string
+  /** Once per bench run, before the flood (e.g. create the process the flood calls); its result is handed to `once`. */
+  prepare?(app: HostileApp, tenant: string): Promise<unknown>
+  /** One attack request; throws when the app did not answer it as it should (refused, or an ordinary answer). */
+  once(app: HostileApp, tenant: string, prepared: unknown): Promise<void>
+  /** Connections flooding at once (default 2). */
+  connections?: number
+}
+
 export interface ProbeSample {
   rssMb: number
   heapUsedMb: number

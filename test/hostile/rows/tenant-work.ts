@@ -13,7 +13,7 @@ import type { JsonSchema } from '../../../lib/config/json-schema'
 import { MAX_NESTING_DEPTH, yamlTooDeep } from '../../../lib/config/nesting'
 import { compilePattern, isPatternProblem, matchCost } from '../../../lib/config/patterns'
 import { interpret } from '../../../lib/config/schema-interpreter'
-import type { HostileApp, HostileRowSet } from '../harness'
+import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
 const YAML = { 'content-type': 'application/yaml' }
 const STEPS = WORK_BUDGETS.schemaValidation.limit
@@ -145,6 +145,19 @@ export const rowSet: HostileRowSet = {
       },
     },
     {
+      name: 'variant: 40 distinct anchored patterns of ~250 instructions in one client tool (compiling costs ~the square of each) are a 400 at spawn naming the compile budget',
+      async run(app) {
+        const properties = Object.fromEntries(
+          Array.from({ length: 40 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^[a-z]{1,120}${i}$` }]),
+        )
+        await assertProblem(
+          await clientTool(app, 'n1f', { type: 'object', properties }),
+          400,
+          new RegExp(`patterns compile to more than ${WORK_BUDGETS.schemaPatterns.limit.toLocaleString('en-US')} instructions together`),
+        )
+      },
+    },
+    {
       name: 'variant: a lookahead in patternProperties of a prompt_template outputSchema is a 422 at write naming the position',
       async run(app) {
         const body = JSON.stringify({
@@ -243,16 +256,7 @@ export const rowSet: HostileRowSet = {
   ],
 }
 
-/** One flood of an attack class for the bench: a request that must be refused, sent again and again. */
-export interface AttackClass {
-  /** Finding and shape, e.g. 'N8 recursive anyOf'. */
-  name: string
-  /** Once per bench run, before the flood (e.g. create the process the flood calls). */
-  prepare?(app: HostileApp, tenant: string): Promise<unknown>
-  /** One attack request; throws when the app did not refuse it as it should. */
-  once(app: HostileApp, tenant: string, prepared: unknown): Promise<void>
-}
-
+/** The same shapes as floods, for `npm run bench -- hostile` (listed in test/hostile/attacks.ts). */
 export const attacks: AttackClass[] = [
   {
     name: 'N1 pattern ^(a+)+$ × "a"×29+"!"',

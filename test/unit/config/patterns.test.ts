@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import { compilePattern, isPatternProblem, matchCost, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
+import { schemaProblem } from '../../../lib/config/schema-interpreter'
 
 const compiled = (source: string) => {
   const p = compilePattern(source)
@@ -38,6 +39,15 @@ describe('tenant patterns (RE2 semantics)', () => {
     expect(isPatternProblem(compilePattern('(a{100}){100}'))).toBe(true)
   })
 
+  it('refuse a schema whose distinct patterns together compile to more than the schema budget', () => {
+    const patterns = Array.from({ length: 24 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^[a-z]{1,110}${i}$` }])
+    const problem = schemaProblem({ type: 'object', properties: Object.fromEntries(patterns) })
+    expect(problem?.message).toBe(
+      `the schema's patterns compile to more than ${WORK_BUDGETS.schemaPatterns.limit.toLocaleString('en-US')} instructions together`,
+    )
+    expect(schemaProblem({ type: 'object', properties: Object.fromEntries(patterns.slice(0, 5)) })).toBeUndefined()
+  })
+
   it('translate the ECMA escapes RE2 spells differently and keep their meaning', () => {
     expect(compiled('^\\u0041\\u{1F600}$').test('A😀')).toBe(true)
     expect(compiled('^\\cJ$').test('\n')).toBe(true)
@@ -49,9 +59,9 @@ describe('tenant patterns (RE2 semantics)', () => {
 
   it('charge a match by characters times program size, so a larger program costs more per character', () => {
     const small = compiled('^a+$')
-    const large = compiled('\\p{L}{1,900}')
+    const large = compiled('\\p{L}{1,100}')
     expect(matchCost(small, 1_000_000)).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
-    expect(matchCost(large, 10_000)).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
+    expect(matchCost(large, 20_000)).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
     expect(matchCost(small, 64)).toBeLessThan(100)
   })
 
