@@ -145,7 +145,7 @@ export const rowSet: HostileRowSet = {
       },
     },
     {
-      name: 'variant: 40 distinct anchored patterns of ~250 instructions in one client tool (compiling costs ~the square of each) are a 400 at spawn naming the compile budget',
+      name: 'variant: 40 distinct anchored patterns of ~240 instructions in one client tool (compiling costs ~the square of each) are a 400 at spawn naming the compile budget',
       async run(app) {
         const properties = Object.fromEntries(
           Array.from({ length: 40 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^[a-z]{1,120}${i}$` }]),
