@@ -22,8 +22,9 @@ export { otelTracer } from './otel-tracer'
 
 export interface OtelSdkOptions {
   /** Default: OTLP/HTTP to the endpoint the OTEL_* variables name, behind a batch processor. */
-  spanProcessor?: SpanProcessor
   spanExporter?: SpanExporter
+  /** Processors beside the batch exporter (tests add an in-memory one). */
+  extraSpanProcessors?: SpanProcessor[]
   /** Default: OTLP/HTTP metrics, every 60 s and at each flush. `false`: no OTel metrics. */
   metricExporter?: PushMetricExporter | false
   serviceName?: string
@@ -41,8 +42,8 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': opts.serviceName ?? 'server-tools' }))
     .merge(detectResources({ detectors: [envDetector] }))
-  const processor = opts.spanProcessor ?? new BatchSpanProcessor(opts.spanExporter ?? new OTLPTraceExporter())
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] })
+  const processor = new BatchSpanProcessor(opts.spanExporter ?? new OTLPTraceExporter())
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor, ...(opts.extraSpanProcessors ?? [])] })
   provider.register()
   let meterProvider: MeterProvider | undefined
   if (opts.metricExporter !== false) {
