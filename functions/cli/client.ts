@@ -40,7 +40,8 @@ export class ServerToolsClient {
     path: string,
     init: { body?: string; contentType?: string; headers?: Record<string, string> } = {},
   ): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, ...init.headers }
+    // the audit log names the client of each write (functions/http/observe.ts)
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, 'x-server-tools-client': 'cli', ...init.headers }
     if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'application/json'
     let res: Response
     try {
@@ -65,6 +66,12 @@ export class ServerToolsClient {
   private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.send(method, path, body === undefined ? {} : { body: JSON.stringify(body) })
     return (await res.json()) as T
+  }
+
+  /** One page of the tenant's audit log (GET /audit): `query` holds the filters, limit and cursor. */
+  async auditPage(query: Record<string, string>): Promise<{ entries: Record<string, unknown>[]; next?: string }> {
+    const qs = new URLSearchParams(query).toString()
+    return this.json('GET', `/audit${qs ? `?${qs}` : ''}`)
   }
 
   /** One snapshot of a layer: every document with its version and content hash (and body, for exports). */

@@ -22,6 +22,7 @@ import {
 } from '../../lib/layers/plan'
 import { sha256 } from '../../lib/runtime/hash'
 import { ALL_SCOPES } from '../http/auth'
+import { registerAuditCommand } from './audit'
 import { ApiError, ServerToolsClient } from './client'
 import {
   checkDeleteCount,
@@ -271,6 +272,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.out(JSON.stringify(outcome.content, null, 2))
       set(outcome.isError ? EXIT.problems : EXIT.ok)
     })
+
+  registerAuditCommand(program, client, io.out)
 
   program
     .command('token')

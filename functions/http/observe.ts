@@ -61,7 +61,11 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
           method,
           {
             kind: 'server',
-            attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': new URL(c.req.url).protocol.replace(':', '') },
+            attributes: {
+              'http.request.method': method,
+              'url.path': path,
+              'url.scheme': c.req.url.startsWith('https:') ? 'https' : 'http',
+            },
           },
           async (span) => {
             ctx.traceId = tracer.ids()?.traceId

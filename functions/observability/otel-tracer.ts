@@ -4,43 +4,52 @@
  * layer's). With none registered the API hands out non-recording spans: the "API only" mode.
  */
 import { context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import type { ActiveSpan, Attributes, SpanKind as PortSpanKind, Tracer } from '../../lib/runtime/tracer'
-
-const KIND: Record<PortSpanKind, SpanKind> = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT }
+import type { ActiveSpan, Attributes, Tracer } from '../../lib/runtime/tracer'
 
 const headerGetter = {
   keys: () => ['traceparent', 'tracestate'],
   get: (carrier: (name: string) => string | undefined, key: string) => carrier(key),
 }
 
+/** The port's view of an OTel span: a class, so a span costs no closures (API-only mode is on every call path). */
+class Handle implements ActiveSpan {
+  failed = false
+  constructor(readonly span: Span) {}
+  setAttributes(a: Attributes) {
+    if (this.span.isRecording()) this.span.setAttributes(defined(a))
+  }
+  rename(name: string) {
+    this.span.updateName(name)
+  }
+  fail(errorClass: string, message?: string) {
+    this.failed = true
+    if (!this.span.isRecording()) return
+    this.span.setAttribute('error.type', errorClass)
+    this.span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message } : {}) })
+  }
+}
+
+async function inSpan<T>(handle: Handle, fn: (span: ActiveSpan) => Promise<T>): Promise<T> {
+  try {
+    return await fn(handle)
+  } catch (e) {
+    if (!handle.failed) handle.fail((e as Error)?.name ?? 'Error')
+    throw e
+  } finally {
+    handle.span.end()
+  }
+}
+
 export function otelTracer(name = 'server-tools', version?: string): Tracer {
   const tracer = trace.getTracer(name, version)
+  const options = { internal: { kind: SpanKind.INTERNAL }, server: { kind: SpanKind.SERVER }, client: { kind: SpanKind.CLIENT } }
   return {
-    span(spanName, options, fn) {
-      return tracer.startActiveSpan(
-        spanName,
-        { kind: KIND[options.kind ?? 'internal'], attributes: defined(options.attributes) },
-        async (span) => {
-          let failed = false
-          const handle: ActiveSpan = {
-            setAttributes: (a) => span.setAttributes(defined(a)),
-            rename: (n) => span.updateName(n),
-            fail: (errorClass, message) => {
-              failed = true
-              span.setAttribute('error.type', errorClass)
-              span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message } : {}) })
-            },
-          }
-          try {
-            return await fn(handle)
-          } catch (e) {
-            if (!failed) handle.fail((e as Error)?.name ?? 'Error')
-            throw e
-          } finally {
-            span.end()
-          }
-        },
-      )
+    span(spanName, opts, fn) {
+      // attributes are set after the start, and only on a recording span: with no SDK there is nothing to copy
+      return tracer.startActiveSpan(spanName, options[opts.kind ?? 'internal'], (span) => {
+        if (opts.attributes && span.isRecording()) span.setAttributes(defined(opts.attributes))
+        return inSpan(new Handle(span), fn)
+      })
     },
     inject(headers) {
       propagation.inject(context.active(), headers)
@@ -52,8 +61,7 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
       return context.bind(context.active(), fn)
     },
     ids() {
-      const span: Span | undefined = trace.getActiveSpan()
-      const c = span?.spanContext()
+      const c = trace.getActiveSpan()?.spanContext()
       return c && trace.isSpanContextValid(c) ? { traceId: c.traceId, spanId: c.spanId } : undefined
     },
   }

@@ -11,23 +11,26 @@ import { ServerToolsError } from '../../errors'
 
 /** AuditStore in memory: tests, benches. Entries per tenant, kept sorted by id. */
 export class MemoryAuditStore implements AuditStore {
-  private readonly byTenant = new Map<string, AuditEntry[]>()
+  /** Per tenant, sorted by id (appends arrive nearly in order: the insert point is found from the end). */
+  private readonly byTenant = new Map<string, { ids: Set<string>; list: AuditEntry[] }>()
   /** Writes and reads sent (the bench counts storage requests). */
   requests = 0
 
   async append(entry: AuditEntry): Promise<void> {
     this.requests++
-    const list = this.byTenant.get(entry.tenant) ?? []
-    if (list.some((e) => e.id === entry.id)) throw new ServerToolsError('ALREADY_EXISTS', `audit entry ${entry.id} exists`)
-    list.push(structuredClone(entry))
-    list.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    this.byTenant.set(entry.tenant, list)
+    let tenant = this.byTenant.get(entry.tenant)
+    if (!tenant) this.byTenant.set(entry.tenant, (tenant = { ids: new Set(), list: [] }))
+    if (tenant.ids.has(entry.id)) throw new ServerToolsError('ALREADY_EXISTS', `audit entry ${entry.id} exists`)
+    tenant.ids.add(entry.id)
+    let at = tenant.list.length
+    while (at > 0 && tenant.list[at - 1].id > entry.id) at--
+    tenant.list.splice(at, 0, structuredClone(entry))
   }
 
   async query(tenant: string, filter: AuditFilter, page: { limit: number; cursor?: string }, nowSeconds: number): Promise<AuditPage> {
     this.requests++
     const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-    const matching = (this.byTenant.get(tenant) ?? [])
+    const matching = (this.byTenant.get(tenant)?.list ?? [])
       .filter((e) => e.expiresAt > nowSeconds)
       .filter((e) => (filter.from === undefined || e.at >= filter.from) && (filter.to === undefined || e.at <= filter.to))
       .filter((e) => before === undefined || e.id < before)

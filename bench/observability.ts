@@ -1,0 +1,192 @@
+/**
+ * bench/observability — what tracing and the audit log cost on the tool-call path, side by side:
+ *
+ *   off    POST /tools/whoami/invoke, tracing off (lib's no-op tracer; the default)
+ *   api    the same through @opentelemetry/api with no SDK registered ("API only", e.g. before an ADOT layer)
+ *   sdk    the same with the SDK: NodeTracerProvider, BatchSpanProcessor, OTLP/HTTP exporter posting
+ *          to a receiver this bench runs on 127.0.0.1 (OTEL_EXPORTER_OTLP_ENDPOINT)
+ *   audit  PUT /documents/<path> (a write: one audit entry each) with the audit log on, against the
+ *          same writes with an audit store that keeps nothing
+ *
+ *   api / off   goal ≥ 0.98
+ *   sdk / off   goal ≥ 0.90
+ *   audit: storage requests per write request ≤ 1, per read request 0 (counted, not timed)
+ *
+ * Requests go through `app.fetch` in this process (no sockets), 16 in flight. Variants run in
+ * short alternating rounds and a ratio is the median of per-round ratios. The SDK registers
+ * itself globally, after which @opentelemetry/api records: so the run has two phases, off ↔ api
+ * first, then off ↔ sdk; each ratio is against the `off` rounds of its own phase.
+ *
+ * Run with `npm run bench -- observability` or `npx tsx bench/run.ts observability`.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { createMemoryDeps } from '../functions/deps'
+import { createApp } from '../functions/http/app'
+import { ALL_SCOPES, issueToken } from '../functions/http/auth'
+import { createObservability, type Observability } from '../functions/observability'
+import type { AuditStore } from '../lib/audit/ports'
+import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
+
+const SECRET = 'bench-observability-secret'
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12)
+const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 400)
+const CONCURRENCY = 16
+
+type Send = (i: number) => Promise<Response>
+
+/** Requests completed in `ms` with `CONCURRENCY` in flight, per second. */
+async function throughput(send: Send, ms: number): Promise<number> {
+  let done = 0
+  const end = performance.now() + ms
+  const worker = async () => {
+    while (performance.now() < end) {
+      const res = await send(done)
+      await res.arrayBuffer()
+      if (res.status >= 300) throw new Error(`bench request answered ${res.status}`)
+      done++
+    }
+  }
+  const t0 = performance.now()
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  return (done * 1000) / (performance.now() - t0)
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+async function toolCalls(observability: Observability | undefined, auditStore?: AuditStore): Promise<Send> {
+  const deps = createMemoryDeps({ jwtSecret: SECRET, ...(observability ? { observability } : {}), ...(auditStore ? { auditStore } : {}) })
+  const app = createApp(deps)
+  const token = await issueToken(
+    SECRET,
+    { tenant: 'acme', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
+  const init = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"params":{}}' }
+  return async () => app.fetch(new Request('http://bench/brain/acme/projects/bench/tools/whoami/invoke', init))
+}
+
+async function writes(auditStore: AuditStore): Promise<{ send: Send; flush: () => Promise<number>; sent: () => number }> {
+  let sent = 0
+  const deps = createMemoryDeps({ jwtSecret: SECRET, auditStore, auditFlushDelayMs: 0 })
+  const app = createApp(deps)
+  const token = await issueToken(
+    SECRET,
+    { tenant: 'acme', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 },
+    Math.floor(Date.now() / 1000),
+  )
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }
+  return {
+    // the Lambda edge flushes after each response; here every 64 writes, so the recorder's work is in the timing
+    send: async (i) => {
+      sent++
+      const res = await app.fetch(
+        new Request(`http://bench/brain/acme/projects/bench/documents/notes/${i % 50}.md`, {
+          method: 'PUT',
+          headers,
+          body: `# note ${i}\n`,
+        }),
+      )
+      if (i % 64 === 0) await deps.audit.recorder.flush()
+      return res
+    },
+    flush: () => deps.audit.recorder.flush(),
+    sent: () => sent,
+  }
+}
+
+/** An audit store that keeps nothing: the `audit off` side of the write comparison. */
+const discard: AuditStore = { append: async () => {}, query: async () => ({ entries: [] }) }
+
+async function rounds(variants: Record<string, Send>, n: number): Promise<Record<string, number[]>> {
+  const names = Object.keys(variants)
+  const out: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]))
+  for (const name of names) await throughput(variants[name], 150) // warm-up
+  for (let r = 0; r < n; r++) {
+    const order = r % 2 ? [...names].reverse() : names
+    for (const name of order) out[name].push(await throughput(variants[name], ROUND_MS))
+  }
+  return out
+}
+
+const ratioOf = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]))
+
+export async function benchObservability(opts: { log?: (line: string) => void } = {}) {
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
+  const receiver = http.createServer((req, res) => {
+    let bytes = 0
+    req.on('data', (c: Buffer) => {
+      bytes += c.length
+    })
+    req.on('end', () => {
+      received.requests++
+      received.bytes += bytes
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  const received = { requests: 0, bytes: 0 }
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()))
+  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
+  const modules = { api: () => import('../functions/lazy/otel-api'), sdk: () => import('../functions/lazy/otel-sdk') }
+  try {
+    // phase 1: off ↔ API only (nothing registered globally yet)
+    const api = createObservability({ mode: 'api', modules })
+    await api.ready()
+    const phase1 = await rounds({ off: await toolCalls(undefined), api: await toolCalls(api) }, ROUNDS)
+
+    // phase 2: off ↔ SDK + batch exporter to the loopback receiver
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
+    const sdk = createObservability({ mode: 'sdk', modules, sdkOptions: { metricExporter: false } })
+    await sdk.ready()
+    const phase2 = await rounds({ off: await toolCalls(undefined), sdk: await toolCalls(sdk) }, ROUNDS)
+    await sdk.flush()
+
+    // audit: tool calls (reads) and writes, storage requests counted; writes timed with the log on and off
+    const readStore = new MemoryAuditStore()
+    const readSend = await toolCalls(undefined, readStore)
+    const reads = 500
+    for (let i = 0; i < reads; i++) await (await readSend(i)).arrayBuffer()
+    const writeStore = new MemoryAuditStore()
+    const on = await writes(writeStore)
+    const off = await writes(discard)
+    const phase3 = await rounds({ auditOff: off.send, auditOn: on.send }, Math.max(4, Math.floor(ROUNDS / 2)))
+    await on.flush()
+    const appends = writeStore.requests
+    const perWrite = appends / on.sent()
+    const readable = (await writeStore.query('acme', {}, { limit: 1 }, 0)).entries.length
+
+    const ratios = [
+      { name: 'api / off (tool calls, tracing through @opentelemetry/api, no SDK)', value: ratioOf(phase1.api, phase1.off), goal: 0.98 },
+      { name: 'sdk / off (tool calls, SDK + batch OTLP/HTTP export to 127.0.0.1)', value: ratioOf(phase2.sdk, phase2.off), goal: 0.9 },
+    ]
+    log('')
+    log('observability — tool calls through app.fetch, 16 in flight, medians of alternating rounds')
+    log(`  phase 1  off ${median(phase1.off).toFixed(0)} req/s   api ${median(phase1.api).toFixed(0)} req/s`)
+    log(
+      `  phase 2  off ${median(phase2.off).toFixed(0)} req/s   sdk ${median(phase2.sdk).toFixed(0)} req/s   (receiver got ${received.requests} OTLP posts, ${(received.bytes / 1024).toFixed(0)} KiB)`,
+    )
+    log(
+      `  writes   audit off ${median(phase3.auditOff).toFixed(0)} req/s   audit on ${median(phase3.auditOn).toFixed(0)} req/s   (on/off ${ratioOf(phase3.auditOn, phase3.auditOff).toFixed(3)})`,
+    )
+    const summary: string[] = []
+    for (const r of ratios) {
+      const line = `${r.name}: ${r.value.toFixed(3)} (goal ≥ ${r.goal}) ${r.value >= r.goal ? 'met' : 'NOT met'}`
+      log(`  ${line}`)
+      summary.push(`observability ${line}`)
+    }
+    const readLine = `audit storage requests per read request: ${readStore.requests / reads} (goal 0) ${readStore.requests === 0 ? 'met' : 'NOT met'}`
+    const writeLine = `audit storage requests per write request: ${perWrite.toFixed(3)} (goal ≤ 1) ${perWrite <= 1 ? 'met' : 'NOT met'} (${appends} appends for ${on.sent()} writes; ${readable ? 'entries readable' : 'NO entries'})`
+    for (const line of [readLine, writeLine]) {
+      log(`  ${line}`)
+      summary.push(`observability ${line}`)
+    }
+    return { summary }
+  } finally {
+    await new Promise((r) => receiver.close(r))
+  }
+}
