@@ -31,6 +31,7 @@ import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { serverToolPath } from '../lib/config/server-tool'
 import { checkDocumentText } from '../lib/config/text-hygiene'
 import { scopeOf } from '../lib/documents/ports'
+import { auditTableSpec } from '../lib/stores/aws/audit-store'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { destroyAwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
@@ -46,6 +47,8 @@ const ROUNDS = Number(process.env.COLDSTART_ROUNDS ?? 30)
 const STREAMING_RUNTIME = pathToFileURL(join(ROOT, 'scripts/lambda-streaming-runtime.mjs')).href
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 const SECRET = 'coldstart-bench-secret'
+/** The audit log's table: not a link (sst.config.ts passes its name as AUDIT_TABLE). */
+const AUDIT_TABLE = 'cs-audit'
 const TABLES = { Documents: 'cs-documents', ToolUsage: 'cs-tool-usage', Processes: 'cs-processes', ObservedLimits: 'cs-observed-limits' }
 const BUCKET = 'cs-blobs'
 
@@ -88,6 +91,7 @@ export async function benchColdstart() {
       ensureTable(clients.dynamo, processesTableSpec(TABLES.Processes)),
       ensureTable(clients.dynamo, observedLimitsTableSpec(TABLES.ObservedLimits)),
       ensureTable(clients.dynamo, documentsTableSpec('bare')),
+      ensureTable(clients.dynamo, auditTableSpec(AUDIT_TABLE)),
       ensureBucket(clients.s3, BUCKET),
     ])
     const store = new DynamoDocumentStore({
@@ -122,6 +126,8 @@ export async function benchColdstart() {
       // no SSM emulator: a stray secret read goes to a closed loopback port, never out
       SSM_ENDPOINT: 'http://127.0.0.1:9',
       AUTH_JWT_SECRET: SECRET,
+      // as deployed: the audit table, EMF metrics on stdout, tracing configured off (no OTEL_* variable)
+      AUDIT_TABLE,
       SST_RESOURCE_App: JSON.stringify({ name: 'server-tools', stage: 'bench' }),
       ...Object.fromEntries(
         Object.entries(TABLES).map(([k, v]) => [`SST_RESOURCE_${k}`, JSON.stringify({ name: v, type: 'sst.aws.Dynamo' })]),

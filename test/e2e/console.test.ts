@@ -253,6 +253,23 @@ describe('the web console', () => {
     await docShot(agent, 'agent-no-limit')
   })
 
+  it('lists the audit log on the Activity page, newest first, and narrows it with a filter', async () => {
+    const activity = await visit('/console/activity')
+    await activity.waitForSelector('#activity-rows tr')
+    const rows = await activity.$$eval('#activity-rows tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)))
+    // the seeded writes are there, each with the token's subject, and the times run backwards
+    expect(rows.some((r) => r[1] === 'local-admin' && r[2] === 'server-tool.put' && r[4]?.startsWith('ok'))).toBe(true)
+    const times = rows.map((r) => r[0] ?? '')
+    expect([...times].sort().reverse()).toEqual(times)
+    await activity.fill('#activity-action', 'document.')
+    await activity.click('#activity-form button[type=submit]')
+    await activity.waitForFunction(
+      "[...document.querySelectorAll('#activity-rows tr td:nth-child(3)')].every((td) => td.textContent.startsWith('document.'))",
+    )
+    expect(await activity.evaluate('window.__pwned')).toBeUndefined()
+    await shot(activity, 'activity')
+  })
+
   it('draws usage per role: demand per tool, the discovery funnel and recommendations', async () => {
     const usage = await visit('/console/usage?project=p1')
     await usage.waitForSelector('section[data-role="coder"] svg.demand rect')
@@ -330,6 +347,7 @@ describe('the web console', () => {
       '/console/tool?project=p1&name=pets',
       '/console/agent?project=p1&recipe=coder',
       '/console/usage?project=p1',
+      '/console/activity',
     ]
     const found: Record<string, string[]> = {}
     for (const path of pages) {

@@ -7,7 +7,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { client, tokenFor } from '../support/http'
 
-const PAGES = ['/console', '/console/tools', '/console/tool', '/console/agent', '/console/usage']
+const PAGES = ['/console', '/console/tools', '/console/tool', '/console/agent', '/console/usage', '/console/activity']
 
 describe('the console pages', () => {
   const app = createApp(createMemoryDeps())

@@ -5,12 +5,13 @@
  */
 import type { Child } from 'hono/jsx'
 
-export type PageId = 'signin' | 'tools' | 'tool' | 'agent' | 'usage'
+export type PageId = 'signin' | 'tools' | 'tool' | 'agent' | 'usage' | 'activity'
 
 const NAV: { page: PageId; href: string; label: string }[] = [
   { page: 'tools', href: '/console/tools', label: 'Tools' },
   { page: 'agent', href: '/console/agent', label: 'What an agent sees' },
   { page: 'usage', href: '/console/usage', label: 'Usage' },
+  { page: 'activity', href: '/console/activity', label: 'Activity' },
 ]
 
 export interface AssetUrls {
@@ -276,12 +277,61 @@ function Usage() {
   )
 }
 
+/** The audit log (GET /audit): who changed what and who was refused, newest first. */
+function Activity() {
+  return (
+    <>
+      <form id="activity-form" class="toolbar">
+        <label>
+          From
+          <input id="activity-from" type="date" />
+        </label>
+        <label>
+          To
+          <input id="activity-to" type="date" />
+        </label>
+        <label>
+          Actor
+          <input id="activity-actor" type="text" placeholder="token subject" />
+        </label>
+        <label>
+          Action
+          <input id="activity-action" type="text" placeholder="document. or secret.put" />
+        </label>
+        <label>
+          Target
+          <input id="activity-target" type="text" placeholder="projects/p1/" />
+        </label>
+        <button type="submit">Load</button>
+      </form>
+      <table id="activity" class="activity">
+        <thead>
+          <tr>
+            <th>Time (UTC)</th>
+            <th>Actor</th>
+            <th>Action</th>
+            <th>Target</th>
+            <th>Outcome</th>
+            <th>Versions</th>
+            <th>From</th>
+          </tr>
+        </thead>
+        <tbody id="activity-rows"></tbody>
+      </table>
+      <button id="activity-more" type="button" hidden>
+        Older entries
+      </button>
+    </>
+  )
+}
+
 const PAGES: Record<PageId, { title: string; body: () => Child }> = {
   signin: { title: 'Sign in', body: SignIn },
   tools: { title: 'Tools', body: Tools },
   tool: { title: 'Tool', body: Tool },
   agent: { title: 'What an agent sees', body: Agent },
   usage: { title: 'Usage', body: Usage },
+  activity: { title: 'Activity', body: Activity },
 }
 
 export async function renderPage(page: PageId, assets: AssetUrls): Promise<string> {

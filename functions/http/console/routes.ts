@@ -46,6 +46,7 @@ const PAGE_PATHS: [string, PageId][] = [
   ['/tool', 'tool'],
   ['/agent', 'agent'],
   ['/usage', 'usage'],
+  ['/activity', 'activity'],
 ]
 
 /** `assets` reads the files on first use: an API cold start never touches them. */

@@ -982,11 +982,72 @@
     )
   }
 
+  // ────────── activity (the audit log) ──────────
+
+  function activityPage() {
+    const rows = $('activity-rows')
+    const more = /** @type {HTMLButtonElement} */ ($('activity-more'))
+    /** @type {string | undefined} */
+    let next
+    /** @param {string} id */
+    const value = (id) => /** @type {HTMLInputElement} */ ($(id)).value.trim()
+
+    /** @param {boolean} append */
+    async function load(append) {
+      const q = new URLSearchParams({ limit: '50' })
+      if (value('activity-from')) q.set('from', value('activity-from'))
+      if (value('activity-to')) q.set('to', value('activity-to'))
+      for (const key of ['actor', 'action', 'target']) if (value(`activity-${key}`)) q.set(key, value(`activity-${key}`))
+      if (append && next) q.set('cursor', next)
+      status('Loading…')
+      try {
+        const page = await api(`/audit?${q}`)
+        if (!append) clear(rows)
+        for (const e of page.entries) rows.append(activityRow(e))
+        next = page.next
+        more.hidden = !next
+        status(rows.childElementCount ? '' : 'No activity matches.')
+      } catch (e) {
+        fail(e)
+      }
+    }
+
+    $('activity-form').addEventListener('submit', (ev) => {
+      ev.preventDefault()
+      load(false)
+    })
+    more.addEventListener('click', () => load(true))
+    load(false)
+  }
+
+  /** @param {any} e */
+  function activityRow(e) {
+    const versions = e.versionBefore || e.versionAfter ? `${e.versionBefore || '–'} → ${e.versionAfter || '–'}` : ''
+    const outcome = `${e.outcome}${e.status ? ` ${e.status}` : ''}${e.reason ? ` (${e.reason})` : ''}`
+    return h(
+      'tr',
+      { class: `outcome-${e.outcome}` },
+      h(
+        'td',
+        {},
+        String(e.at || '')
+          .replace('T', ' ')
+          .slice(0, 19),
+      ),
+      h('td', {}, e.actor?.subject ? e.actor.subject : '(no valid token)'),
+      h('td', {}, e.action),
+      h('td', {}, e.target),
+      h('td', {}, outcome),
+      h('td', {}, versions),
+      h('td', {}, [e.client, e.sourceAddress].filter(Boolean).join(' ')),
+    )
+  }
+
   // ────────── start ──────────
 
   drawHeader()
   if (page === 'signin') return signInPage()
   if (!requireSignIn()) return
-  const run = { tools: toolsPage, tool: toolPage, agent: agentPage, usage: usagePage }[page]
+  const run = { tools: toolsPage, tool: toolPage, agent: agentPage, usage: usagePage, activity: activityPage }[page]
   if (run) Promise.resolve(run()).catch(fail)
 })()
