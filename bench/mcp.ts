@@ -5,6 +5,9 @@
  *   MCP tools/list            vs  GET …/manifest?format=mcp       goal ≥ 0.8×
  *   MCP tools/call whoami     vs  POST …/tool-calls whoami         goal ≥ 0.8×
  *
+ * and beside them the same two on MCP 2026-07-28 (stateless: `_meta` and the mirrored headers on
+ * every request, no session; the project URL resolves the caller's process per request).
+ *
  * Both sides do the same work the same way (auth, process read, surface, triage); the MCP side
  * adds JSON-RPC parsing, the SDK's per-request Server and transport, and (tools/call) the event
  * stream. The project: 120 tools (60 primary) in 12 families, a model allowing 48.
@@ -74,6 +77,28 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
   const listBody = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
   const callBody = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } }
   const restCall = JSON.stringify({ name: 'whoami', params: {} })
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  }
+  const modern = (method: string, params: Record<string, unknown>, name?: string) => {
+    const headers = {
+      ...auth,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    }
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 3, method, params: { _meta: META, ...params } })
+    return () => app.request(`${base}/mcp?model=bench/model`, { method: 'POST', headers, body })
+  }
+  const modernList = modern('tools/list', {})
+  const modernCall = modern('tools/call', { name: 'whoami', arguments: {} }, 'whoami')
+  const modernDiscover = modern('server/discover', {})
+  const modernRoundTrip = await Promise.all([modernDiscover(), modernList(), modernCall()].map(async (r) => (await r).status))
+  if (modernRoundTrip.some((s) => s !== 200)) throw new Error(`MCP 2026-07-28 round trip failed: ${modernRoundTrip}`)
 
   // Same answers on both sides before anything is timed.
   const listed = ((await (await rpc(listBody)).json()) as { result: { tools: { name: string }[] } }).result.tools
@@ -105,6 +130,8 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
           })
         ).text(),
     },
+    { name: 'MCP 2026 tools/list', run: async () => (await modernList()).text() },
+    { name: 'MCP 2026 tools/call whoami', run: async () => (await modernCall()).text() },
   ]
   for (const c of cases) for (let i = 0; i < 200; i++) await c.run() // warm-up
   // Wall time per request, and this process's CPU time per request (steadier on a shared machine).
@@ -129,7 +156,7 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
   const cpuRps = cpuPerOp.map((xs) => 1000 / median(xs))
   for (let i = 0; i < cases.length; i++) {
     log(
-      `  ${cases[i].name.padEnd(26)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request wall, ${(median(cpuPerOp[i]) * 1000).toFixed(1)} µs CPU, ${perOp[i].length} batches of ${BATCH})`,
+      `  ${cases[i].name.padEnd(28)} ${rps[i].toFixed(0).padStart(8)} req/s  (median ${(median(perOp[i]) * 1000).toFixed(1)} µs/request wall, ${(median(cpuPerOp[i]) * 1000).toFixed(1)} µs CPU, ${perOp[i].length} batches of ${BATCH})`,
     )
   }
   const verdict = (r: number) => (r >= GOAL ? `goal ≥ ${GOAL}× met` : `goal ≥ ${GOAL}× NOT met`)
@@ -138,6 +165,7 @@ export async function benchMcp(opts: { budgetMs?: number; log?: (line: string) =
   const summary = [
     `mcp tools/list: ${rps[0].toFixed(0)} req/s = ${list.toFixed(2)}× the manifest route (${verdict(list)}); by CPU time ${(cpuRps[0] / cpuRps[1]).toFixed(2)}×`,
     `mcp tools/call whoami: ${rps[2].toFixed(0)} req/s = ${call.toFixed(2)}× the tool-calls route (${verdict(call)}); by CPU time ${(cpuRps[2] / cpuRps[3]).toFixed(2)}×`,
+    `mcp 2026-07-28 (no session): tools/list ${rps[4].toFixed(0)} req/s = ${(rps[4] / rps[1]).toFixed(2)}× the manifest route, tools/call whoami ${rps[5].toFixed(0)} req/s = ${(rps[5] / rps[3]).toFixed(2)}× the tool-calls route`,
   ]
   for (const line of summary) log(line)
   return { summary }
