@@ -1,6 +1,8 @@
 /**
- * `npm start` as an MCP server for clients that are not ours: the official SDK client over
- * Streamable HTTP, and the MCP Inspector's CLI (a devDependency) as a separate process.
+ * `npm start` as an MCP server for clients that are not ours, all on one deployment: the official
+ * SDK clients over Streamable HTTP — v1 (1.32.2, the 2025-era handshake) and v2 (2.4.0, pinned to
+ * the stateless 2026-07-28) — and the MCP Inspector's CLI (a devDependency, 2025-11-25) as a
+ * separate process.
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -8,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectMcp } from '../support/mcp'
+import { connectMcp, connectMcpModern } from '../support/mcp'
+import { expectSchema } from '../support/mcp-schema'
 import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-mcp-'))
@@ -59,6 +62,25 @@ describe('MCP clients against npm start', () => {
     expect(
       (await fetch(`${service.url}/projects/p1/processes/${id}`, { headers: { authorization: `Bearer ${service.token}` } })).status,
     ).toBe(404)
+    await client.close()
+  }, 30_000)
+
+  it('the v2 SDK client on 2026-07-28 discovers, lists, describes and calls without a session', async () => {
+    const { client, seen } = await connectMcpModern(`${mcpUrl}?recipe=default`, service.token)
+    expect(client.getProtocolEra()).toBe('modern')
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('doc_errors')
+    await client.callTool({ name: 'tool_description', arguments: { names: ['doc_errors'] } })
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('doc_errors')
+    expect((await client.callTool({ name: 'doc_errors', arguments: {} })).isError).toBe(false)
+    const schemaOf: Record<string, string> = {
+      'server/discover': 'DiscoverResultResponse',
+      'tools/list': 'ListToolsResultResponse',
+      'tools/call': 'CallToolResultResponse',
+    }
+    for (const s of seen) {
+      expect(s.sessionHeader).toBeNull()
+      expectSchema(schemaOf[s.method], JSON.parse(s.body))
+    }
     await client.close()
   }, 30_000)
 

@@ -11,7 +11,7 @@ import type { McpProtocol } from '../../functions/http/app-deps'
 import { ALL, tokenFor } from '../support/http'
 
 const ACCEPT = 'application/json, text/event-stream'
-const constructed = { servers: 0, transports: 0 }
+const constructed = { servers: 0, transports: 0, modernLeg: 0 }
 let app: ReturnType<typeof createApp>
 let token: string
 let session: string
@@ -25,6 +25,10 @@ function countingProtocol(load: () => Promise<McpProtocol>): () => Promise<McpPr
       mcpServer: (...args: Parameters<McpProtocol['mcpServer']>) => {
         constructed.servers++
         return p.mcpServer(...args)
+      },
+      sdkModernLeg: (...args: Parameters<McpProtocol['sdkModernLeg']>) => {
+        constructed.modernLeg++
+        return p.sdkModernLeg(...args)
       },
       WebStandardStreamableHTTPServerTransport: class extends Transport {
         constructor(...args: ConstructorParameters<typeof Transport>) {
@@ -80,7 +84,32 @@ describe('the MCP fast path', () => {
     const before = { ...constructed }
     const res = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, inSession())
     expect(res.status).toBe(200)
-    expect(constructed).toEqual({ servers: before.servers + 1, transports: before.transports + 1 })
+    expect(constructed).toEqual({ ...before, servers: before.servers + 1, transports: before.transports + 1 })
+  })
+
+  it('answers 2026-07-28 server/discover, tools/list and tools/call without the SDK, and only other methods with it', async () => {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'fast-path', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }
+    const modern = (id: number, method: string, params: Record<string, unknown> = {}) =>
+      post(
+        { jsonrpc: '2.0', id, method, params: { _meta: meta, ...params } },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(params.name ? { 'mcp-name': String(params.name) } : {}) },
+      )
+    const before = { ...constructed }
+    for (const [i, [method, params]] of (
+      [
+        ['server/discover', {}],
+        ['tools/list', {}],
+        ['tools/call', { name: 'whoami', arguments: {} }],
+      ] as const
+    ).entries())
+      expect((await modern(10 + i, method, params)).status).toBe(200)
+    expect(constructed).toEqual(before)
+    expect((await modern(20, 'prompts/list')).status).toBe(404)
+    expect(constructed).toEqual({ ...before, modernLeg: before.modernLeg + 1 })
   })
 
   it('imports each lazily loaded module once, not per request', () => {
