@@ -105,8 +105,6 @@ export function mcpRoutes(deps: AppDeps) {
     } catch {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
     }
-    const p = await loadProtocol()
-    if (!Array.isArray(body) && p.isModernRequest((h) => c.req.header(h), body)) return modernPost(c, pathId, body, p)
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[]
     if (Array.isArray(body)) {
       const refused = batchRefusal(c, messages)
@@ -114,8 +112,11 @@ export function mcpRoutes(deps: AppDeps) {
     }
     const methods = messages.map((m) => (m && typeof m === 'object' ? m.method : undefined))
     const initializing = methods.includes('initialize')
-    // Reading needs tools:read; calling a tool, or starting a session (it spawns a process), tools:invoke.
+    // Reading needs tools:read; calling a tool, or starting a session (it spawns a process), tools:invoke
+    // (on 2026-07-28 too, where a tools/call may spawn the caller's process). Checked before anything loads.
     assertScope(c, initializing || methods.includes('tools/call') ? 'tools:invoke' : 'tools:read')
+    const p = await loadProtocol()
+    if (!Array.isArray(body) && p.isModernRequest((h) => c.req.header(h), body)) return modernPost(c, pathId, body, p)
 
     if (!initializing) {
       const bad = await versionError(c)
@@ -183,7 +184,6 @@ export function mcpRoutes(deps: AppDeps) {
    */
   async function modernPost(c: Context<AuthEnv>, pathId: string | undefined, message: unknown, p: McpProtocol): Promise<Response> {
     const m = message as JsonRpcMessage
-    assertScope(c, m.method === 'tools/call' ? 'tools:invoke' : 'tools:read')
     const bad = p.modernRequestError((h) => c.req.header(h), message)
     if (bad) return modernResponse(bad)
     // no client notification is defined on this transport: accepted, nothing to do
