@@ -2,6 +2,7 @@
  * Composition: builds the domain once per cold start from a store and settings. The only place
  * that decides which adapters, factories and built-ins make up the service.
  */
+
 import type { AuditStore } from '../lib/audit/ports'
 import { AuditRecorder } from '../lib/audit/recorder'
 import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
@@ -17,6 +18,9 @@ import { wireClients } from '../lib/llm'
 import { tracedWires } from '../lib/llm/traced'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
+import { QuotaLimiter, QuotaRuleSource } from '../lib/quotas/limiter'
+import type { QuotaCounterStore } from '../lib/quotas/ports'
+import { checkQuotaDocument } from '../lib/quotas/rules'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
 import type { ProcessStore } from '../lib/recipes/ports'
 import type { Clock } from '../lib/runtime/clock'
@@ -38,9 +42,11 @@ import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
+import { DynamoQuotaCounterStore } from '../lib/stores/aws/quota-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
 import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
+import { MemoryQuotaCounterStore } from '../lib/stores/memory/quota-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import type { ObservedLimitStore } from '../lib/surface/limits'
 import type { SurfaceSettings } from '../lib/surface/surface'
@@ -108,6 +114,8 @@ export interface CoreOptions {
   auditRetentionDays?: number
   /** 0: audit entries are written only at explicit flushes (the Lambda edge; tests). Default 250 ms. */
   auditFlushDelayMs?: number
+  /** Shared quota counters (default: in memory, so one container's view). */
+  quotaStore?: QuotaCounterStore
 }
 
 /** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
@@ -182,6 +190,16 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock })
+  const quotaStore = opts.quotaStore ?? new MemoryQuotaCounterStore()
+  const quotas = new QuotaLimiter({ rules: new QuotaRuleSource(cascade, clock, log), store: quotaStore, clock })
+  dispatcher.setAdmission(async (caller, tool) => {
+    const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
+    return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
+  })
+  dispatcher.addListener({
+    refused: ({ caller, tool, refusal }) =>
+      denied(caller.tenant, 'quota.refused', `projects/${caller.project}/tools/${tool.name}`, refusal.reason),
+  })
   const usage = new UsageService({
     store: opts.usageStore ?? new MemoryToolUsageStore(),
     clock,
@@ -219,6 +237,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
         checkMcpServerDocument,
         checkModelCatalogDocument,
         checkTenantAllowListDocument,
+        checkQuotaDocument,
       ),
     ),
     processes: deferred(async () => (await agent()).processes),
@@ -226,6 +245,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     observedLimits: deferred(async () => (await agent()).observedLimits),
     dispatcher,
     usage,
+    quotas: { limiter: quotas, store: quotaStore },
     secrets,
     auth: { ...opts.auth, jwtSecret: opts.jwtSecret },
     consoleAssets: lazyConsoleAssets(),
@@ -258,6 +278,8 @@ export interface AwsDepsConfig {
   bucket: string
   /** The audit table (AUDIT_TABLE on Lambda); absent: the audit log stays in memory. */
   auditTable?: string
+  /** The quota counters table (QUOTAS_TABLE on Lambda); absent: counters stay in the container. */
+  quotasTable?: string
   auditRetentionDays?: number
   auditFlushDelayMs?: number
   observability?: AppDeps['observability']
@@ -305,6 +327,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable })
   const observedLimitStore = new DynamoObservedLimitStore({ dynamo: clients.dynamo, tableName: config.observedLimitsTable })
   const auditStore = config.auditTable ? new DynamoAuditStore({ dynamo: clients.dynamo, tableName: config.auditTable }) : undefined
+  const quotaStore = config.quotasTable ? new DynamoQuotaCounterStore({ dynamo: clients.dynamo, tableName: config.quotasTable }) : undefined
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()
   for (const endpoint of [config.dynamoEndpoint, config.s3Endpoint]) if (endpoint) ownEndpoints.add(endpoint)
@@ -321,6 +344,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
       sandbox: config.sandbox,
       observability: config.observability,
       auditStore,
+      quotaStore,
       auditRetentionDays: config.auditRetentionDays,
       auditFlushDelayMs: config.auditFlushDelayMs,
       jwtSecret: config.jwtSecret,

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'THROTTLED'
   | 'OVERLOADED' // refused for capacity (e.g. the sandbox queue is full); details.retryAfterSeconds
   | 'RATE_LIMITED' // this caller asked too often (e.g. process spawns per tenant); details.retryAfterSeconds
+  | 'QUOTA_EXCEEDED' // a tenant's quota rule refused the call; details.retryAfterSeconds
 
 /** One problem inside a document or body: where (pointer and/or line/column) and what. */
 export interface Issue {

@@ -4,6 +4,8 @@
 import type { AuditStore } from '../../lib/audit/ports'
 import type { AuditRecorder } from '../../lib/audit/recorder'
 import type { DocumentService } from '../../lib/documents/service'
+import type { QuotaLimiter } from '../../lib/quotas/limiter'
+import type { QuotaCounterStore } from '../../lib/quotas/ports'
 import type { ProcessService } from '../../lib/recipes/spawn'
 import type { Clock } from '../../lib/runtime/clock'
 import type { AsyncMethods } from '../../lib/runtime/deferred'
@@ -25,6 +27,8 @@ export interface AppDeps {
   dispatcher: ToolDispatcher
   /** Usage counting (already listening on the dispatcher), demand for the triage, insights. */
   usage: UsageService
+  /** Quota admission (already asked by the dispatcher) and its shared counters, for GET /quotas. */
+  quotas: { limiter: QuotaLimiter; store: QuotaCounterStore }
   /** Spawn and look up processes (recipes, engines, frozen allowed lists). */
   processes: AsyncMethods<ProcessService>
   /** Per-turn manifests and tool calls through a process's surface. */

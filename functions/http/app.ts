@@ -18,6 +18,7 @@ import { invokeRoutes } from './routes/invoke'
 import { mcpRoutes } from './routes/mcp'
 import { modelRoutes } from './routes/models'
 import { processRoutes } from './routes/processes'
+import { quotaRoutes } from './routes/quotas'
 import { secretRoutes } from './routes/secrets'
 import { serverToolRoutes } from './routes/server-tools'
 import { surfaceRoutes } from './routes/surface'
@@ -48,6 +49,7 @@ export function createApp(deps: AppDeps) {
     .route('/brain/:tenant', callableToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))
     .route('/brain/:tenant', invokeRoutes(deps))
+    .route('/brain/:tenant', quotaRoutes(deps))
     .route('/brain/:tenant', processRoutes(deps))
     .route('/brain/:tenant', mcpRoutes(deps))
     .route('/brain/:tenant', surfaceRoutes(deps))

@@ -26,6 +26,7 @@ export const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   THROTTLED: 503,
   OVERLOADED: 503,
   RATE_LIMITED: 429,
+  QUOTA_EXCEEDED: 429,
 }
 
 const TITLES: Partial<Record<number, string>> = {

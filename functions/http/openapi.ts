@@ -792,6 +792,22 @@ export function openApiDocument() {
           },
         },
       },
+      '/brain/{tenant}/quotas': {
+        get: {
+          summary:
+            "The quota rules that apply to a project (default '_tenant'): every layer's rules (bundled, _tenant, project), each window's limit, reserved use, what is left and when it resets",
+          parameters: [tenant, p('project', "A project id, or '_tenant' (the default)", false)],
+          responses: {
+            200: {
+              description:
+                '{ project, rules: [{ layer, index, match, rate?, volume?, windows: [{ kind, limit, used, remaining, resetsAt, resetsInSeconds, refusedHere }] }] }',
+            },
+            400: problem,
+            401: problem,
+            403: problem,
+          },
+        },
+      },
     } as Record<string, unknown>,
   }
 }

@@ -158,7 +158,7 @@ export class SurfaceService {
     key: CallerProcessKey,
     name: unknown,
     params: unknown,
-    opts: { signal?: AbortSignal } = {},
+    opts: { signal?: AbortSignal; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
     return this.callOn(dispatcher, await this.open(key), key.subject, name, params, opts)
   }
@@ -170,9 +170,12 @@ export class SurfaceService {
     subject: string,
     name: unknown,
     params: unknown,
-    opts: { signal?: AbortSignal } = {},
+    opts: { signal?: AbortSignal; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
-    return dispatcher.call(surface.gate, surface.caller(subject), name, params, opts.signal ? { signal: opts.signal } : {})
+    return dispatcher.call(surface.gate, surface.caller(subject), name, params, {
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.refused ? { refused: opts.refused } : {}),
+    })
   }
 }
 

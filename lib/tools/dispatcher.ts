@@ -7,7 +7,7 @@
 import type { SiblingTools, ToolOutcome } from '../calls/outcome'
 import { toolError } from '../calls/outcome'
 import { validateAgainst } from '../config/json-schema'
-import { isServerToolsError } from '../errors'
+import { isServerToolsError, ServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import { type Metrics, noopMetrics } from '../runtime/metrics'
@@ -66,9 +66,25 @@ export interface DispatchListener {
   afterCall?(event: AfterCallEvent): void
   beforeDelegate?(event: BeforeCallEvent): void
   afterDelegate?(event: AfterCallEvent): void
+  /** A call the admission refused (it did not run). */
+  refused?(event: { caller: CallerIdentity; tool: Tool; refusal: AdmissionRefusal; depth: number }): void
 }
 
 export const MAX_SIBLING_DEPTH = 4
+
+/** Why a call may not run now (a quota), and when it may: decided before the tool runs. */
+export interface AdmissionRefusal {
+  message: string
+  retryAfterSeconds: number
+  /** What the refusal names, for the audit log: e.g. `quota:_tenant/2`. */
+  reason: string
+}
+
+/**
+ * Asked before every call (not the delegate half of a wrapper: one intent is admitted once). A
+ * refused call runs nothing; listeners hear it through `refused`.
+ */
+export type Admission = (caller: CallerIdentity, tool: Tool) => Promise<AdmissionRefusal | undefined>
 
 /** Where each call's span and numbers go (default: nowhere). */
 export interface DispatchObservers {
@@ -82,6 +98,7 @@ export class ToolDispatcher {
   private readonly tracer: Tracer
   private readonly metrics: Metrics
   private readonly clock: Clock | undefined
+  private admission: Admission | undefined
 
   constructor(
     private readonly log: Logger,
@@ -96,16 +113,22 @@ export class ToolDispatcher {
     this.listeners.push(listener)
   }
 
+  setAdmission(admission: Admission) {
+    this.admission = admission
+  }
+
   /**
    * `overloaded: 'throw'`: a caller outside any process answers a tool refused for capacity
    * (OVERLOADED) itself — as 503 with Retry-After; elsewhere it is a tool error saying so.
+   * `refused: 'throw'`: a REST caller's own call refused by a quota is its 429 (QUOTA_EXCEEDED);
+   * a sibling call's refusal stays a tool error the script can act on.
    */
   async call(
     gate: ToolGate,
     caller: CallerIdentity,
     name: unknown,
     params: unknown,
-    opts: { depth?: number; delegate?: boolean; signal?: AbortSignal; overloaded?: 'throw' } = {},
+    opts: { depth?: number; delegate?: boolean; signal?: AbortSignal; overloaded?: 'throw'; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
     const depth = opts.depth ?? 0
     if (typeof name !== 'string' || !name) return toolError('A tool call needs a tool name (a non-empty string).')
@@ -141,6 +164,18 @@ export class ToolDispatcher {
       return toolError(`Invalid arguments for '${tool.name}': ${problems.map((p) => p.message).join('; ')}.`, { errors: problems })
     }
 
+    const delegate = opts.delegate ?? false
+    if (this.admission && !delegate) {
+      const refusal = await this.admission(caller, tool)
+      if (refusal) {
+        this.observe(tool.typeId, 'refused', 'QUOTA_EXCEEDED', undefined)
+        this.notify((l) => l.refused?.({ caller, tool: tool!, refusal, depth }))
+        if (opts.refused === 'throw' && depth === 0)
+          throw new ServerToolsError('QUOTA_EXCEEDED', refusal.message, { retryAfterSeconds: refusal.retryAfterSeconds })
+        return toolError(refusal.message, { reason: 'quota_exceeded', retryAfterSeconds: refusal.retryAfterSeconds })
+      }
+    }
+
     const ctx: InvocationContext = {
       ...caller,
       depth,
@@ -148,7 +183,6 @@ export class ToolDispatcher {
       tools: this.siblings(gate, caller, depth, opts.signal),
       ...(gate.surface ? { surface: gate.surface } : {}),
     }
-    const delegate = opts.delegate ?? false
     this.notify((l) =>
       (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, {
         caller,

@@ -195,7 +195,7 @@ function envReads(file: string): string[] {
  */
 const LIB_LAYERS: readonly (readonly string[])[] = [
   ['lib/errors.ts', 'lib/runtime', 'lib/calls'],
-  ['lib/config', 'lib/documents', 'lib/secrets', 'lib/audit'],
+  ['lib/config', 'lib/documents', 'lib/secrets', 'lib/audit', 'lib/quotas'],
   ['lib/egress'],
   ['lib/models', 'lib/llm', 'lib/mcp', 'lib/sandbox'],
   ['lib/tools'],

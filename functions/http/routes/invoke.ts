@@ -22,6 +22,7 @@ export function invokeRoutes(deps: AppDeps) {
       {
         signal: c.req.raw.signal,
         overloaded: 'throw',
+        refused: 'throw',
       },
     )
     return c.json(outcome)

@@ -51,8 +51,10 @@ export function processRoutes(deps: AppDeps) {
       const body = await objectBody(c)
       // The request's signal ends the whole call tree when the client goes away (as on the invoke
       // route); a tool refused for capacity stays a tool error here, a result the model can act on.
+      // A quota refusal is this request's 429 with Retry-After (over MCP it is a tool error).
       const outcome = await deps.surface.call(deps.dispatcher, key(c), body.name, body.params ?? {}, {
         signal: c.req.raw.signal,
+        refused: 'throw',
       })
       // A client tool (spec §7): the backend runs it with the validated params.
       if (outcome.clientCall)

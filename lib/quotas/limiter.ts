@@ -1,0 +1,245 @@
+/**
+ * Quota admission: every rule that matches a call must have budget left in each of its windows.
+ * Budget is leased: a container reserves a slice of a window from the shared counter store and
+ * spends it locally, so most calls cost no storage request. The store never grants past a
+ * window's limit, so the service never admits more than the limit (overshoot 0); what leases cost
+ * is budget stranded in containers that stop calling — at most (slice − 1) per container per
+ * window, which the window then does not admit. A container that saw a window spent refuses
+ * without asking again until the window ends: a flood costs the store nothing.
+ */
+import type { DocumentCascade, LayeredDocument } from '../documents/cascade'
+import type { Clock } from '../runtime/clock'
+import type { Logger } from '../runtime/logger'
+import type { QuotaCounterStore } from './ports'
+import {
+  matches,
+  type PlacedRule,
+  parseQuotaDocument,
+  placeRules,
+  QUOTAS_PATH,
+  type QuotaSubject,
+  type QuotaWindow,
+  windowsOf,
+} from './rules'
+
+/** A slice is this share of a window's limit (at least 1, at most MAX_SLICE). */
+export const SLICE_FRACTION = 1 / 20
+export const MAX_SLICE = 500
+export const sliceOf = (limit: number) => Math.max(1, Math.min(MAX_SLICE, Math.floor(limit * SLICE_FRACTION)))
+
+/** How long a container trusts the quota documents it read (a rule edit takes effect within this). */
+export const RULES_TTL_MS = 5_000
+
+export interface QuotaRefusal {
+  rule: PlacedRule
+  window: QuotaWindow
+  retryAfterSeconds: number
+  message: string
+}
+
+export interface QuotaCaller {
+  tenant: string
+  project: string
+  role?: string
+}
+
+export interface QuotaStatus {
+  layer: PlacedRule['layer']
+  index: number
+  match: PlacedRule['match']
+  rate?: PlacedRule['rate']
+  volume?: PlacedRule['volume']
+  windows: {
+    kind: QuotaWindow['kind']
+    limit: number
+    used: number
+    remaining: number
+    resetsAt: string
+    resetsInSeconds: number
+    /** Refusals this container answered in the window (refusals are not written to the store). */
+    refusedHere: number
+  }[]
+}
+
+interface Lease {
+  remaining: number
+  end: number
+  /** The store said the window is spent: refuse locally until `end`. */
+  spent: boolean
+  refill?: Promise<void>
+}
+
+/** The rules of one tenant/project, read through the cascade and kept RULES_TTL_MS. */
+export class QuotaRuleSource {
+  private readonly cache = new Map<string, { at: number; rules: Promise<PlacedRule[]> }>()
+
+  constructor(
+    private readonly cascade: DocumentCascade,
+    private readonly clock: Clock,
+    private readonly log?: Logger,
+  ) {}
+
+  rules(tenant: string, project: string): Promise<PlacedRule[]> {
+    const key = `${tenant}\u0000${project}`
+    const now = this.clock.now()
+    const hit = this.cache.get(key)
+    if (hit && now - hit.at < RULES_TTL_MS) return hit.rules
+    const rules = this.cascade.readLayers(tenant, project, QUOTAS_PATH).then(
+      (docs) => docs.flatMap((d) => this.placed(tenant, d)),
+      (e) => {
+        this.cache.delete(key)
+        throw e
+      },
+    )
+    if (this.cache.size > 10_000) this.cache.clear()
+    this.cache.set(key, { at: now, rules })
+    return rules
+  }
+
+  private placed(tenant: string, d: LayeredDocument): PlacedRule[] {
+    const parsed = parseQuotaDocument(d.json !== undefined ? { text: d.body, json: d.json } : d.body)
+    if (parsed.ok) return placeRules(parsed.rules, d.source)
+    // written before this check existed: its rules cannot be read, so they cannot be enforced
+    this.log?.log('warn', 'quotas.unreadable', { tenant, layer: d.source, problems: parsed.issues.length })
+    return []
+  }
+}
+
+/** The counter a rule's window is kept under: per tenant, and per project for a project's own rules. */
+export const counterOf = (rule: PlacedRule, project: string, w: QuotaWindow) =>
+  `${rule.layer === 'project' ? `p:${project}` : rule.layer}|${rule.id}|${w.kind}|${w.start}`
+
+export class QuotaLimiter {
+  private readonly leases = new Map<string, Lease>()
+  /** Refusals this container answered, per tenant and counter (what GET /quotas adds up locally). */
+  readonly refused = new Map<string, number>()
+
+  constructor(
+    private readonly deps: {
+      rules: QuotaRuleSource
+      store: QuotaCounterStore
+      clock: Clock
+    },
+  ) {}
+
+  /** Undefined when the call may run (its budget is taken); else why not and when to retry. */
+  async admit(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>): Promise<QuotaRefusal | undefined> {
+    const rules = await this.deps.rules.rules(caller.tenant, caller.project)
+    if (!rules.length) return undefined
+    const s: QuotaSubject = { ...subject, project: caller.project, role: caller.role }
+    const now = this.deps.clock.now()
+    const wanted: { rule: PlacedRule; window: QuotaWindow; id: string }[] = []
+    for (const rule of rules) {
+      if (!matches(rule.match, s)) continue
+      for (const window of windowsOf(rule, now))
+        wanted.push({ rule, window, id: `${caller.tenant}\u0000${counterOf(rule, caller.project, window)}` })
+    }
+    if (!wanted.length) return undefined
+    // Leases fill concurrently; only when every window has a unit at once are they all spent, so a
+    // call refused by one window takes nothing from the others.
+    // Each round ends with every empty lease refilled by at least one unit or marked spent, and
+    // a window's budget is finite: callers racing for a slice end admitted or refused, never spin.
+    for (;;) {
+      const leases = wanted.map((w) => this.lease(w.id, w.window))
+      const spent = wanted.find((_, i) => leases[i].spent)
+      if (spent) return this.refusal(spent, caller.tenant, now)
+      const empty = wanted.flatMap((w, i) => (leases[i].remaining < 1 ? [this.refill(caller.tenant, w, leases[i])] : []))
+      if (!empty.length) {
+        for (const l of leases) l.remaining--
+        return undefined
+      }
+      await Promise.all(empty)
+    }
+  }
+
+  /**
+   * Every rule of a tenant/project with each window's limit, reserved use, what is left and when
+   * it resets. `used` counts reserved budget (leases not yet spent included): an upper bound of
+   * the calls admitted, exact once the containers holding slices have spent them.
+   */
+  async status(tenant: string, project: string): Promise<QuotaStatus[]> {
+    const rules = await this.deps.rules.rules(tenant, project)
+    const now = this.deps.clock.now()
+    const rows = rules.map((rule) => ({ rule, windows: windowsOf(rule, now).map((w) => ({ w, counter: counterOf(rule, project, w) })) }))
+    const used = await this.deps.store.read(
+      tenant,
+      rows.flatMap((r) => r.windows.map((w) => w.counter)),
+    )
+    return rows.map(({ rule, windows }) => ({
+      layer: rule.layer,
+      index: rule.index,
+      match: rule.match,
+      ...(rule.rate ? { rate: rule.rate } : {}),
+      ...(rule.volume ? { volume: rule.volume } : {}),
+      windows: windows.map(({ w, counter }) => {
+        const u = Math.min(w.limit, used.get(counter) ?? 0)
+        return {
+          kind: w.kind,
+          limit: w.limit,
+          used: u,
+          remaining: w.limit - u,
+          resetsAt: new Date(w.end).toISOString(),
+          resetsInSeconds: Math.max(0, Math.ceil((w.end - now) / 1000)),
+          refusedHere: this.refused.get(`${tenant}\u0000${counter}`) ?? 0,
+        }
+      }),
+    }))
+  }
+
+  private lease(id: string, w: QuotaWindow): Lease {
+    let l = this.leases.get(id)
+    if (!l) {
+      if (this.leases.size > 10_000) this.prune()
+      l = { remaining: 0, end: w.end, spent: false }
+      this.leases.set(id, l)
+    }
+    return l
+  }
+
+  private refill(tenant: string, w: { rule: PlacedRule; window: QuotaWindow; id: string }, lease: Lease): Promise<void> {
+    lease.refill ??= (async () => {
+      try {
+        const counter = w.id.slice(tenant.length + 1)
+        const { granted } = await this.deps.store.reserve(
+          { tenant, counter },
+          sliceOf(w.window.limit),
+          w.window.limit,
+          Math.ceil(w.window.end / 1000) + 3600,
+        )
+        lease.remaining += granted
+        if (granted === 0) lease.spent = true
+      } finally {
+        lease.refill = undefined
+      }
+    })()
+    return lease.refill
+  }
+
+  private refusal(w: { rule: PlacedRule; window: QuotaWindow; id: string }, _tenant: string, now: number): QuotaRefusal {
+    this.refused.set(w.id, (this.refused.get(w.id) ?? 0) + 1)
+    const retryAfterSeconds = Math.max(1, Math.ceil((w.window.end - now) / 1000))
+    const r = w.rule
+    const what =
+      w.window.kind === 'volume'
+        ? `${r.volume!.requests} per ${r.volume!.per}`
+        : w.window.kind === 'burst'
+          ? `a burst of ${r.rate!.burst}`
+          : `${r.rate!.requests} per ${r.rate!.per}`
+    return {
+      rule: r,
+      window: w.window,
+      retryAfterSeconds,
+      message: `Quota reached: rule ${r.index + 1} of the ${r.layer === 'tenant' ? '_tenant' : r.layer} quotas.yaml allows ${what}${describeMatch(r)}. Retry in ${retryAfterSeconds} s.`,
+    }
+  }
+
+  private prune() {
+    const now = this.deps.clock.now()
+    for (const [k, l] of this.leases) if (l.end <= now && !l.refill) this.leases.delete(k)
+  }
+}
+
+function describeMatch(r: PlacedRule): string {
+  const parts = Object.entries(r.match).map(([k, v]) => `${k} ${v}`)
+  return parts.length ? ` for ${parts.join(', ')}` : ''
+}
