@@ -7,6 +7,7 @@ declare module 'sst' {
     ToolUsage: { name: string; type: 'sst.aws.Dynamo' }
     Processes: { name: string; type: 'sst.aws.Dynamo' }
     ObservedLimits: { name: string; type: 'sst.aws.Dynamo' }
+    QuotaCounters: { name: string; type: 'sst.aws.Dynamo' }
   }
 }
 export {}

@@ -102,6 +102,13 @@ export default $config({
         primaryIndex: { hashKey: 'tenant', rangeKey: 'endpoint' },
         ttl: 'expiresAt',
       }),
+      // quotaCountersTableSpec: `tenant` + `counter` (`<layer>|<rule id>|<window kind>|<window start>`);
+      // one row per quota rule and window, leased in slices (lib/quotas/limiter.ts), expiring through `expiresAt`
+      QuotaCounters: new sst.aws.Dynamo('QuotaCounters', {
+        fields: { tenant: 'string', counter: 'string' },
+        primaryIndex: { hashKey: 'tenant', rangeKey: 'counter' },
+        ttl: 'expiresAt',
+      }),
       // Next table: one more entry like these (its keys from its TableSpec); it is linked below.
     }
 

@@ -41,6 +41,7 @@ const deps = createAwsDeps({
   toolUsageTable: Resource.ToolUsage.name,
   processesTable: Resource.Processes.name,
   observedLimitsTable: Resource.ObservedLimits.name,
+  quotasTable: Resource.QuotaCounters.name,
   surface: surfaceSettingsFromEnv(),
   bucket: Resource.Blobs.name,
   // not linked (a link grants every DynamoDB action): sst.config.ts passes the name and grants PutItem and Query only

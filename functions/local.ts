@@ -18,6 +18,7 @@ import { destroyAwsClients } from '../lib/stores/aws/clients'
 import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { quotaCountersTableSpec } from '../lib/stores/aws/quota-store'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { createAwsDeps } from './deps'
 import { startEmulators } from './emulators'
@@ -45,6 +46,7 @@ const DOCUMENTS_TABLE = process.env.DOCUMENTS_TABLE || 'server-tools-documents'
 const TOOL_USAGE_TABLE = process.env.TOOL_USAGE_TABLE || 'server-tools-tool-usage'
 const PROCESSES_TABLE = process.env.PROCESSES_TABLE || 'server-tools-processes'
 const OBSERVED_LIMITS_TABLE = process.env.OBSERVED_LIMITS_TABLE || 'server-tools-observed-limits'
+const QUOTAS_TABLE = process.env.QUOTAS_TABLE || 'server-tools-quota-counters'
 const AUDIT_TABLE = process.env.AUDIT_TABLE || 'server-tools-audit'
 const BUCKET = process.env.BLOBS_BUCKET || 'server-tools-blobs'
 
@@ -101,6 +103,7 @@ async function main() {
     toolUsageTable: TOOL_USAGE_TABLE,
     processesTable: PROCESSES_TABLE,
     observedLimitsTable: OBSERVED_LIMITS_TABLE,
+    quotasTable: QUOTAS_TABLE,
     surface: surfaceSettingsFromEnv(),
     bucket: BUCKET,
     auditTable: AUDIT_TABLE,
@@ -129,6 +132,7 @@ async function main() {
     ensureTable(deps.clients.dynamo, processesTableSpec(PROCESSES_TABLE)),
     ensureTable(deps.clients.dynamo, observedLimitsTableSpec(OBSERVED_LIMITS_TABLE)),
     ensureTable(deps.clients.dynamo, auditTableSpec(AUDIT_TABLE)),
+    ensureTable(deps.clients.dynamo, quotaCountersTableSpec(QUOTAS_TABLE)),
     ensureBucket(deps.clients.s3, BUCKET),
   ])
 

@@ -48,7 +48,11 @@ export class DynamoQuotaCounterStore implements QuotaCounterStore {
         return { granted: ask, used: out.Attributes?.used ?? ask }
       } catch (e) {
         if (errorName(e) !== 'ConditionalCheckFailedException') throw e
-        const used = Number((e as DynamoError).Item?.used ?? limit)
+        // the refusal carries the row where DynamoDB supports it; otherwise one consistent read
+        const item =
+          (e as DynamoError).Item ??
+          (await this.db.getItem({ TableName: this.table, Key: { tenant: key.tenant, counter: key.counter }, ConsistentRead: true })).Item
+        const used = Number(item?.used ?? 0)
         ask = Math.min(ask, limit - used)
         if (ask <= 0) return { granted: 0, used }
       }

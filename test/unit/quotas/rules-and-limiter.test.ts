@@ -11,6 +11,7 @@ import { checkQuotaDocument, matches, parseQuotaDocument, windowsOf } from '../.
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryDocumentStore } from '../../../lib/stores/memory/document-store'
 import { MemoryQuotaCounterStore } from '../../../lib/stores/memory/quota-store'
+import { quotaCounterStoreContract } from '../../contract/quota-counter-store.contract'
 
 const subject = { project: 'p1', role: 'coder', tool: 'petstore__list_pets', type: 'rest_api', labels: ['paid', 'rest'] }
 
@@ -239,3 +240,5 @@ describe('the limiter', () => {
     expect(admittedA + admittedB).toBeGreaterThanOrEqual(200 - 2 * (sliceOf(200) - 1))
   })
 })
+
+quotaCounterStoreContract('memory', async () => new MemoryQuotaCounterStore())
