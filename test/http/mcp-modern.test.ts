@@ -114,6 +114,12 @@ describe('MCP 2026-07-28 on the project URL', () => {
     expect((await whoami({ target: `${url}?reserve=4` })).processId).toBe((await whoami({ target: `${url}?reserve=4` })).processId)
   })
 
+  it('lands concurrent first requests of one client on one process (one conditional create wins, the others read it)', async () => {
+    const target = `${url}?reserve=7`
+    const ids = await Promise.all(Array.from({ length: 6 }, () => whoami({ target })))
+    expect(new Set(ids.map((w) => w.processId)).size).toBe(1)
+  })
+
   it('lets a tools:read token discover and list without spawning anything, and refuses its tools/call', async () => {
     expect(names(await result(await rpc('tools/list', {}, { auth: readOnly }), 'ListToolsResultResponse'))).toContain('tool_list')
     await result(await rpc('server/discover', {}, { auth: readOnly }), 'DiscoverResultResponse')
