@@ -148,9 +148,12 @@ describe("the README's tour", () => {
     for (const rerun of [false, true]) {
       const service = await startLocalService(dataDir)
       services.push(service)
+      let log = ''
+      service.child.stdout!.on('data', (d) => (log += d))
+      service.child.stderr!.on('data', (d) => (log += d))
       expect(new URL(service.url).pathname).toBe(new URL(shown).pathname)
       expect(await runTour(service, rerun), rerun ? 'second run' : 'first run').toEqual([])
-      expect(await stopLocalService(service.child)).toBe(0)
+      expect(await stopLocalService(service.child), `npm start did not stop cleanly:\n${log}`).toBe(0)
     }
   })
 
