@@ -188,3 +188,25 @@ export const rowSet: HostileRowSet = {
     },
   ],
 }
+
+/** For `npm run bench -- hostile`. */
+export const attacks = [
+  {
+    name: 'N5 spawn with 20,000 models',
+    async once(app: HostileApp, tenant: string) {
+      const models = Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`)
+      const res = await app.call(tenant, 'POST', '/projects/p1/processes', { models })
+      await res.text()
+      assert.equal(res.status, 400)
+    },
+  },
+  {
+    name: 'N6 report of "maximum 1" with limits:report',
+    prepare: (app: HostileApp, tenant: string) => provider(app, tenant),
+    async once(app: HostileApp, tenant: string) {
+      const res = await report(app, tenant, 1, 2)
+      await res.text()
+      assert.equal(res.status, 200)
+    },
+  },
+]

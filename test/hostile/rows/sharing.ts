@@ -127,3 +127,36 @@ export const rowSet: HostileRowSet = {
     ),
   ],
 }
+
+let version = 0
+/** Stores `doc` (a new version each time, so no parse is reused) and spawns: the spawn expands the pack. */
+async function storeAndSpawn(app: HostileApp, tenant: string, doc: object) {
+  const text = JSON.stringify({ ...doc, info: { title: 'sharing', version: String(++version) } })
+  const put = await app.call(tenant, 'PUT', '/projects/p1/documents/specs/shared.json', text, JSON_TYPE)
+  await put.text()
+  assert.ok(put.status === 201 || put.status === 200, `spec PUT ${put.status}`)
+  const spawned = await app.call(tenant, 'POST', '/projects/p1/processes', { recipe: 'default' })
+  await spawned.text()
+  assert.equal(spawned.status, 201)
+}
+
+async function packTool(app: HostileApp, tenant: string) {
+  const tool = 'type: rest_api\ndescription: A pack over a sharing spec.\nparameters:\n  specPath: specs/shared.json\n'
+  const res = await app.call(tenant, 'PUT', '/projects/p1/server-tools/shared', tool, YAML)
+  await res.text()
+  assert.ok(res.status === 201 || res.status === 200, `tool PUT ${res.status}`)
+}
+
+/** For `npm run bench -- hostile`: each request stores a new version of the document and spawns over it. */
+export const attacks = [
+  {
+    name: 'N2 104 KB spec sharing one 5,000-name required list (store + spawn)',
+    prepare: (app: HostileApp, tenant: string) => packTool(app, tenant),
+    once: (app: HostileApp, tenant: string) => storeAndSpawn(app, tenant, attack.sharedRequired()),
+  },
+  {
+    name: 'N3 307 KB spec: 125 paths sharing a path item of 3,000 parameters (store + spawn)',
+    prepare: (app: HostileApp, tenant: string) => packTool(app, tenant),
+    once: (app: HostileApp, tenant: string) => storeAndSpawn(app, tenant, attack.sharedPathItemParameters()),
+  },
+]
