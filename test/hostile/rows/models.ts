@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { EXPANSION_LIMITS } from '../../../lib/config/expansion-budget'
 import { LEARNED_LIMIT_DEFAULTS } from '../../../lib/surface/limits'
-import type { HostileApp, HostileRowSet } from '../harness'
+import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
 const YAML = { 'content-type': 'application/yaml' }
 const CHAIN = EXPANSION_LIMITS.modelChain
@@ -190,14 +190,14 @@ export const rowSet: HostileRowSet = {
 }
 
 /** For `npm run bench -- hostile`. */
-export const attacks = [
+export const attacks: AttackClass[] = [
   {
     name: 'N5 spawn with 20,000 models',
     async once(app: HostileApp, tenant: string) {
       const models = Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`)
       const res = await app.call(tenant, 'POST', '/projects/p1/processes', { models })
-      await res.text()
-      assert.equal(res.status, 400)
+      const text = await res.text()
+      assert.equal(res.status, 400, `${res.status}: ${text.slice(0, 200)}`)
     },
   },
   {

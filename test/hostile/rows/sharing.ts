@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import { BudgetExceeded, EXPANSION_LIMITS as L } from '../../../lib/config/expansion-budget'
 import { type ExtractWork, extractOperations } from '../../../lib/tools/types/openapi/operations'
 import * as attack from '../attacks/openapi-sharing'
-import type { HostileApp, HostileRowSet } from '../harness'
+import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const YAML = { 'content-type': 'application/yaml' }
@@ -148,7 +148,7 @@ async function packTool(app: HostileApp, tenant: string) {
 }
 
 /** For `npm run bench -- hostile`: each request stores a new version of the document and spawns over it. */
-export const attacks = [
+export const attacks: AttackClass[] = [
   {
     name: 'N2 104 KB spec sharing one 5,000-name required list (store + spawn)',
     prepare: (app: HostileApp, tenant: string) => packTool(app, tenant),
