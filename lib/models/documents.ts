@@ -11,19 +11,25 @@
  *   timeoutMs: 60000                     # optional default per call
  *   sizes: { small: gpt-4o-mini, large: gpt-4o }   # optional: what `modelSize` picks
  *   maxTools: 128                        # tool limit of every model of the instance (0 = unlimited)
+ *   maxToolNameLength: 64                # longest tool name the endpoint accepts
+ *   maxSchemaBytes: 400000               # total JSON bytes of the tools the endpoint accepts
+ *   strict: { maxTools: 20, maxOptionalParams: 24, maxUnionParams: 16 }   # caps on `strict: true` tools
+ *   nativeDeferral: anthropic-tool-search  # the endpoint's own deferred loading: none | anthropic-tool-search | openai-tool-search
+ *   deferral: auto                       # auto (native where the endpoint has it) | native | meta (our discovery block)
  *
  *   # models/<instance>/<model>.yaml — one model (optional)
  *   modelId: gpt-4o-mini-2024-07-18      # the provider's name (default: the file name)
  *   maxOutputTokens: 16384               # default and cap for a call's max tokens
  *   size: small
  *   maxTools: 64                         # wins over the provider's (0 = explicitly unlimited)
+ *   (maxToolNameLength, maxSchemaBytes, strict, nativeDeferral, deferral: as above, each winning over the provider's)
  *
  * Both are tolerant of fields they do not know (pricing or other settings may live there); the
  * fields above are checked on write (`checkModelCatalogDocument`) and again on read. A provider
  * document may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
  */
 import { validateAgainst } from '../config/json-schema'
-import { locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
+import { closest, locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { malformedSecretReferences } from '../secrets/references'
 
@@ -43,7 +49,22 @@ export type WireType = (typeof WIRE_TYPES)[number]
 
 export const DEFAULT_BASE_URLS: Record<WireType, string> = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com' }
 
-export interface ProviderDocument {
+export const DEFERRALS = ['auto', 'native', 'meta'] as const
+export type Deferral = (typeof DEFERRALS)[number]
+export const NATIVE_DEFERRALS = ['none', 'anthropic-tool-search', 'openai-tool-search'] as const
+export type NativeDeferral = (typeof NATIVE_DEFERRALS)[number]
+
+/** What one endpoint accepts in a tools array beyond the count (the profile the triage enforces). */
+export interface EndpointProfile {
+  maxToolNameLength?: number
+  maxSchemaBytes?: number
+  strict?: { maxTools?: number; maxOptionalParams?: number; maxUnionParams?: number }
+  nativeDeferral?: NativeDeferral
+  deferral?: Deferral
+}
+const PROFILE_FIELDS = ['maxToolNameLength', 'maxSchemaBytes', 'strict', 'nativeDeferral', 'deferral'] as const
+
+export interface ProviderDocument extends EndpointProfile {
   /** As written; a prompt call insists on one of WIRE_TYPES. */
   wireType?: string
   baseUrl: string
@@ -56,7 +77,7 @@ export interface ProviderDocument {
   maxTools?: number
 }
 
-export interface ModelDocument {
+export interface ModelDocument extends EndpointProfile {
   modelId?: string
   maxOutputTokens?: number
   size?: ModelSize
@@ -68,6 +89,18 @@ export type CatalogParse<T> = { ok: true; config: T } | { ok: false; issues: Iss
 
 const SECRET_ONLY = '^\\$\\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\\}$'
 const maxTools = { type: 'integer', minimum: 0 }
+const count = { type: 'integer', minimum: 0 }
+const profileProperties = {
+  maxToolNameLength: { type: 'integer', minimum: 1, maximum: 1024 },
+  maxSchemaBytes: { type: 'integer', minimum: 1 },
+  strict: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { maxTools: count, maxOptionalParams: count, maxUnionParams: count },
+  },
+  nativeDeferral: { enum: NATIVE_DEFERRALS },
+  deferral: { enum: DEFERRALS },
+}
 
 const providerSchema = {
   type: 'object',
@@ -83,6 +116,7 @@ const providerSchema = {
       properties: Object.fromEntries(MODEL_SIZES.map((s) => [s, { type: 'string', pattern: MODEL_PATTERN }])),
     },
     maxTools,
+    ...profileProperties,
   },
 }
 
@@ -93,7 +127,30 @@ const modelSchema = {
     maxOutputTokens: { type: 'integer', minimum: 1 },
     size: { enum: MODEL_SIZES },
     maxTools,
+    ...profileProperties,
   },
+}
+
+/**
+ * The documents tolerate fields they do not know (pricing may live there), so a misspelt limit
+ * would be silently no limit: a field one or two edits from a known one is refused with a hint.
+ */
+function misspeltFields(raw: Record<string, unknown>, schema: { properties: Record<string, unknown> }): Issue[] {
+  // only the limits: a pricing field near `maxOutputTokens` is no misspelling of a limit
+  const known = ['maxTools', ...PROFILE_FIELDS]
+  const issues: Issue[] = []
+  for (const key of Object.keys(raw)) {
+    if (key in schema.properties) continue
+    const hint = closest(key, known)
+    if (hint) issues.push({ pointer: `/${key}`, message: `unknown field '${key}' — did you mean '${hint}'?` })
+  }
+  return issues
+}
+
+function profileOf(r: Record<string, unknown>): EndpointProfile {
+  const out: Record<string, unknown> = {}
+  for (const f of PROFILE_FIELDS) if (r[f] !== undefined) out[f] = r[f]
+  return out as EndpointProfile
 }
 
 function mapping(
@@ -114,7 +171,7 @@ function mapping(
 export function parseProviderDocument(text: YamlSource, path: string): CatalogParse<ProviderDocument> {
   const m = mapping(text, path)
   if (!m.ok) return m
-  const issues = [...validateAgainst(providerSchema, m.raw)]
+  const issues = [...validateAgainst(providerSchema, m.raw), ...misspeltFields(m.raw, providerSchema)]
   if (typeof m.raw.apiKey === 'string' && !new RegExp(SECRET_ONLY).test(m.raw.apiKey)) {
     issues.splice(0, issues.length, ...issues.filter((i) => i.pointer !== '/apiKey'), {
       pointer: '/apiKey',
@@ -134,6 +191,7 @@ export function parseProviderDocument(text: YamlSource, path: string): CatalogPa
       ...(typeof r.timeoutMs === 'number' ? { timeoutMs: r.timeoutMs } : {}),
       sizes: (r.sizes as ProviderDocument['sizes'] | undefined) ?? {},
       ...(typeof r.maxTools === 'number' ? { maxTools: r.maxTools } : {}),
+      ...profileOf(r),
     },
   }
 }
@@ -141,7 +199,7 @@ export function parseProviderDocument(text: YamlSource, path: string): CatalogPa
 export function parseModelDocument(text: YamlSource, path: string): CatalogParse<ModelDocument> {
   const m = mapping(text, path)
   if (!m.ok) return m
-  const issues = validateAgainst(modelSchema, m.raw)
+  const issues = [...validateAgainst(modelSchema, m.raw), ...misspeltFields(m.raw, modelSchema)]
   if (issues.length) return { ok: false, issues: locate(m.parsed, issues, path) }
   const r = m.raw
   return {
@@ -151,6 +209,7 @@ export function parseModelDocument(text: YamlSource, path: string): CatalogParse
       ...(typeof r.maxOutputTokens === 'number' ? { maxOutputTokens: r.maxOutputTokens } : {}),
       ...(typeof r.size === 'string' ? { size: r.size as ModelSize } : {}),
       ...(typeof r.maxTools === 'number' ? { maxTools: r.maxTools } : {}),
+      ...profileOf(r),
     },
   }
 }

@@ -11,6 +11,7 @@ import { docId, scopeOf, TENANT_LAYER } from '../documents/ports'
 import { invalidConfig } from '../errors'
 import {
   catalogDocumentOf,
+  type EndpointProfile,
   MODELS_PREFIX,
   modelPath,
   parseModelDocument,
@@ -35,6 +36,8 @@ export interface ChainEntryLimit {
   catalog?: number
   /** Where the catalog limit came from. */
   catalogSource: 'model' | 'provider' | 'unlimited' | 'none'
+  /** The endpoint's other limits and its deferral: each field of the model document over the provider's. */
+  profile?: EndpointProfile
 }
 
 export class SurfaceDocuments {
@@ -99,6 +102,8 @@ export class SurfaceDocuments {
       if (!providerDoc) missingProviders.add(ref.instance)
       const model = this.load(docs.get(modelPath(ref.instance, ref.model)), parseModelDocument)?.config
       const provider = this.load(providerDoc, parseProviderDocument)?.config
+      const profile = profileOf(provider, model)
+      const at = entries.length
       if (model?.maxTools !== undefined)
         entries.push(
           model.maxTools === 0 ? { model: m, catalogSource: 'unlimited' } : { model: m, catalog: model.maxTools, catalogSource: 'model' },
@@ -110,6 +115,7 @@ export class SurfaceDocuments {
             : { model: m, catalog: provider.maxTools, catalogSource: 'provider' },
         )
       else entries.push({ model: m, catalogSource: 'none' })
+      if (profile) entries[at] = { ...entries[at], profile }
     }
     return { entries, missingProviders: [...missingProviders].sort() }
   }
@@ -157,4 +163,17 @@ export class SurfaceDocuments {
     }
     return out
   }
+}
+
+function profileOf(provider: EndpointProfile | undefined, model: EndpointProfile | undefined): EndpointProfile | undefined {
+  const out: EndpointProfile = {}
+  for (const doc of [provider, model]) {
+    if (!doc) continue
+    if (doc.maxToolNameLength !== undefined) out.maxToolNameLength = doc.maxToolNameLength
+    if (doc.maxSchemaBytes !== undefined) out.maxSchemaBytes = doc.maxSchemaBytes
+    if (doc.strict !== undefined) out.strict = doc.strict
+    if (doc.nativeDeferral !== undefined) out.nativeDeferral = doc.nativeDeferral
+    if (doc.deferral !== undefined) out.deferral = doc.deferral
+  }
+  return Object.keys(out).length ? out : undefined
 }

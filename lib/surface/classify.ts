@@ -3,10 +3,33 @@
  * budget triage over primary ∪ activated by whole families in tiers. Pure and deterministic:
  * identical input → identical output (every order is total).
  */
+import { jsonBytes } from '../config/expansion-budget'
 import { ServerToolsError } from '../errors'
 import type { ProcessRecord } from '../recipes/ports'
 import type { Tool } from '../tools/contracts'
 import { familyOf, isFloor, RuleMatcher } from './families'
+import { wireName } from './formats'
+
+/** The endpoint's limits beyond the count (the catalog's profile, strictest over the chain). */
+export interface EndpointLimits {
+  /** A tool whose name and aliases are all longer is demoted with its family. */
+  maxToolNameLength?: number
+  /** The manifest's tools (name, description, input schema as JSON) stay within this many bytes. */
+  maxSchemaBytes?: number
+}
+
+/** Why a family left the manifest: the count, a name the endpoint refuses, or the schema bytes. */
+export type DemotionReason = 'count' | 'nameLength' | 'schemaBytes'
+
+const measured = new WeakMap<Tool, number>()
+/** A tool's JSON bytes as the endpoint counts them, measured once per tool object (stops at `cap`). */
+export function toolBytes(t: Tool, cap: number): number {
+  const known = measured.get(t)
+  if (known !== undefined) return known
+  const bytes = jsonBytes({ name: t.name, description: t.description, input_schema: t.inputSchema }, cap)
+  if (bytes <= cap) measured.set(t, bytes)
+  return bytes
+}
 
 export type Bucket = 'primary' | 'deferred' | 'activated'
 
@@ -33,6 +56,8 @@ export interface ClassifyInput {
   demand?: ReadonlyMap<string, number>
   /** Skill tools for this turn (spec §14.2 withAdditional): primary, ranked as keep, split off their family. */
   extraKeep?: ReadonlySet<string>
+  /** Name length and schema size the endpoint accepts; absent = none known. */
+  endpoint?: EndpointLimits
 }
 
 export interface BudgetFacts {
@@ -41,12 +66,18 @@ export interface BudgetFacts {
   effective: number | null
   demoted: number
   demotedFamilies: string[]
+  /** Families demoted for a reason other than the count (present only when there are some). */
+  demotedFor?: Record<string, Exclude<DemotionReason, 'count'>>
+  /** The manifest's bytes as maxSchemaBytes counts them (present only when the endpoint has that limit). */
+  schemaBytes?: number
+  maxSchemaBytes?: number
 }
 
 export interface DemotedGroup {
   family: string
   tier: number
   names: string[]
+  reason: DemotionReason
 }
 
 export type TierName = keyof typeof TIER
@@ -60,6 +91,8 @@ export interface FamilyGroup {
   status: 'kept' | 'demoted' | 'deferred'
   /** The triage tier; for deferred groups the tier they would rank in once activated. */
   tier: TierName
+  /** Demoted for a reason other than the count. */
+  reason?: Exclude<DemotionReason, 'count'>
 }
 
 export interface Turn {
@@ -192,7 +225,10 @@ export function classify(input: ClassifyInput): Turn {
       .map(([family, g]) => ({ family, names: g.names, status: 'deferred', tier: TIER_NAMES[g.tier] }))
   }
 
-  if (limit === undefined) {
+  const endpoint = input.endpoint ?? {}
+  const maxName = endpoint.maxToolNameLength
+  const maxBytes = endpoint.maxSchemaBytes
+  if (limit === undefined && maxName === undefined && maxBytes === undefined) {
     const manifest = [...floor, ...candidates].sort(byName)
     return {
       manifest,
@@ -209,17 +245,43 @@ export function classify(input: ClassifyInput): Turn {
 
   // The reserve never gives way to the floor: the engine's action tool goes on the wire beside the
   // manifest, so a floor that fits only by eating the reserve is a request the provider rejects.
-  const reserved = Math.max(0, input.reserve)
-  const effective = limit - reserved
-  if (floor.length > effective) {
+  const reserved = limit === undefined ? 0 : Math.max(0, input.reserve)
+  const effective = limit === undefined ? Infinity : limit - reserved
+  if (limit !== undefined && floor.length > effective) {
     throw new ServerToolsError(
       'BUDGET_TOO_SMALL',
       `the model chain allows ${limit} tool${limit === 1 ? '' : 's'} (maxTools) and ${reserved} ${reserved === 1 ? 'is' : 'are'} reserved for the engine's own action tool, but the capability floor alone needs ${floor.length} (${floor.map((t) => t.name).join(', ')}); raise maxTools in the model catalog or lower the reserve`,
       { limit, reserved, floor: floor.length, floorTools: floor.map((t) => t.name) },
     )
   }
-  budget.effective = effective
+  budget.effective = limit === undefined ? null : effective
   budget.reserved = reserved
+
+  const nameFits = (t: Tool) => maxName === undefined || wireName(t, maxName) !== undefined
+  const unnamable = floor.filter((t) => !nameFits(t))
+  if (unnamable.length)
+    throw new ServerToolsError(
+      'BUDGET_TOO_SMALL',
+      `the model chain accepts tool names of at most ${maxName} characters (maxToolNameLength), but the capability floor needs ${unnamable.map((t) => t.name).join(', ')}; raise maxToolNameLength in the model catalog`,
+      { maxToolNameLength: maxName, floorTools: unnamable.map((t) => t.name) },
+    )
+  // bytes are measured up to the limit plus one, so a schema of any size costs at most that
+  const cap = maxBytes === undefined ? 0 : maxBytes + 1
+  const bytesOf = (tools: readonly Tool[]) => {
+    let sum = 0
+    for (const t of tools) {
+      sum += toolBytes(t, cap)
+      if (sum > cap) return cap
+    }
+    return sum
+  }
+  let bytesRoom = maxBytes === undefined ? Infinity : maxBytes - bytesOf(floor)
+  if (bytesRoom < 0)
+    throw new ServerToolsError(
+      'BUDGET_TOO_SMALL',
+      `the model chain accepts ${maxBytes} bytes of tool definitions (maxSchemaBytes), but the capability floor alone takes more; raise maxSchemaBytes in the model catalog`,
+      { maxSchemaBytes: maxBytes, floorTools: floor.map((t) => t.name) },
+    )
 
   let room = effective - floor.length
   const kept: Tool[] = [...floor]
@@ -227,19 +289,35 @@ export function classify(input: ClassifyInput): Turn {
   const demotedGroups: DemotedGroup[] = []
   const keptGroups: FamilyGroup[] = []
   const demotedFamilyGroups: FamilyGroup[] = []
+  const demotedFor: Record<string, Exclude<DemotionReason, 'count'>> = {}
   for (const g of ranked) {
-    if (g.members.length <= room) {
+    // a whole family goes: a family the model sees half of is worse than one it must discover
+    const reason: DemotionReason | undefined = !g.members.every(nameFits)
+      ? 'nameLength'
+      : g.members.length > room
+        ? 'count'
+        : maxBytes !== undefined && bytesOf(g.members) > bytesRoom
+          ? 'schemaBytes'
+          : undefined
+    if (reason === undefined) {
       room -= g.members.length
+      if (maxBytes !== undefined) bytesRoom -= bytesOf(g.members)
       kept.push(...g.members)
       keptGroups.push(groupOf(g, 'kept'))
     } else {
       demoted.push(...g.members)
-      demotedGroups.push({ family: g.family, tier: g.tier, names: g.members.map((t) => t.name) })
-      demotedFamilyGroups.push(groupOf(g, 'demoted'))
+      demotedGroups.push({ family: g.family, tier: g.tier, names: g.members.map((t) => t.name), reason })
+      demotedFamilyGroups.push(reason === 'count' ? groupOf(g, 'demoted') : { ...groupOf(g, 'demoted'), reason })
+      if (reason !== 'count') demotedFor[g.family] = reason
     }
   }
   budget.demoted = demoted.length
   budget.demotedFamilies = demotedGroups.map((g) => g.family)
+  if (Object.keys(demotedFor).length) budget.demotedFor = demotedFor
+  if (maxBytes !== undefined) {
+    budget.maxSchemaBytes = maxBytes
+    budget.schemaBytes = maxBytes - bytesRoom
+  }
   const manifest = kept.sort(byName)
   return {
     manifest,

@@ -17,10 +17,16 @@ export const PROVIDER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
 const cache: Record<string, WeakMap<Tool, string>> = {}
 
-/** The name a provider accepts: the tool's own, else its first alias that fits. */
-export function wireName(tool: Tool): string {
-  if (PROVIDER_NAME.test(tool.name)) return tool.name
-  return tool.aliases?.find((a) => PROVIDER_NAME.test(a)) ?? tool.name
+/**
+ * The name a provider accepts: the tool's own, else its first alias that fits. With `maxLength`
+ * (an endpoint's own cap), undefined when neither fits — the triage demotes such a tool.
+ */
+export function wireName(tool: Tool): string
+export function wireName(tool: Tool, maxLength: number): string | undefined
+export function wireName(tool: Tool, maxLength?: number): string | undefined {
+  const fits = (n: string) => PROVIDER_NAME.test(n) && (maxLength === undefined || n.length <= maxLength)
+  if (fits(tool.name)) return tool.name
+  return tool.aliases?.find(fits) ?? (maxLength === undefined ? tool.name : undefined)
 }
 
 function objectSchema(schema: JsonSchema): JsonSchema {
@@ -53,7 +59,8 @@ function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unkn
       }
     }
     case 'native':
-      return { name: tool.name, description: tool.description, inputSchema: objectSchema(tool.inputSchema) }
+      // a backend translates this form into its provider's: it gets a name every provider accepts
+      return { name: wireName(tool), description: tool.description, inputSchema: objectSchema(tool.inputSchema) }
   }
 }
 
@@ -116,9 +123,17 @@ export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = fals
 }
 
 /**
+ * Anthropic's server-side tool search, which `defer_loading: true` tools need beside them (the
+ * regex variant: it matches names as our own tool_list prefix does). Source: platform.claude.com
+ * /docs/en/agents-and-tools/tool-use/tool-search-tool, read 2026-12-01.
+ */
+export const ANTHROPIC_TOOL_SEARCH_NAME = 'tool_search_tool_regex'
+export const ANTHROPIC_TOOL_SEARCH = `{"type":"tool_search_tool_regex_20251119","name":"${ANTHROPIC_TOOL_SEARCH_NAME}"}`
+
+/**
  * The tools array as JSON text, at most `limit` bytes (EXPANSION_LIMITS.manifestBytes). With
- * `deferred` (Anthropic only), those tools are appended with `defer_loading: true` and the whole
- * array stays alphabetical.
+ * `deferred` (Anthropic only), those tools are appended with `defer_loading: true`, the tool
+ * search tool joins them and the whole array stays alphabetical.
  */
 export function toolsArrayJson(
   tools: readonly Tool[],
@@ -132,12 +147,18 @@ export function toolsArrayJson(
       )
     : tools.map((t) => ({ t, d: false }))
   const parts: string[] = []
-  let bytes = 2
+  let search = deferred.length > 0 && format === 'anthropic'
+  let bytes = 2 + (search ? ANTHROPIC_TOOL_SEARCH.length + 1 : 0)
   for (const { t, d } of all) {
+    if (search && t.name > ANTHROPIC_TOOL_SEARCH_NAME) {
+      parts.push(ANTHROPIC_TOOL_SEARCH)
+      search = false
+    }
     const json = toolJson(t, format, d, limit)
     bytes += json.length + 1
     if (bytes > limit) throw overManifestBudget('the manifest', limit)
     parts.push(json)
   }
+  if (search) parts.push(ANTHROPIC_TOOL_SEARCH)
   return `[${parts.join(',')}]`
 }

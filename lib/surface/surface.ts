@@ -7,6 +7,7 @@
 import type { ToolOutcome } from '../calls/outcome'
 import { EXPANSION_LIMITS } from '../config/expansion-budget'
 import { invalidInput } from '../errors'
+import type { NativeDeferral } from '../models/documents'
 import type { SurfaceDocuments } from '../recipes/catalog'
 import type { CallerProcessKey, ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
@@ -18,7 +19,7 @@ import { type DescribedTool, type DiscoverySurface, nameKey, type Tool } from '.
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
-import { type Bucket, classify, type Turn } from './classify'
+import { type Bucket, classify, type EndpointLimits, type Turn } from './classify'
 import { clientToolsOf, isClientTool } from './client-tools'
 import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
@@ -86,13 +87,20 @@ export interface ManifestRequest {
   format?: ManifestFormat
   /** Skill tools (spec §14.2 withAdditional): added as keep, triaged again. */
   extraTools?: readonly string[]
-  /** Anthropic only: append deferred and demoted tools with `defer_loading: true`. */
+  /**
+   * Anthropic only: append deferred and demoted tools with `defer_loading: true` (and the tool
+   * search tool). Absent: as the catalog's deferral says (`auto` = native where the endpoint has it).
+   */
   deferLoading?: boolean
 }
 
 export interface LimitFacts {
   limit?: number
   chain: { model: string; catalog?: number; catalogSource: string; learned?: number }[]
+  /** The strictest name length and schema size over the chain. */
+  endpoint?: EndpointLimits
+  /** Whether the manifest defers in the endpoint's own form: only when every chain entry has the same one and none says `meta`. */
+  native?: NativeDeferral
 }
 
 export class SurfaceService {
@@ -182,6 +190,8 @@ export class SurfaceService {
 export class ProcessSurface implements DiscoverySurface {
   private visibleP?: Promise<Visible>
   private limitP?: Promise<LimitFacts>
+  /** The resolved limits, once loaded (a rendering follows a turn, which loaded them). */
+  private limitFacts?: LimitFacts
   private demandP?: Promise<ReadonlyMap<string, number>>
   private turnP?: Promise<Turn>
   readonly gate: ToolGate
@@ -273,7 +283,7 @@ export class ProcessSurface implements DiscoverySurface {
   private renderedOf(turn: Turn, req: ManifestRequest): RenderedBody {
     const format = req.format ?? 'native'
     this.logBudget(turn)
-    const deferLoading = format === 'anthropic' && req.deferLoading === true
+    const deferLoading = format === 'anthropic' && (req.deferLoading ?? this.limitFacts?.native === 'anthropic-tool-search')
     const bodies = req.extraTools?.length ? undefined : this.bodiesOf(turn)
     const bodyKey = deferLoading ? `${format}+defer` : format
     const cached = bodies?.get(bodyKey)
@@ -293,11 +303,15 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private render(turn: Turn, format: ManifestFormat, deferLoading: boolean): string {
-    const tools = toolsArrayJson(turn.manifest, format, deferLoading ? [...turn.deferred, ...turn.demoted] : [])
+    const deferredNatively = deferLoading ? [...turn.deferred, ...turn.demoted] : []
+    const tools = toolsArrayJson(turn.manifest, format, deferredNatively)
+    // deferred in the provider's own form: the tools are in the array, so no block lists them again
+    const native = deferredNatively.length > 0
     return (
       `{"tools":${tools}` +
-      `,"discoveryBlock":${JSON.stringify(discoveryBlock(turn.deferred))}` +
-      `,"demotedDiscoveryBlock":${JSON.stringify(demotedDiscoveryBlock(turn.demoted))}` +
+      `,"discoveryBlock":${JSON.stringify(native ? '' : discoveryBlock(turn.deferred))}` +
+      `,"demotedDiscoveryBlock":${JSON.stringify(native ? '' : demotedDiscoveryBlock(turn.demoted))}` +
+      (native ? `,"deferral":"native"` : '') +
       `,"promptHints":${JSON.stringify(distinctHints(turn.manifest))}` +
       `,"budget":${JSON.stringify(turn.budget)}}`
     )
@@ -463,12 +477,28 @@ export class ProcessSurface implements DiscoverySurface {
     ])
     let limit: number | undefined
     const facts: LimitFacts['chain'] = []
+    const endpoint: EndpointLimits = {}
+    const min = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
+    const natives = new Set<string>()
     for (const e of catalog.entries) {
       const l = ObservedLimits.applicable(e, learned.get(e.model))
-      facts.push({ ...e, ...(l !== undefined ? { learned: l } : {}) })
+      const { profile, ...entry } = e
+      facts.push({ ...entry, ...(l !== undefined ? { learned: l } : {}) })
       for (const v of [e.catalog, l]) if (v !== undefined) limit = limit === undefined ? v : Math.min(limit, v)
+      const name = min(endpoint.maxToolNameLength, profile?.maxToolNameLength)
+      const bytes = min(endpoint.maxSchemaBytes, profile?.maxSchemaBytes)
+      if (name !== undefined) endpoint.maxToolNameLength = name
+      if (bytes !== undefined) endpoint.maxSchemaBytes = bytes
+      // a fallback model that cannot read the native form would get a request it rejects
+      const deferral = profile?.deferral ?? 'auto'
+      natives.add(deferral === 'meta' ? 'none' : (profile?.nativeDeferral ?? 'none'))
     }
-    return { limit, chain: facts }
+    const native = natives.size === 1 ? ([...natives][0] as NativeDeferral) : undefined
+    const out: LimitFacts = { limit, chain: facts }
+    if (Object.keys(endpoint).length) out.endpoint = endpoint
+    if (native && native !== 'none') out.native = native
+    this.limitFacts = out
+    return out
   }
 
   private async computeTurn(extraKeep?: ReadonlySet<string>): Promise<Turn> {
@@ -484,6 +514,7 @@ export class ProcessSurface implements DiscoverySurface {
       last &&
       last.activationKey === activationKey &&
       last.limit === limit.limit &&
+      last.endpoint === endpointKey(limit) &&
       last.demand === demand &&
       now < last.validUntil &&
       now >= last.validFrom
@@ -498,12 +529,14 @@ export class ProcessSurface implements DiscoverySurface {
       reserve: this.reserve,
       demand,
       ...(extraKeep ? { extraKeep } : {}),
+      ...(limit.endpoint ? { endpoint: limit.endpoint } : {}),
     })
     if (memo && memo.visible === v) {
       memo.turn = {
         turn,
         activationKey,
         limit: limit.limit,
+        endpoint: endpointKey(limit),
         demand,
         validFrom: now,
         validUntil: nextActivationExpiry(this.record, now),
@@ -592,6 +625,7 @@ export class ProcessSurface implements DiscoverySurface {
       limit: limit.limit,
       reserve: this.reserve,
       demand,
+      ...(limit.endpoint ? { endpoint: limit.endpoint } : {}),
     })
   }
 
@@ -689,6 +723,8 @@ interface SurfaceMemo {
     turn: Turn
     activationKey: string
     limit: number | undefined
+    /** endpointKey of the limits the turn was computed with. */
+    endpoint: string
     demand: ReadonlyMap<string, number>
     validFrom: number
     validUntil: number
@@ -696,6 +732,8 @@ interface SurfaceMemo {
     bodies: Map<string, RenderedBody>
   }
 }
+
+const endpointKey = (l: LimitFacts) => `${l.endpoint?.maxToolNameLength ?? ''}/${l.endpoint?.maxSchemaBytes ?? ''}`
 
 const utf8 = new TextEncoder()
 const utf8Text = new TextDecoder()

@@ -44,7 +44,12 @@ export function processRoutes(deps: AppDeps) {
       if (deferLoading !== undefined && !['true', 'false'].includes(deferLoading)) throw invalidInput('deferLoading must be true or false')
       if (deferLoading === 'true' && format !== 'anthropic') throw invalidInput('deferLoading applies to format=anthropic only')
       // bytes encoded once per rendered manifest, not once per request
-      const body = await deps.surface.manifestBytes(key(c), { format, extraTools, deferLoading: deferLoading === 'true' })
+      const body = await deps.surface.manifestBytes(key(c), {
+        format,
+        extraTools,
+        // absent: the model catalog's deferral decides (auto = the endpoint's own form where it has one)
+        ...(deferLoading !== undefined ? { deferLoading: deferLoading === 'true' } : {}),
+      })
       return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
     })
     .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
