@@ -38,6 +38,7 @@ import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { observedLimitsTableSpec } from '../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws/provision'
+import { quotaCountersTableSpec } from '../lib/stores/aws/quota-store'
 import { rawPutItem } from '../lib/stores/aws/raw-probes'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { buildApiLikeSst, bundleLikeSst, evaluateSstConfig, loadedAtStart, ROOT } from '../scripts/lambda-bundle'
@@ -49,7 +50,13 @@ const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 const SECRET = 'coldstart-bench-secret'
 /** The audit log's table: not a link (sst.config.ts passes its name as AUDIT_TABLE). */
 const AUDIT_TABLE = 'cs-audit'
-const TABLES = { Documents: 'cs-documents', ToolUsage: 'cs-tool-usage', Processes: 'cs-processes', ObservedLimits: 'cs-observed-limits' }
+const TABLES = {
+  Documents: 'cs-documents',
+  ToolUsage: 'cs-tool-usage',
+  Processes: 'cs-processes',
+  ObservedLimits: 'cs-observed-limits',
+  QuotaCounters: 'cs-quota-counters',
+}
 const BUCKET = 'cs-blobs'
 
 interface Sample {
@@ -90,6 +97,7 @@ export async function benchColdstart() {
       ensureTable(clients.dynamo, toolUsageTableSpec(TABLES.ToolUsage)),
       ensureTable(clients.dynamo, processesTableSpec(TABLES.Processes)),
       ensureTable(clients.dynamo, observedLimitsTableSpec(TABLES.ObservedLimits)),
+      ensureTable(clients.dynamo, quotaCountersTableSpec(TABLES.QuotaCounters)),
       ensureTable(clients.dynamo, documentsTableSpec('bare')),
       ensureTable(clients.dynamo, auditTableSpec(AUDIT_TABLE)),
       ensureBucket(clients.s3, BUCKET),
