@@ -17,6 +17,8 @@ export interface PreviewFamily {
   tools: string[]
   status: FamilyGroup['status']
   tier: FamilyGroup['tier']
+  /** Demoted for a reason other than the count: `nameLength` or `schemaBytes`. */
+  reason?: FamilyGroup['reason']
 }
 
 export interface SurfacePreview {
@@ -61,7 +63,13 @@ export async function previewSurface(
     deferredByRecipe: process.deferred,
     warnings,
     manifest,
-    families: turn.groups.map((g) => ({ family: g.family, tools: g.names, status: g.status, tier: g.tier })),
+    families: turn.groups.map((g) => ({
+      family: g.family,
+      tools: g.names,
+      status: g.status,
+      tier: g.tier,
+      ...(g.reason ? { reason: g.reason } : {}),
+    })),
     provenance: byTool,
   }
 }

@@ -93,5 +93,10 @@ describe('name and schema limits from the catalog', () => {
     expect(m.budget.schemaBytes).toBeLessThan(all)
     expect(m.tools.map((t: { name: string }) => t.name)).not.toContain('crm__find')
     expect(m.demotedDiscoveryBlock).toContain('crm__find')
+    const preview = await api.post(`${base}/surface/preview`, { models: ['gemini/gemini-small'] })
+    expect(preview.status, await preview.clone().text()).toBe(200)
+    expect((await preview.json()).families).toContainEqual(
+      expect.objectContaining({ family: 'crm', status: 'demoted', reason: 'schemaBytes' }),
+    )
   })
 })
