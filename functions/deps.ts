@@ -221,6 +221,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
       observedLimitStore: opts.observedLimitStore,
       settings: opts.surface,
       demand: { demand: (tenant, project, role) => usage.demand.toolDemand(tenant, project, role) },
+      sandbox,
     }),
   )
   return {

@@ -12,13 +12,16 @@ import type { ProcessStore } from '../lib/recipes/ports'
 import { ProcessService } from '../lib/recipes/spawn'
 import { DEFAULT_SPAWN_RATE, SpawnRate } from '../lib/recipes/spawn-rate'
 import type { Clock } from '../lib/runtime/clock'
+import { once } from '../lib/runtime/deferred'
 import type { Logger } from '../lib/runtime/logger'
 import { MemoryObservedLimitStore } from '../lib/stores/memory/observed-limit-store'
 import { MemoryProcessStore } from '../lib/stores/memory/process-store'
 import { type ObservedLimitStore, ObservedLimits } from '../lib/surface/limits'
 import { DEFAULT_SURFACE_SETTINGS, type DemandSource, SurfaceService, type SurfaceSettings } from '../lib/surface/surface'
+import { executeCodeTool } from '../lib/tools/builtins/execute_code'
 import { META_BUILTINS } from '../lib/tools/builtins/meta'
 import type { ServerToolService } from '../lib/tools/service'
+import type { ScriptSandbox } from '../lib/tools/types/scripted'
 import type { RoleSurfaceLookup } from '../lib/usage/service'
 import { roleSurfaceLookup } from './usage-deps'
 
@@ -33,6 +36,8 @@ export interface AgentSurfaceOptions {
   observedLimitStore?: ObservedLimitStore
   settings?: Partial<SurfaceSettings>
   demand?: DemandSource
+  /** Code mode's sandbox: the one the container's scripts run in. */
+  sandbox?: ScriptSandbox
 }
 
 export interface AgentSurface {
@@ -72,6 +77,9 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     store,
     limits: observedLimits,
     metaTools: META_BUILTINS,
+    ...(o.sandbox
+      ? { codeTool: executeCodeTool({ sandbox: o.sandbox, stripTypes: once(async () => (await import('./lazy/typescript')).stripTypes) }) }
+      : {}),
     log: o.log,
     clock: o.clock,
     settings,

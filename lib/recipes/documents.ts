@@ -54,7 +54,14 @@ export interface RecipeConfig {
   models: string[]
   activationTtl: string
   activationTtlMs: number
+  /** `native` (default): tools in the manifest; `code`: the floor and one code tool with a typed API (issue 27). */
+  surface: RecipeSurface
+  /** Code mode: tools labelled `destructive` may be called from code (default false). */
+  codeAllowDestructive: boolean
 }
+
+export const RECIPE_SURFACES = ['native', 'code'] as const
+export type RecipeSurface = (typeof RECIPE_SURFACES)[number]
 
 export type DocResult<T> = { ok: true; config: T } | { ok: false; issues: Issue[] }
 
@@ -84,6 +91,8 @@ const recipeSchema = {
     allowedToolsDropFirst: stringList,
     models: stringList,
     activationTtl: { type: 'string', minLength: 1 },
+    surface: { enum: [...RECIPE_SURFACES] },
+    codeAllowDestructive: { type: 'boolean' },
   },
 }
 
@@ -211,6 +220,8 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
   const ttl = parseDuration(ttlText)
   if (ttl === undefined)
     semantic.push({ pointer: '/activationTtl', message: `activationTtl '${ttlText}' is not a duration like '15m', '90s' or '1h30m'` })
+  if (raw.codeAllowDestructive === true && raw.surface !== 'code')
+    semantic.push({ pointer: '/codeAllowDestructive', message: 'codeAllowDestructive applies only to a recipe with surface: code' })
   const issues = [
     ...unknownFields(m.parsed, raw, Object.keys(recipeSchema.properties), path),
     ...locate(m.parsed, [...validateAgainst(recipeSchema, raw), ...semantic], path),
@@ -231,6 +242,8 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
       models: list('models'),
       activationTtl: ttlText,
       activationTtlMs: ttl!,
+      surface: raw.surface === 'code' ? 'code' : 'native',
+      codeAllowDestructive: raw.codeAllowDestructive === true,
     },
   }
 }

@@ -231,6 +231,8 @@ export class ProcessService {
       ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
       ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
       ...(req.allowedTools !== undefined ? { allowedToolsOverride: [...req.allowedTools] } : {}),
+      ...(recipe.config.surface === 'code' ? { surface: 'code' as const } : {}),
+      ...(recipe.config.codeAllowDestructive ? { codeAllowDestructive: true } : {}),
     }
     return { process: record, warnings: warnings.messages, findings: warnings.list }
   }

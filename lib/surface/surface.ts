@@ -15,12 +15,14 @@ import type { SpawnRateSettings } from '../recipes/spawn-rate'
 import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
+import type { CodeApi } from '../tools/builtins/execute_code'
 import { type DescribedTool, type DiscoverySurface, nameKey, type Tool } from '../tools/contracts'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { type Bucket, classify, type EndpointLimits, type Turn } from './classify'
 import { clientToolsOf, isClientTool } from './client-tools'
+import { CODE_TOOL, type CodeDeclaration, codeDeclaration, declarationBytes as codeDeclarationBytes } from './code-declaration'
 import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
@@ -53,7 +55,11 @@ export interface SurfaceSettings {
   learnedLimitTtlMs?: number
   /** Spawns per tenant and container (lib/recipes/spawn-rate.ts; default 120 at once, 600 a minute). */
   spawnRate?: Partial<SpawnRateSettings>
+  /** Code mode: the declaration in the code tool's description stays within this many UTF-8 bytes (default 48 KiB). */
+  codeDeclarationBytes?: number
 }
+
+export const DEFAULT_CODE_DECLARATION_BYTES = 48 * 1024
 
 export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000
 export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = {
@@ -81,6 +87,8 @@ export interface SurfaceDeps {
   clock: Clock
   settings: SurfaceSettings
   demand?: DemandSource
+  /** `execute_code` (lib/tools/builtins/execute_code.ts): offered to processes whose recipe sets `surface: code`. */
+  codeTool?: Tool
 }
 
 export interface ManifestRequest {
@@ -303,18 +311,91 @@ export class ProcessSurface implements DiscoverySurface {
   }
 
   private render(turn: Turn, format: ManifestFormat, deferLoading: boolean): string {
-    const deferredNatively = deferLoading ? [...turn.deferred, ...turn.demoted] : []
-    const tools = toolsArrayJson(turn.manifest, format, deferredNatively)
+    const code = this.codeView(turn)
+    const listed = code ? code.manifest : turn.manifest
+    const demoted = code ? code.demoted : turn.demoted
+    const deferredNatively = deferLoading ? [...turn.deferred, ...demoted] : []
+    const tools = toolsArrayJson(listed, format, deferredNatively)
     // deferred in the provider's own form: the tools are in the array, so no block lists them again
     const native = deferredNatively.length > 0
     return (
       `{"tools":${tools}` +
       `,"discoveryBlock":${JSON.stringify(native ? '' : discoveryBlock(turn.deferred))}` +
-      `,"demotedDiscoveryBlock":${JSON.stringify(native ? '' : demotedDiscoveryBlock(turn.demoted))}` +
+      `,"demotedDiscoveryBlock":${JSON.stringify(native ? '' : demotedDiscoveryBlock(demoted))}` +
       (native ? `,"deferral":"native"` : '') +
-      `,"promptHints":${JSON.stringify(distinctHints(turn.manifest))}` +
-      `,"budget":${JSON.stringify(turn.budget)}}`
+      `,"promptHints":${JSON.stringify(distinctHints(code ? code.declared : turn.manifest))}` +
+      `,"budget":${JSON.stringify(turn.budget)}` +
+      (code ? `,"code":${JSON.stringify(code.facts)}` : '') +
+      '}'
     )
+  }
+
+  // ────────── code mode (issue 27) ──────────
+
+  /** Whether this process's recipe chose the code surface (and the deployment offers the code tool). */
+  get isCode(): boolean {
+    return this.record.surface === 'code' && this.deps.codeTool !== undefined
+  }
+
+  /**
+   * The code surface of a turn: the floor, client tools and the code tool in the manifest; this turn's
+   * other manifest tools in the declaration, in rank order while it fits the byte budget — the
+   * rest are set aside like tools over the tool budget (the demoted block), callable once described.
+   */
+  codeView(turn: Turn): CodeView | undefined {
+    if (!this.isCode) return undefined
+    let view = codeViews.get(turn)
+    if (view) return view
+    const budget = this.deps.settings.codeDeclarationBytes ?? DEFAULT_CODE_DECLARATION_BYTES
+    const direct = (t: Tool) => isFloor(t.name) || isClientTool(t) || t.name === INVOKE_TOOL
+    const candidates = turn.groups.flatMap((g) => g.names).map((n) => turn.manifest.find((t) => t.name === n))
+    const ranked = [...new Set(candidates.filter((t): t is Tool => t !== undefined && !direct(t)))]
+    for (const t of turn.manifest) if (!direct(t) && !ranked.includes(t)) ranked.push(t)
+    const declared: Tool[] = []
+    const overBudget: Tool[] = []
+    let bytes = codeDeclarationBytes(codeDeclaration([]))
+    for (const t of ranked) {
+      // a tool's share: its own member text (packs share one wrapper, so this over-counts a little)
+      const own = codeDeclarationBytes(codeDeclaration([t])) - codeDeclarationBytes(codeDeclaration([]))
+      if (bytes + own <= budget) {
+        declared.push(t)
+        bytes += own
+      } else overBudget.push(t)
+    }
+    const declaration = codeDeclaration(declared)
+    const codeTool = this.deps.codeTool!
+    const withApi: Tool = { ...codeTool, description: `${codeTool.description}\n\n\`\`\`ts\n${declaration.text}\`\`\`` }
+    const byName = (a: Tool, b: Tool) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    view = {
+      declaration,
+      declared,
+      manifest: [...turn.manifest.filter(direct), withApi].sort(byName),
+      demoted: [...turn.demoted, ...overBudget].sort(byName),
+      facts: {
+        tool: CODE_TOOL,
+        declarationBytes: codeDeclarationBytes(declaration),
+        budgetBytes: budget,
+        declared: declared.length,
+        overBudget: overBudget.map((t) => t.name),
+      },
+    }
+    codeViews.set(turn, view)
+    return view
+  }
+
+  /** What execute_code needs: this turn's declared tools, by name and alias. */
+  async codeApi(): Promise<CodeApi | undefined> {
+    const view = this.codeView(await this.turn())
+    if (!view) return undefined
+    const declared = new Set<string>()
+    const destructive = new Set<string>()
+    for (const t of view.declared) {
+      for (const n of [t.name, ...(t.aliases ?? [])]) {
+        declared.add(n)
+        if (t.labels.includes('destructive')) destructive.add(n)
+      }
+    }
+    return { map: view.declaration.map, declared, destructive, allowDestructive: this.record.codeAllowDestructive === true }
   }
 
   // ────────── DiscoverySurface (tool_list, tool_description) ──────────
@@ -362,6 +443,7 @@ export class ProcessSurface implements DiscoverySurface {
         activated: this.isFresh(t.name, this.deps.clock.now()),
         searchHint: searchHintOf(t),
         source: t.source,
+        ...(this.isCode ? { declaration: codeDeclaration([t]).text } : {}),
       }),
     )
     return { described, unknown, skipped }
@@ -376,6 +458,7 @@ export class ProcessSurface implements DiscoverySurface {
    */
   private async resolveForCall(name: string): Promise<Tool | undefined> {
     if (META_TOOLS.includes(name)) return (await this.visible()).byName.get(name)
+    if (name === CODE_TOOL && this.isCode) return this.deps.codeTool
     let tool: Tool | undefined
     try {
       tool = await this.deps.tools.lookup(this.record.tenant, this.record.project, name)
@@ -525,11 +608,13 @@ export class ProcessSurface implements DiscoverySurface {
       process: this.record,
       now: this.deps.clock.now(),
       maxActivated: this.deps.settings.maxActivated,
-      limit: limit.limit,
+      // code mode: the model sees the floor and one tool; the declaration's byte budget bounds the rest
+      limit: this.isCode ? undefined : limit.limit,
       reserve: this.reserve,
       demand,
       ...(extraKeep ? { extraKeep } : {}),
-      ...(limit.endpoint ? { endpoint: limit.endpoint } : {}),
+      // nor do the endpoint's name and schema rules: declared tools never reach the provider as tools
+      ...(limit.endpoint && !this.isCode ? { endpoint: limit.endpoint } : {}),
     })
     if (memo && memo.visible === v) {
       memo.turn = {
@@ -564,7 +649,7 @@ export class ProcessSurface implements DiscoverySurface {
     const cached = bodies?.get('mcp-server-tools')
     if (cached !== undefined) return cached.text
     const json = toolsArrayJson(
-      turn.manifest.filter((t) => !isClientTool(t)),
+      (this.codeView(turn)?.manifest ?? turn.manifest).filter((t) => !isClientTool(t)),
       'mcp',
     )
     if (bodies) {
@@ -577,10 +662,11 @@ export class ProcessSurface implements DiscoverySurface {
   /** The system-prompt material of spec §13: the discovery block, the demoted block, the prompt hints. */
   async promptMaterial(): Promise<{ discoveryBlock: string; demotedDiscoveryBlock: string; promptHints: string[] }> {
     const turn = await this.turn()
+    const code = this.codeView(turn)
     return {
       discoveryBlock: discoveryBlock(turn.deferred),
-      demotedDiscoveryBlock: demotedDiscoveryBlock(turn.demoted),
-      promptHints: distinctHints(turn.manifest),
+      demotedDiscoveryBlock: demotedDiscoveryBlock(code?.demoted ?? turn.demoted),
+      promptHints: distinctHints(code?.declared ?? turn.manifest),
     }
   }
 
@@ -622,10 +708,10 @@ export class ProcessSurface implements DiscoverySurface {
       process: { ...this.record, activations },
       now: this.deps.clock.now(),
       maxActivated: this.deps.settings.maxActivated,
-      limit: limit.limit,
+      limit: this.isCode ? undefined : limit.limit,
       reserve: this.reserve,
       demand,
-      ...(limit.endpoint ? { endpoint: limit.endpoint } : {}),
+      ...(limit.endpoint && !this.isCode ? { endpoint: limit.endpoint } : {}),
     })
   }
 
@@ -762,6 +848,20 @@ class RenderedBody {
     }
     return this.bytesForm
   }
+}
+
+/** Code views by turn: a turn object is reused while its inputs are unchanged, and so is its view. */
+const codeViews = new WeakMap<Turn, CodeView>()
+
+export interface CodeView {
+  declaration: CodeDeclaration
+  /** Tools in the declaration, in rank order. */
+  declared: Tool[]
+  /** What the model's tools array holds: the floor, client tools and the code tool. */
+  manifest: Tool[]
+  /** This turn's demoted tools and those over the declaration budget. */
+  demoted: Tool[]
+  facts: { tool: string; declarationBytes: number; budgetBytes: number; declared: number; overBudget: string[] }
 }
 
 interface Visible {

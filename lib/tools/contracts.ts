@@ -42,6 +42,8 @@ export interface DescribedTool {
   activated: boolean
   searchHint: string
   source: ToolSource
+  /** Code mode: the tool as it will be declared in the code tool's API (TypeScript). */
+  declaration?: string
 }
 
 /** What the discovery meta-tools (tool_list, tool_description) see: a process's surface. */

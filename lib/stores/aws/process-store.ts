@@ -82,6 +82,8 @@ export class DynamoProcessStore implements ProcessStore {
       createdBy: r.createdBy,
       ...(r.clientTools?.length ? { clientToolsJson: JSON.stringify(r.clientTools), clientToolsVersion: r.clientToolsVersion ?? 1 } : {}),
       ...(r.reserve !== undefined ? { reserve: r.reserve } : {}),
+      ...(r.surface !== undefined ? { surface: r.surface } : {}),
+      ...(r.codeAllowDestructive !== undefined ? { codeAllowDestructive: r.codeAllowDestructive } : {}),
       ...(r.allowedToolsOverride ? { allowedToolsOverride: r.allowedToolsOverride } : {}),
       ...(r.idleTtlMs !== undefined ? { idleTtlMs: r.idleTtlMs } : {}),
       expiresAtMs: r.expiresAt,
@@ -140,6 +142,8 @@ export class DynamoProcessStore implements ProcessStore {
       ...(item.clientToolsJson ? { clientTools: JSON.parse(item.clientToolsJson) as ClientToolDeclaration[] } : {}),
       ...(item.clientToolsVersion !== undefined ? { clientToolsVersion: item.clientToolsVersion } : {}),
       ...(item.reserve !== undefined ? { reserve: item.reserve } : {}),
+      ...(item.surface === 'code' ? { surface: 'code' as const } : {}),
+      ...(item.codeAllowDestructive === true ? { codeAllowDestructive: true } : {}),
       ...(item.allowedToolsOverride ? { allowedToolsOverride: item.allowedToolsOverride } : {}),
       ...(item.idleTtlMs !== undefined ? { idleTtlMs: item.idleTtlMs } : {}),
     }
