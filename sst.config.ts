@@ -20,9 +20,10 @@ const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const requir
  * Loaded at run time from node_modules rather than bundled, required synchronously on first need,
  * so they cost the cold start nothing: Ajv only for a JSON Schema the service's interpreter does
  * not cover (lib/config/json-schema.ts); `yaml` only for a write, a document stored without the
- * JSON form of its data, or an issue that needs a line number (lib/config/yaml.ts).
+ * JSON form of its data, or an issue that needs a line number (lib/config/yaml.ts); re2js only
+ * for a tenant-written `pattern` (lib/config/patterns.ts).
  */
-const RUNTIME_PACKAGES = ['ajv', 'ajv-formats', 'yaml']
+const RUNTIME_PACKAGES = ['ajv', 'ajv-formats', 'yaml', 're2js']
 
 const QUICKJS_PACKAGES = [
   'quickjs-emscripten',

@@ -15,7 +15,8 @@
  * instructions (RE2 itself refuses a repeat count above 1,000), and every match is charged
  * `matchCost` steps against the validation budget of the call it runs in.
  */
-import { RE2JS } from 're2js'
+import { createRequire } from 'node:module'
+import type { RE2JS } from 're2js'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { WORK_BUDGETS } from './expansion-budget'
 
@@ -36,19 +37,50 @@ export interface PatternProblem {
 /** One path segment that is not empty and not `..` (no line breaks). */
 const SEGMENT = '(?:[^/.\\n\\r][^/\\n\\r]*|\\.|\\.[^/.\\n\\r][^/\\n\\r]*|\\.\\.[^/\\n\\r]+)'
 
-/**
- * A relative document path without a `..` segment (`specs/a.yaml`, `./x`, `a//b/`), written for
- * RE2: the service's own schemas use RE2 like every other, so this says without lookahead what
- * `^(?!/)(?!.*(^|/)\.\.(/|$)).+$` said.
- */
-export const RELATIVE_PATH_PATTERN = `^${SEGMENT}(?:/(?:${SEGMENT})?)*$`
-
 const cache = new BoundedCache<string, CompiledPattern | PatternProblem>(5_000)
+
+// re2js is 147 KiB: required from node_modules with the first pattern (like Ajv and yaml, an
+// installed runtime package on Lambda), never evaluated at cold start.
+let re2: typeof import('re2js') | undefined
+const re2js = (): typeof import('re2js') => (re2 ??= createRequire(import.meta.url)('re2js') as typeof import('re2js'))
 
 export const isPatternProblem = (p: CompiledPattern | PatternProblem): p is PatternProblem => 'position' in p
 
+/**
+ * Patterns the service itself writes into its own schemas (names, paths, secret references),
+ * registered by ownPattern: matched with V8's RegExp, so validating a tool document or a spawn
+ * never loads re2js. Each is written so that no text can be split two ways by its repetitions
+ * (test/unit/config/own-patterns.test.ts also holds each to RE2's answers); tenant-written
+ * patterns never reach this map except as the same text, which then matches the same way.
+ */
+const own = new Map<string, CompiledPattern>()
+
+/** Registers a pattern of the service's own schemas (see `own`) and returns its source. */
+export function ownPattern(source: string): string {
+  if (!own.has(source)) {
+    const re = new RegExp(source, 'u')
+    own.set(source, { source, size: source.length, test: (text) => re.test(text) })
+  }
+  return source
+}
+
+/** The sources registered by ownPattern (for the test that holds them to RE2). */
+export const ownPatterns = (): string[] => [...own.keys()]
+
+/** The pattern compiled for RE2 whatever registered it (tests compare the two engines with it). */
+export const compileRe2 = (source: string): CompiledPattern | PatternProblem => build(source)
+
+/**
+ * A relative document path without a `..` segment (`specs/a.yaml`, `./x`, `a//b/`), written
+ * without lookahead (RE2 has none, and the tests hold own patterns to RE2), it says what
+ * `^(?!/)(?!.*(^|/)\.\.(/|$)).+$` said.
+ */
+export const RELATIVE_PATH_PATTERN = ownPattern(`^${SEGMENT}(?:/(?:${SEGMENT})?)*$`)
+
 /** The compiled pattern, or the problem that refuses it; cached per source text. */
 export function compilePattern(source: string): CompiledPattern | PatternProblem {
+  const mine = own.get(source)
+  if (mine) return mine
   let hit = cache.get(source)
   if (!hit) hit = cache.set(source, build(source))
   return hit
@@ -67,7 +99,7 @@ function build(source: string): CompiledPattern | PatternProblem {
   if (typeof translated !== 'string') return translated
   let re: RE2JS
   try {
-    re = RE2JS.compile(translated)
+    re = re2js().RE2JS.compile(translated)
   } catch (e) {
     const reason = String((e as Error).message).replace(/^error parsing regexp: /, '')
     const fragment = /`([^`]*)`\s*$/.exec(reason)?.[1]

@@ -13,6 +13,7 @@
  * Unknown fields are errors: a misspelt `header:` would otherwise silently drop credentials.
  */
 import { validateAgainst } from '../config/json-schema'
+import { ownPattern } from '../config/patterns'
 import { locate, notAMapping, parseYaml, type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { CascadeDocument, CascadeReader } from '../documents/cascade'
 import { scopeOf, TENANT_LAYER } from '../documents/ports'
@@ -21,7 +22,7 @@ import { BoundedCache, PARSED_DOCUMENT_BYTES, parsedWeight } from '../runtime/bo
 import { malformedSecretReferences, secretNamesIn } from '../secrets/references'
 
 export const MCP_SERVERS_PREFIX = 'mcp-servers/'
-export const MCP_SERVER_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
+export const MCP_SERVER_NAME_PATTERN = ownPattern('^[a-z0-9][a-z0-9_-]{0,63}$')
 export const mcpServerPath = (name: string) => `${MCP_SERVERS_PREFIX}${name}.yaml`
 
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000
@@ -45,11 +46,11 @@ export const mcpServerSchema = {
   required: ['url'],
   additionalProperties: false,
   properties: {
-    url: { type: 'string', minLength: 1, pattern: '^https?://', description: 'Streamable HTTP (or legacy SSE) endpoint' },
+    url: { type: 'string', minLength: 1, pattern: ownPattern('^https?://'), description: 'Streamable HTTP (or legacy SSE) endpoint' },
     transport: { enum: ['streamable-http', 'sse'] },
     headers: {
       type: 'object',
-      propertyNames: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" },
+      propertyNames: { pattern: ownPattern("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$") },
       additionalProperties: { type: 'string' },
     },
     timeoutMs: { type: 'integer', minimum: 100, maximum: MAX_MCP_TIMEOUT_MS },

@@ -29,6 +29,7 @@
  * document may leave out `wireType` when only the agent surface uses it; a prompt call then says so.
  */
 import { validateAgainst } from '../config/json-schema'
+import { ownPattern } from '../config/patterns'
 import { closest, locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { malformedSecretReferences } from '../secrets/references'
@@ -38,8 +39,8 @@ export const PROVIDER_FILE = '_provider.yaml'
 export const providerPath = (instance: string) => `${MODELS_PREFIX}${instance}/${PROVIDER_FILE}`
 export const modelPath = (instance: string, model: string) => `${MODELS_PREFIX}${instance}/${model}.yaml`
 
-export const INSTANCE_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
-export const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+export const INSTANCE_PATTERN = ownPattern('^[a-z0-9][a-z0-9_-]{0,63}$')
+export const MODEL_PATTERN = ownPattern('^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$')
 const INSTANCE = new RegExp(INSTANCE_PATTERN)
 const MODEL = new RegExp(MODEL_PATTERN)
 export const MODEL_SIZES = ['small', 'medium', 'large'] as const
@@ -87,7 +88,7 @@ export interface ModelDocument extends EndpointProfile {
 
 export type CatalogParse<T> = { ok: true; config: T } | { ok: false; issues: Issue[] }
 
-const SECRET_ONLY = '^\\$\\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\\}$'
+const SECRET_ONLY = ownPattern('^\\$\\{secret:[A-Za-z][A-Za-z0-9_-]{0,127}\\}$')
 const maxTools = { type: 'integer', minimum: 0 }
 const count = { type: 'integer', minimum: 0 }
 const profileProperties = {
@@ -106,7 +107,7 @@ const providerSchema = {
   type: 'object',
   properties: {
     wireType: { type: 'string', minLength: 1 },
-    baseUrl: { type: 'string', pattern: '^https?://' },
+    baseUrl: { type: 'string', pattern: ownPattern('^https?://') },
     apiKey: { type: 'string', pattern: SECRET_ONLY },
     headers: { type: 'object', additionalProperties: { type: 'string' } },
     timeoutMs: { type: 'integer', minimum: 100, maximum: 300_000 },

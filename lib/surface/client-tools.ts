@@ -11,6 +11,7 @@
 import { toolError } from '../calls/outcome'
 import type { JsonSchema } from '../config/json-schema'
 import { compileTransient, SchemaUnusable, validateAgainst } from '../config/json-schema'
+import { ownPattern } from '../config/patterns'
 import { unsafeTextIn } from '../config/text-hygiene'
 import { type Issue, invalidInput } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -36,7 +37,7 @@ export const CLIENT_TOOL_LIMITS = {
 } as const
 
 /** The wire names providers accept (OpenAI, Anthropic); MCP clients accept them too. */
-export const CLIENT_TOOL_NAME = '^[A-Za-z][A-Za-z0-9_-]{0,63}$'
+export const CLIENT_TOOL_NAME = ownPattern('^[A-Za-z][A-Za-z0-9_-]{0,63}$')
 
 const declarationsSchema: JsonSchema = {
   type: 'array',
@@ -49,7 +50,11 @@ const declarationsSchema: JsonSchema = {
       name: { type: 'string', pattern: CLIENT_TOOL_NAME },
       description: { type: 'string', minLength: 1, maxLength: CLIENT_TOOL_LIMITS.maxDescriptionChars },
       inputSchema: { type: 'object' },
-      labels: { type: 'array', maxItems: CLIENT_TOOL_LIMITS.maxLabels, items: { type: 'string', pattern: '^[a-z0-9][a-z0-9:_-]{0,63}$' } },
+      labels: {
+        type: 'array',
+        maxItems: CLIENT_TOOL_LIMITS.maxLabels,
+        items: { type: 'string', pattern: ownPattern('^[a-z0-9][a-z0-9:_-]{0,63}$') },
+      },
       primary: { type: 'boolean' },
     },
   },

@@ -4,6 +4,7 @@
  * LLM-visible input schema generated from it.
  */
 import type { JsonSchema } from '../config/json-schema'
+import { ownPattern } from '../config/patterns'
 
 export type InputType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array'
 
@@ -25,7 +26,7 @@ export const inputsSchema: JsonSchema = {
     required: ['name', 'type'],
     additionalProperties: false,
     properties: {
-      name: { type: 'string', pattern: '^[A-Za-z_$][A-Za-z0-9_$]*$', maxLength: 64, description: 'unique among the inputs' },
+      name: { type: 'string', pattern: ownPattern('^[A-Za-z_$][A-Za-z0-9_$]*$'), maxLength: 64, description: 'unique among the inputs' },
       type: { enum: INPUT_TYPES, description: "the argument's JSON type" },
       description: { type: 'string', description: 'what the model reads about the argument' },
       required: { type: 'boolean', description: 'default true' },

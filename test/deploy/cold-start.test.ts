@@ -27,6 +27,8 @@ import { tokenFor } from '../support/http'
 
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
 const HEAVY: RegExp[] = [
+  // required on demand from node_modules (RUNTIME_PACKAGES), so bundled means loaded at start
+  /node_modules\/re2js\//,
   /node_modules\/@modelcontextprotocol\/sdk\//,
   // the v2 SDK: the MCP endpoint and the mcp / mcp_server tool types load it on first use
   /node_modules\/@modelcontextprotocol\/(server|client|core)\//,
@@ -66,7 +68,7 @@ async function poisonedBuild(
     writeFileSync(resolve(output), `throw new Error(${JSON.stringify(`evaluated at cold start: ${inputs.slice(0, 3).join(', ')}`)});\n`)
     found.push(...inputs)
   }
-  for (const pkg of ['ajv', 'yaml']) rmSync(join(into, 'node_modules', pkg), { recursive: true, force: true })
+  for (const pkg of ['ajv', 'yaml', 're2js']) rmSync(join(into, 'node_modules', pkg), { recursive: true, force: true })
   return { outfile: built.outfile, poisoned: found, atStart }
 }
 

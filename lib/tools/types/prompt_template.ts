@@ -27,6 +27,7 @@
 
 import type { JsonSchema } from '../../config/json-schema'
 import { compile } from '../../config/json-schema'
+import { ownPattern } from '../../config/patterns'
 import type { ServerToolConfig } from '../../config/server-tool'
 import type { EgressClient } from '../../egress/client'
 import type { ModelCatalog } from '../../llm/catalog'
@@ -82,7 +83,7 @@ export class PromptTemplateFactory implements ToolFactory<PromptTemplateParamete
       },
       model: {
         type: 'string',
-        pattern: `${INSTANCE_PATTERN.slice(0, -1)}(/${MODEL_PATTERN.slice(1, -1)})?$`,
+        pattern: ownPattern(`${INSTANCE_PATTERN.slice(0, -1)}(/${MODEL_PATTERN.slice(1, -1)})?$`),
         description: 'instance/model from the model catalog, or an instance with modelSize',
       },
       modelSize: { enum: MODEL_SIZES, description: "with model: instance, picks the provider's sizes.<size>" },

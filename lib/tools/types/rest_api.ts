@@ -29,7 +29,7 @@
  */
 
 import type { JsonSchema } from '../../config/json-schema'
-import { RELATIVE_PATH_PATTERN } from '../../config/patterns'
+import { ownPattern, RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { ServerToolConfig } from '../../config/server-tool'
 import { BoundedCache } from '../../runtime/bounded-cache'
 import {
@@ -115,7 +115,7 @@ export const restApiParametersSchema: JsonSchema = {
     exclude: { ...globList, description: 'operations to leave out (globs), applied after include' },
     labelOverrides: {
       type: 'object',
-      additionalProperties: { type: 'array', items: { type: 'string', minLength: 1, pattern: '^[^@\\s]+$' } },
+      additionalProperties: { type: 'array', items: { type: 'string', minLength: 1, pattern: ownPattern('^[^@\\s]+$') } },
       description: "glob → labels: the matching operations get these labels (and 'rest') instead of the method's",
     },
     deferredOverrides: {
