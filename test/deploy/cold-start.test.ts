@@ -20,6 +20,7 @@ import { auditTableSpec } from '../../lib/stores/aws/audit-store'
 import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { quotaCountersTableSpec } from '../../lib/stores/aws/quota-store'
 import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
 import { buildApiLikeSst, evaluateSstConfig, loadedAtStart } from '../../scripts/lambda-bundle'
 import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
@@ -82,6 +83,7 @@ beforeAll(async () => {
     ToolUsage: `cs-usage-${suffix}`,
     Processes: `cs-proc-${suffix}`,
     ObservedLimits: `cs-limits-${suffix}`,
+    QuotaCounters: `cs-quotas-${suffix}`,
   }
   const clients = awsTestClients()
   await Promise.all([
@@ -89,6 +91,7 @@ beforeAll(async () => {
     ensureTable(clients.dynamo, toolUsageTableSpec(tables.ToolUsage)),
     ensureTable(clients.dynamo, processesTableSpec(tables.Processes)),
     ensureTable(clients.dynamo, observedLimitsTableSpec(tables.ObservedLimits)),
+    ensureTable(clients.dynamo, quotaCountersTableSpec(tables.QuotaCounters)),
     ensureTable(clients.dynamo, auditTableSpec(`cs-audit-${suffix}`)),
     ensureBucket(clients.s3, `cs-blobs-${suffix}`),
   ])
