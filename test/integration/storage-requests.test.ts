@@ -1,0 +1,101 @@
+/**
+ * DynamoDB requests on the wire per operation of an agent turn, counted at Node's HTTP client
+ * diagnostics channel (every request our DynamoDB client sends, retries included), on a
+ * cold-started Lambda container (functions/api.ts) over dynalite, with a quota rule selecting
+ * every call. Counts, after warm-up; no timings.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import type { ClientRequest } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { coldStartLambda, type LambdaHandler, lambdaFetch, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
+import { tokenFor } from '../support/http'
+
+const SECRET = `storage-requests-${uniqueSuffix()}`
+const BASE = 'https://abc123.lambda-url.us-east-1.on.aws/brain/acme'
+let fetch: ReturnType<typeof lambdaFetch>
+let headers: Record<string, string>
+const seen: string[] = []
+const onRequest = (message: unknown) => {
+  const target = (message as { request: ClientRequest }).request.getHeader('x-amz-target')
+  if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) seen.push(target.slice('DynamoDB_20120810.'.length))
+}
+
+/** The DynamoDB operations `run` sent, by name. */
+async function counted(run: () => Promise<unknown>): Promise<Record<string, number>> {
+  seen.length = 0
+  await run()
+  const out: Record<string, number> = {}
+  for (const op of seen) out[op] = (out[op] ?? 0) + 1
+  return out
+}
+
+const json = async (res: Response, status = 200) => {
+  expect(res.status, await res.clone().text()).toBe(status)
+  return (await res.json()) as Record<string, unknown>
+}
+const put = (path: string, body: string, project = 'p1') =>
+  fetch(`${BASE}/projects/${project}/documents/${path}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/yaml' },
+    body,
+  })
+const spawn = async () =>
+  (await json(await fetch(`${BASE}/projects/p1/processes`, { method: 'POST', headers, body: '{}' }), 201)).id as string
+const manifest = async (id: string) => json(await fetch(`${BASE}/projects/p1/processes/${id}/manifest`, { headers }))
+const call = async (id: string, name: string) =>
+  json(
+    await fetch(`${BASE}/projects/p1/processes/${id}/tool-calls`, { method: 'POST', headers, body: JSON.stringify({ name, params: {} }) }),
+  )
+
+beforeAll(async () => {
+  const links = await provisionLambdaLinks('storage-requests')
+  fetch = lambdaFetch([await coldStartLambda<LambdaHandler>(links, SECRET)])
+  headers = {
+    authorization: `Bearer ${await tokenFor('acme', 'tools:read tools:write tools:invoke tenant:admin', 'a@example.test', SECRET)}`,
+    'content-type': 'application/json',
+  }
+  const doc = (primary: boolean) => `type: doc_lookup\ndescription: Notes.\nprimary: ${primary}\nparameters:\n  path: notes.md\n`
+  expect((await put('notes.md', '# notes\n')).status).toBe(201)
+  expect((await put('server-tools/notes_primary.yaml', doc(true))).status).toBe(201)
+  expect((await put('server-tools/notes_deferred.yaml', doc(false))).status).toBe(201)
+  expect((await put('quotas.yaml', 'rules:\n  - match: {}\n    volume: { requests: 1000000, per: day }\n', '_tenant')).status).toBe(201)
+  subscribe('http.client.request.start', onRequest)
+})
+
+afterAll(() => {
+  unsubscribe('http.client.request.start', onRequest)
+  vi.unstubAllEnvs()
+})
+
+describe('DynamoDB requests per operation, quotas on', () => {
+  it('counts spawn, manifest, a primary tool call and an activated tool call', async () => {
+    // warm-up: the container's caches, the quota lease, the deferred tool's activation
+    const warm = await spawn()
+    await manifest(warm)
+    await call(warm, 'notes_primary')
+    await call(warm, 'notes_deferred')
+
+    const id = await spawn()
+    const spawned = await counted(spawn)
+    const manifested = await counted(() => manifest(id))
+    await call(id, 'notes_deferred') // activates it in this process
+    const primary = await counted(async () => {
+      for (let i = 0; i < 10; i++) expect((await call(id, 'notes_primary')).isError).toBe(false)
+    })
+    const activated = await counted(async () => {
+      for (let i = 0; i < 10; i++) expect((await call(id, 'notes_deferred')).isError).toBe(false)
+    })
+    // Per tool call: the process (GetItem), the tool's definition through the cascade (BatchGetItem),
+    // the tool's own read of notes.md (BatchGetItem: doc_lookup's work, not overhead) and, flushed
+    // at the end of each Lambda invocation, the usage total and the day row (2 UpdateItem). The quota
+    // adds nothing per call: its rules are cached 5 s and its lease (a slice of 500 of this rule's
+    // 1,000,000) was taken in the warm-up. An activated tool's call also rewrites the process
+    // (+1 UpdateItem): its activation is re-stamped on every call.
+    expect({ spawned, manifested, primary, activated }).toEqual({
+      spawned: { BatchGetItem: 2, Query: 2, PutItem: 1 },
+      manifested: { GetItem: 1, Query: 2 },
+      primary: { GetItem: 10, BatchGetItem: 20, UpdateItem: 20 },
+      activated: { GetItem: 10, BatchGetItem: 20, UpdateItem: 30 },
+    })
+  })
+})
