@@ -5,9 +5,10 @@
  * the tools array exists (test/fixtures/provider-tools/), the rendering passes it.
  *
  * Published schemas: OpenAI Chat Completions and Anthropic Messages (used for OpenAI, Azure
- * OpenAI, Groq and xAI — the OpenAI-compatible ones — and for Anthropic and Bedrock InvokeModel).
- * Gemini, Mistral and Bedrock Converse have no rendering of their own here (the manifest's
- * `native` form is what a backend translates), so only their documented limits are asserted.
+ * OpenAI, Groq and xAI — the OpenAI-compatible ones — and for Anthropic and Bedrock InvokeModel),
+ * and Bedrock Converse's ToolSpecification (applied to the `native` form as a backend translates
+ * it). Gemini and Mistral have no rendering of their own and no schema we could read, so only
+ * their documented limits are asserted.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,6 +31,8 @@ const SHAPES: Partial<Record<ManifestFormat, ReturnType<typeof ajv.compile>>> = 
   openai: ajv.compile(openaiShape),
   anthropic: ajv.compile(fixture('anthropic-messages-tools.schema.json')),
 }
+
+const BEDROCK_CONVERSE = ajv.compile(fixture('bedrock-converse-tools.schema.json'))
 
 const endpoints = readdirSync(MODELS).map((instance) => {
   const path = `models/${instance}/_provider.yaml`
@@ -123,6 +126,13 @@ describe('endpoint profiles in the bundled model catalog', () => {
       // the published request schema, where there is one
       const shape = SHAPES[format]
       if (shape) expect(shape(rendered), JSON.stringify(shape.errors?.slice(0, 3))).toBe(true)
+      if (instance === 'bedrock-converse') {
+        // the backend's translation of the native form: one toolSpec per tool, the schema under `json`
+        const converse = rendered.map((t) => ({
+          toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } },
+        }))
+        expect(BEDROCK_CONVERSE(converse), JSON.stringify(BEDROCK_CONVERSE.errors?.slice(0, 3))).toBe(true)
+      }
       // the surface is large enough that every stated limit binds (the test is not met by a small manifest)
       const reasons = new Set(turn.demotedGroups.map((g) => g.reason))
       if (doc.maxToolNameLength !== undefined) expect(reasons).toContain('nameLength')
