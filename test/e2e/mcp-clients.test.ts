@@ -1,7 +1,7 @@
 /**
  * `npm start` as an MCP server for clients that are not ours, all on one deployment: the official
  * SDK clients over Streamable HTTP — v1 (1.32.2, the 2025-era handshake) and v2 (2.4.0, pinned to
- * the stateless 2026-07-28) — and the MCP Inspector's CLI (a devDependency, 2025-11-25) as a
+ * the stateless 2026-07-28) — and the MCP Inspector's CLI (installed on first use: test/support/inspector.ts, 2025-11-25) as a
  * separate process.
  */
 import { execFile } from 'node:child_process'
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inspectorBin } from '../support/inspector'
 import { connectMcp, connectMcpModern } from '../support/mcp'
 import { expectSchema } from '../support/mcp-schema'
 import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
@@ -20,7 +21,7 @@ let mcpUrl: string
 
 /** The Inspector's CLI mode: the result as JSON on stdout; a non-zero exit when it is a tool error. */
 async function inspector(...args: string[]): Promise<{ exit: number; out: any }> {
-  const bin = join(process.cwd(), 'node_modules', '.bin', 'mcp-inspector')
+  const bin = await inspectorBin()
   try {
     const { stdout } = await promisify(execFile)(
       bin,
@@ -36,9 +37,10 @@ async function inspector(...args: string[]): Promise<{ exit: number; out: any }>
 }
 
 beforeAll(async () => {
+  await inspectorBin() // a first run installs it (up to a few minutes on a slow registry)
   service = await startLocalService(dataDir)
   mcpUrl = `${service.url}/projects/p1/mcp`
-}, 30_000)
+}, 300_000)
 
 afterAll(async () => {
   if (service) await stopLocalService(service.child)
