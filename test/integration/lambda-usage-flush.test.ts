@@ -5,12 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
-import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
-import { processesTableSpec } from '../../lib/stores/aws/process-store'
-import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
-import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { DynamoToolUsageStore } from '../../lib/stores/aws/tool-usage-store'
 import { invokeStreaming } from '../../scripts/lambda-streaming-runtime.mjs'
-import { coldStartLambda, coldStartLambdaStreaming, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import {
+  coldStartLambda,
+  coldStartLambdaStreaming,
+  provisionLambdaLinks,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+  uniqueSuffix,
+} from '../support/aws'
 import { tokenFor } from '../support/http'
 
 interface LambdaResult {
@@ -62,22 +66,11 @@ const clients = makeAwsClients({
   s3Endpoint: inject('s3Endpoint'),
 })
 const suffix = uniqueSuffix()
-const tables = {
-  Documents: `lu-docs-${suffix}`,
-  ToolUsage: `lu-usage-${suffix}`,
-  Processes: `lu-procs-${suffix}`,
-  ObservedLimits: `lu-limits-${suffix}`,
-  Blobs: `lu-blobs-${suffix}`,
-}
+// every table and bucket functions/api.ts reads through Resource, as SST links them
+let tables: Record<string, string>
 
 beforeAll(async () => {
-  await Promise.all([
-    ensureTable(clients.dynamo, documentsTableSpec(tables.Documents)),
-    ensureTable(clients.dynamo, toolUsageTableSpec(tables.ToolUsage)),
-    ensureTable(clients.dynamo, processesTableSpec(tables.Processes)),
-    ensureTable(clients.dynamo, observedLimitsTableSpec(tables.ObservedLimits)),
-    ensureBucket(clients.s3, tables.Blobs),
-  ])
+  tables = await provisionLambdaLinks('lu')
   token = await tokenFor('acme', 'tools:invoke tools:read insights:read', 'lambda@example.test', SECRET)
 })
 
