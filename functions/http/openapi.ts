@@ -467,7 +467,8 @@ export function openApiDocument() {
               in: 'query',
               required: false,
               schema: { type: 'boolean' },
-              description: 'format=anthropic only: append deferred and demoted tools with defer_loading: true',
+              description:
+                "format=anthropic only: true appends deferred and demoted tools with defer_loading: true and the tool search tool; false keeps the discovery block; absent: the model catalog's deferral decides (auto = native where every model of the chain has it)",
             },
           ],
           responses: { 200: { description: 'The manifest' }, 400: problem, 404: problem, 422: problem },
