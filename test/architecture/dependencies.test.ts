@@ -261,6 +261,15 @@ const RULES: Record<string, () => string[]> = {
 
   'lib/ layers import only downwards: no lower folder imports lib/tools, lib/recipes, lib/surface or lib/usage': () => upwardImports(LIB),
 
+  'no module functions/http/app.ts imports imports it back (routes name AppDeps from app-deps.ts)': () => {
+    const app = 'functions/http/app.ts'
+    const imported = new Set(importsOf(app).map((i) => i.target))
+    return FUNCTIONS.filter((f) => imported.has(f))
+      .flatMap(importsOf)
+      .filter((i) => i.target === app)
+      .map((i) => at(i, 'imports the app that imports it'))
+  },
+
   'lib/ and functions/ never import test/ or bench/': () =>
     [...LIB, ...FUNCTIONS]
       .flatMap(importsOf)
