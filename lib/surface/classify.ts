@@ -257,7 +257,12 @@ export function classify(input: ClassifyInput): Turn {
   budget.effective = limit === undefined ? null : effective
   budget.reserved = reserved
 
-  const nameFits = (t: Tool) => maxName === undefined || wireName(t, maxName) !== undefined
+  // the name the renderings send (formats.ts wireName) must fit, not merely some alias
+  const nameFits = (t: Tool) => {
+    if (maxName === undefined) return true
+    const sent = wireName(t, 64)
+    return sent !== undefined && sent.length <= maxName
+  }
   const unnamable = floor.filter((t) => !nameFits(t))
   if (unnamable.length)
     throw new ServerToolsError(

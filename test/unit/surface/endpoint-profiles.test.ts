@@ -192,6 +192,14 @@ describe('the triage against an endpoint profile', () => {
     )
   })
 
+  it('judges the name the manifest sends, not an alias it does not send', () => {
+    // the own name (50 characters) is what every rendering sends; an endpoint allowing 40 refuses it
+    const t = tool(`crm__${'y'.repeat(45)}`)
+    t.aliases = ['crm__short']
+    const turn = run([t], { maxToolNameLength: 40 })
+    expect(turn.budget.demotedFor).toEqual({ crm: 'nameLength' })
+  })
+
   it('demotes lower-ranked families once the schema bytes are spent, and reports the bytes', () => {
     const big = (name: string) => {
       const t = tool(name)
