@@ -93,6 +93,14 @@ export function formatPreview(p: Record<string, any>): string {
     `manifest: ${p.manifest.tools.length} tools · budget: limit ${b.limit ?? 'none'}, reserved ${b.reserved}, effective ${b.effective ?? 'none'}, demoted ${b.demoted}${b.demotedFamilies.length ? ` (${b.demotedFamilies.join(', ')})` : ''}`,
     `deferred by the recipe: ${p.deferredByRecipe.length ? p.deferredByRecipe.join(', ') : '(none)'} · deferred in all: ${deferredCount(p)}`,
   ]
+  if (p.code) {
+    const c = p.code as { declaration: string; declarationBytes: number; budgetBytes: number; declared: string[]; overBudget: string[] }
+    out.push(
+      `code surface: ${c.declared.length} tools declared in execute_code · ${c.declarationBytes.toLocaleString('en-US')} of ${c.budgetBytes.toLocaleString('en-US')} bytes${c.overBudget.length ? ` · over the budget: ${c.overBudget.join(', ')}` : ''}`,
+      '',
+      c.declaration.trimEnd(),
+    )
+  }
   for (const w of p.warnings as string[]) out.push(`warning: ${w}`)
   return out.join('\n')
 }

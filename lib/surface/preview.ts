@@ -34,6 +34,8 @@ export interface SurfacePreview {
   families: PreviewFamily[]
   /** Per visible tool: the layer it resolves from and the layers it shadows (a pack's sub-tools: the pack's). */
   provenance: Record<string, Provenance>
+  /** A `surface: code` recipe: the declaration as the model reads it in execute_code's description, and its size. */
+  code?: { declaration: string; declarationBytes: number; budgetBytes: number; declared: string[]; overBudget: string[] }
 }
 
 export async function previewSurface(
@@ -52,6 +54,7 @@ export async function previewSurface(
     deps.tools.provenance(tenant, project),
   ])
   const manifest = JSON.parse(surface.manifestOf(turn, { format: 'native', extraTools }))
+  const code = surface.codeView(turn)
   const byTool: Record<string, Provenance> = {}
   for (const t of visible.tools) byTool[t.name] = provenance.get(t.pack ?? t.name) ?? { source: t.source, shadows: [] }
   return {
@@ -71,6 +74,17 @@ export async function previewSurface(
       ...(g.reason ? { reason: g.reason } : {}),
     })),
     provenance: byTool,
+    ...(code
+      ? {
+          code: {
+            declaration: code.declaration.text,
+            declarationBytes: code.facts.declarationBytes,
+            budgetBytes: code.facts.budgetBytes,
+            declared: code.declaration.names,
+            overBudget: code.facts.overBudget,
+          },
+        }
+      : {}),
   }
 }
 

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
+import { formatPreview } from '../../functions/cli/output'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import type { ProcessKey, ProcessRecord } from '../../lib/recipes/ports'
@@ -68,6 +69,22 @@ async function crowdedProject() {
 }
 
 describe('POST /projects/{p}/surface/preview', () => {
+  it('shows a code recipe’s declaration as the model reads it, and its size, and the CLI prints both', async () => {
+    await crowdedProject()
+    await putDoc('recipes/coder.yaml', 'engine: default\nmodels: [tiny/m]\nsurface: code\n')
+    const p = await preview({ recipe: 'coder' })
+    const codeTool = p.manifest.tools.find((t: { name: string }) => t.name === 'execute_code')
+    expect(codeTool.description).toContain(p.code.declaration)
+    expect(p.code.declarationBytes).toBe(new TextEncoder().encode(p.code.declaration).length)
+    expect(p.code.declared).toEqual(['alpha_one', 'alpha_two', 'beta_one', 'echo__say', 'gamma_one', 'whoami']) // maxTools 7 bounds the tools array, not the declaration
+    expect(p.manifest.tools.map((t: { name: string }) => t.name)).toEqual(['execute_code', 'invoke_tool', 'tool_description', 'tool_list'])
+    const printed = formatPreview(p)
+    expect(printed).toContain(
+      `code surface: 6 tools declared in execute_code · ${p.code.declarationBytes.toLocaleString('en-US')} of 49,152 bytes`,
+    )
+    expect(printed).toContain('readonly echo: {')
+  })
+
   it('answers exactly the manifest a process spawned right after it gets on its first turn', async () => {
     await crowdedProject()
     const seen = await preview({ recipe: 'crowded' })

@@ -233,6 +233,16 @@ describe('the gates, from code', () => {
     expect(await run(`(await tools.orders_purge({ customerId: 'c1' })).purged`, bold)).toMatchObject({ content: { value: true } })
   })
 
+  it('refuses a call over the role’s quota with the words of a direct call, and counts calls from code against it', async () => {
+    await putDoc('quotas.yaml', 'rules:\n  - match: { tool: customer_get }\n    volume: { requests: 2, per: day }\n')
+    expect(await fromCode('customer_get', { id: 'c1' })).toBe('called') // 1 of 2, from code
+    expect((await call('customer_get', { id: 'c1' })).isError).toBe(false) // 2 of 2, direct
+    const direct = await call('customer_get', { id: 'c1' })
+    expect(direct.isError).toBe(true)
+    expect(JSON.stringify(direct.content)).toMatch(/quota/i)
+    expect(await fromCode('customer_get', { id: 'c1' })).toBe((direct.content as { message: string }).message)
+  })
+
   it('refuses a REST call to a private address with the egress guard’s words', async () => {
     const direct = await call('local')
     expect(direct).toMatchObject({ isError: true, content: { reason: 'denied' } })
