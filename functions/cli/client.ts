@@ -74,6 +74,11 @@ export class ServerToolsClient {
     return this.json('GET', `/audit${qs ? `?${qs}` : ''}`)
   }
 
+  /** The quota rules that apply to a project (or `_tenant`), their use and time to reset. */
+  async quotas(project: string): Promise<{ project: string; rules: Record<string, unknown>[] }> {
+    return this.json('GET', `/quotas?project=${encodeURIComponent(project)}`)
+  }
+
   /** One snapshot of a layer: every document with its version and content hash (and body, for exports). */
   async listLayer(project: string, opts: { bodies?: boolean } = {}): Promise<ListedDocument[]> {
     const { documents } = await this.json<{ documents: ListedDocument[] }>(

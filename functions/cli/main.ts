@@ -38,6 +38,7 @@ import {
 import { readLayerDir } from './layer-dir'
 import { formatPlan, formatPreview, formatProblems, PROBLEM_FORMATS, type ProblemFormat, progressBar } from './output'
 import { pullInto, writeState } from './pull'
+import { registerQuotasCommand } from './quotas'
 import { mintToken, TokenRefusal } from './token'
 
 export interface CliIo {
@@ -274,6 +275,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     })
 
   registerAuditCommand(program, client, io.out)
+  registerQuotasCommand(program, client, io.out)
 
   program
     .command('token')

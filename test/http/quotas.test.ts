@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { run } from '../../functions/cli/main'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { ManualClock } from '../../lib/runtime/clock'
@@ -152,5 +153,20 @@ describe('quota refusals over MCP', () => {
     expect(results.map((r) => r.isError ?? false)).toEqual([false, false, true])
     expect(JSON.stringify(results[2].content)).toContain('Retry in 40 s')
     expect(runs).toBe(2)
+  })
+})
+
+describe('server-tools quotas', () => {
+  let server: ReturnType<typeof serve>
+  afterEach(() => new Promise<void>((r) => server.close(() => r())))
+
+  it('prints each window of each rule with its use and reset', async () => {
+    server = serve({ fetch: createApp(deps).fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise<void>((r) => server.once('listening', () => r()))
+    await invoke()
+    const out: string[] = []
+    const env = { ST_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/brain/acme`, ST_TOKEN: await tokenFor('acme') }
+    expect(await run(['quotas', '--project', 'p1'], { out: (t) => out.push(t), err: () => {}, env })).toBe(0)
+    expect(out).toEqual(['_tenant#1  label=paid  1/2 per minute  1 left  resets in 40 s'])
   })
 })
