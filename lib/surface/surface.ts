@@ -30,6 +30,8 @@ import { type ManifestFormat, toolsArrayJson } from './formats'
 import { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
 
+/** Share of the activation TTL within which a call to an activated tool does not re-stamp it. */
+export const RESTAMP_SHARE = 0.1
 export interface SurfaceSettings {
   /** Slots kept free for the engine's own action tool (deployment setting, default 1). */
   reserve: number
@@ -479,7 +481,13 @@ export class ProcessSurface implements DiscoverySurface {
   /** A call to a tool outside this turn's manifest activates it; a call to an activated tool re-stamps it. */
   private async noteUse(tool: Tool) {
     const now = this.deps.clock.now()
-    if (this.baseBucket(tool) === 'deferred' || this.isFresh(tool.name, now)) return this.stamp([tool.name])
+    if (this.baseBucket(tool) === 'deferred' || this.isFresh(tool.name, now)) {
+      // A fresh activation stamped within the last RESTAMP_SHARE of its TTL keeps its stamp: a
+      // call then rewrites nothing (its TTL runs from at most that much earlier than the last use).
+      const at = this.record.activations[tool.name]
+      if (at !== undefined && now >= at && now - at < this.record.activationTtlMs * RESTAMP_SHARE) return
+      return this.stamp([tool.name])
+    }
     if (this.record.models.length && !(await this.turn()).inManifest.has(tool.name)) return this.stamp([tool.name])
   }
 

@@ -4,6 +4,7 @@ import type { AppDeps } from '../../../functions/http/app-deps'
 import { success } from '../../../lib/calls/outcome'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
+import { RESTAMP_SHARE } from '../../../lib/surface/surface'
 import type { Tool } from '../../../lib/tools/contracts'
 import { projectGate } from '../../../lib/tools/project-gate'
 import { echoPackFactory } from '../../support/pack-factory'
@@ -158,6 +159,20 @@ describe('tool_description', () => {
     expect(await toolNames(p)).toContain('stocks')
     clock.advance(6 * MIN)
     expect(await toolNames(p)).not.toContain('stocks')
+  })
+})
+
+describe('activation stamps', () => {
+  it('rewrites the process for a call to an activated tool only once a tenth of the TTL has passed since its stamp', async () => {
+    await call(p, 'tool_description', { names: ['stocks'] })
+    const stamped = (await deps.processes.get(key(p))).activations.stocks
+    const ttl = (await deps.processes.get(key(p))).activationTtlMs
+    clock.advance(ttl * RESTAMP_SHARE - 1)
+    expect(await call(p, 'stocks')).toMatchObject({ isError: false })
+    expect((await deps.processes.get(key(p))).activations.stocks).toBe(stamped)
+    clock.advance(1)
+    expect(await call(p, 'stocks')).toMatchObject({ isError: false })
+    expect((await deps.processes.get(key(p))).activations.stocks).toBe(clock.now())
   })
 })
 
