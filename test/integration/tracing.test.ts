@@ -229,6 +229,26 @@ describe('one agent turn, one trace', () => {
     expect(exported.some((body) => body.includes(traceId))).toBe(true)
   })
 
+  it('from code: execute_code’s calls are spans under its own, through the sandbox run', async () => {
+    const api = client(app, token)
+    expect((await api.put('/brain/acme/projects/p1/documents/recipes/coder.yaml', 'engine: default\nsurface: code\n')).status).toBeLessThan(
+      300,
+    )
+    const { id } = (await (await api.post('/brain/acme/projects/p1/processes', { recipe: 'coder' })).json()) as { id: string }
+    const traceId = hex(32)
+    const res = await app.request(`/brain/acme/projects/p1/processes/${id}/tool-calls`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(16)}-01` },
+      body: JSON.stringify({ name: 'execute_code', params: { code: `(await tools.weather({ city: 'Oslo' })).body.temperature` } }),
+    })
+    expect(await res.json()).toMatchObject({ isError: false, content: { value: 21 } })
+    await observability.flush()
+    const t = traceOf(traceId)
+    const [weather] = t.named('execute_tool weather')
+    expect(t.ancestors(weather)).toEqual(expect.arrayContaining(['sandbox.run', 'execute_tool execute_code']))
+    expect(weather.attributes['server_tools.depth']).toBe(1)
+  })
+
   it('over MCP: a tools/call from the official client SDK, every request of the session in the caller’s trace', async () => {
     const traceId = hex(32)
     const incoming = hex(16)
