@@ -22,6 +22,8 @@ export const toolError = (message: string, extra: Record<string, unknown> = {}):
 /** A sibling call may carry a signal of its own (a script's run): the call ends with it. */
 export interface SiblingCallOptions {
   signal?: AbortSignal
+  /** `code`: the call comes from a code-mode script (execute_code); spans and listeners see it on the caller. */
+  origin?: 'code'
 }
 
 /** What a running tool may do with its siblings: the same gates as a model's own call. */

@@ -30,6 +30,8 @@ export interface CallerIdentity {
   subject: string
   processId?: string
   role?: string
+  /** `code`: made by a code-mode script (execute_code), not by the model directly. */
+  origin?: 'code'
 }
 
 /** What a listener hears before a tool runs (after it resolved and its arguments validated). */
@@ -224,6 +226,7 @@ export class ToolDispatcher {
           'server_tools.process': caller.processId,
           'server_tools.role': caller.role,
           'server_tools.depth': ctx.depth,
+          ...(caller.origin ? { 'server_tools.origin': caller.origin } : {}),
         },
       },
       async (span) => {
@@ -290,7 +293,11 @@ export class ToolDispatcher {
   /** Sibling calls go back through the same gate, one level deeper. */
   siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: AbortSignal): SiblingTools {
     return {
-      call: (name, params, opts) => this.call(gate, caller, name, params, { depth: depth + 1, signal: opts?.signal ?? signal }),
+      call: (name, params, opts) =>
+        this.call(gate, opts?.origin ? { ...caller, origin: opts.origin } : caller, name, params, {
+          depth: depth + 1,
+          signal: opts?.signal ?? signal,
+        }),
       delegate: (name, params, opts) => this.delegate(gate, caller, name, params, { depth: depth + 1, signal: opts?.signal ?? signal }),
       list: () => gate.names(),
       has: async (name) => (await gate.resolve(name).catch(() => undefined)) !== undefined,

@@ -247,6 +247,7 @@ describe('one agent turn, one trace', () => {
     const [weather] = t.named('execute_tool weather')
     expect(t.ancestors(weather)).toEqual(expect.arrayContaining(['sandbox.run', 'execute_tool execute_code']))
     expect(weather.attributes['server_tools.depth']).toBe(1)
+    expect(weather.attributes['server_tools.origin']).toBe('code')
   })
 
   it('over MCP: a tools/call from the official client SDK, every request of the session in the caller’s trace', async () => {

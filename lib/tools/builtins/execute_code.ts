@@ -148,7 +148,7 @@ function codeSiblings(tools: SiblingTools, api: CodeApi, logs: ConsoleLines): Si
   }
   return {
     async call(name, params, opts) {
-      return (await refuse(name)) ?? tools.call(name, params, opts)
+      return (await refuse(name)) ?? tools.call(name, params, { ...opts, origin: 'code' })
     },
     async delegate(name, params, opts) {
       return (await refuse(name)) ?? tools.delegate(name, params, opts)
