@@ -94,6 +94,27 @@ const outcome = {
   },
 }
 
+/** A spawn's body, shared by the spawn route and the surface preview (which adds extraTools). */
+const spawnBodyProperties = {
+  recipe: { type: 'string', default: 'default' },
+  engine: { type: 'string' },
+  models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } },
+  clientTools: clientToolsSchema,
+  reserve: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 64,
+    description: "Manifest slots kept free for the client's own tools (default: the deployment's TOOL_BUDGET_RESERVE)",
+  },
+  allowedTools: {
+    type: 'array',
+    maxItems: 256,
+    items: { type: 'string', minLength: 1, maxLength: 200 },
+    description:
+      "This process's own allow-set (tool names and '@label' selectors, resolved now): replaces the engine's allowedTools; the recipe's add/remove/defer and ranking still apply within it",
+  },
+}
+
 export function openApiDocument() {
   return {
     openapi: '3.1.0',
@@ -405,25 +426,7 @@ export function openApiDocument() {
                 schema: {
                   type: 'object',
                   additionalProperties: false,
-                  properties: {
-                    recipe: { type: 'string', default: 'default' },
-                    engine: { type: 'string' },
-                    models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } },
-                    clientTools: clientToolsSchema,
-                    reserve: {
-                      type: 'integer',
-                      minimum: 0,
-                      maximum: 64,
-                      description: "Manifest slots kept free for the client's own tools (default: the deployment's TOOL_BUDGET_RESERVE)",
-                    },
-                    allowedTools: {
-                      type: 'array',
-                      maxItems: 256,
-                      items: { type: 'string', minLength: 1, maxLength: 200 },
-                      description:
-                        "This process's own allow-set (tool names and '@label' selectors, resolved now): replaces the engine's allowedTools; the recipe's add/remove/defer and ranking still apply within it",
-                    },
-                  },
+                  properties: spawnBodyProperties,
                 },
               },
             },
@@ -608,9 +611,7 @@ export function openApiDocument() {
                   type: 'object',
                   additionalProperties: false,
                   properties: {
-                    recipe: { type: 'string', default: 'default' },
-                    engine: { type: 'string' },
-                    models: { type: 'array', items: { type: 'string', description: 'instance/model, primary first' } },
+                    ...spawnBodyProperties,
                     extraTools: {
                       type: 'array',
                       maxItems: 256,
