@@ -11,7 +11,7 @@ import { success, toolError } from '../../calls/outcome'
 import type { JsonSchema } from '../../config/json-schema'
 import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
-import { CODE_TOOL, type CodeApiMap } from '../../surface/code-declaration'
+import { CODE_TOOL, type CodeApiMap } from '../code-declaration'
 import type { DiscoverySurface, Tool } from '../contracts'
 import type { ScriptSandbox } from '../types/scripted'
 

@@ -11,7 +11,7 @@ import { createMemoryDeps } from '../../../functions/deps'
 import { success } from '../../../lib/calls/outcome'
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { scopeOf } from '../../../lib/documents/ports'
-import { codeDeclaration } from '../../../lib/surface/code-declaration'
+import { codeDeclaration } from '../../../lib/tools/code-declaration'
 import type { Tool } from '../../../lib/tools/contracts'
 import { echoPackFactory } from '../../support/pack-factory'
 

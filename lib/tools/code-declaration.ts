@@ -7,7 +7,7 @@
  * byte-identical between turns whose tools did not change (prompt caching).
  */
 import type { JsonSchema } from '../config/json-schema'
-import type { Tool } from '../tools/contracts'
+import type { Tool } from './contracts'
 
 /** A schema nested deeper than this is typed `unknown` below that depth: its cost is bounded, not its shape. */
 const MAX_TYPE_DEPTH = 6
