@@ -18,8 +18,9 @@ const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const requir
 
 /**
  * Loaded at run time from node_modules rather than bundled, required synchronously on first need,
- * so they cost the cold start nothing: Ajv only for a JSON Schema the service's interpreter does
- * not cover (lib/config/json-schema.ts); `yaml` only for a write, a document stored without the
+ * so they cost the cold start nothing: ajv-formats' format checks only for a schema with a
+ * `format` the interpreter validates (lib/config/schema-interpreter.ts; Ajv itself validates
+ * nothing any more and stays as ajv-formats' dependency); `yaml` only for a write, a document stored without the
  * JSON form of its data, or an issue that needs a line number (lib/config/yaml.ts); re2js only
  * for a tenant-written `pattern` (lib/config/patterns.ts).
  */
