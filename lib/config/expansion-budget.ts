@@ -128,19 +128,22 @@ export type WorkItem = keyof typeof WORK_BUDGETS
 export const budgetFor = (item: WorkItem, what: string = WORK_BUDGETS[item].counts): ExpansionBudget =>
   new ExpansionBudget(WORK_BUDGETS[item].limit, what)
 
-/** The expansion limits by their earlier names (the callers of issue 10 use these). */
-export const EXPANSION_LIMITS = {
-  schemaNodes: WORK_BUDGETS.schemaNodes.limit,
-  packNodes: WORK_BUDGETS.packNodes.limit,
-  packTools: WORK_BUDGETS.packTools.limit,
-  promptChars: WORK_BUDGETS.promptChars.limit,
-  schemaBytes: WORK_BUDGETS.schemaBytes.limit,
-  packBytes: WORK_BUDGETS.packBytes.limit,
-  operationSteps: WORK_BUDGETS.operationSteps.limit,
-  packSteps: WORK_BUDGETS.packSteps.limit,
-  manifestBytes: WORK_BUDGETS.manifestBytes.limit,
-  modelChain: WORK_BUDGETS.modelChain.limit,
-} as const
+/** The expansion limits by their earlier names (the callers of issue 10 use these): views of WORK_BUDGETS. */
+const EXPANSION_ITEMS = [
+  'schemaNodes',
+  'packNodes',
+  'packTools',
+  'promptChars',
+  'schemaBytes',
+  'packBytes',
+  'operationSteps',
+  'packSteps',
+  'manifestBytes',
+  'modelChain',
+] as const satisfies readonly WorkItem[]
+export const EXPANSION_LIMITS = Object.fromEntries(EXPANSION_ITEMS.map((k) => [k, WORK_BUDGETS[k].limit])) as Readonly<
+  Record<(typeof EXPANSION_ITEMS)[number], number>
+>
 
 export class BudgetExceeded extends Error {
   constructor(
