@@ -197,8 +197,10 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
   })
   dispatcher.addListener({
-    refused: ({ caller, tool, refusal }) =>
-      denied(caller.tenant, 'quota.refused', `projects/${caller.project}/tools/${tool.name}`, refusal.reason),
+    // a capacity refusal is audited where the sandbox refused it (sandbox.refused)
+    refused: ({ caller, tool, refusal }) => {
+      if (refusal.class === 'quota') denied(caller.tenant, 'quota.refused', `projects/${caller.project}/tools/${tool.name}`, refusal.reason)
+    },
   })
   const usage = new UsageService({
     store: opts.usageStore ?? new MemoryToolUsageStore(),

@@ -68,8 +68,16 @@ export interface DispatchListener {
   afterCall?(event: AfterCallEvent): void
   beforeDelegate?(event: BeforeCallEvent): void
   afterDelegate?(event: AfterCallEvent): void
-  /** A call the admission refused (it did not run). */
-  refused?(event: { caller: CallerIdentity; tool: Tool; refusal: AdmissionRefusal; depth: number }): void
+  /** A call refused before it ran: by the admission (a quota) or for capacity (the sandbox was full). */
+  refused?(event: RefusalEvent): void
+}
+
+/** A refused call: `quota` from the admission, `capacity` when the tool answered OVERLOADED. */
+export interface RefusalEvent {
+  caller: CallerIdentity
+  tool: Tool
+  refusal: AdmissionRefusal & { class: 'quota' | 'capacity' }
+  depth: number
 }
 
 export const MAX_SIBLING_DEPTH = 4
@@ -171,7 +179,7 @@ export class ToolDispatcher {
       const refusal = await this.admission(caller, tool)
       if (refusal) {
         this.observe(tool.typeId, 'refused', 'QUOTA_EXCEEDED', undefined)
-        this.notify((l) => l.refused?.({ caller, tool: tool!, refusal, depth }))
+        this.notify((l) => l.refused?.({ caller, tool: tool!, refusal: { ...refusal, class: 'quota' }, depth }))
         if (opts.refused === 'throw' && depth === 0)
           throw new ServerToolsError('QUOTA_EXCEEDED', refusal.message, { retryAfterSeconds: refusal.retryAfterSeconds })
         return toolError(refusal.message, { reason: 'quota_exceeded', retryAfterSeconds: refusal.retryAfterSeconds })
@@ -239,6 +247,9 @@ export class ToolDispatcher {
           if (isServerToolsError(e, 'OVERLOADED')) {
             this.observe(type, 'refused', 'OVERLOADED', started)
             span.fail('OVERLOADED')
+            const retryAfterSeconds = Number(e.details?.retryAfterSeconds ?? 1)
+            const refusal = { class: 'capacity' as const, message: e.message, retryAfterSeconds, reason: 'capacity' }
+            this.notify((l) => l.refused?.({ caller, tool, refusal, depth: ctx.depth }))
             if (overloaded === 'throw') throw e
             return toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
           }

@@ -2,7 +2,10 @@
  * The usage counter: a DispatchListener that turns successful dispatches into counts (spec §14.4).
  *
  * - `calls` +1 for every successful dispatch the dispatcher runs on its normal path: a model's call,
- *   `invoke_tool` and its target, a script's sibling call, the meta-tools themselves.
+ *   `invoke_tool` and its target, a script's sibling call, the meta-tools themselves; `codeCalls`
+ *   +1 beside it when a code-mode script made the call (origin `code`), under the process's role.
+ * - `refusals` +1 for a call the dispatcher refused before it ran (a quota, the sandbox's capacity):
+ *   what a runaway agent was denied shows beside what it did.
  * - `discoveryHits` +1 for every name a successful `tool_description` described (primary ones too).
  * - `listedHits` +1 for every name a successful `tool_list` answer showed (`inContext` ∪ `available`).
  * - Nothing for a failed call (`isError`), and nothing on the delegate path: the mechanical half of
@@ -10,7 +13,7 @@
  *   silenced here, so progress listeners still hear it).
  */
 import type { Tool } from '../tools/contracts'
-import type { AfterCallEvent, DispatchListener } from '../tools/dispatcher'
+import type { AfterCallEvent, DispatchListener, RefusalEvent } from '../tools/dispatcher'
 import { UNKNOWN_ROLE } from './ports'
 import type { UsageRecorder } from './recorder'
 
@@ -56,7 +59,7 @@ export class UsageCounter implements DispatchListener {
   afterCall({ caller, tool, outcome }: AfterCallEvent): void {
     if (outcome.isError) return
     const base = { tenant: caller.tenant, project: caller.project, role: caller.role || UNKNOWN_ROLE }
-    this.recorder.record({ ...base, tool: tool.name }, familyOfTool(tool), { calls: 1 })
+    this.recorder.record({ ...base, tool: tool.name }, familyOfTool(tool), { calls: 1, codeCalls: caller.origin === 'code' ? 1 : 0 })
     if (tool.source !== 'builtin') return
     if (tool.name === 'tool_description') {
       for (const name of describedNames(outcome.content))
@@ -64,6 +67,11 @@ export class UsageCounter implements DispatchListener {
     } else if (tool.name === 'tool_list') {
       for (const name of listedNames(outcome.content)) this.recorder.record({ ...base, tool: name }, familyOfName(name), { listedHits: 1 })
     }
+  }
+
+  refused({ caller, tool }: RefusalEvent): void {
+    const key = { tenant: caller.tenant, project: caller.project, role: caller.role || UNKNOWN_ROLE, tool: tool.name }
+    this.recorder.record(key, familyOfTool(tool), { refusals: 1 })
   }
 
   /** The delegated half of a wrapper call is not counted (spec §14.4). */

@@ -2,8 +2,8 @@
  * Tool-usage insights (spec §14.4, GET …/admin/projects/{p}/insights/tool-usage) and the discovery
  * funnel (beyond the spec). Read-only: the numbers are a consequence of agent behaviour.
  *
- * Shape, per role: `{ role, toolCount, calls, discoveryHits, listedHits, demand, lastActivityAt,
- * tools: [{ toolName, family, calls, discoveryHits, listedHits, demand, lastCallAt,
+ * Shape, per role: `{ role, toolCount, calls, codeCalls, refusals, discoveryHits, listedHits, demand,
+ * lastActivityAt, tools: [{ toolName, family, calls, codeCalls, refusals, discoveryHits, listedHits, demand, lastCallAt,
  * lastDiscoveryAt, lastListedAt }], describedNeverCalled, deferredNeverDiscovered,
  * primaryNeverCalled, recommendations, callsPerDay: { from, to, counts: [{ day, calls }] } }` with
  * `demand = calls + discoveryHits`; `callsPerDay` covers the last min(days, USAGE_DAY_RETENTION_DAYS)
@@ -45,6 +45,10 @@ export interface ToolInsight {
   toolName: string
   family: string
   calls: number
+  /** Of `calls`, those a code-mode script made. */
+  codeCalls: number
+  /** Calls refused before they ran (a quota, the sandbox's capacity). */
+  refusals: number
   discoveryHits: number
   listedHits: number
   demand: number
@@ -63,6 +67,8 @@ export interface RoleInsight {
   role: string
   toolCount: number
   calls: number
+  codeCalls: number
+  refusals: number
   discoveryHits: number
   listedHits: number
   demand: number
@@ -131,6 +137,8 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       toolName: r.tool,
       family: r.family,
       calls: r.calls,
+      codeCalls: r.codeCalls ?? 0,
+      refusals: r.refusals ?? 0,
       discoveryHits: r.discoveryHits,
       listedHits: r.listedHits,
       demand: demandOf(r),
@@ -176,6 +184,8 @@ export function computeInsights(records: ToolUsageRecord[], opts: InsightOptions
       role,
       toolCount: tools.length,
       calls,
+      codeCalls: sum(tools, (t) => t.codeCalls),
+      refusals: sum(tools, (t) => t.refusals),
       discoveryHits,
       listedHits: sum(tools, (t) => t.listedHits),
       demand: calls + discoveryHits,

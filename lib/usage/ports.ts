@@ -27,6 +27,10 @@ export interface UsageIncrement extends UsageKey {
   calls: number
   discoveryHits: number
   listedHits: number
+  /** Of `calls`, those a code-mode script made (origin `code`); absent = 0. */
+  codeCalls?: number
+  /** Calls refused before they ran (a quota, the sandbox's capacity); absent = 0. */
+  refusals?: number
   /** ISO-8601; set when `calls` > 0. */
   lastCallAt?: string
   /** ISO-8601; set when `discoveryHits` > 0. */
@@ -75,6 +79,10 @@ export interface ToolUsageRecord {
   calls: number
   discoveryHits: number
   listedHits: number
+  /** Of `calls`, those made from code (absent on rows written before it was counted: 0). */
+  codeCalls?: number
+  /** Calls refused before they ran (absent: 0). */
+  refusals?: number
   lastCallAt?: string
   lastDiscoveryAt?: string
   lastListedAt?: string

@@ -20,8 +20,11 @@ import { utcDay } from './ports'
 
 export interface UsageDelta {
   calls?: number
+  /** Of `calls`, how many came from code (never more than `calls`). */
+  codeCalls?: number
   discoveryHits?: number
   listedHits?: number
+  refusals?: number
 }
 
 export interface UsageRecorderOptions {
@@ -53,8 +56,10 @@ interface Pending {
   key: UsageKey
   family: string
   calls: number
+  codeCalls: number
   discoveryHits: number
   listedHits: number
+  refusals: number
   lastCallMs: number
   lastDiscoveryMs: number
   lastListedMs: number
@@ -71,6 +76,9 @@ function incrementOf(p: Pending): UsageIncrement {
     calls: p.calls,
     discoveryHits: p.discoveryHits,
     listedHits: p.listedHits,
+    // in the same UpdateItem as the other counters: no write of their own
+    ...(p.codeCalls > 0 ? { codeCalls: p.codeCalls } : {}),
+    ...(p.refusals > 0 ? { refusals: p.refusals } : {}),
     ...(p.lastCallMs !== NEVER ? { lastCallAt: iso(p.lastCallMs) } : {}),
     ...(p.lastDiscoveryMs !== NEVER ? { lastDiscoveryAt: iso(p.lastDiscoveryMs) } : {}),
     ...(p.lastListedMs !== NEVER ? { lastListedAt: iso(p.lastListedMs) } : {}),
@@ -104,7 +112,8 @@ export class UsageRecorder {
     const calls = delta.calls ?? 0
     const discoveryHits = delta.discoveryHits ?? 0
     const listedHits = delta.listedHits ?? 0
-    if (calls <= 0 && discoveryHits <= 0 && listedHits <= 0) return
+    const refusals = delta.refusals ?? 0
+    if (calls <= 0 && discoveryHits <= 0 && listedHits <= 0 && refusals <= 0) return
     const at = this.opts.clock.now()
     const id = keyOf(key)
     let entry = this.pending.get(id)
@@ -113,8 +122,10 @@ export class UsageRecorder {
         key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool },
         family,
         calls: 0,
+        codeCalls: 0,
         discoveryHits: 0,
         listedHits: 0,
+        refusals: 0,
         lastCallMs: NEVER,
         lastDiscoveryMs: NEVER,
         lastListedMs: NEVER,
@@ -124,6 +135,7 @@ export class UsageRecorder {
     entry.family = family
     if (calls > 0) {
       entry.calls += calls
+      entry.codeCalls += Math.min(calls, Math.max(0, delta.codeCalls ?? 0))
       if (at > entry.lastCallMs) entry.lastCallMs = at
       const day = this.dayOf(at)
       const dayId = `${key.tenant}\u0000${key.project}\u0000${key.role}\u0000${day}`
@@ -135,6 +147,7 @@ export class UsageRecorder {
       entry.discoveryHits += discoveryHits
       if (at > entry.lastDiscoveryMs) entry.lastDiscoveryMs = at
     }
+    if (refusals > 0) entry.refusals += refusals
     if (listedHits > 0) {
       entry.listedHits += listedHits
       if (at > entry.lastListedMs) entry.lastListedMs = at

@@ -71,6 +71,16 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       ])
     })
 
+    it('adds calls from code and refusals in the same increment as the calls, and reads rows without them as absent', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 3, codeCalls: 2, refusals: 4 }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 1, codeCalls: 1 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', calls: 1 }))
+      const [fileRead, grep] = await store.list('acme', 'shop')
+      expect(fileRead).toMatchObject({ tool: 'file_read', calls: 4, codeCalls: 3, refusals: 4 })
+      expect(grep.codeCalls ?? 0).toBe(0)
+      expect(grep.refusals ?? 0).toBe(0)
+    })
+
     it('adds an increment repeated with the same flush id once, even after three other flushes of the key', async () => {
       await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, flushId: 'f1' }))
       await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2, flushId: 'f1' }))

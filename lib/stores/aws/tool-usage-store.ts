@@ -1,7 +1,7 @@
 /**
  * ToolUsageStore on DynamoDB. Item: `scope` (hash, `<tenant>#<project>`) + `roleTool` (range,
  * `<role>#<tool>`), with `role`, `tool` and `family` as plain attributes, the counters `calls`,
- * `discoveryHits`, `listedHits` (N) and the instants `lastCallAt`, `lastDiscoveryAt`,
+ * `discoveryHits`, `listedHits` (N), `codeCalls` and `refusals` (N, present once nonzero) and the instants `lastCallAt`, `lastDiscoveryAt`,
  * `lastListedAt` (ISO-8601 S).
  *
  * One increment is one UpdateItem: `ADD` for the counters (atomic; concurrent writers of the same
@@ -49,6 +49,8 @@ export interface ToolUsageItem {
   calls?: number
   discoveryHits?: number
   listedHits?: number
+  codeCalls?: number
+  refusals?: number
   lastCallAt?: string
   lastDiscoveryAt?: string
   lastListedAt?: string
@@ -98,6 +100,17 @@ export class DynamoToolUsageStore implements ToolUsageStore {
     stamp('lastCallAt', 'lca')
     stamp('lastDiscoveryAt', 'lda')
     stamp('lastListedAt', 'lla')
+    const adds = ['#calls :calls', '#disc :disc', '#listed :listed']
+    // the counters added later ride in the same UpdateItem, only when they have something to add
+    const add = (attr: 'codeCalls' | 'refusals', alias: string) => {
+      const value = inc[attr]
+      if (!value) return
+      names[`#${alias}`] = attr
+      values[`:${alias}`] = value
+      adds.push(`#${alias} :${alias}`)
+    }
+    add('codeCalls', 'code')
+    add('refusals', 'ref')
     const ids = writeIdClauses(names, values, inc.flushId ?? newWriteId())
     try {
       await this.send(() =>
@@ -105,7 +118,7 @@ export class DynamoToolUsageStore implements ToolUsageStore {
           TableName: this.table,
           Key: { scope: usageScope(inc.tenant, inc.project), roleTool: usageSortKey(inc.role, inc.tool) },
           // ADD of 0 still creates the attribute, so every row reads back with all three counters.
-          UpdateExpression: `SET ${[...sets, ...ids.set].join(', ')} ADD #calls :calls, #disc :disc, #listed :listed`,
+          UpdateExpression: `SET ${[...sets, ...ids.set].join(', ')} ADD ${adds.join(', ')}`,
           ConditionExpression: ids.condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -212,6 +225,8 @@ function recordOf(item: ToolUsageItem): ToolUsageRecord {
     calls: Number(item.calls ?? 0),
     discoveryHits: Number(item.discoveryHits ?? 0),
     listedHits: Number(item.listedHits ?? 0),
+    ...(item.codeCalls ? { codeCalls: Number(item.codeCalls) } : {}),
+    ...(item.refusals ? { refusals: Number(item.refusals) } : {}),
     ...(item.lastCallAt !== undefined ? { lastCallAt: item.lastCallAt } : {}),
     ...(item.lastDiscoveryAt !== undefined ? { lastDiscoveryAt: item.lastDiscoveryAt } : {}),
     ...(item.lastListedAt !== undefined ? { lastListedAt: item.lastListedAt } : {}),

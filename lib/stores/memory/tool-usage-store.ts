@@ -30,6 +30,8 @@ export class MemoryToolUsageStore implements ToolUsageStore {
     row.calls += inc.calls
     row.discoveryHits += inc.discoveryHits
     row.listedHits += inc.listedHits
+    if (inc.codeCalls) row.codeCalls = (row.codeCalls ?? 0) + inc.codeCalls
+    if (inc.refusals) row.refusals = (row.refusals ?? 0) + inc.refusals
     if (inc.lastCallAt !== undefined) row.lastCallAt = inc.lastCallAt
     if (inc.lastDiscoveryAt !== undefined) row.lastDiscoveryAt = inc.lastDiscoveryAt
     if (inc.lastListedAt !== undefined) row.lastListedAt = inc.lastListedAt

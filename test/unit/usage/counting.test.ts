@@ -1,6 +1,7 @@
 /** The counting rules of spec §14.4, one named test each, on the real dispatcher and the memory store. */
 import { beforeEach, describe, expect, it } from 'vitest'
 import { success, toolError } from '../../../lib/calls/outcome'
+import { ServerToolsError } from '../../../lib/errors'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
@@ -205,6 +206,61 @@ describe('counting calls (spec §14.4)', () => {
     expect(store.roundTrips).toBe(2)
     expect((await store.list('acme', 'shop'))[0]).toMatchObject({ calls: 50, lastCallAt: '2026-03-01T12:00:49.000Z' })
     expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-01')).toEqual([{ role: caller.role, day: '2026-03-01', calls: 50 }])
+  })
+})
+
+describe('counting refusals and calls from code', () => {
+  const full = tool('sandboxed', async () => {
+    throw new ServerToolsError('OVERLOADED', 'the sandbox is at capacity', { retryAfterSeconds: 2 })
+  })
+  /** What execute_code does: its sibling calls carry origin code. */
+  const codeScript = tool('code_script', async (_p, ctx) => {
+    await ctx.tools.call('whoami', {}, { origin: 'code' })
+    await ctx.tools.call('whoami', {}, { origin: 'code' })
+    return success('done')
+  })
+  const more: ToolGate = {
+    resolve: async (name) => [full, codeScript, ...all].find((t) => t.name === name),
+    names: async () => [full, codeScript, ...all].map((t) => t.name),
+  }
+  const rows = async () => {
+    await recorder.flush()
+    return Object.fromEntries(
+      (await store.list('acme', 'shop')).map((r) => [
+        `${r.role}/${r.tool}`,
+        { calls: r.calls, codeCalls: r.codeCalls ?? 0, refusals: r.refusals ?? 0 },
+      ]),
+    )
+  }
+
+  it('counts a call the admission refused as a refusal of that tool under the caller role, not as a call', async () => {
+    dispatcher.setAdmission(async () => ({ message: 'Quota reached.', retryAfterSeconds: 30, reason: 'quota:tenant/1' }))
+    expect((await dispatcher.call(gate, caller, 'whoami', {})).isError).toBe(true)
+    expect(await rows()).toEqual({ 'coder/whoami': { calls: 0, codeCalls: 0, refusals: 1 } })
+  })
+
+  it('counts a tool that answered OVERLOADED as a refusal, and tells listeners its class', async () => {
+    const classes: string[] = []
+    dispatcher.addListener({ refused: (e) => classes.push(`${e.refusal.class} ${e.refusal.reason}`) })
+    expect((await dispatcher.call(more, caller, 'sandboxed', {})).isError).toBe(true)
+    expect(await rows()).toEqual({ 'coder/sandboxed': { calls: 0, codeCalls: 0, refusals: 1 } })
+    expect(classes).toEqual(['capacity capacity'])
+  })
+
+  it('counts sibling calls made from code under the process role, marked as from code, and the script itself as a plain call', async () => {
+    await dispatcher.call(more, caller, 'code_script', {})
+    expect(await rows()).toEqual({
+      'coder/code_script': { calls: 1, codeCalls: 0, refusals: 0 },
+      'coder/whoami': { calls: 2, codeCalls: 2, refusals: 0 },
+    })
+  })
+
+  it('writes a flood of refusals of one tool as one increment per flush, not one per refusal', async () => {
+    dispatcher.setAdmission(async () => ({ message: 'Quota reached.', retryAfterSeconds: 30, reason: 'quota:tenant/1' }))
+    for (let i = 0; i < 200; i++) await dispatcher.call(gate, caller, 'whoami', {})
+    await recorder.flush()
+    expect(store.roundTrips).toBe(1)
+    expect((await store.list('acme', 'shop'))[0]).toMatchObject({ calls: 0, refusals: 200 })
   })
 })
 
