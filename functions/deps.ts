@@ -18,7 +18,7 @@ import { wireClients } from '../lib/llm'
 import { tracedWires } from '../lib/llm/traced'
 import { checkMcpServerDocument, createMcpRuntime } from '../lib/mcp'
 import { checkModelCatalogDocument } from '../lib/models/documents'
-import { QuotaLimiter, QuotaRuleSource } from '../lib/quotas/limiter'
+import { QuotaLimiter, QuotaRuleSource, reportedTokens, TOKEN_REPORTING_TYPES } from '../lib/quotas/limiter'
 import type { QuotaCounterStore } from '../lib/quotas/ports'
 import { checkQuotaDocument } from '../lib/quotas/rules'
 import { checkSurfaceDocument } from '../lib/recipes/documents'
@@ -54,7 +54,7 @@ import { executeJavascriptTool } from '../lib/tools/builtins/execute_javascript'
 import { META_BUILTINS } from '../lib/tools/builtins/meta'
 import { whoamiTool } from '../lib/tools/builtins/whoami'
 import type { Tool, ToolFactory } from '../lib/tools/contracts'
-import { ToolDispatcher } from '../lib/tools/dispatcher'
+import { type AfterCallEvent, ToolDispatcher } from '../lib/tools/dispatcher'
 import { BuiltinRegistry, FactoryRegistry } from '../lib/tools/registry'
 import { ServerToolService } from '../lib/tools/service'
 import { docLookupFactory } from '../lib/tools/types/doc_lookup'
@@ -196,7 +196,20 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
     return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
   })
+  // model tokens are charged from what the provider reported, after the call (limiter.ts)
+  const chargeTokens = ({ caller, tool, outcome }: AfterCallEvent) => {
+    if (!TOKEN_REPORTING_TYPES.has(tool.typeId)) return
+    const tokens = reportedTokens(outcome.content)
+    if (tokens > 0)
+      quotas
+        .charge(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels }, tokens)
+        .catch((e) =>
+          log.log('warn', 'quotas.charge_failed', { tenant: caller.tenant, tool: tool.name, tokens, error: (e as Error).message }),
+        )
+  }
   dispatcher.addListener({
+    afterCall: chargeTokens,
+    afterDelegate: chargeTokens,
     // a capacity refusal is audited where the sandbox refused it (sandbox.refused)
     refused: ({ caller, tool, refusal }) => {
       if (refusal.class === 'quota') denied(caller.tenant, 'quota.refused', `projects/${caller.project}/tools/${tool.name}`, refusal.reason)

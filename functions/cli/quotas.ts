@@ -19,7 +19,7 @@ interface Rule {
   index: number
   match: Record<string, string>
   rate?: { requests: number; per: string; burst?: number }
-  volume?: { requests: number; per: string }
+  volume?: { requests?: number; tokens?: number; per: string }
   windows: Window[]
 }
 
@@ -43,8 +43,8 @@ export function formatWindow(r: Rule, w: Window): string {
   const match = Object.entries(r.match)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ')
-  const per = w.kind === 'volume' ? r.volume?.per : w.kind === 'burst' ? 'burst' : r.rate?.per
-  return `${where}  ${match || '(every call)'}  ${w.used}/${w.limit} per ${per}  ${w.remaining} left  resets in ${duration(w.resetsInSeconds)}${w.refusedHere ? `  ${w.refusedHere} refused here` : ''}`
+  const per = w.kind === 'volume' || w.kind === 'tokens' ? r.volume?.per : w.kind === 'burst' ? 'burst' : r.rate?.per
+  return `${where}  ${match || '(every call)'}  ${w.used}/${w.limit}${w.kind === 'tokens' ? ' tokens' : ''} per ${per}  ${w.remaining} left  resets in ${duration(w.resetsInSeconds)}${w.refusedHere ? `  ${w.refusedHere} refused here` : ''}`
 }
 
 function duration(s: number): string {

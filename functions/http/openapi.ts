@@ -810,7 +810,7 @@ export function openApiDocument() {
           responses: {
             200: {
               description:
-                '{ project, rules: [{ layer, index, match, rate?, volume?, windows: [{ kind, limit, used, remaining, resetsAt, resetsInSeconds, refusedHere }] }] }',
+                '{ project, rules: [{ layer, index, match, rate?, volume?, windows: [{ kind (rate | burst | volume | tokens), limit, used, remaining, resetsAt, resetsInSeconds, refusedHere }] }] }; a tokens window counts model tokens (limit and used in tokens)',
             },
             400: problem,
             401: problem,

@@ -6,6 +6,14 @@
  * is budget stranded in containers that stop calling — at most (slice − 1) per container per
  * window, which the window then does not admit. A container that saw a window spent refuses
  * without asking again until the window ends: a flood costs the store nothing.
+ *
+ * Token windows (`volume.tokens`) are leased the same way, but spent after the call, by what the
+ * provider reported (`charge`): a call is admitted while its container's lease has a token left,
+ * and its tokens are taken from the lease afterwards — into debt when it used more than was left,
+ * a debt the next refill reserves before anything else. The store still never grants past the
+ * limit, so the tokens used can exceed it only by debts no refill could cover: per container, what
+ * the calls admitted on its last tokens used — one call's tokens when its calls come one at a time
+ * (a Lambda container serves one request at a time; a script's parallel calls are several).
  */
 import type { DocumentCascade, LayeredDocument } from '../documents/cascade'
 import type { Clock } from '../runtime/clock'
@@ -26,6 +34,9 @@ import {
 export const SLICE_FRACTION = 1 / 20
 export const MAX_SLICE = 500
 export const sliceOf = (limit: number) => Math.max(1, Math.min(MAX_SLICE, Math.floor(limit * SLICE_FRACTION)))
+/** Token slices are larger (one model call spends hundreds to thousands): the same share, at most this. */
+export const MAX_TOKEN_SLICE = 50_000
+export const tokenSliceOf = (limit: number) => Math.max(1, Math.min(MAX_TOKEN_SLICE, Math.floor(limit * SLICE_FRACTION)))
 
 /** How long a container trusts the quota documents it read (a rule edit takes effect within this). */
 export const RULES_TTL_MS = 5_000
@@ -122,7 +133,7 @@ export class QuotaLimiter {
     },
   ) {}
 
-  /** Undefined when the call may run (its budget is taken); else why not and when to retry. */
+  /** Undefined when the call may run (its budget is taken; tokens are charged after it); else why not and when to retry. */
   async admit(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>): Promise<QuotaRefusal | undefined> {
     const rules = await this.deps.rules.rules(caller.tenant, caller.project)
     if (!rules.length) return undefined
@@ -145,10 +156,31 @@ export class QuotaLimiter {
       if (spent) return this.refusal(spent, caller.tenant, now)
       const empty = wanted.flatMap((w, i) => (leases[i].remaining < 1 ? [this.refill(caller.tenant, w, leases[i])] : []))
       if (!empty.length) {
-        for (const l of leases) l.remaining--
+        // a request takes its unit now; tokens are taken when the call reports them (charge)
+        wanted.forEach((w, i) => {
+          if (w.window.kind !== 'tokens') leases[i].remaining--
+        })
         return undefined
       }
       await Promise.all(empty)
+    }
+  }
+
+  /**
+   * Takes the tokens a call used (as its provider reported them) from the token windows of the
+   * rules it matches. Local only: a lease in debt is settled by the next admission's refill.
+   */
+  async charge(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>, tokens: number): Promise<void> {
+    if (!(tokens > 0)) return
+    const rules = await this.deps.rules.rules(caller.tenant, caller.project)
+    if (!rules.length) return
+    const s: QuotaSubject = { ...subject, project: caller.project, role: caller.role }
+    const now = this.deps.clock.now()
+    for (const rule of rules) {
+      if (rule.volume?.tokens === undefined || !matches(rule.match, s)) continue
+      for (const window of windowsOf(rule, now))
+        if (window.kind === 'tokens')
+          this.lease(`${caller.tenant}\u0000${counterOf(rule, caller.project, window)}`, window).remaining -= tokens
     }
   }
 
@@ -200,14 +232,12 @@ export class QuotaLimiter {
     lease.refill ??= (async () => {
       try {
         const counter = w.id.slice(tenant.length + 1)
-        const { granted } = await this.deps.store.reserve(
-          { tenant, counter },
-          sliceOf(w.window.limit),
-          w.window.limit,
-          Math.ceil(w.window.end / 1000) + 3600,
-        )
+        const tokens = w.window.kind === 'tokens'
+        // a token lease in debt reserves the debt first: what its calls used beyond the lease
+        const want = tokens ? tokenSliceOf(w.window.limit) + Math.max(0, -lease.remaining) : sliceOf(w.window.limit)
+        const { granted } = await this.deps.store.reserve({ tenant, counter }, want, w.window.limit, Math.ceil(w.window.end / 1000) + 3600)
         lease.remaining += granted
-        if (granted === 0) lease.spent = true
+        if (granted === 0 || lease.remaining < 1) lease.spent = true
       } finally {
         lease.refill = undefined
       }
@@ -220,11 +250,13 @@ export class QuotaLimiter {
     const retryAfterSeconds = Math.max(1, Math.ceil((w.window.end - now) / 1000))
     const r = w.rule
     const what =
-      w.window.kind === 'volume'
-        ? `${r.volume!.requests} per ${r.volume!.per}`
-        : w.window.kind === 'burst'
-          ? `a burst of ${r.rate!.burst}`
-          : `${r.rate!.requests} per ${r.rate!.per}`
+      w.window.kind === 'tokens'
+        ? `${r.volume!.tokens} model tokens per ${r.volume!.per}`
+        : w.window.kind === 'volume'
+          ? `${r.volume!.requests} per ${r.volume!.per}`
+          : w.window.kind === 'burst'
+            ? `a burst of ${r.rate!.burst}`
+            : `${r.rate!.requests} per ${r.rate!.per}`
     return {
       rule: r,
       window: w.window,
@@ -242,4 +274,17 @@ export class QuotaLimiter {
 function describeMatch(r: PlacedRule): string {
   const parts = Object.entries(r.match).map(([k, v]) => `${k} ${v}`)
   return parts.length ? ` for ${parts.join(', ')}` : ''
+}
+
+/** Tool types whose results report model tokens: what token windows are charged from. */
+export const TOKEN_REPORTING_TYPES: ReadonlySet<string> = new Set(['prompt_template'])
+
+/**
+ * Input + output tokens a prompt_template result reports (`usage: { inputTokens, outputTokens }`,
+ * on success and on a failure the provider still billed); 0 when it reports none.
+ */
+export function reportedTokens(content: unknown): number {
+  const usage = (content as { usage?: { inputTokens?: unknown; outputTokens?: unknown } } | null)?.usage
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.ceil(v) : 0)
+  return usage && typeof usage === 'object' ? n(usage.inputTokens) + n(usage.outputTokens) : 0
 }

@@ -7,7 +7,13 @@
  *     - match: { tool: "petstore__*" }            # project, role, tool (name or `prefix*`), type, label
  *       rate: { requests: 10, per: minute, burst: 5 }   # per second | minute | hour
  *     - match: { role: coder, type: prompt_template }
- *       volume: { requests: 2000, per: day }      # per day | month (UTC)
+ *       volume: { requests: 2000, tokens: 200000, per: day }   # per day | month (UTC)
+ *
+ * `tokens` caps model tokens (input + output, as the provider reported them) of the calls the rule
+ * matches that report any — prompt_template calls. They are charged after the call: a call is
+ * admitted while the window has tokens left and refused once it is spent, so the window can end
+ * over its cap by what the calls in flight when it ran out used (one call's tokens when calls
+ * come one at a time per container; see limiter.ts).
  *
  * A rule's budget is shared by every call it matches: per tenant for `_tenant` and bundled rules,
  * per project for a project's own. Validated on write like every document (line/column, did-you-mean).
@@ -37,7 +43,8 @@ export interface QuotaMatch {
 export interface QuotaRule {
   match: QuotaMatch
   rate?: { requests: number; per: RatePeriod; burst?: number }
-  volume?: { requests: number; per: VolumePeriod }
+  /** At least one of `requests` and `tokens`. */
+  volume?: { requests?: number; tokens?: number; per: VolumePeriod }
 }
 
 /** A rule as enforced: where it was written and a stable id (an edited rule starts a new count). */
@@ -50,6 +57,7 @@ export interface PlacedRule extends QuotaRule {
 
 const NAME = { type: 'string', minLength: 1, maxLength: 256 }
 const count = { type: 'integer', minimum: 1, maximum: 1_000_000_000 }
+const tokenCount = { type: 'integer', minimum: 1, maximum: 1_000_000_000_000 }
 
 const schema = {
   type: 'object',
@@ -78,8 +86,8 @@ const schema = {
           volume: {
             type: 'object',
             additionalProperties: false,
-            required: ['requests', 'per'],
-            properties: { requests: count, per: { enum: VOLUME_PERIODS } },
+            required: ['per'],
+            properties: { requests: count, tokens: tokenCount, per: { enum: VOLUME_PERIODS } },
           },
         },
       },
@@ -98,6 +106,8 @@ export function parseQuotaDocument(text: YamlSource, path = QUOTAS_PATH): QuotaP
     const rules = (data as { rules: QuotaRule[] }).rules
     rules.forEach((r, i) => {
       if (!r.rate && !r.volume) issues.push({ pointer: `/rules/${i}`, message: 'a rule needs a rate, a volume, or both' })
+      if (r.volume && r.volume.requests === undefined && r.volume.tokens === undefined)
+        issues.push({ pointer: `/rules/${i}/volume`, message: 'a volume needs requests, tokens, or both' })
       if (r.match.tool?.includes('*') && r.match.tool.indexOf('*') !== r.match.tool.length - 1)
         issues.push({ pointer: `/rules/${i}/match/tool`, message: "'*' may only end a tool pattern (a prefix, such as petstore__*)" })
     })
@@ -138,8 +148,8 @@ export function matches(m: QuotaMatch, s: QuotaSubject): boolean {
 
 /** One counted window of a rule: its cap and where it starts and ends (epoch ms). */
 export interface QuotaWindow {
-  /** `rate`, `burst` or `volume`: which part of the rule this window enforces. */
-  kind: 'rate' | 'burst' | 'volume'
+  /** `rate`, `burst`, `volume` (requests) or `tokens`: which part of the rule this window enforces. */
+  kind: 'rate' | 'burst' | 'volume' | 'tokens'
   limit: number
   start: number
   end: number
@@ -167,7 +177,8 @@ export function windowsOf(rule: QuotaRule, now: number): QuotaWindow[] {
         ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
         : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
     const end = rule.volume.per === 'day' ? start + 86_400_000 : Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
-    out.push({ kind: 'volume', limit: rule.volume.requests, start, end })
+    if (rule.volume.requests !== undefined) out.push({ kind: 'volume', limit: rule.volume.requests, start, end })
+    if (rule.volume.tokens !== undefined) out.push({ kind: 'tokens', limit: rule.volume.tokens, start, end })
   }
   return out
 }
