@@ -1,4 +1,6 @@
 /** GET /openapi.json: the routes as OpenAPI 3.1, written by hand next to the routes it describes. */
+
+import { MANIFEST_FORMATS } from '../../lib/surface/formats'
 import { USAGE_DAY_RETENTION_DAYS } from '../../lib/usage/ports'
 
 const problem = { $ref: '#/components/responses/Problem' }
@@ -469,8 +471,9 @@ export function openApiDocument() {
               name: 'format',
               in: 'query',
               required: false,
-              schema: { enum: ['native', 'openai', 'anthropic', 'mcp'], default: 'native' },
-              description: "The tools array in that provider's wire shape",
+              schema: { enum: [...MANIFEST_FORMATS], default: 'native' },
+              description:
+                "The tools array in that provider's wire shape: openai = Chat Completions, openai-responses = the Responses API's flat function tools",
             },
             p('extraTools', 'Skill tools for this turn (comma-separated or repeated): added as keep and triaged again', false),
             {
@@ -479,7 +482,15 @@ export function openApiDocument() {
               required: false,
               schema: { type: 'boolean' },
               description:
-                "format=anthropic only: true appends deferred and demoted tools with defer_loading: true and the tool search tool; false keeps the discovery block; absent: the model catalog's deferral decides (auto = native where every model of the chain has it)",
+                "format=anthropic or openai-responses: true appends deferred and demoted tools with defer_loading: true and the format's tool search tool (as many as maxTools leaves room for); false keeps the discovery block; absent: the model catalog's deferral decides (auto = native where every model of the chain has it)",
+            },
+            {
+              name: 'strict',
+              in: 'query',
+              required: false,
+              schema: { type: 'boolean' },
+              description:
+                "format=openai, openai-responses or anthropic: true renders strict: true on the tools whose schemas are inside the provider's strict subset, in rank order while the profile's strict caps have room; the body's strict names the strict tools and why each other one is not",
             },
           ],
           responses: { 200: { description: 'The manifest' }, 400: problem, 404: problem, 422: problem },

@@ -1,15 +1,19 @@
 /**
  * The tools array in each provider's wire shape: native/MCP `{ name, description, inputSchema }`,
- * OpenAI chat-completions `{ type: 'function', function: { name, description, parameters } }`,
- * Anthropic Messages `{ name, description, input_schema[, defer_loading] }`. Each tool's JSON is
- * rendered once per tool object and format (tool objects are cached by document version).
+ * OpenAI chat-completions `{ type: 'function', function: { name, description, parameters[, strict] } }`,
+ * OpenAI Responses `{ type: 'function', name, description, parameters, strict[, defer_loading] }`,
+ * Anthropic Messages `{ name, description, input_schema[, defer_loading][, strict] }`. Each tool's
+ * JSON is rendered once per tool object, format and variant (tool objects are cached by document
+ * version).
  */
 import { EXPANSION_LIMITS, jsonBytes } from '../config/expansion-budget'
 import type { JsonSchema } from '../config/json-schema'
 import { invalidConfig } from '../errors'
+import type { NativeDeferral } from '../models/documents'
 import type { Tool } from '../tools/contracts'
+import type { StrictDialect } from './strict'
 
-export const MANIFEST_FORMATS = ['native', 'openai', 'anthropic', 'mcp'] as const
+export const MANIFEST_FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number]
 
 /** OpenAI and Anthropic accept tool names matching this. */
@@ -33,19 +37,61 @@ function objectSchema(schema: JsonSchema): JsonSchema {
   return schema && typeof schema === 'object' && schema.type === 'object' ? schema : { ...(schema ?? {}), type: 'object' }
 }
 
-function render(tool: Tool, format: ManifestFormat, deferLoading: boolean): unknown {
+/** The formats that can send `strict: true`, and whose rules (lib/surface/strict.ts) judge it. */
+export const STRICT_DIALECT: Partial<Record<ManifestFormat, StrictDialect>> = {
+  openai: 'openai',
+  'openai-responses': 'openai',
+  anthropic: 'anthropic',
+}
+
+/** The formats that can defer natively, and the endpoint feature (the profile's nativeDeferral) each needs. */
+export const NATIVE_DEFERRAL_OF: Partial<Record<ManifestFormat, NativeDeferral>> = {
+  anthropic: 'anthropic-tool-search',
+  'openai-responses': 'openai-tool-search',
+}
+
+/**
+ * Formats whose deferred entries count against the endpoint's tool count. OpenAI validates the
+ * array's length before anything else and does not say `defer_loading` entries are exempt;
+ * Anthropic's tool search is documented for catalogs far beyond any count it enforces.
+ */
+export const DEFERRED_ENTRIES_COUNT: ReadonlySet<ManifestFormat> = new Set(['openai-responses'])
+
+/** How one tool is rendered beyond its format. */
+export interface Variant {
+  deferLoading?: boolean
+  strict?: boolean
+}
+
+function render(tool: Tool, format: ManifestFormat, v: Variant): unknown {
   switch (format) {
     case 'openai':
       return {
         type: 'function',
-        function: { name: wireName(tool), description: tool.description, parameters: objectSchema(tool.inputSchema) },
+        function: {
+          name: wireName(tool),
+          description: tool.description,
+          parameters: objectSchema(tool.inputSchema),
+          ...(v.strict ? { strict: true } : {}),
+        },
+      }
+    case 'openai-responses':
+      // `strict` is always sent: omitted, Responses makes a compatible schema strict on its own
+      return {
+        type: 'function',
+        name: wireName(tool),
+        description: tool.description,
+        parameters: objectSchema(tool.inputSchema),
+        strict: v.strict === true,
+        ...(v.deferLoading ? { defer_loading: true } : {}),
       }
     case 'anthropic':
       return {
         name: wireName(tool),
         description: tool.description,
         input_schema: objectSchema(tool.inputSchema),
-        ...(deferLoading ? { defer_loading: true } : {}),
+        ...(v.deferLoading ? { defer_loading: true } : {}),
+        ...(v.strict ? { strict: true } : {}),
       }
     case 'mcp': {
       const annotations = annotationsOf(tool.labels)
@@ -103,14 +149,19 @@ function overManifestBudget(what: string, limit: number) {
   return invalidConfig(`${message}; narrow the tools' schemas or the tools the recipe allows`, [{ message }])
 }
 
-export function toolJson(tool: Tool, format: ManifestFormat, deferLoading = false, limit: number = EXPANSION_LIMITS.manifestBytes): string {
-  const key = deferLoading ? `${format}+defer` : format
+export function toolJson(
+  tool: Tool,
+  format: ManifestFormat,
+  variant: Variant = {},
+  limit: number = EXPANSION_LIMITS.manifestBytes,
+): string {
+  const key = `${format}${variant.deferLoading ? '+defer' : ''}${variant.strict ? '+strict' : ''}`
   const map = (cache[key] ??= new WeakMap())
   let json = map.get(tool)
   if (json === undefined) {
     // a refusal is remembered like a rendering, so asking again does not measure again
     if (limit === EXPANSION_LIMITS.manifestBytes && refused.has(tool)) throw overManifestBudget(`tool '${tool.name}'`, limit)
-    const rendered = render(tool, format, deferLoading)
+    const rendered = render(tool, format, variant)
     const bytes = jsonBytes(rendered, limit)
     if (bytes > limit) {
       if (limit === EXPANSION_LIMITS.manifestBytes) refused.add(tool)
@@ -131,30 +182,63 @@ export const ANTHROPIC_TOOL_SEARCH_NAME = 'tool_search_tool_regex'
 export const ANTHROPIC_TOOL_SEARCH = `{"type":"tool_search_tool_regex_20251119","name":"${ANTHROPIC_TOOL_SEARCH_NAME}"}`
 
 /**
- * The tools array as JSON text, at most `limit` bytes (EXPANSION_LIMITS.manifestBytes). With
- * `deferred` (Anthropic only), those tools are appended with `defer_loading: true`, the tool
- * search tool joins them and the whole array stays alphabetical.
+ * OpenAI's hosted tool search (Responses API), which `defer_loading: true` functions need beside
+ * them. Source: developers.openai.com/api/docs/guides/tools-tool-search (read 2026-12-01) and
+ * ToolSearchToolParam in openai-openapi (test/fixtures/provider-tools/openai-responses-tools.schema.json).
  */
-export function toolsArrayJson(
-  tools: readonly Tool[],
-  format: ManifestFormat,
-  deferred: readonly Tool[] = [],
-  limit: number = EXPANSION_LIMITS.manifestBytes,
-): string {
+export const OPENAI_TOOL_SEARCH = '{"type":"tool_search"}'
+
+/**
+ * Which demoted and deferred tools go in the array with `defer_loading: true`. Where they count
+ * (DEFERRED_ENTRIES_COUNT) they fit in what the count leaves after the manifest and the search
+ * tool (`effective`: the triage's count budget, null = none). The demoted go first (they outrank
+ * the deferred); the rest stay in our discovery blocks.
+ */
+export function nativeSplit(
+  effective: number | null,
+  listed: number,
+  demoted: readonly Tool[],
+  deferred: readonly Tool[],
+): { demoted: Tool[]; deferred: Tool[] } {
+  const room = effective === null ? Infinity : Math.max(0, effective - listed - 1)
+  const d = demoted.slice(0, room)
+  return { demoted: d, deferred: deferred.slice(0, Math.max(0, room - d.length)) }
+}
+
+export interface ArrayOptions {
+  /** Appended with `defer_loading: true` beside the format's tool search tool (anthropic, openai-responses). */
+  deferred?: readonly Tool[]
+  /** These tools are rendered with `strict: true` (formats in STRICT_DIALECT). */
+  strict?: ReadonlySet<Tool>
+  limit?: number
+}
+
+/**
+ * The tools array as JSON text, at most `limit` bytes (EXPANSION_LIMITS.manifestBytes). With
+ * `deferred`, those tools are appended with `defer_loading: true` and the format's tool search
+ * tool joins them: the whole array stays alphabetical (Anthropic's search tool by its name,
+ * OpenAI's, which has none, first).
+ */
+export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, options: ArrayOptions = {}): string {
+  const deferred = options.deferred ?? []
+  const limit = options.limit ?? EXPANSION_LIMITS.manifestBytes
+  const strict = STRICT_DIALECT[format] ? options.strict : undefined
   const all = deferred.length
     ? [...tools.map((t) => ({ t, d: false })), ...deferred.map((t) => ({ t, d: true }))].sort((a, b) =>
         a.t.name < b.t.name ? -1 : a.t.name > b.t.name ? 1 : 0,
       )
     : tools.map((t) => ({ t, d: false }))
   const parts: string[] = []
+  const openaiSearch = deferred.length > 0 && format === 'openai-responses'
+  if (openaiSearch) parts.push(OPENAI_TOOL_SEARCH)
   let search = deferred.length > 0 && format === 'anthropic'
-  let bytes = 2 + (search ? ANTHROPIC_TOOL_SEARCH.length + 1 : 0)
+  let bytes = 2 + (search ? ANTHROPIC_TOOL_SEARCH.length + 1 : 0) + (openaiSearch ? OPENAI_TOOL_SEARCH.length + 1 : 0)
   for (const { t, d } of all) {
     if (search && t.name > ANTHROPIC_TOOL_SEARCH_NAME) {
       parts.push(ANTHROPIC_TOOL_SEARCH)
       search = false
     }
-    const json = toolJson(t, format, d, limit)
+    const json = toolJson(t, format, { deferLoading: d, strict: strict?.has(t) === true }, limit)
     bytes += json.length + 1
     if (bytes > limit) throw overManifestBudget('the manifest', limit)
     parts.push(json)

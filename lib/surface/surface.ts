@@ -26,9 +26,10 @@ import { clientToolsOf, isClientTool } from './client-tools'
 import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
-import { type ManifestFormat, toolsArrayJson } from './formats'
+import { DEFERRED_ENTRIES_COUNT, type ManifestFormat, NATIVE_DEFERRAL_OF, nativeSplit, STRICT_DIALECT, toolsArrayJson } from './formats'
 import { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
+import { planStrict, type StrictCaps, strictestCaps } from './strict'
 
 /** Share of the activation TTL within which a call to an activated tool does not re-stamp it. */
 export const RESTAMP_SHARE = 0.1
@@ -98,10 +99,17 @@ export interface ManifestRequest {
   /** Skill tools (spec §14.2 withAdditional): added as keep, triaged again. */
   extraTools?: readonly string[]
   /**
-   * Anthropic only: append deferred and demoted tools with `defer_loading: true` (and the tool
-   * search tool). Absent: as the catalog's deferral says (`auto` = native where the endpoint has it).
+   * anthropic and openai-responses: append deferred and demoted tools with `defer_loading: true`
+   * (and the format's tool search tool). Absent: as the catalog's deferral says (`auto` = native
+   * where the endpoint has it).
    */
   deferLoading?: boolean
+  /**
+   * openai, openai-responses, anthropic: render `strict: true` on the manifest's tools whose
+   * schemas are inside the provider's strict subset, in rank order while the profile's strict caps
+   * have room; the others go without, each named with its reason in the body's `strict`.
+   */
+  strict?: boolean
 }
 
 export interface LimitFacts {
@@ -111,6 +119,8 @@ export interface LimitFacts {
   endpoint?: EndpointLimits
   /** Whether the manifest defers in the endpoint's own form: only when every chain entry has the same one and none says `meta`. */
   native?: NativeDeferral
+  /** The strictest strict-tool caps over the chain. */
+  strict?: StrictCaps
 }
 
 export class SurfaceService {
@@ -293,12 +303,14 @@ export class ProcessSurface implements DiscoverySurface {
   private renderedOf(turn: Turn, req: ManifestRequest): RenderedBody {
     const format = req.format ?? 'native'
     this.logBudget(turn)
-    const deferLoading = format === 'anthropic' && (req.deferLoading ?? this.limitFacts?.native === 'anthropic-tool-search')
+    const native = NATIVE_DEFERRAL_OF[format]
+    const deferLoading = native !== undefined && (req.deferLoading ?? this.limitFacts?.native === native)
+    const strict = req.strict === true && STRICT_DIALECT[format] !== undefined
     const bodies = req.extraTools?.length ? undefined : this.bodiesOf(turn)
-    const bodyKey = deferLoading ? `${format}+defer` : format
+    const bodyKey = `${format}${deferLoading ? '+defer' : ''}${strict ? '+strict' : ''}`
     const cached = bodies?.get(bodyKey)
     if (cached !== undefined) return cached
-    const body = new RenderedBody(this.render(turn, format, deferLoading))
+    const body = new RenderedBody(this.render(turn, format, deferLoading, strict))
     if (bodies) this.bodyBudget.set(bodies, bodyKey, body, body.memoryBytes)
     return body
   }
@@ -312,24 +324,54 @@ export class ProcessSurface implements DiscoverySurface {
     return memoised?.turn === turn ? memoised.bodies : undefined
   }
 
-  private render(turn: Turn, format: ManifestFormat, deferLoading: boolean): string {
+  private render(turn: Turn, format: ManifestFormat, deferLoading: boolean, strict: boolean): string {
     const code = this.codeView(turn)
     const listed = code ? code.manifest : turn.manifest
     const demoted = code ? code.demoted : turn.demoted
-    const deferredNatively = deferLoading ? [...turn.deferred, ...demoted] : []
-    const tools = toolsArrayJson(listed, format, deferredNatively)
-    // deferred in the provider's own form: the tools are in the array, so no block lists them again
-    const native = deferredNatively.length > 0
+    const { demoted: nativeDemoted, deferred: nativeDeferred } = deferLoading
+      ? nativeSplit(DEFERRED_ENTRIES_COUNT.has(format) ? turn.budget.effective : null, listed.length, demoted, turn.deferred)
+      : { demoted: [], deferred: [] }
+    const plan = strict ? planStrict(this.rankedOf(turn, listed), STRICT_DIALECT[format]!, this.limitFacts?.strict) : undefined
+    const tools = toolsArrayJson(listed, format, {
+      deferred: [...nativeDeferred, ...nativeDemoted],
+      ...(plan ? { strict: plan.strict } : {}),
+    })
+    // deferred in the provider's own form: those tools are in the array, so no block lists them again
+    const native = nativeDeferred.length + nativeDemoted.length > 0
+    const left = (all: readonly Tool[], taken: readonly Tool[]) => {
+      if (!taken.length) return all
+      const set = new Set(taken)
+      return all.filter((t) => !set.has(t))
+    }
     return (
       `{"tools":${tools}` +
-      `,"discoveryBlock":${JSON.stringify(native ? '' : discoveryBlock(turn.deferred))}` +
-      `,"demotedDiscoveryBlock":${JSON.stringify(native ? '' : demotedDiscoveryBlock(demoted))}` +
+      `,"discoveryBlock":${JSON.stringify(discoveryBlock(left(turn.deferred, nativeDeferred)))}` +
+      `,"demotedDiscoveryBlock":${JSON.stringify(demotedDiscoveryBlock(left(demoted, nativeDemoted)))}` +
       (native ? `,"deferral":"native"` : '') +
+      (plan
+        ? `,"strict":${JSON.stringify({ tools: listed.filter((t) => plan.strict.has(t)).map((t) => t.name), notStrict: plan.notStrict })}`
+        : '') +
       `,"promptHints":${JSON.stringify(distinctHints(code ? code.declared : turn.manifest))}` +
       `,"budget":${JSON.stringify(turn.budget)}` +
       (code ? `,"code":${JSON.stringify(code.facts)}` : '') +
       '}'
     )
+  }
+
+  /** A manifest's tools in the triage's rank order (the floor first, then kept groups as ranked). */
+  private rankedOf(turn: Turn, listed: readonly Tool[]): Tool[] {
+    const byName = new Map(listed.map((t) => [t.name, t]))
+    const ranked: Tool[] = []
+    for (const g of turn.groups) {
+      if (g.status !== 'kept') continue
+      for (const n of g.names) {
+        const t = byName.get(n)
+        if (t) ranked.push(t)
+        byName.delete(n)
+      }
+    }
+    // what the triage did not rank (code mode's own tool, client tools listed beside it) comes last
+    return [...ranked, ...byName.values()]
   }
 
   // ────────── code mode (issue 27) ──────────
@@ -571,6 +613,7 @@ export class ProcessSurface implements DiscoverySurface {
     const endpoint: EndpointLimits = {}
     const min = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
     const natives = new Set<string>()
+    const strictCaps: (StrictCaps | undefined)[] = []
     for (const e of catalog.entries) {
       const l = ObservedLimits.applicable(e, learned.get(e.model))
       const { profile, ...entry } = e
@@ -583,11 +626,14 @@ export class ProcessSurface implements DiscoverySurface {
       // a fallback model that cannot read the native form would get a request it rejects
       const deferral = profile?.deferral ?? 'auto'
       natives.add(deferral === 'meta' ? 'none' : (profile?.nativeDeferral ?? 'none'))
+      strictCaps.push(profile?.strict)
     }
     const native = natives.size === 1 ? ([...natives][0] as NativeDeferral) : undefined
     const out: LimitFacts = { limit, chain: facts }
     if (Object.keys(endpoint).length) out.endpoint = endpoint
     if (native && native !== 'none') out.native = native
+    const strict = strictestCaps(strictCaps)
+    if (strict) out.strict = strict
     this.limitFacts = out
     return out
   }

@@ -4,7 +4,8 @@
  * triage and the budget facts.
  */
 import { readFileSync } from 'node:fs'
-import Ajv from 'ajv'
+import Ajv2020 from 'ajv/dist/2020'
+import addFormats from 'ajv-formats'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -14,9 +15,13 @@ import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
 const base = '/brain/acme/projects/p1'
-const anthropicTools = new Ajv({ allErrors: true, strict: false }).compile(
-  JSON.parse(readFileSync(new URL('../fixtures/provider-tools/anthropic-messages-tools.schema.json', import.meta.url), 'utf8')),
-)
+const ajv = new Ajv2020({ allErrors: true, strict: false })
+addFormats(ajv)
+const published = (name: string) =>
+  ajv.compile(JSON.parse(readFileSync(new URL(`../fixtures/provider-tools/${name}`, import.meta.url), 'utf8')))
+const anthropicTools = published('anthropic-messages-tools.schema.json')
+const responsesTools = published('openai-responses-tools.schema.json')
+const chatTools = published('openai-chat-tools.schema.json')
 
 let api: ReturnType<typeof client>
 
@@ -74,6 +79,64 @@ describe('deferral: auto | native | meta', () => {
     const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic&deferLoading=false')
     expect(searchTools(m.tools)).toEqual([])
     expect(m.discoveryBlock).toContain('`stocks`')
+  })
+})
+
+describe('the OpenAI Responses rendering', () => {
+  it('defers in OpenAI’s own form on an OpenAI chain (tool_search), held to the published Responses schema', async () => {
+    const m = await manifestOf(['openai/gpt-5.4'], '?format=openai-responses')
+    expect(responsesTools(m.tools), JSON.stringify(responsesTools.errors)).toBe(true)
+    expect(m.tools.filter((t: { type: string }) => t.type === 'tool_search')).toEqual([{ type: 'tool_search' }])
+    expect(m.tools.find((t: { name?: string }) => t.name === 'stocks')).toMatchObject({
+      type: 'function',
+      strict: false,
+      defer_loading: true,
+    })
+    expect(m.tools.find((t: { name?: string }) => t.name === 'weather')).not.toHaveProperty('defer_loading')
+    expect(m.discoveryBlock).toBe('')
+    expect(m.deferral).toBe('native')
+  })
+
+  it('keeps Chat Completions on our discovery block: only the Responses API has tool_search', async () => {
+    const m = await manifestOf(['openai/gpt-5.4'], '?format=openai')
+    expect(chatTools(m.tools), JSON.stringify(chatTools.errors)).toBe(true)
+    expect(m.tools.some((t: { type: string }) => t.type === 'tool_search')).toBe(false)
+    expect(m.discoveryBlock).toContain('`stocks`')
+  })
+
+  it('refuses deferLoading=true on a format without a native form, naming the formats that have one', async () => {
+    const spawned = await (await api.post(`${base}/processes`, { models: ['openai/gpt-5.4'] })).json()
+    const res = await api.get(`${base}/processes/${spawned.id}/manifest?format=openai&deferLoading=true`)
+    expect(res.status).toBe(400)
+    expect((await res.json()).detail).toContain('format=anthropic or format=openai-responses')
+  })
+})
+
+describe('strict tools on request', () => {
+  it('renders strict: true on the tools whose schemas qualify and names every other one with its reason', async () => {
+    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic&strict=true')
+    expect(anthropicTools(m.tools), JSON.stringify(anthropicTools.errors)).toBe(true)
+    const strict = m.tools.filter((t: { strict?: boolean }) => t.strict === true).map((t: { name: string }) => t.name)
+    expect(strict).toEqual(m.strict.tools)
+    // the manifest's own tools are judged; the deferred entries (defer_loading) are not sent strict
+    const listed = m.tools
+      .filter((t: { input_schema?: unknown; defer_loading?: boolean }) => t.input_schema && !t.defer_loading)
+      .map((t: { name: string }) => t.name)
+    expect([...m.strict.tools, ...Object.keys(m.strict.notStrict)].sort()).toEqual(listed.sort())
+    expect(m.tools.some((t: { strict?: boolean; defer_loading?: boolean }) => t.strict && t.defer_loading)).toBe(false)
+    expect(m.strict.tools).toContain('weather')
+    // invoke_tool passes arbitrary params through: an open object, which no strict grammar takes
+    expect(m.strict.notStrict.invoke_tool).toBe('/properties/params does not set additionalProperties: false')
+  })
+
+  it('leaves strict out unless asked, and refuses it where the format has none', async () => {
+    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic')
+    expect(m.strict).toBeUndefined()
+    expect(m.tools.some((t: { strict?: boolean }) => t.strict)).toBe(false)
+    const spawned = await (await api.post(`${base}/processes`, { models: ['anthropic/claude-sonnet-4-6'] })).json()
+    const res = await api.get(`${base}/processes/${spawned.id}/manifest?format=native&strict=true`)
+    expect(res.status).toBe(400)
+    expect((await res.json()).errors).toEqual([expect.objectContaining({ pointer: '/strict' })])
   })
 })
 

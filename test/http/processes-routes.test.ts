@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js'
-import Ajv from 'ajv'
+import Ajv2020 from 'ajv/dist/2020'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -17,7 +17,7 @@ const base = '/brain/acme/projects/p1'
 const doc = (description: string, extra = '') =>
   `type: doc_lookup\ndescription: ${description}\nparameters:\n  path: documents/getting-started.md\n${extra}`
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/provider-tools/${name}`, import.meta.url), 'utf8'))
-const ajv = new Ajv({ allErrors: true, strict: false })
+const ajv = new Ajv2020({ allErrors: true, strict: false })
 
 let api: ReturnType<typeof client>
 let log: MemoryLogger
@@ -246,6 +246,7 @@ describe('GET /processes/{id}/manifest', () => {
     const anthropic = await manifest(p.id, '?format=anthropic')
     const deferred = await manifest(p.id, '?format=anthropic&deferLoading=true')
     const mcp = await manifest(p.id, '?format=mcp')
+    const responses = await manifest(p.id, '?format=openai-responses')
     const check = (schema: string, tools: unknown) => {
       const validate = ajv.compile(fixture(schema))
       expect(validate(tools), JSON.stringify(validate.errors)).toBe(true)
@@ -254,6 +255,7 @@ describe('GET /processes/{id}/manifest', () => {
     check('anthropic-messages-tools.schema.json', anthropic.tools)
     check('anthropic-messages-tools.schema.json', deferred.tools)
     check('mcp-tools.schema.json', mcp.tools)
+    check('openai-responses-tools.schema.json', responses.tools)
     for (const t of mcp.tools) expect(ToolSchema.safeParse(t).success).toBe(true)
     expect(openai.tools.find((t: { function: { name: string } }) => t.function.name === 'crm__find')).toMatchObject({
       type: 'function',

@@ -5,7 +5,7 @@ import { capIssues, type Issue, invalidInput } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { iso } from '../../../lib/runtime/clock'
 import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
-import { MANIFEST_FORMATS, type ManifestFormat } from '../../../lib/surface/formats'
+import { MANIFEST_FORMATS, type ManifestFormat, NATIVE_DEFERRAL_OF, STRICT_DIALECT } from '../../../lib/surface/formats'
 import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
@@ -42,13 +42,21 @@ export function processRoutes(deps: AppDeps) {
         .filter(Boolean)
       const deferLoading = c.req.query('deferLoading')
       if (deferLoading !== undefined && !['true', 'false'].includes(deferLoading)) throw invalidInput('deferLoading must be true or false')
-      if (deferLoading === 'true' && format !== 'anthropic') throw invalidInput('deferLoading applies to format=anthropic only')
+      if (deferLoading === 'true' && !NATIVE_DEFERRAL_OF[format])
+        throw invalidInput(`deferLoading applies to format=${Object.keys(NATIVE_DEFERRAL_OF).join(' or format=')} only`)
+      const strict = c.req.query('strict')
+      if (strict !== undefined && !['true', 'false'].includes(strict)) throw invalidInput('strict must be true or false')
+      if (strict === 'true' && !STRICT_DIALECT[format])
+        throw invalidInput(`strict applies to format=${Object.keys(STRICT_DIALECT).join(', format=')} only`, [
+          { pointer: '/strict', message: `format '${format}' has no strict tools` },
+        ])
       // bytes encoded once per rendered manifest, not once per request
       const body = await deps.surface.manifestBytes(key(c), {
         format,
         extraTools,
         // absent: the model catalog's deferral decides (auto = the endpoint's own form where it has one)
         ...(deferLoading !== undefined ? { deferLoading: deferLoading === 'true' } : {}),
+        ...(strict === 'true' ? { strict: true } : {}),
       })
       return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
     })

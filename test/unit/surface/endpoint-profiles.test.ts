@@ -1,38 +1,46 @@
 /**
  * Endpoint profiles (issue 26): for every endpoint the bundled model catalog describes, a surface
  * of 600 tools — long names (some with a short alias), large schemas, families of every size —
- * renders within every limit the catalog states for it, and where a published request schema for
- * the tools array exists (test/fixtures/provider-tools/), the rendering passes it.
+ * renders within every limit the catalog states for it, in every wire form that endpoint reads,
+ * and each rendering passes that provider's published request schema for the tools array.
  *
- * Published schemas: OpenAI Chat Completions and Anthropic Messages (used for OpenAI, Azure
- * OpenAI, Groq and xAI — the OpenAI-compatible ones — and for Anthropic and Bedrock InvokeModel),
- * and Bedrock Converse's ToolSpecification (applied to the `native` form as a backend translates
- * it). Gemini and Mistral have no rendering of their own and no schema we could read, so only
- * their documented limits are asserted.
+ * Published schemas (test/fixtures/provider-tools/, each naming its repository, path and commit,
+ * extracted by scripts/provider-schemas.ts): OpenAI Chat Completions and Responses (openai-openapi;
+ * Chat also for Azure OpenAI, Groq and xAI, which take the same request), Mistral's chat request
+ * (its platform docs' OpenAPI), Bedrock Converse's Tools (the Smithy model in aws-sdk-js-v3,
+ * applied to the `native` form as a backend translates it). Anthropic publishes no readable request
+ * schema (its OpenAPI is served by its SDK generator, not published in a repository), so Anthropic
+ * and Bedrock InvokeModel keep the hand-written anthropic-messages-tools.schema.json. Gemini
+ * publishes protobuf (googleapis/googleapis) and has no rendering of its own here: only its
+ * documented limits are asserted.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Ajv2020 from 'ajv/dist/2020'
+import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
-import { newAjv } from '../../../lib/config/json-schema'
 import { isServerToolsError } from '../../../lib/errors'
 import { checkModelCatalogDocument, type ProviderDocument, parseProviderDocument } from '../../../lib/models/documents'
 import { classify, toolBytes } from '../../../lib/surface/classify'
-import { type ManifestFormat, toolsArrayJson } from '../../../lib/surface/formats'
+import { type ManifestFormat, nativeSplit, STRICT_DIALECT, toolsArrayJson } from '../../../lib/surface/formats'
+import { judgeStrict, planStrict } from '../../../lib/surface/strict'
 import type { Tool } from '../../../lib/tools/contracts'
 import { FLOOR, NOW, processRecord, tool } from './helpers'
 
 const MODELS = join(import.meta.dirname, '../../../defaults/models')
 const fixture = (name: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/provider-tools', name), 'utf8')) as Record<string, unknown>
-const ajv = newAjv({ allErrors: true, strict: false })
-// the OpenAI schema's own maxItems (128) is OpenAI's count; the compatible endpoints have their own
-const { maxItems: _openaiCount, ...openaiShape } = fixture('openai-chat-tools.schema.json')
-const SHAPES: Partial<Record<ManifestFormat, ReturnType<typeof ajv.compile>>> = {
-  openai: ajv.compile(openaiShape),
-  anthropic: ajv.compile(fixture('anthropic-messages-tools.schema.json')),
+const ajv = new Ajv2020({ allErrors: true, strict: false })
+addFormats(ajv)
+const schema = (name: string) => ajv.compile(fixture(name))
+const PUBLISHED = {
+  openaiChat: schema('openai-chat-tools.schema.json'),
+  openaiResponses: schema('openai-responses-tools.schema.json'),
+  mistral: schema('mistral-chat-tools.schema.json'),
+  anthropic: schema('anthropic-messages-tools.schema.json'),
+  bedrockConverse: schema('bedrock-converse-tools.schema.json'),
 }
-
-const BEDROCK_CONVERSE = ajv.compile(fixture('bedrock-converse-tools.schema.json'))
+type Validate = (typeof PUBLISHED)['openaiChat']
 
 const endpoints = readdirSync(MODELS).map((instance) => {
   const path = `models/${instance}/_provider.yaml`
@@ -41,14 +49,45 @@ const endpoints = readdirSync(MODELS).map((instance) => {
   return { instance, doc: parsed.config }
 })
 
-/** The wire form each endpoint's requests take (undefined: no rendering of its own). */
-function formatOf(instance: string, doc: ProviderDocument): ManifestFormat | undefined {
-  if (doc.wireType === 'openai' || instance === 'azure-openai') return 'openai'
-  if (doc.wireType === 'anthropic' || instance === 'bedrock-invoke') return 'anthropic'
-  return undefined
+/** Each wire form an endpoint reads, with the published schema that holds it (a backend translates `native` for Converse). */
+function renderingsOf(
+  instance: string,
+  doc: ProviderDocument,
+): { format: ManifestFormat; validate?: Validate; translate?: (t: Record<string, unknown>[]) => unknown }[] {
+  if (instance === 'openai' || instance === 'azure-openai')
+    return [
+      { format: 'openai', validate: PUBLISHED.openaiChat },
+      { format: 'openai-responses', validate: PUBLISHED.openaiResponses },
+    ]
+  if (doc.wireType === 'openai') return [{ format: 'openai', validate: PUBLISHED.openaiChat }]
+  if (instance === 'mistral') return [{ format: 'openai', validate: PUBLISHED.mistral }]
+  if (doc.wireType === 'anthropic' || instance === 'bedrock-invoke') return [{ format: 'anthropic', validate: PUBLISHED.anthropic }]
+  if (instance === 'bedrock-converse')
+    return [
+      {
+        format: 'native',
+        validate: PUBLISHED.bedrockConverse,
+        // the backend's translation of the native form: one toolSpec per tool, the schema under `json`
+        translate: (tools) =>
+          tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } } })),
+      },
+    ]
+  return [{ format: 'native' }]
 }
 
-/** 600 tools: 40 packs of 1 to 29 sub-tools (names up to 90 characters, every fifth pack aliased short), and handwritten singles. */
+const nameOf = (t: Record<string, unknown>) => (t.function as { name?: string } | undefined)?.name ?? (t.name as string | undefined) ?? ''
+const strictOf = (t: Record<string, unknown>) => (t.function as { strict?: boolean } | undefined)?.strict ?? t.strict
+const passes = (validate: Validate, value: unknown) => {
+  const ok = validate(value)
+  expect(ok, JSON.stringify(validate.errors?.slice(0, 3))).toBe(true)
+}
+
+/**
+ * 600 tools: 40 packs of 1 to 29 sub-tools (names up to 90 characters, every fifth pack aliased
+ * short), and handwritten singles. Schemas vary: every fourth pack has 60 open parameters; the rest
+ * are closed, a third of them with optional and union-typed parameters (strict candidates of
+ * different costs).
+ */
 function surfaceOf600(): Tool[] {
   const tools: Tool[] = []
   for (let p = 0; tools.length < 520; p++) {
@@ -57,10 +96,21 @@ function surfaceOf600(): Tool[] {
     for (let i = 0; i < size && tools.length < 520; i++) {
       const t = tool(`${pack}__operation_${i}`)
       const properties: Record<string, unknown> = {}
-      // every fourth pack carries large schemas: 60 parameters with long descriptions
-      const params = p % 4 === 0 ? 60 : 3
-      for (let k = 0; k < params; k++) properties[`param_${k}`] = { type: 'string', description: `Parameter ${k}. ${'Detail. '.repeat(8)}` }
-      t.inputSchema = { type: 'object', properties }
+      if (p % 4 === 0) {
+        // large schemas: 60 parameters with long descriptions, open (not strict-eligible)
+        for (let k = 0; k < 60; k++) properties[`param_${k}`] = { type: 'string', description: `Parameter ${k}. ${'Detail. '.repeat(8)}` }
+        t.inputSchema = { type: 'object', properties }
+      } else {
+        for (let k = 0; k < 3; k++) properties[`param_${k}`] = { type: 'string' }
+        const optional = p % 3 === 1
+        if (optional) properties.mode = { anyOf: [{ type: 'string' }, { type: 'integer' }] }
+        t.inputSchema = {
+          type: 'object',
+          properties,
+          required: Object.keys(properties).filter((k) => !optional || k !== 'param_2'),
+          additionalProperties: false,
+        }
+      }
       if (p % 5 === 0 && t.name.length > 64) t.aliases = [`p${p}__op_${i}`]
       tools.push(t)
     }
@@ -70,6 +120,19 @@ function surfaceOf600(): Tool[] {
 }
 
 const RESERVE = 1
+const triage = (doc: ProviderDocument, tools: Tool[]) =>
+  classify({
+    tools: [...FLOOR, ...tools],
+    process: processRecord(),
+    now: NOW,
+    maxActivated: 40,
+    limit: doc.maxTools,
+    reserve: RESERVE,
+    endpoint: { maxToolNameLength: doc.maxToolNameLength, maxSchemaBytes: doc.maxSchemaBytes },
+  })
+/** The manifest in the triage's rank order (as the surface hands it to planStrict). */
+const ranked = (turn: ReturnType<typeof triage>) =>
+  turn.groups.filter((g) => g.status === 'kept').flatMap((g) => g.names.map((n) => turn.manifest.find((t) => t.name === n)!))
 
 describe('endpoint profiles in the bundled model catalog', () => {
   it('covers every major endpoint, each document valid on write', () => {
@@ -91,81 +154,115 @@ describe('endpoint profiles in the bundled model catalog', () => {
   })
 
   for (const { instance, doc } of endpoints) {
-    it(`renders a surface of 600 tools for ${instance} within every limit its profile states`, () => {
-      const tools = surfaceOf600()
-      const turn = classify({
-        tools: [...FLOOR, ...tools],
-        process: processRecord(),
-        now: NOW,
-        maxActivated: 40,
-        limit: doc.maxTools,
-        reserve: RESERVE,
-        endpoint: { maxToolNameLength: doc.maxToolNameLength, maxSchemaBytes: doc.maxSchemaBytes },
+    for (const { format, validate, translate } of renderingsOf(instance, doc)) {
+      it(`renders a surface of 600 tools for ${instance} (${format}) within every limit its profile states${validate ? ', held to the published schema' : ''}`, () => {
+        const turn = triage(doc, surfaceOf600())
+        const rendered = JSON.parse(toolsArrayJson(turn.manifest, format)) as Record<string, unknown>[]
+        // count, with the engine's action tool beside the manifest
+        if (doc.maxTools !== undefined) expect(rendered.length + RESERVE).toBeLessThanOrEqual(doc.maxTools)
+        // names: every one the endpoint accepts, and distinct (the published schemas leave some of this to prose)
+        const names = rendered.map(nameOf)
+        for (const n of names) {
+          expect(n).toMatch(/^[a-zA-Z0-9_-]+$/)
+          if (doc.maxToolNameLength !== undefined) expect(n.length).toBeLessThanOrEqual(doc.maxToolNameLength)
+        }
+        expect(new Set(names).size).toBe(names.length)
+        // schema size, as the triage measures it
+        if (doc.maxSchemaBytes !== undefined) {
+          const bytes = turn.manifest.reduce((sum, t) => sum + toolBytes(t, doc.maxSchemaBytes! + 1), 0)
+          expect(bytes).toBeLessThanOrEqual(doc.maxSchemaBytes)
+          expect(turn.budget.schemaBytes).toBe(bytes)
+        }
+        // strict is asked for separately (below): unasked, no tool is strict
+        expect(rendered.filter((t) => strictOf(t) === true)).toEqual([])
+        if (validate) passes(validate, translate ? translate(rendered) : rendered)
+        // the surface is large enough that every stated limit binds (the test is not met by a small manifest)
+        const reasons = new Set(turn.demotedGroups.map((g) => g.reason))
+        if (doc.maxToolNameLength !== undefined) expect(reasons).toContain('nameLength')
+        if (doc.maxSchemaBytes !== undefined) expect(reasons).toContain('schemaBytes')
+        else if (doc.maxTools !== undefined) expect(reasons).toContain('count')
+        // every visible tool is accounted for: in the manifest or demoted by whole families, each with its reason
+        expect(turn.manifest.length + turn.demoted.length).toBe(602)
+        for (const g of turn.demotedGroups) expect(new Set(g.names.map((n) => n.split('__')[0])).size).toBe(1)
+        for (const [family, reason] of Object.entries(turn.budget.demotedFor ?? {}))
+          expect(turn.demotedGroups.find((g) => g.family === family)?.reason).toBe(reason)
       })
-      const format = formatOf(instance, doc) ?? 'native'
-      const rendered = JSON.parse(toolsArrayJson(turn.manifest, format)) as Record<string, unknown>[]
-      const nameOf = (t: Record<string, unknown>) =>
-        (format === 'openai' ? (t.function as { name: string }).name : (t.name as string)) ?? ''
-      // count, with the engine's action tool beside the manifest
-      if (doc.maxTools !== undefined) expect(rendered.length + RESERVE).toBeLessThanOrEqual(doc.maxTools)
-      // names: every one the endpoint accepts, and distinct
-      const names = rendered.map(nameOf)
-      for (const n of names) {
-        expect(n).toMatch(/^[a-zA-Z0-9_-]+$/)
-        if (doc.maxToolNameLength !== undefined) expect(n.length).toBeLessThanOrEqual(doc.maxToolNameLength)
-      }
-      expect(new Set(names).size).toBe(names.length)
-      // schema size, as the triage measures it
-      if (doc.maxSchemaBytes !== undefined) {
-        const bytes = turn.manifest.reduce((sum, t) => sum + toolBytes(t, doc.maxSchemaBytes! + 1), 0)
-        expect(bytes).toBeLessThanOrEqual(doc.maxSchemaBytes)
-        expect(turn.budget.schemaBytes).toBe(bytes)
-      }
-      // strict caps: no tool is sent strict, so 0 strict tools, 0 optional and 0 union strict parameters
-      expect(rendered.filter((t) => t.strict === true || (t.function as { strict?: boolean } | undefined)?.strict === true)).toEqual([])
-      // the published request schema, where there is one
-      const shape = SHAPES[format]
-      if (shape) expect(shape(rendered), JSON.stringify(shape.errors?.slice(0, 3))).toBe(true)
-      if (instance === 'bedrock-converse') {
-        // the backend's translation of the native form: one toolSpec per tool, the schema under `json`
-        const converse = rendered.map((t) => ({
-          toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } },
-        }))
-        expect(BEDROCK_CONVERSE(converse), JSON.stringify(BEDROCK_CONVERSE.errors?.slice(0, 3))).toBe(true)
-      }
-      // the surface is large enough that every stated limit binds (the test is not met by a small manifest)
-      const reasons = new Set(turn.demotedGroups.map((g) => g.reason))
-      if (doc.maxToolNameLength !== undefined) expect(reasons).toContain('nameLength')
-      if (doc.maxSchemaBytes !== undefined) expect(reasons).toContain('schemaBytes')
-      else if (doc.maxTools !== undefined) expect(reasons).toContain('count')
-      // every visible tool is accounted for: in the manifest or demoted by whole families, each with its reason
-      expect(turn.manifest.length + turn.demoted.length).toBe(602)
-      for (const g of turn.demotedGroups) expect(new Set(g.names.map((n) => n.split('__')[0])).size).toBe(1)
-      for (const [family, reason] of Object.entries(turn.budget.demotedFor ?? {}))
-        expect(turn.demotedGroups.find((g) => g.family === family)?.reason).toBe(reason)
-    })
+
+      const dialect = STRICT_DIALECT[format]
+      if (!dialect) continue
+      it(`renders ${instance}'s strict tools (${format}) within its strict caps and the provider's strict rules, held to the published schema`, () => {
+        const turn = triage(doc, surfaceOf600())
+        const plan = planStrict(ranked(turn), dialect, doc.strict)
+        const rendered = JSON.parse(toolsArrayJson(turn.manifest, format, { strict: plan.strict })) as Record<string, unknown>[]
+        if (validate) passes(validate, rendered)
+        const strict = rendered.filter((t) => strictOf(t) === true).map(nameOf)
+        const strictTools = turn.manifest.filter((t) => plan.strict.has(t))
+        expect(strict).toEqual(strictTools.map((t) => t.aliases?.find((a) => a.length <= 64 && t.name.length > 64) ?? t.name))
+        // every strict tool meets the rules; every other manifest tool is named with its reason
+        for (const t of strictTools) expect(judgeStrict(t.inputSchema, dialect).ok).toBe(true)
+        expect(Object.keys(plan.notStrict).sort()).toEqual(
+          turn.manifest
+            .filter((t) => !plan.strict.has(t))
+            .map((t) => t.name)
+            .sort(),
+        )
+        expect(strict.length).toBeGreaterThan(0)
+        const caps = doc.strict
+        if (caps) {
+          const cost = strictTools.reduce(
+            (sum, t) => {
+              const v = judgeStrict(t.inputSchema, dialect)
+              return v.ok ? { optional: sum.optional + v.cost.optionalParams, union: sum.union + v.cost.unionParams } : sum
+            },
+            { optional: 0, union: 0 },
+          )
+          if (caps.maxTools !== undefined) expect(strict.length).toBeLessThanOrEqual(caps.maxTools)
+          if (caps.maxOptionalParams !== undefined) expect(cost.optional).toBeLessThanOrEqual(caps.maxOptionalParams)
+          if (caps.maxUnionParams !== undefined) expect(cost.union).toBeLessThanOrEqual(caps.maxUnionParams)
+          // the 600 tools have more strict candidates than the caps allow: a cap binds, and says so
+          expect(Object.values(plan.notStrict).some((r) => /^max(Tools|OptionalParams|UnionParams):/.test(r))).toBe(true)
+        }
+      })
+    }
   }
 
   for (const { instance, doc } of endpoints.filter((e) => e.doc.nativeDeferral === 'anthropic-tool-search')) {
     it(`renders ${instance}'s deferred tools in Anthropic's own form, held to the published schema`, () => {
       const tools = surfaceOf600().map((t, i) => (i % 2 ? { ...t, deferred: true } : t))
-      const turn = classify({
-        tools: [...FLOOR, ...tools],
-        process: processRecord(),
-        now: NOW,
-        maxActivated: 40,
-        limit: doc.maxTools,
-        reserve: RESERVE,
-        endpoint: { maxToolNameLength: doc.maxToolNameLength, maxSchemaBytes: doc.maxSchemaBytes },
-      })
+      const turn = triage(doc, tools)
       // a tool whose name the endpoint refuses is refused deferred as well: only the accepted ones go
       const deferrable = [...turn.deferred, ...turn.demoted].filter((t) => t.name.length <= 64 || t.aliases?.length)
-      const rendered = JSON.parse(toolsArrayJson(turn.manifest, 'anthropic', deferrable)) as Record<string, unknown>[]
-      expect(SHAPES.anthropic!(rendered), JSON.stringify(SHAPES.anthropic!.errors?.slice(0, 3))).toBe(true)
+      const rendered = JSON.parse(toolsArrayJson(turn.manifest, 'anthropic', { deferred: deferrable })) as Record<string, unknown>[]
+      passes(PUBLISHED.anthropic, rendered)
       expect(rendered.filter((t) => typeof t.type === 'string' && String(t.type).startsWith('tool_search_tool_'))).toHaveLength(1)
       expect(rendered.filter((t) => t.defer_loading === true)).toHaveLength(deferrable.length)
       // the endpoint needs at least one tool that is not deferred beside the search tool
       expect(rendered.some((t) => t.input_schema && t.defer_loading !== true)).toBe(true)
+    })
+  }
+
+  for (const { instance, doc } of endpoints.filter((e) => e.doc.nativeDeferral === 'openai-tool-search')) {
+    it(`renders ${instance}'s deferred tools in the Responses API's own form within its count, held to the published schema`, () => {
+      // 40 primary tools, the rest deferred: the manifest leaves room in the count for some of them
+      const tools = surfaceOf600().map((t, i) => (i >= 40 ? { ...t, primary: false } : t))
+      const turn = triage(doc, tools)
+      const split = nativeSplit(turn.budget.effective, turn.manifest.length, turn.demoted, turn.deferred)
+      const native = [...split.deferred, ...split.demoted]
+      const rendered = JSON.parse(toolsArrayJson(turn.manifest, 'openai-responses', { deferred: native })) as Record<string, unknown>[]
+      passes(PUBLISHED.openaiResponses, rendered)
+      expect(rendered.filter((t) => t.type === 'tool_search')).toHaveLength(1)
+      expect(rendered.filter((t) => t.defer_loading === true)).toHaveLength(native.length)
+      expect(native.length).toBeGreaterThan(0)
+      // deferred entries count like any other: the whole array, with the engine's action tool, fits maxTools
+      expect(rendered.length + RESERVE).toBe(doc.maxTools)
+      // and what did not fit is left to our discovery block, not dropped
+      expect(native.length).toBeLessThan(turn.deferred.length + turn.demoted.length)
+    })
+
+    it(`renders ${instance}'s deferred tools natively only as far as the count leaves room`, () => {
+      // every tool primary: the manifest fills the count, so nothing is deferred natively
+      const turn = triage(doc, surfaceOf600())
+      expect(nativeSplit(turn.budget.effective, turn.manifest.length, turn.demoted, turn.deferred)).toEqual({ demoted: [], deferred: [] })
     })
   }
 })
