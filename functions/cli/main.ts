@@ -70,7 +70,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const set = (c: number) => (code = c)
   const program = new Command('server-tools')
     .description(
-      'Configuration as code for Server Tools: a directory is a layer (server-tools/, recipes/, engines/, models/, mcp-servers/, documents/, scripts/, egress/).',
+      'Configuration as code for Server Tools: a directory is a layer (server-tools/, recipes/, engines/, models/, mcp-servers/, documents/, scripts/, egress/, quotas.yaml).',
     )
     .option('--url <url>', 'the tenant URL, …/brain/<tenant> (default: $ST_URL)')
     .option('--token <token>', 'a bearer token (default: $ST_TOKEN)')

@@ -277,6 +277,41 @@ describe('the tenant layer', () => {
   }, 300_000)
 })
 
+describe('quotas.yaml as configuration', () => {
+  const quotas =
+    'rules:\n  - match: { tool: "handbook" }\n    rate: { requests: 10, per: minute }\n  - match: { type: prompt_template }\n    volume: { tokens: 200000, per: day }\n'
+
+  it('validates quotas.yaml at the top of a layer with line and column, and names a misspelt one', async () => {
+    const bad = layer('quotas-bad', { 'quotas.yaml': 'rules:\n  - match: { tol: handbook }\n    rate: { requests: 10, per: minute }\n' })
+    const run = await cli('validate', bad, '--project', 'pq')
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain("quotas-bad/quotas.yaml:2:19: rules[0].match.tol is not allowed here — did you mean 'tool'?")
+    const misspelt = layer('quotas-misspelt', { 'quota.yaml': quotas, 'notes.yaml': 'not part of the layer\n' })
+    const named = await cli('validate', misspelt, '--project', 'pq')
+    expect(named.code).toBe(1)
+    expect(named.stdout).toContain("'quota.yaml' is not a layer document — did you mean 'quotas.yaml'?")
+    expect(named.stdout).not.toContain('notes.yaml')
+  }, 120_000)
+
+  it('applies quotas.yaml so GET /quotas shows its rules, pulls it back to the top of the directory, and plans no change after', async () => {
+    const dir = layer('pq', { ...projectLayer(), 'quotas.yaml': quotas })
+    const applied = await cli('apply', dir, '--project', 'pq')
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(applied.stdout).toContain('Apply complete: 7 created, 0 updated, 0 deleted.')
+    const { rules } = await (await api('/quotas?project=pq')).json()
+    expect(rules.map((r: { layer: string; match: unknown }) => [r.layer, r.match])).toEqual([
+      ['project', { tool: 'handbook' }],
+      ['project', { type: 'prompt_template' }],
+    ])
+    const into = join(work, 'pq-pulled')
+    const pulled = await cli('pull', into, '--project', 'pq', '--ignore-dir-name')
+    expect(pulled.code, pulled.stderr).toBe(0)
+    expect(readFileSync(join(into, 'quotas.yaml'), 'utf8')).toBe(quotas)
+    const again = await cli('plan', into, '--project', 'pq', '--ignore-dir-name')
+    expect([again.code, again.stdout.trim().split('\n').at(-1)]).toEqual([0, 'Plan: 0 to create, 0 to update, 0 to delete, 7 unchanged.'])
+  }, 300_000)
+})
+
 describe('server-tools preview and call', () => {
   it('shows what a spawn would get as a table and as JSON', async () => {
     const table = await cli('preview', '--project', 'p1', '--recipe', 'helper')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { layerPathProblem, writeRank } from '../../../lib/layers/layer'
+import { isLayerPath, layerPathProblem, writeRank } from '../../../lib/layers/layer'
 import { countChanges, planLayer, staleChanges } from '../../../lib/layers/plan'
 import { sha256 } from '../../../lib/runtime/hash'
 
@@ -50,8 +50,10 @@ describe('planLayer', () => {
       'models/gw/_provider.yaml',
       'mcp-servers/m.yaml',
       'egress/allow.yaml',
+      'quotas.yaml',
     ]
     expect([...paths].sort((a, b) => writeRank(a) - writeRank(b))).toEqual([
+      'quotas.yaml',
       'egress/allow.yaml',
       'models/gw/_provider.yaml',
       'models/gw/big.yaml',
@@ -93,5 +95,10 @@ describe('layerPathProblem', () => {
     expect(layerPathProblem('server-tools/a.yml', 'p1')).toMatch(/<name>\.yaml/)
     expect(layerPathProblem('server-tools/x/a.yaml', 'p1')).toMatch(/directly inside it/)
     expect(layerPathProblem('egress/allow.yaml', 'p1')).toMatch(/_tenant layer only/)
+  })
+
+  it('takes quotas.yaml at the top of a project or tenant layer, and no other top-level file', () => {
+    expect([layerPathProblem('quotas.yaml', 'p1'), layerPathProblem('quotas.yaml', '_tenant')]).toEqual([undefined, undefined])
+    expect([isLayerPath('quotas.yaml'), isLayerPath('notes.yaml'), isLayerPath('documents/quotas.yaml')]).toEqual([true, false, true])
   })
 })
