@@ -14,8 +14,8 @@
  */
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
 import { ATTACK_CLASSES } from '../test/hostile/attacks'
 import {
   type AttackClass,
@@ -91,23 +91,19 @@ export async function benchHostile() {
   return { summary }
 }
 
-/** The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms`. */
+/**
+ * The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms` — from a
+ * worker thread (bench/hostile-victim.mjs), so the floods' client-side work is not timed as the app's.
+ */
 async function victim(app: HostileApp, ms: number): Promise<{ calls: number; failures: number; p50Ms: number; p99Ms: number }> {
-  const latencies: number[] = []
-  let failures = 0
-  const end = performance.now() + ms
-  for (let i = 0; performance.now() < end; i++) {
-    const [tool, params] = i % 2 ? ['execute_javascript', { code: '1+1' }] : ['whoami', {}]
-    const t0 = performance.now()
-    try {
-      const res = await app.call(BYSTANDER, 'POST', `/projects/p1/tools/${tool}/invoke`, { params })
-      const text = await res.text()
-      if (res.status !== 200 || (JSON.parse(text) as { isError?: boolean }).isError) failures++
-    } catch {
-      failures++
-    }
-    latencies.push(performance.now() - t0)
-  }
+  const worker = new Worker(new URL('./hostile-victim.mjs', import.meta.url), {
+    workerData: { base: app.base, token: await app.token(BYSTANDER), ms },
+  })
+  const { latencies, failures } = await new Promise<{ latencies: number[]; failures: number }>((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  await worker.terminate()
   const { p50Ms, p99Ms } = percentiles(latencies)
   return { calls: latencies.length, failures, p50Ms, p99Ms }
 }
@@ -115,6 +111,7 @@ async function victim(app: HostileApp, ms: number): Promise<{ calls: number; fai
 /** Floods one attack class from `connections` loops until `stop`; counts requests and wrong answers. */
 async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepared: unknown, stop: () => boolean) {
   let sent = 0
+  let wrongCount = 0
   const wrong: string[] = []
   await Promise.all(
     Array.from({ length: attack.connections ?? 2 }, async () => {
@@ -123,13 +120,12 @@ async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepa
         try {
           await attack.once(app, tenant, prepared)
         } catch (e) {
-          if (wrong.length < 3) wrong.push((e as Error).message.split('\n')[0].slice(0, 200))
-          else wrong.length++
+          if (wrongCount++ < 3) wrong.push((e as Error).message.split('\n')[0].slice(0, 200))
         }
       }
     }),
   )
-  return { sent, wrong }
+  return { sent, wrong, wrongCount }
 }
 
 export async function benchHostileClasses() {
@@ -143,18 +139,27 @@ export async function benchHostileClasses() {
     await warmUp(app)
     for (let i = 0; i < 10; i++)
       await app.call(BYSTANDER, 'POST', '/projects/p1/tools/execute_javascript/invoke', { params: { code: '1+1' } })
+    const s0 = await app.sample({ reset: true })
     const alone = await victim(app, seconds * 1000)
-    const rows: string[][] = [['alone (no attack)', '—', String(alone.calls), String(alone.p50Ms), String(alone.p99Ms), '1.0', '']]
+    const s1 = await app.sample({ reset: true })
+    // what one victim call costs the app, so a column's CPU can be split between victim and attacker
+    const victimCpuMs = (s1.cpuMs - s0.cpuMs) / Math.max(1, alone.calls)
+    const rows: string[][] = [
+      ['alone (no attack)', '—', String(alone.calls), String(alone.p50Ms), String(alone.p99Ms), '1.0', String(s1.loopMaxMs), '—', ''],
+    ]
     let failed = alone.failures > 0
     for (const [i, attack] of classes.entries()) {
       const tenant = `attacker${i}`
       const prepared = await attack.prepare?.(app, tenant)
+      const before = await app.sample({ reset: true })
       let stopped = false
       const attacking = flood(app, attack, tenant, prepared, () => stopped)
       await new Promise((r) => setTimeout(r, 200))
       const v = await victim(app, seconds * 1000)
       stopped = true
-      const { sent, wrong } = await attacking
+      const { sent, wrong, wrongCount } = await attacking
+      const after = await app.sample({ reset: true })
+      const attackCpuMs = (after.cpuMs - before.cpuMs - v.calls * victimCpuMs) / Math.max(1, sent)
       const ratio = alone.p99Ms > 0 ? v.p99Ms / alone.p99Ms : Number.NaN
       const ok = v.failures === 0 && wrong.length === 0 && ratio <= 2
       if (!ok) failed = true
@@ -165,13 +170,17 @@ export async function benchHostileClasses() {
         String(v.p50Ms),
         String(v.p99Ms),
         ratio.toFixed(1),
-        `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrong.length ? ` (wrong answers: ${wrong.join('; ')})` : ''}`,
+        String(after.loopMaxMs),
+        attackCpuMs.toFixed(1),
+        `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`,
       ])
       summary.push(
-        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2)`,
+        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; ${attackCpuMs.toFixed(1)} CPU ms per attack`,
       )
     }
+    await app.sample({ reset: true })
     const again = await victim(app, seconds * 1000)
+    const s2 = await app.sample({ reset: true })
     rows.push([
       'alone again (after the attacks)',
       '—',
@@ -179,13 +188,29 @@ export async function benchHostileClasses() {
       String(again.p50Ms),
       String(again.p99Ms),
       (again.p99Ms / alone.p99Ms).toFixed(1),
+      String(s2.loopMaxMs),
+      '—',
       '',
     ])
-    const head = ['attack class (2 connections each)', 'attacks sent', 'victim calls', 'p50 ms', 'p99 ms', 'p99 × alone', 'verdict']
-    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)))
-    const line = (r: string[]) => `  ${r.map((x, c) => (c === 0 || c === 6 ? x.padEnd(widths[c]) : x.padStart(widths[c]))).join('  ')}`
+    const head = [
+      'attack class (2 connections each)',
+      'attacks sent',
+      'victim calls',
+      'p50 ms',
+      'p99 ms',
+      'p99 × alone',
+      'loop max ms',
+      'CPU ms/attack',
+      'verdict',
+    ]
+    const last = head.length - 1
+    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (c === last ? 0 : r[c].length))))
+    const line = (r: string[]) =>
+      `  ${r.map((x, c) => (c === 0 ? x.padEnd(widths[c]) : c === last ? x : x.padStart(widths[c]))).join('  ')}`
     console.log(
-      `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column) alone and under each attack class`,
+      `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column) alone and under each attack class;` +
+        ` loop max: the app's longest event-loop delay in the column; CPU ms/attack: the app's CPU time in the column less` +
+        ` ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request`,
     )
     console.log(line(head))
     for (const r of rows) console.log(line(r))

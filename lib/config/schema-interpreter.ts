@@ -101,7 +101,8 @@ const NUMBERS = new Set([
   'exclusiveMinimum',
   'exclusiveMaximum',
 ])
-const escapePointer = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
+// most keys have neither character: checked first, since the validator escapes every key it visits
+const escapePointer = (k: string) => (k.includes('~') || k.includes('/') ? k.replace(/~/g, '~0').replace(/\//g, '~1') : k)
 
 /**
  * The first problem that keeps `schema` from being validated — a malformed keyword, a non-local
@@ -244,6 +245,11 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       return c.test(text)
     }
     const equal = (a: unknown, b: unknown) => deepEqual(a, b, spend)
+    // one function per validation, not a closure per schema node: nodes are what the budget counts
+    const reject = (out: boolean, path: string, sp: string, keyword: string, params: Record<string, unknown>, message: string): false => {
+      if (out) fail(keyword, path, `${sp}/${keyword}`, params, message)
+      return false
+    }
 
     const check = (schema: Schema, v: unknown, path: string, sp: string, out: boolean): boolean => {
       spend(1)
@@ -263,10 +269,6 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       }
       let ok = true
       const s = schema as Record<string, any>
-      const report = (keyword: string, params: Record<string, unknown>, message: string) => {
-        ok = false
-        if (out) fail(keyword, path, `${sp}/${keyword}`, params, message)
-      }
       if (s.$ref !== undefined) {
         let target = refs.get(s.$ref)
         if (target === undefined) refs.set(s.$ref, (target = resolveRef(root, s.$ref)))
@@ -274,51 +276,52 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (!check(target as Schema, v, path, `${sp}/$ref`, out)) ok = false
       }
       if (s.type !== undefined) {
-        const types: string[] = Array.isArray(s.type) ? s.type : [s.type]
-        if (!types.some((t) => hasType(v, t))) {
-          report('type', { type: types.join(',') }, `must be ${types.join(',')}`)
+        if (typeof s.type === 'string' ? !hasType(v, s.type) : !(s.type as string[]).some((t) => hasType(v, t))) {
+          const types: string[] = [].concat(s.type)
+          ok = reject(out, path, sp, 'type', { type: types.join(',') }, `must be ${types.join(',')}`)
         }
       }
       if (s.enum !== undefined && !s.enum.some((e: unknown) => equal(e, v)))
-        report('enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
-      if (s.const !== undefined && !equal(s.const, v)) report('const', { allowedValue: s.const }, 'must be equal to constant')
+        ok = reject(out, path, sp, 'enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
+      if (s.const !== undefined && !equal(s.const, v))
+        ok = reject(out, path, sp, 'const', { allowedValue: s.const }, 'must be equal to constant')
       if (typeof v === 'string') {
         if (s.maxLength !== undefined || s.minLength !== undefined) {
           spend(Math.ceil(v.length / 32))
           const len = codePoints(v)
           if (s.maxLength !== undefined && len > s.maxLength)
-            report('maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
+            ok = reject(out, path, sp, 'maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
           if (s.minLength !== undefined && len < s.minLength)
-            report('minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
+            ok = reject(out, path, sp, 'minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
         }
         if (s.pattern !== undefined && !matches(s.pattern, v))
-          report('pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
+          ok = reject(out, path, sp, 'pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
         if (typeof s.format === 'string' && !Object.hasOwn(NUMERIC_FORMATS, s.format)) {
           const f = stringFormat(s.format)
           // ajv-formats' checks cost up to ~2.7 µs per 64 characters (uri, measured): 8 characters a step
           spend(Math.ceil(v.length / 8))
-          if (f && !f(v)) report('format', { format: s.format }, `must match format "${s.format}"`)
+          if (f && !f(v)) ok = reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
         }
       }
       if (typeof v === 'number') {
         if (s.maximum !== undefined && !(v <= s.maximum))
-          report('maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
+          ok = reject(out, path, sp, 'maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
         if (s.minimum !== undefined && !(v >= s.minimum))
-          report('minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
+          ok = reject(out, path, sp, 'minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
         if (s.exclusiveMaximum !== undefined && !(v < s.exclusiveMaximum))
-          report('exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
+          ok = reject(out, path, sp, 'exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
         if (s.exclusiveMinimum !== undefined && !(v > s.exclusiveMinimum))
-          report('exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
+          ok = reject(out, path, sp, 'exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
         if (s.multipleOf !== undefined && !isMultiple(v, s.multipleOf))
-          report('multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
+          ok = reject(out, path, sp, 'multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
         if (typeof s.format === 'string' && Object.hasOwn(NUMERIC_FORMATS, s.format) && !NUMERIC_FORMATS[s.format](v))
-          report('format', { format: s.format }, `must match format "${s.format}"`)
+          ok = reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
       }
       if (Array.isArray(v)) {
         if (s.maxItems !== undefined && v.length > s.maxItems)
-          report('maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
+          ok = reject(out, path, sp, 'maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
         if (s.minItems !== undefined && v.length < s.minItems)
-          report('minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
+          ok = reject(out, path, sp, 'minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
         if (s.uniqueItems === true) {
           // like Ajv: with typed `items`, items of another type take no part in the comparison
           const itemTypes =
@@ -327,7 +330,10 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
               : undefined
           const dup = duplicate(v, (item) => !itemTypes || itemTypes.some((t) => hasType(item, t)), spend)
           if (dup)
-            report(
+            ok = reject(
+              out,
+              path,
+              sp,
               'uniqueItems',
               { i: dup[1], j: dup[0] },
               `must NOT have duplicate items (items ## ${dup[1]} and ${dup[0]} are identical)`,
@@ -341,11 +347,13 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
             } else if (s.additionalItems !== undefined && !check(s.additionalItems, item, `${path}/${i}`, `${sp}/additionalItems`, out))
               ok = false
           })
-        } else if (s.items !== undefined) v.forEach((item, i) => check(s.items, item, `${path}/${i}`, `${sp}/items`, out) || (ok = false))
+        } else if (s.items !== undefined) {
+          for (let i = 0; i < v.length; i++) if (!check(s.items, v[i], `${path}/${i}`, `${sp}/items`, out)) ok = false
+        }
         if (s.contains !== undefined) {
           const mark = errors.length
           if (v.map((item, i) => check(s.contains, item, `${path}/${i}`, `${sp}/contains`, out)).some(Boolean)) errors.length = mark
-          else report('contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
+          else ok = reject(out, path, sp, 'contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
         }
       }
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
@@ -353,11 +361,12 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         const keys = Object.keys(obj)
         spend(keys.length)
         if (s.maxProperties !== undefined && keys.length > s.maxProperties)
-          report('maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
+          ok = reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
         if (s.minProperties !== undefined && keys.length < s.minProperties)
-          report('minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
+          ok = reject(out, path, sp, 'minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
         for (const req of (s.required ?? []) as string[]) {
-          if (!Object.hasOwn(obj, req)) report('required', { missingProperty: req }, `must have required property '${req}'`)
+          if (!Object.hasOwn(obj, req))
+            ok = reject(out, path, sp, 'required', { missingProperty: req }, `must have required property '${req}'`)
         }
         if (s.dependencies !== undefined) {
           for (const [name, dep] of Object.entries(s.dependencies as Record<string, unknown>)) {
@@ -365,7 +374,10 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
             if (Array.isArray(dep)) {
               for (const req of dep as string[])
                 if (!Object.hasOwn(obj, req))
-                  report(
+                  ok = reject(
+                    out,
+                    path,
+                    sp,
                     'dependencies',
                     { property: name, missingProperty: req, depsCount: dep.length, deps: dep.join(', ') },
                     `must have property ${req} when property ${name} is present`,
@@ -390,7 +402,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
             }
           if (known) continue
           if (s.additionalProperties === false) {
-            report('additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
+            ok = reject(out, path, sp, 'additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
           } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
             if (!check(s.additionalProperties, obj[k], at, `${sp}/additionalProperties`, out)) ok = false
           }
@@ -398,13 +410,19 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (s.propertyNames !== undefined)
           for (const k of keys)
             if (!check(s.propertyNames, k, path, `${sp}/propertyNames`, out))
-              report('propertyNames', { propertyName: k }, 'property name must be valid')
+              ok = reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
       }
-      if (s.allOf !== undefined) (s.allOf as Schema[]).forEach((sub, i) => check(sub, v, path, `${sp}/allOf/${i}`, out) || (ok = false))
+      if (s.allOf !== undefined) {
+        const all = s.allOf as Schema[]
+        for (let i = 0; i < all.length; i++) if (!check(all[i], v, path, `${sp}/allOf/${i}`, out)) ok = false
+      }
       if (s.anyOf !== undefined) {
         const mark = errors.length
-        if ((s.anyOf as Schema[]).some((sub, i) => check(sub, v, path, `${sp}/anyOf/${i}`, out))) errors.length = mark
-        else report('anyOf', {}, 'must match a schema in anyOf')
+        const any = s.anyOf as Schema[]
+        let matched = false
+        for (let i = 0; i < any.length && !matched; i++) matched = check(any[i], v, path, `${sp}/anyOf/${i}`, out)
+        if (matched) errors.length = mark
+        else ok = reject(out, path, sp, 'anyOf', {}, 'must match a schema in anyOf')
       }
       if (s.oneOf !== undefined) {
         const mark = errors.length
@@ -412,14 +430,21 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (passing.length === 1) errors.length = mark
         else {
           if (passing.length > 1) errors.length = mark
-          report('oneOf', { passingSchemas: passing.length > 1 ? passing.slice(0, 2) : null }, 'must match exactly one schema in oneOf')
+          ok = reject(
+            out,
+            path,
+            sp,
+            'oneOf',
+            { passingSchemas: passing.length > 1 ? passing.slice(0, 2) : null },
+            'must match exactly one schema in oneOf',
+          )
         }
       }
-      if (s.not !== undefined && check(s.not, v, path, `${sp}/not`, false)) report('not', {}, 'must NOT be valid')
+      if (s.not !== undefined && check(s.not, v, path, `${sp}/not`, false)) ok = reject(out, path, sp, 'not', {}, 'must NOT be valid')
       if (s.if !== undefined && (s.then !== undefined || s.else !== undefined)) {
         const branch = check(s.if, v, path, `${sp}/if`, false) ? 'then' : 'else'
         if (s[branch] !== undefined && !check(s[branch], v, path, `${sp}/${branch}`, out))
-          report('if', { failingKeyword: branch }, `must match "${branch}" schema`)
+          ok = reject(out, path, sp, 'if', { failingKeyword: branch }, `must match "${branch}" schema`)
       }
       return ok
     }

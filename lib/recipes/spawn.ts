@@ -103,18 +103,22 @@ export class ProcessService {
     return rec
   }
 
-  /** Resolves and persists a process: `draft` + one conditional create. */
-  /** `opts.idle`: an MCP session's process, which ends when idle (ProcessServiceDeps.mcpSessionIdleMs). */
+  /**
+   * Resolves and persists a process: `draft` + one conditional create. `body` may be a function
+   * that reads it (a request body): it is called only once the spawn is admitted.
+   * `opts.idle`: an MCP session's process, which ends when idle (ProcessServiceDeps.mcpSessionIdleMs).
+   */
   async spawn(
     tenant: string,
     project: string,
     actor: string,
-    body: Record<string, unknown>,
+    body: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
     opts: { idle?: boolean; id?: string } = {},
   ): Promise<SpawnResult> {
-    // before any work: a refused spawn costs the tenant nothing but this check
+    // before any work, reading the body included: a tenant past its spawn rate costs this check
+    // and nothing else, whatever it sends (issue 21 N5: each refused 340 KB body was read and parsed)
     this.deps.spawnRate?.take(tenant)
-    const drafted = await this.draft(tenant, project, actor, body)
+    const drafted = await this.draft(tenant, project, actor, typeof body === 'function' ? await body() : body)
     const record = drafted.process
     // a caller-chosen id (a stateless MCP client's process, derived from who asks for what): CONFLICT when it is live
     if (opts.id !== undefined) record.id = opts.id

@@ -94,6 +94,10 @@ export interface ProbeSample {
   heapUsedMb: number
   loopMaxMs: number
   loopP99Ms: number
+  /** CPU time the app process has used since it started (user + system), in ms. */
+  cpuMs: number
+  /** Time the app's event loop has been busy since it started, in ms. */
+  loopBusyMs: number
 }
 
 export interface HostileApp {
@@ -171,17 +175,22 @@ export async function startApp(opts: { env?: Record<string, string>; label?: str
 
   const pending = new Map<number, (s: ProbeSample) => void>()
   let nextProbe = 1
-  child.on('message', (m: { probe?: number; rss: number; heapUsed: number; loopMaxMs: number; loopP99Ms: number }) => {
-    const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
-    if (!done) return
-    pending.delete(m.probe!)
-    done({
-      rssMb: mb(m.rss),
-      heapUsedMb: mb(m.heapUsed),
-      loopMaxMs: Math.round(m.loopMaxMs * 10) / 10,
-      loopP99Ms: Math.round(m.loopP99Ms * 10) / 10,
-    })
-  })
+  child.on(
+    'message',
+    (m: { probe?: number; rss: number; heapUsed: number; loopMaxMs: number; loopP99Ms: number; cpuUs: number; loopBusyMs: number }) => {
+      const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
+      if (!done) return
+      pending.delete(m.probe!)
+      done({
+        rssMb: mb(m.rss),
+        heapUsedMb: mb(m.heapUsed),
+        loopMaxMs: Math.round(m.loopMaxMs * 10) / 10,
+        loopP99Ms: Math.round(m.loopP99Ms * 10) / 10,
+        cpuMs: m.cpuUs / 1000,
+        loopBusyMs: m.loopBusyMs,
+      })
+    },
+  )
 
   const tokens = new Map<string, Promise<string>>()
   const token = (tenant: string, scope = ALL_SCOPES, sub = `${tenant}@hostile.test`) => {

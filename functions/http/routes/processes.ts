@@ -25,7 +25,7 @@ export function processRoutes(deps: AppDeps) {
     .post('/projects/:project/processes', requireScope('tools:invoke'), async (c) => {
       const tenant = tenantParam(c)
       const project = projectParam(c)
-      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, await objectBody(c))
+      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, () => objectBody(c))
       c.header('location', `/brain/${tenant}/projects/${project}/processes/${process.id}`)
       return c.json({ ...view(process), warnings }, 201)
     })

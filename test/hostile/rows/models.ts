@@ -193,11 +193,13 @@ export const rowSet: HostileRowSet = {
 export const attacks: AttackClass[] = [
   {
     name: 'N5 spawn with 20,000 models',
-    async once(app: HostileApp, tenant: string) {
-      const models = Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`)
-      const res = await app.call(tenant, 'POST', '/projects/p1/processes', { models })
+    // the 340 KB body is built once: the flood measures the app reading it, not the bench writing it
+    prepare: async () => JSON.stringify({ models: Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`) }),
+    async once(app: HostileApp, tenant: string, body: unknown) {
+      const res = await app.call(tenant, 'POST', '/projects/p1/processes', body as string)
       const text = await res.text()
-      assert.equal(res.status, 400, `${res.status}: ${text.slice(0, 200)}`)
+      // past the tenant's spawn rate its own spawns are 429 before the body is read: a right answer too
+      assert.ok(res.status === 400 || res.status === 429, `${res.status}: ${text.slice(0, 200)}`)
     },
   },
   {

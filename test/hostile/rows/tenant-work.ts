@@ -35,7 +35,11 @@ async function processWith(app: HostileApp, tenant: string, schema: JsonSchema):
 
 /** Calls client tool `t` of a process: the outcome (a tool error when the params are refused). */
 async function callTool(app: HostileApp, tenant: string, id: string, params: unknown) {
-  const res = await app.call(tenant, 'POST', `/projects/p1/processes/${id}/tool-calls`, { name: 't', params })
+  return callToolWith(app, tenant, id, JSON.stringify({ name: 't', params }))
+}
+
+async function callToolWith(app: HostileApp, tenant: string, id: string, body: string) {
+  const res = await app.call(tenant, 'POST', `/projects/p1/processes/${id}/tool-calls`, body)
   const text = await res.text()
   assert.equal(res.status, 200, text.slice(0, 400))
   return JSON.parse(text) as { isError: boolean; content: { message?: string } }
@@ -257,36 +261,52 @@ export const rowSet: HostileRowSet = {
 }
 
 /** The same shapes as floods, for `npm run bench -- hostile` (listed in test/hostile/attacks.ts). */
+interface Flood {
+  id: string
+  body: string
+}
+
+/** A process whose tool `t` takes `schema`, and the call body sending `params`, serialised once for the whole flood. */
+async function flood(app: HostileApp, tenant: string, schema: JsonSchema, params: unknown): Promise<Flood> {
+  return { id: await processWith(app, tenant, schema), body: JSON.stringify({ name: 't', params }) }
+}
+
 export const attacks: AttackClass[] = [
   {
     name: 'N1 pattern ^(a+)+$ × "a"×29+"!"',
-    prepare: (app, tenant) => processWith(app, tenant, { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } }),
-    async once(app, tenant, id) {
-      const o = await callTool(app, tenant, id as string, { s: `${'a'.repeat(29)}!` })
+    prepare: (app, tenant) =>
+      flood(app, tenant, { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } }, { s: `${'a'.repeat(29)}!` }),
+    async once(app, tenant, prepared) {
+      const { id, body } = prepared as Flood
+      const o = await callToolWith(app, tenant, id, body)
       assert.ok(o.isError)
     },
   },
   {
     name: 'N1 nested quantifiers × 200,000 characters',
-    prepare: (app, tenant) => processWith(app, tenant, { type: 'object', properties: { s: { type: 'string', pattern: '^((a*)*b?)*c$' } } }),
-    async once(app, tenant, id) {
-      const o = await callTool(app, tenant, id as string, { s: 'a'.repeat(200_000) })
+    prepare: (app, tenant) =>
+      flood(app, tenant, { type: 'object', properties: { s: { type: 'string', pattern: '^((a*)*b?)*c$' } } }, { s: 'a'.repeat(200_000) }),
+    async once(app, tenant, prepared) {
+      const { id, body } = prepared as Flood
+      const o = await callToolWith(app, tenant, id, body)
       assert.ok(o.isError)
     },
   },
   {
     name: 'N8 recursive anyOf (1.3 KB schema) × 60-deep value',
-    prepare: (app, tenant) => processWith(app, tenant, recursiveAnyOf),
-    async once(app, tenant, id) {
-      const o = await callTool(app, tenant, id as string, { v: nested(60) })
+    prepare: (app, tenant) => flood(app, tenant, recursiveAnyOf, { v: nested(60) }),
+    async once(app, tenant, prepared) {
+      const { id, body } = prepared as Flood
+      const o = await callToolWith(app, tenant, id, body)
       assert.ok(o.isError)
     },
   },
   {
     name: 'N8 uniqueItems over 1,500 objects',
-    prepare: (app, tenant) => processWith(app, tenant, uniqueObjects),
-    async once(app, tenant, id) {
-      const o = await callTool(app, tenant, id as string, { v: uniqueValue })
+    prepare: (app, tenant) => flood(app, tenant, uniqueObjects, { v: uniqueValue }),
+    async once(app, tenant, prepared) {
+      const { id, body } = prepared as Flood
+      const o = await callToolWith(app, tenant, id, body)
       assert.ok(o.isError)
     },
   },

@@ -56,4 +56,22 @@ describe('spawns per tenant', () => {
     }
     expect(statuses).toEqual([...Array(4).fill('spawned'), ...Array(6).fill('RATE_LIMITED')])
   })
+
+  it('reads the body of a spawn only once it is admitted: past the rate, the body is never read', async () => {
+    const clock = clockAt(Date.UTC(2026, 0, 1))
+    const deps = createMemoryDeps({ clock, surface: { spawnRate: { burst: 2, perMinute: 1 } } })
+    let reads = 0
+    const body = async () => {
+      reads++
+      return {}
+    }
+    const codes: string[] = []
+    for (let i = 0; i < 5; i++)
+      await deps.processes.spawn('acme', 'p1', 'alice', body).then(
+        () => codes.push('spawned'),
+        (e: ServerToolsError) => codes.push(e.code),
+      )
+    expect(codes).toEqual(['spawned', 'spawned', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'])
+    expect(reads).toBe(2)
+  })
 })

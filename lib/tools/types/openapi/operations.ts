@@ -215,12 +215,13 @@ function buildOperation(
   const bindings: ParameterBinding[] = []
   const taken = new Set<string>()
   const argFor = (name: string, location: string) => {
-    let arg = name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64) || location
+    const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_')
+    let arg = safe.slice(0, 64) || location
     if (taken.has(arg)) arg = `${location}_${arg}`.slice(0, 64)
     let n = 2
     while (taken.has(arg)) {
       steps.spend()
-      arg = `${location}_${name.replace(/[^A-Za-z0-9_.-]/g, '_')}_${n++}`.slice(0, 64)
+      arg = `${location}_${safe}_${n++}`.slice(0, 64)
     }
     taken.add(arg)
     return arg
