@@ -9,6 +9,7 @@ import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
 import { type DocumentCheck, DocumentService } from '../lib/documents/service'
+import { StampedDocumentCache } from '../lib/documents/stamped-cache'
 import type { AllowList } from '../lib/egress/allow-list'
 import { type Egress, lazyEgress } from '../lib/egress/lazy'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
@@ -39,11 +40,14 @@ import { DynamoAuditStore } from '../lib/stores/aws/audit-store'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
+import { ReadBatcher } from '../lib/stores/aws/dynamo/read-batcher'
 import type { AwsCredentials } from '../lib/stores/aws/dynamo/sigv4'
 import { DynamoObservedLimitStore } from '../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore } from '../lib/stores/aws/process-store'
 import { DynamoQuotaCounterStore } from '../lib/stores/aws/quota-store'
+import { DynamoTenantStampStore } from '../lib/stores/aws/tenant-stamp-store'
 import { DynamoToolUsageStore } from '../lib/stores/aws/tool-usage-store'
+import { newWriteId } from '../lib/stores/aws/write-ids'
 import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryQuotaCounterStore } from '../lib/stores/memory/quota-store'
@@ -69,7 +73,7 @@ import { UsageService } from '../lib/usage/service'
 import { lazyConsoleAssets } from './console-assets'
 import { bundledDefaults } from './defaults'
 import type { AppDeps } from './http/app-deps'
-import { auditContext } from './http/request-context'
+import { auditContext, requestContext } from './http/request-context'
 import type { AuthSettings } from './http/token-verifier'
 import type { AgentSurface } from './surface-deps'
 
@@ -191,7 +195,16 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
   const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock })
   const quotaStore = opts.quotaStore ?? new MemoryQuotaCounterStore()
-  const quotas = new QuotaLimiter({ rules: new QuotaRuleSource(cascade, clock, log), store: quotaStore, clock })
+  const quotas = new QuotaLimiter({
+    rules: new QuotaRuleSource(
+      cascade,
+      clock,
+      log,
+      opts.store.generation && ((t) => opts.store.generation?.(t) ?? Promise.resolve(undefined)),
+    ),
+    store: quotaStore,
+    clock,
+  })
   dispatcher.setAdmission(async (caller, tool) => {
     const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
     return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
@@ -338,9 +351,20 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   })
   const clock = config.clock ?? systemClock
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket, tracer: config.observability?.tracer })
-  const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock })
+  // the process and the tenant stamp a turn reads go out together (one BatchGetItem)
+  const reads = new ReadBatcher(clients.dynamo)
+  // what turns read from the documents table is kept per container while the tenant's stamp,
+  // read once per request, says nothing changed (lib/documents/stamped-cache.ts)
+  const store = new StampedDocumentCache({
+    store: new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock }),
+    stamps: new DynamoTenantStampStore({ dynamo: clients.dynamo, tableName: config.documentsTable, reads }),
+    request: () => requestContext.current(),
+    clock,
+    newWriteId,
+    log: config.log,
+  })
   const usageStore = new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName: config.toolUsageTable })
-  const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable })
+  const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable, reads })
   const observedLimitStore = new DynamoObservedLimitStore({ dynamo: clients.dynamo, tableName: config.observedLimitsTable })
   const auditStore = config.auditTable ? new DynamoAuditStore({ dynamo: clients.dynamo, tableName: config.auditTable }) : undefined
   const quotaStore = config.quotasTable ? new DynamoQuotaCounterStore({ dynamo: clients.dynamo, tableName: config.quotasTable }) : undefined

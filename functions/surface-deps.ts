@@ -69,6 +69,7 @@ export function buildAgentSurface(o: AgentSurfaceOptions): AgentSurface {
     processTtlMs: settings.processTtlMs,
     ...(settings.mcpSessionIdleMs !== undefined ? { mcpSessionIdleMs: settings.mcpSessionIdleMs } : {}),
     spawnRate: new SpawnRate({ ...DEFAULT_SPAWN_RATE, ...settings.spawnRate }, o.clock),
+    ...(o.store.freshen ? { freshen: (tenant: string) => o.store.freshen?.(tenant) ?? Promise.resolve() } : {}),
   })
   const surface = new SurfaceService({
     tools: o.tools,

@@ -71,6 +71,17 @@ export interface DocumentStore {
    * blob): what a memo needs to know whether anything under a prefix changed.
    */
   listVersions(scope: string, prefix: string): Promise<DocumentVersion[]>
+  /**
+   * Optional. A number that changes whenever any document of the tenant changes, as this request
+   * sees it; undefined when the store cannot tell (then a memo of what documents say must re-read
+   * them). Memos key on it instead of a time to live (lib/documents/stamped-cache.ts).
+   */
+  generation?(tenant: string): Promise<number | undefined>
+  /**
+   * Optional. Start reading what this request's reads of the tenant depend on (the tenant stamp)
+   * now, so that it goes out with the caller's other reads (a process) in one request.
+   */
+  freshen?(tenant: string): Promise<void>
 }
 
 /** A live document's path and version. */

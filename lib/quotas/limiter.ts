@@ -38,7 +38,11 @@ export const sliceOf = (limit: number) => Math.max(1, Math.min(MAX_SLICE, Math.f
 export const MAX_TOKEN_SLICE = 50_000
 export const tokenSliceOf = (limit: number) => Math.max(1, Math.min(MAX_TOKEN_SLICE, Math.floor(limit * SLICE_FRACTION)))
 
-/** How long a container trusts the quota documents it read (a rule edit takes effect within this). */
+/**
+ * How long a container trusts the quota documents it read when the document store cannot say
+ * whether they changed (DocumentStore.generation undefined: outside a request, say); with a
+ * generation, a rule edit takes effect on the next call.
+ */
 export const RULES_TTL_MS = 5_000
 
 export interface QuotaRefusal {
@@ -80,21 +84,28 @@ interface Lease {
   refill?: Promise<void>
 }
 
-/** The rules of one tenant/project, read through the cascade and kept RULES_TTL_MS. */
+/**
+ * The rules of one tenant/project, read through the cascade and kept while the tenant's document
+ * generation is unchanged (or RULES_TTL_MS where there is none).
+ */
 export class QuotaRuleSource {
-  private readonly cache = new Map<string, { at: number; rules: Promise<PlacedRule[]> }>()
+  private readonly cache = new Map<string, { at: number; generation?: number; rules: Promise<PlacedRule[]> }>()
 
   constructor(
     private readonly cascade: DocumentCascade,
     private readonly clock: Clock,
     private readonly log?: Logger,
+    /** DocumentStore.generation. */
+    private readonly generation?: (tenant: string) => Promise<number | undefined>,
   ) {}
 
-  rules(tenant: string, project: string): Promise<PlacedRule[]> {
+  async rules(tenant: string, project: string): Promise<PlacedRule[]> {
     const key = `${tenant}\u0000${project}`
     const now = this.clock.now()
+    const generation = await this.generation?.(tenant)
     const hit = this.cache.get(key)
-    if (hit && now - hit.at < RULES_TTL_MS) return hit.rules
+    if (hit && (generation !== undefined ? hit.generation === generation : hit.generation === undefined && now - hit.at < RULES_TTL_MS))
+      return hit.rules
     const rules = this.cascade.readLayers(tenant, project, QUOTAS_PATH).then(
       (docs) => docs.flatMap((d) => this.placed(tenant, d)),
       (e) => {
@@ -103,7 +114,7 @@ export class QuotaRuleSource {
       },
     )
     if (this.cache.size > 10_000) this.cache.clear()
-    this.cache.set(key, { at: now, rules })
+    this.cache.set(key, { at: now, generation, rules })
     return rules
   }
 
@@ -122,6 +133,7 @@ export const counterOf = (rule: PlacedRule, project: string, w: QuotaWindow) =>
 
 export class QuotaLimiter {
   private readonly leases = new Map<string, Lease>()
+  private readonly compiledSets = new WeakMap<PlacedRule[], CompiledRules>()
   /** Refusals this container answered, per tenant and counter (what GET /quotas adds up locally). */
   readonly refused = new Map<string, number>()
 
@@ -137,33 +149,42 @@ export class QuotaLimiter {
   async admit(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>): Promise<QuotaRefusal | undefined> {
     const rules = await this.deps.rules.rules(caller.tenant, caller.project)
     if (!rules.length) return undefined
-    const s: QuotaSubject = { ...subject, project: caller.project, role: caller.role }
     const now = this.deps.clock.now()
-    const wanted: { rule: PlacedRule; window: QuotaWindow; id: string }[] = []
-    for (const rule of rules) {
-      if (!matches(rule.match, s)) continue
-      for (const window of windowsOf(rule, now))
-        wanted.push({ rule, window, id: `${caller.tenant}\u0000${counterOf(rule, caller.project, window)}` })
-    }
+    const wanted = this.compiled(rules, caller).wanted(caller, subject, now)
     if (!wanted.length) return undefined
     // Leases fill concurrently; only when every window has a unit at once are they all spent, so a
     // call refused by one window takes nothing from the others.
     // Each round ends with every empty lease refilled by at least one unit or marked spent, and
     // a window's budget is finite: callers racing for a slice end admitted or refused, never spin.
     for (;;) {
-      const leases = wanted.map((w) => this.lease(w.id, w.window))
-      const spent = wanted.find((_, i) => leases[i].spent)
-      if (spent) return this.refusal(spent, caller.tenant, now)
-      const empty = wanted.flatMap((w, i) => (leases[i].remaining < 1 ? [this.refill(caller.tenant, w, leases[i])] : []))
-      if (!empty.length) {
+      let empty: Promise<void>[] | undefined
+      for (const w of wanted) {
+        const lease = this.leaseOf(w)
+        if (lease.spent) return this.refusal(w, caller.tenant, now)
+        if (lease.remaining < 1) (empty ??= []).push(this.refill(caller.tenant, w, lease))
+      }
+      if (!empty) {
         // a request takes its unit now; tokens are taken when the call reports them (charge)
-        wanted.forEach((w, i) => {
-          if (w.window.kind !== 'tokens') leases[i].remaining--
-        })
+        for (const w of wanted) if (w.window.kind !== 'tokens') this.leaseOf(w).remaining--
         return undefined
       }
       await Promise.all(empty)
     }
+  }
+
+  /** The rules of one tenant/project's set, compiled once per set (the set is kept while its documents are unchanged). */
+  private compiled(rules: PlacedRule[], caller: QuotaCaller): CompiledRules {
+    let c = this.compiledSets.get(rules)
+    if (!c || c.tenant !== caller.tenant || c.project !== caller.project)
+      this.compiledSets.set(rules, (c = new CompiledRules(rules, caller.tenant, caller.project)))
+    return c
+  }
+
+  /** The lease a wanted window spends from, kept on the window (one Map lookup per new window, not per call). */
+  private leaseOf(w: Wanted): Lease {
+    // a Wanted lives only while its window does, and no lease is pruned before its window ends
+    w.lease ??= this.lease(w.id, w.window)
+    return w.lease
   }
 
   /**
@@ -228,7 +249,7 @@ export class QuotaLimiter {
     return l
   }
 
-  private refill(tenant: string, w: { rule: PlacedRule; window: QuotaWindow; id: string }, lease: Lease): Promise<void> {
+  private refill(tenant: string, w: Wanted, lease: Lease): Promise<void> {
     lease.refill ??= (async () => {
       try {
         const counter = w.id.slice(tenant.length + 1)
@@ -245,7 +266,7 @@ export class QuotaLimiter {
     return lease.refill
   }
 
-  private refusal(w: { rule: PlacedRule; window: QuotaWindow; id: string }, _tenant: string, now: number): QuotaRefusal {
+  private refusal(w: Wanted, _tenant: string, now: number): QuotaRefusal {
     this.refused.set(w.id, (this.refused.get(w.id) ?? 0) + 1)
     const retryAfterSeconds = Math.max(1, Math.ceil((w.window.end - now) / 1000))
     const r = w.rule
@@ -268,6 +289,50 @@ export class QuotaLimiter {
   private prune() {
     const now = this.deps.clock.now()
     for (const [k, l] of this.leases) if (l.end <= now && !l.refill) this.leases.delete(k)
+  }
+}
+
+/** One window a call must take a unit from: its rule, its counter id (tenant-qualified) and, once looked up, its lease. */
+interface Wanted {
+  rule: PlacedRule
+  window: QuotaWindow
+  id: string
+  lease?: Lease
+}
+
+/** Selections memoised per set; past this many distinct subjects the memo starts over. */
+const MAX_SELECTIONS = 4_096
+
+/**
+ * One tenant/project's rule set, compiled: which rules select a subject is decided once per
+ * (role, tool, type, labels) and kept with the windows those rules count now, until the first of
+ * them ends. A call then costs a Map lookup, not a match of every rule and a fresh set of windows.
+ */
+class CompiledRules {
+  private readonly selections = new Map<string, { rules: PlacedRule[]; wanted: Wanted[]; from: number; until: number }>()
+
+  constructor(
+    private readonly rules: PlacedRule[],
+    readonly tenant: string,
+    readonly project: string,
+  ) {}
+
+  wanted(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>, now: number): Wanted[] {
+    const key = `${caller.role ?? ''}\u0000${subject.tool}\u0000${subject.type}\u0000${subject.labels.join('\u0001')}`
+    let sel = this.selections.get(key)
+    if (!sel) {
+      const s: QuotaSubject = { ...subject, project: this.project, role: caller.role }
+      if (this.selections.size >= MAX_SELECTIONS) this.selections.clear()
+      this.selections.set(key, (sel = { rules: this.rules.filter((r) => matches(r.match, s)), wanted: [], from: 1, until: 0 }))
+    }
+    if (now < sel.from || now >= sel.until) {
+      sel.wanted = sel.rules.flatMap((rule) =>
+        windowsOf(rule, now).map((window) => ({ rule, window, id: `${this.tenant}\u0000${counterOf(rule, this.project, window)}` })),
+      )
+      sel.from = Math.max(...sel.wanted.map((w) => w.window.start), Number.NEGATIVE_INFINITY)
+      sel.until = Math.min(...sel.wanted.map((w) => w.window.end), Number.POSITIVE_INFINITY)
+    }
+    return sel.wanted
   }
 }
 

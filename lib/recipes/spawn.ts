@@ -36,6 +36,8 @@ export interface ProcessServiceDeps {
   newId?: () => string
   /** Spawns per tenant (./spawn-rate.ts); absent = unlimited (tests that spawn in bulk). */
   spawnRate?: SpawnRate
+  /** DocumentStore.freshen: the tenant's stamp, read beside the process (one request where the store batches reads). */
+  freshen?: (tenant: string) => Promise<void>
 }
 
 export interface SpawnResult {
@@ -97,7 +99,8 @@ export class ProcessService {
     if (!PROCESS_ID_PATTERN.test(key.id))
       throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
     const { subject, ...stored } = key
-    const rec = await this.deps.processes.get(stored, this.deps.clock.now())
+    // every turn on a process reads documents next: their freshness check goes out with the process read
+    const [rec] = await Promise.all([this.deps.processes.get(stored, this.deps.clock.now()), this.deps.freshen?.(key.tenant)])
     if (!rec || rec.createdBy !== subject)
       throw notFound(`no process '${key.id}' of yours in project '${key.project}' (it may have expired, or another subject spawned it)`)
     return rec

@@ -85,17 +85,21 @@ describe('DynamoDB requests per operation, quotas on', () => {
     const activated = await counted(async () => {
       for (let i = 0; i < 10; i++) expect((await call(id, 'notes_deferred')).isError).toBe(false)
     })
-    // Per tool call: the process (GetItem), the tool's definition through the cascade (BatchGetItem),
-    // the tool's own read of notes.md (BatchGetItem: doc_lookup's work, not overhead) and, flushed
-    // at the end of each Lambda invocation, the usage total and the day row (2 UpdateItem). The quota
-    // adds nothing per call: its rules are cached 5 s and its lease (a slice of 500 of this rule's
-    // 1,000,000) was taken in the warm-up. An activated tool's call rewrites the process only when
-    // its stamp is older than a tenth of the activation TTL: not within these ten calls.
+    // Per tool call: the process and the tenant's stamp, read together (one BatchGetItem across the
+    // processes and documents tables), and, flushed at the end of each Lambda invocation, the usage
+    // total and the day row (2 UpdateItem). Everything the call reads from documents — the tool's
+    // definition through the cascade, and doc_lookup's own read of notes.md — is served from the
+    // container's cache, the stamp saying nothing changed. The quota adds nothing per call: its
+    // rules come from the same cache and its lease (a slice of 500 of this rule's 1,000,000) was
+    // taken in the warm-up. An activated tool's call rewrites the process only when its stamp is
+    // older than a tenth of the activation TTL: not within these ten calls.
+    // A manifest is the same read alone; a spawn reads the stamp (GetItem: no process yet) and
+    // writes the process.
     expect({ spawned, manifested, primary, activated }).toEqual({
-      spawned: { BatchGetItem: 2, Query: 2, PutItem: 1 },
-      manifested: { GetItem: 1, Query: 2 },
-      primary: { GetItem: 10, BatchGetItem: 20, UpdateItem: 20 },
-      activated: { GetItem: 10, BatchGetItem: 20, UpdateItem: 20 },
+      spawned: { GetItem: 1, PutItem: 1 },
+      manifested: { BatchGetItem: 1 },
+      primary: { BatchGetItem: 10, UpdateItem: 20 },
+      activated: { BatchGetItem: 10, UpdateItem: 20 },
     })
   })
 })

@@ -16,6 +16,7 @@ import { conflict, notFound } from '../../errors'
 import type { ProcessKey, ProcessRecord, ProcessStore, RankRule } from '../../recipes/ports'
 import type { ClientToolDeclaration } from '../../surface/client-tools'
 import type { DynamoClient } from './dynamo/client'
+import type { ReadBatcher } from './dynamo/read-batcher'
 import type { TableSpec } from './provision'
 import { errorName, storeError } from './store-errors'
 import { mayHaveLanded, newWriteId, writeIdClauses, writesSince } from './write-ids'
@@ -49,10 +50,13 @@ const LIVE = 'attribute_exists(#id) AND #exp > :now'
 export class DynamoProcessStore implements ProcessStore {
   private readonly db: DynamoClient
   private readonly table: string
+  private readonly reads?: ReadBatcher
 
-  constructor(opts: { dynamo: DynamoClient; tableName: string }) {
+  /** `reads`: a process read goes out with the other reads of its turn (the tenant's stamp) as one BatchGetItem. */
+  constructor(opts: { dynamo: DynamoClient; tableName: string; reads?: ReadBatcher }) {
     this.db = opts.dynamo
     this.table = opts.tableName
+    this.reads = opts.reads
   }
 
   async create(r: ProcessRecord) {
@@ -109,9 +113,10 @@ export class DynamoProcessStore implements ProcessStore {
   }
 
   private async rawItem(key: ProcessKey): Promise<ProcessItem | undefined> {
-    const out = await this.send(() =>
-      this.db.getItem<ProcessItem>({ TableName: this.table, Key: { scope: scopeOf(key), id: key.id }, ConsistentRead: true }),
-    )
+    const Key = { scope: scopeOf(key), id: key.id }
+    const reads = this.reads
+    if (reads) return this.send(() => reads.getItem<ProcessItem>(this.table, Key))
+    const out = await this.send(() => this.db.getItem<ProcessItem>({ TableName: this.table, Key, ConsistentRead: true }))
     return out.Item
   }
 

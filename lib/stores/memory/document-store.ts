@@ -22,6 +22,8 @@ export class MemoryDocumentStore implements DocumentStore {
   private readonly tombstones = new Map<string, number>()
   /** Round trips served, so tests and benches can prove "one read per cascade lookup". */
   roundTrips = 0
+  /** Per tenant: writes so far (DocumentStore.generation; exact, the store being the process's own). */
+  private readonly generations = new Map<string, number>()
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -65,6 +67,7 @@ export class MemoryDocumentStore implements DocumentStore {
     this.docs.set(id, stored)
     this.tombstones.delete(id)
     this.sorted.delete(doc.key.scope)
+    this.bump(doc.key.scope)
     return { ...clone(stored)!, created: !current }
   }
 
@@ -78,6 +81,16 @@ export class MemoryDocumentStore implements DocumentStore {
     this.docs.delete(docId(key))
     this.tombstones.set(docId(key), current.version + 1)
     this.sorted.delete(key.scope)
+    this.bump(key.scope)
+  }
+
+  async generation(tenant: string) {
+    return this.generations.get(tenant) ?? 0
+  }
+
+  private bump(scope: string) {
+    const tenant = scope.slice(0, scope.indexOf('#'))
+    this.generations.set(tenant, (this.generations.get(tenant) ?? 0) + 1)
   }
 
   async list(scope: string, prefix: string) {
