@@ -16,13 +16,16 @@
  *   strict: { maxTools: 20, maxOptionalParams: 24, maxUnionParams: 16 }   # caps on `strict: true` tools
  *   nativeDeferral: anthropic-tool-search  # the endpoint's own deferred loading: none | anthropic-tool-search | openai-tool-search
  *   deferral: auto                       # auto (native where the endpoint has it) | native | meta (our discovery block)
+ *   surface: code                        # the code rendering (issue 27): code | native; absent = the recipe's
+ *   codeDeclarationBytes: 16384          # code rendering: the declaration's byte budget for this endpoint
  *
  *   # models/<instance>/<model>.yaml — one model (optional)
  *   modelId: gpt-4o-mini-2024-07-18      # the provider's name (default: the file name)
  *   maxOutputTokens: 16384               # default and cap for a call's max tokens
  *   size: small
  *   maxTools: 64                         # wins over the provider's (0 = explicitly unlimited)
- *   (maxToolNameLength, maxSchemaBytes, strict, nativeDeferral, deferral: as above, each winning over the provider's)
+ *   (maxToolNameLength, maxSchemaBytes, strict, nativeDeferral, deferral, surface, codeDeclarationBytes:
+ *    as above, each winning over the provider's)
  *
  * Both are tolerant of fields they do not know (pricing or other settings may live there); the
  * fields above are checked on write (`checkModelCatalogDocument`) and again on read. A provider
@@ -52,6 +55,9 @@ export const DEFAULT_BASE_URLS: Record<WireType, string> = { openai: 'https://ap
 
 export const DEFERRALS = ['auto', 'native', 'meta'] as const
 export type Deferral = (typeof DEFERRALS)[number]
+/** The rendering an endpoint asks for: its tools in the array (`native`) or one code tool with a typed API (`code`). */
+export const ENDPOINT_SURFACES = ['native', 'code'] as const
+export type EndpointSurface = (typeof ENDPOINT_SURFACES)[number]
 export const NATIVE_DEFERRALS = ['none', 'anthropic-tool-search', 'openai-tool-search'] as const
 export type NativeDeferral = (typeof NATIVE_DEFERRALS)[number]
 
@@ -62,8 +68,20 @@ export interface EndpointProfile {
   strict?: { maxTools?: number; maxOptionalParams?: number; maxUnionParams?: number }
   nativeDeferral?: NativeDeferral
   deferral?: Deferral
+  /** `code`: this endpoint gets the code rendering; `native`: never (a recipe's `surface: code` included). */
+  surface?: EndpointSurface
+  /** The code declaration's byte budget on this endpoint (the deployment's setting caps it). */
+  codeDeclarationBytes?: number
 }
-const PROFILE_FIELDS = ['maxToolNameLength', 'maxSchemaBytes', 'strict', 'nativeDeferral', 'deferral'] as const
+const PROFILE_FIELDS = [
+  'maxToolNameLength',
+  'maxSchemaBytes',
+  'strict',
+  'nativeDeferral',
+  'deferral',
+  'surface',
+  'codeDeclarationBytes',
+] as const
 
 export interface ProviderDocument extends EndpointProfile {
   /** As written; a prompt call insists on one of WIRE_TYPES. */
@@ -101,6 +119,8 @@ const profileProperties = {
   },
   nativeDeferral: { enum: NATIVE_DEFERRALS },
   deferral: { enum: DEFERRALS },
+  surface: { enum: ENDPOINT_SURFACES },
+  codeDeclarationBytes: { type: 'integer', minimum: 1 },
 }
 
 const providerSchema = {

@@ -174,6 +174,8 @@ function profileOf(provider: EndpointProfile | undefined, model: EndpointProfile
     if (doc.strict !== undefined) out.strict = doc.strict
     if (doc.nativeDeferral !== undefined) out.nativeDeferral = doc.nativeDeferral
     if (doc.deferral !== undefined) out.deferral = doc.deferral
+    if (doc.surface !== undefined) out.surface = doc.surface
+    if (doc.codeDeclarationBytes !== undefined) out.codeDeclarationBytes = doc.codeDeclarationBytes
   }
   return Object.keys(out).length ? out : undefined
 }

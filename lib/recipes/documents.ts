@@ -54,8 +54,11 @@ export interface RecipeConfig {
   models: string[]
   activationTtl: string
   activationTtlMs: number
-  /** `native` (default): tools in the manifest; `code`: the floor and one code tool with a typed API (issue 27). */
-  surface: RecipeSurface
+  /**
+   * `native`: tools in the manifest; `code`: the floor and one code tool with a typed API (issue 27).
+   * Absent: as the model chain's endpoint profiles say, else native (lib/surface/surface.ts codeChoice).
+   */
+  surface?: RecipeSurface
   /** Code mode: tools labelled `destructive` may be called from code (default false). */
   codeAllowDestructive: boolean
 }
@@ -220,8 +223,11 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
   const ttl = parseDuration(ttlText)
   if (ttl === undefined)
     semantic.push({ pointer: '/activationTtl', message: `activationTtl '${ttlText}' is not a duration like '15m', '90s' or '1h30m'` })
-  if (raw.codeAllowDestructive === true && raw.surface !== 'code')
-    semantic.push({ pointer: '/codeAllowDestructive', message: 'codeAllowDestructive applies only to a recipe with surface: code' })
+  if (raw.codeAllowDestructive === true && raw.surface === 'native')
+    semantic.push({
+      pointer: '/codeAllowDestructive',
+      message: 'codeAllowDestructive applies only to a recipe that may run in code mode (surface: code, or no surface)',
+    })
   const issues = [
     ...unknownFields(m.parsed, raw, Object.keys(recipeSchema.properties), path),
     ...locate(m.parsed, [...validateAgainst(recipeSchema, raw), ...semantic], path),
@@ -242,7 +248,7 @@ export function parseRecipe(text: YamlSource, name: string, path = recipePath(na
       models: list('models'),
       activationTtl: ttlText,
       activationTtlMs: ttl!,
-      surface: raw.surface === 'code' ? 'code' : 'native',
+      ...(raw.surface === 'code' || raw.surface === 'native' ? { surface: raw.surface } : {}),
       codeAllowDestructive: raw.codeAllowDestructive === true,
     },
   }

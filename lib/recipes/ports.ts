@@ -60,8 +60,8 @@ export interface ProcessRecord {
   idleTtlMs?: number
   /** Manifest slots kept free for the client's own tools (spawn `reserve`, MCP `?reserve=`); absent = the deployment setting. */
   reserve?: number
-  /** The recipe's `surface: code` (issue 27): the manifest is the floor and the code tool; absent = native. */
-  surface?: 'code'
+  /** The recipe's `surface` (issue 27); absent = the endpoint profiles decide (lib/surface/surface.ts codeChoice). */
+  surface?: 'code' | 'native'
   /** The recipe's `codeAllowDestructive`: `destructive` tools may be called from code; absent = refused. */
   codeAllowDestructive?: boolean
 }

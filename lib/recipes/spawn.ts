@@ -238,7 +238,7 @@ export class ProcessService {
       ...(req.clientTools?.length ? { clientTools: req.clientTools, clientToolsVersion: 1 } : {}),
       ...(req.reserve !== undefined ? { reserve: req.reserve } : {}),
       ...(req.allowedTools !== undefined ? { allowedToolsOverride: [...req.allowedTools] } : {}),
-      ...(recipe.config.surface === 'code' ? { surface: 'code' as const } : {}),
+      ...(recipe.config.surface ? { surface: recipe.config.surface } : {}),
       ...(recipe.config.codeAllowDestructive ? { codeAllowDestructive: true } : {}),
     }
     return { process: record, warnings: warnings.messages, findings: warnings.list }

@@ -33,7 +33,7 @@ export function wireName(tool: Tool, maxLength?: number): string | undefined {
   return tool.aliases?.find(fits) ?? (maxLength === undefined ? tool.name : undefined)
 }
 
-function objectSchema(schema: JsonSchema): JsonSchema {
+export function objectSchema(schema: JsonSchema): JsonSchema {
   return schema && typeof schema === 'object' && schema.type === 'object' ? schema : { ...(schema ?? {}), type: 'object' }
 }
 

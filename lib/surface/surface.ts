@@ -6,8 +6,8 @@
 
 import type { ToolOutcome } from '../calls/outcome'
 import { EXPANSION_LIMITS } from '../config/expansion-budget'
-import { invalidInput } from '../errors'
-import type { NativeDeferral } from '../models/documents'
+import { invalidInput, ServerToolsError } from '../errors'
+import type { EndpointSurface, NativeDeferral } from '../models/documents'
 import type { SurfaceDocuments } from '../recipes/catalog'
 import type { CallerProcessKey, ProcessKey, ProcessRecord, ProcessStore } from '../recipes/ports'
 import type { ProcessService } from '../recipes/spawn'
@@ -26,7 +26,15 @@ import { clientToolsOf, isClientTool } from './client-tools'
 import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
-import { DEFERRED_ENTRIES_COUNT, type ManifestFormat, NATIVE_DEFERRAL_OF, nativeSplit, STRICT_DIALECT, toolsArrayJson } from './formats'
+import {
+  DEFERRED_ENTRIES_COUNT,
+  type ManifestFormat,
+  NATIVE_DEFERRAL_OF,
+  nativeSplit,
+  objectSchema,
+  STRICT_DIALECT,
+  toolsArrayJson,
+} from './formats'
 import { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
 import { planStrict, type StrictCaps, strictestCaps } from './strict'
@@ -121,6 +129,24 @@ export interface LimitFacts {
   native?: NativeDeferral
   /** The strictest strict-tool caps over the chain. */
   strict?: StrictCaps
+  /** The chain's `surface`: `native` when an entry says so, else `code` when one does (see codeChoice). */
+  surface?: EndpointSurface
+  /** The smallest `codeDeclarationBytes` over the chain. */
+  codeDeclarationBytes?: number
+}
+
+/** Who chose the code surface for a process. */
+export type CodeChoice = { code: false } | { code: true; by: 'recipe' | 'endpoint' }
+
+/**
+ * Code mode when the recipe or the model chain's profiles ask for it and neither says `native`:
+ * either side can opt in, and either can refuse — a recipe whose steps a person should see, or a
+ * small model that writes worse code than it fills in arguments (issue 27).
+ */
+export function codeChoice(recipe: EndpointSurface | undefined, endpoints: EndpointSurface | undefined): CodeChoice {
+  if (recipe === 'native' || endpoints === 'native') return { code: false }
+  if (recipe === 'code') return { code: true, by: 'recipe' }
+  return endpoints === 'code' ? { code: true, by: 'endpoint' } : { code: false }
 }
 
 export class SurfaceService {
@@ -376,9 +402,17 @@ export class ProcessSurface implements DiscoverySurface {
 
   // ────────── code mode (issue 27) ──────────
 
-  /** Whether this process's recipe chose the code surface (and the deployment offers the code tool). */
+  /**
+   * Whether this turn is in code mode: the recipe and the chain's profiles (codeChoice), read after
+   * the limits are loaded (every turn loads them first), and the deployment offers the code tool.
+   */
   get isCode(): boolean {
-    return this.record.surface === 'code' && this.deps.codeTool !== undefined
+    return this.codeChoice.code
+  }
+
+  private get codeChoice(): CodeChoice {
+    if (this.deps.codeTool === undefined) return { code: false }
+    return codeChoice(this.record.surface, this.limitFacts?.surface)
   }
 
   /**
@@ -390,25 +424,54 @@ export class ProcessSurface implements DiscoverySurface {
     if (!this.isCode) return undefined
     let view = codeViews.get(turn)
     if (view) return view
-    const budget = this.deps.settings.codeDeclarationBytes ?? DEFAULT_CODE_DECLARATION_BYTES
     const direct = (t: Tool) => isFloor(t.name) || isClientTool(t) || t.name === INVOKE_TOOL
-    const candidates = turn.groups.flatMap((g) => g.names).map((n) => turn.manifest.find((t) => t.name === n))
-    const ranked = [...new Set(candidates.filter((t): t is Tool => t !== undefined && !direct(t)))]
-    for (const t of turn.manifest) if (!direct(t) && !ranked.includes(t)) ranked.push(t)
+    const codeTool = this.deps.codeTool!
+    const withDeclaration = (d: CodeDeclaration): Tool => ({
+      ...codeTool,
+      description: `${codeTool.description}\n\n\`\`\`ts\n${d.text}\`\`\``,
+    })
+    const { budget, budgetBy, room } = this.codeBudget(turn.manifest.filter(direct), withDeclaration)
+    const inManifest = new Map(turn.manifest.map((t) => [t.name, t]))
+    const ranked = new Set<Tool>()
+    for (const n of turn.groups.flatMap((g) => g.names)) {
+      const t = inManifest.get(n)
+      if (t && !direct(t)) ranked.add(t)
+    }
+    for (const t of turn.manifest) if (!direct(t)) ranked.add(t)
     const declared: Tool[] = []
     const overBudget: Tool[] = []
-    let bytes = codeDeclarationBytes(codeDeclaration([]))
+    const empty = codeDeclaration([])
+    const emptyBytes = codeDeclarationBytes(empty)
+    const emptyEscaped = escapedBytes(empty.text)
+    let bytes = emptyBytes
+    let escaped = emptyEscaped
+    let roomBound = false
     for (const t of ranked) {
       // a tool's share: its own member text (packs share one wrapper, so this over-counts a little)
-      const own = codeDeclarationBytes(codeDeclaration([t])) - codeDeclarationBytes(codeDeclaration([]))
-      if (bytes + own <= budget) {
+      const alone = codeDeclaration([t])
+      const own = codeDeclarationBytes(alone) - emptyBytes
+      const ownEscaped = room === undefined ? 0 : escapedBytes(alone.text) - emptyEscaped
+      const fitsBudget = bytes + own <= budget
+      if (fitsBudget && (room === undefined || escaped + ownEscaped <= room)) {
         declared.push(t)
         bytes += own
-      } else overBudget.push(t)
+        escaped += ownEscaped
+      } else {
+        overBudget.push(t)
+        if (fitsBudget) roomBound = true
+      }
     }
-    const declaration = codeDeclaration(declared)
-    const codeTool = this.deps.codeTool!
-    const withApi: Tool = { ...codeTool, description: `${codeTool.description}\n\n\`\`\`ts\n${declaration.text}\`\`\`` }
+    // the shares are estimates (the empty body's layout differs from a joined one by a few bytes):
+    // the whole text is measured, and the lowest-ranked tools leave until it fits
+    let declaration = codeDeclaration(declared)
+    const fits = (d: CodeDeclaration) =>
+      codeDeclarationBytes(d) <= budget && (room === undefined || escapedBytes(d.text) - emptyEscaped <= room - emptyEscaped)
+    while (declared.length && !fits(declaration)) {
+      overBudget.unshift(declared.pop()!)
+      if (codeDeclarationBytes(declaration) <= budget) roomBound = true
+      declaration = codeDeclaration(declared)
+    }
+    const withApi = withDeclaration(declaration)
     const byName = (a: Tool, b: Tool) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     view = {
       declaration,
@@ -417,14 +480,47 @@ export class ProcessSurface implements DiscoverySurface {
       demoted: [...turn.demoted, ...overBudget].sort(byName),
       facts: {
         tool: CODE_TOOL,
+        chosenBy: (this.codeChoice as { by: 'recipe' | 'endpoint' }).by,
         declarationBytes: codeDeclarationBytes(declaration),
         budgetBytes: budget,
+        budgetBy: roomBound ? 'maxSchemaBytes' : budgetBy,
         declared: declared.length,
         overBudget: overBudget.map((t) => t.name),
       },
     }
     codeViews.set(turn, view)
     return view
+  }
+
+  /**
+   * The declaration's byte budget on this chain: the deployment's setting, the profiles'
+   * `codeDeclarationBytes`, and what `maxSchemaBytes` leaves once the rest of the tools array is
+   * counted — the declaration reaches the provider inside the code tool's description, so it is
+   * bounded there as any tool's schema is (UTF-8 bytes, never fewer than the triage's count).
+   */
+  private codeBudget(direct: readonly Tool[], withDeclaration: (d: CodeDeclaration) => Tool): CodeBudget {
+    let budget = this.deps.settings.codeDeclarationBytes ?? DEFAULT_CODE_DECLARATION_BYTES
+    let budgetBy: CodeBudget['budgetBy'] = 'setting'
+    const own = this.limitFacts?.codeDeclarationBytes
+    if (own !== undefined && own < budget) {
+      budget = own
+      budgetBy = 'codeDeclarationBytes'
+    }
+    const maxBytes = this.limitFacts?.endpoint?.maxSchemaBytes
+    if (maxBytes === undefined) return { budget, budgetBy }
+    // The tools array as the provider receives it (escapes counted): a handful of tools, so exact JSON is cheap.
+    const empty = codeDeclaration([])
+    let used = wireBytes(withDeclaration(empty))
+    for (const t of direct) used += wireBytes(t)
+    if (used > maxBytes)
+      throw new ServerToolsError(
+        'BUDGET_TOO_SMALL',
+        `the model chain accepts ${maxBytes} bytes of tool definitions (maxSchemaBytes), but the code tool and the capability floor alone take ${used}; raise maxSchemaBytes in the model catalog`,
+        { maxSchemaBytes: maxBytes, floorTools: [CODE_TOOL, ...direct.map((t) => t.name)] },
+      )
+    // the room for the declaration's escaped text, the empty declaration's own text included
+    const room = maxBytes - used + escapedBytes(empty.text)
+    return { budget, budgetBy, room }
   }
 
   /** What execute_code needs: this turn's declared tools, by name and alias. */
@@ -502,7 +598,10 @@ export class ProcessSurface implements DiscoverySurface {
    */
   private async resolveForCall(name: string): Promise<Tool | undefined> {
     if (META_TOOLS.includes(name)) return (await this.visible()).byName.get(name)
-    if (name === CODE_TOOL && this.isCode) return this.deps.codeTool
+    if (name === CODE_TOOL && this.deps.codeTool) {
+      await this.limit()
+      if (this.isCode) return this.deps.codeTool
+    }
     let tool: Tool | undefined
     try {
       tool = await this.deps.tools.lookup(this.record.tenant, this.record.project, name)
@@ -630,6 +729,11 @@ export class ProcessSurface implements DiscoverySurface {
     }
     const native = natives.size === 1 ? ([...natives][0] as NativeDeferral) : undefined
     const out: LimitFacts = { limit, chain: facts }
+    const surfaces = new Set(catalog.entries.map((e) => e.profile?.surface))
+    if (surfaces.has('native')) out.surface = 'native'
+    else if (surfaces.has('code')) out.surface = 'code'
+    const codeBytes = catalog.entries.map((e) => e.profile?.codeDeclarationBytes).filter((b): b is number => b !== undefined)
+    if (codeBytes.length) out.codeDeclarationBytes = Math.min(...codeBytes)
     if (Object.keys(endpoint).length) out.endpoint = endpoint
     if (native && native !== 'none') out.native = native
     const strict = strictestCaps(strictCaps)
@@ -873,7 +977,8 @@ interface SurfaceMemo {
   }
 }
 
-const endpointKey = (l: LimitFacts) => `${l.endpoint?.maxToolNameLength ?? ''}/${l.endpoint?.maxSchemaBytes ?? ''}`
+const endpointKey = (l: LimitFacts) =>
+  `${l.endpoint?.maxToolNameLength ?? ''}/${l.endpoint?.maxSchemaBytes ?? ''}/${l.surface ?? ''}/${l.codeDeclarationBytes ?? ''}`
 
 const utf8 = new TextEncoder()
 const utf8Text = new TextDecoder()
@@ -915,8 +1020,32 @@ export interface CodeView {
   manifest: Tool[]
   /** This turn's demoted tools and those over the declaration budget. */
   demoted: Tool[]
-  facts: { tool: string; declarationBytes: number; budgetBytes: number; declared: number; overBudget: string[] }
+  facts: {
+    tool: string
+    /** Who chose code mode: the recipe's `surface: code`, or the chain's endpoint profiles. */
+    chosenBy: 'recipe' | 'endpoint'
+    declarationBytes: number
+    budgetBytes: number
+    /** What bounded the declaration: the deployment setting, a profile's codeDeclarationBytes, or (when it left a tool out) the room maxSchemaBytes leaves. */
+    budgetBy: CodeBudget['budgetBy']
+    declared: number
+    overBudget: string[]
+  }
 }
+
+interface CodeBudget {
+  /** UTF-8 bytes of the declaration text. */
+  budget: number
+  budgetBy: 'setting' | 'codeDeclarationBytes' | 'maxSchemaBytes'
+  /** Bytes the declaration may take as JSON-escaped text in the tools array (maxSchemaBytes); absent = no such limit. */
+  room?: number
+}
+
+/** A text's bytes inside a JSON string (escapes counted). */
+const escapedBytes = (text: string) => utf8.encode(JSON.stringify(text)).length - 2
+/** One tool's bytes in the provider's tools array as maxSchemaBytes counts them (the schema as the renderings send it). */
+const wireBytes = (t: Tool) =>
+  utf8.encode(JSON.stringify({ name: t.name, description: t.description, input_schema: objectSchema(t.inputSchema) })).length
 
 interface Visible {
   /** Sorted by name. */

@@ -147,7 +147,7 @@ export class DynamoProcessStore implements ProcessStore {
       ...(item.clientToolsJson ? { clientTools: JSON.parse(item.clientToolsJson) as ClientToolDeclaration[] } : {}),
       ...(item.clientToolsVersion !== undefined ? { clientToolsVersion: item.clientToolsVersion } : {}),
       ...(item.reserve !== undefined ? { reserve: item.reserve } : {}),
-      ...(item.surface === 'code' ? { surface: 'code' as const } : {}),
+      ...(item.surface === 'code' || item.surface === 'native' ? { surface: item.surface } : {}),
       ...(item.codeAllowDestructive === true ? { codeAllowDestructive: true } : {}),
       ...(item.allowedToolsOverride ? { allowedToolsOverride: item.allowedToolsOverride } : {}),
       ...(item.idleTtlMs !== undefined ? { idleTtlMs: item.idleTtlMs } : {}),

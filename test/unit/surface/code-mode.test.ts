@@ -3,6 +3,7 @@
  * real QuickJS sandbox, sucrase, the process gate and the egress guard. The business tools are
  * test built-ins with fixed data (the scripts' results are checked against it); nothing is mocked.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import type { AppDeps } from '../../../functions/http/app-deps'
@@ -240,7 +241,9 @@ describe('the gates, from code', () => {
     const direct = await call('customer_get', { id: 'c1' })
     expect(direct.isError).toBe(true)
     expect(JSON.stringify(direct.content)).toMatch(/quota/i)
-    expect(await fromCode('customer_get', { id: 'c1' })).toBe((direct.content as { message: string }).message)
+    // the wait is counted on the wall clock, so the two answers may be a second apart
+    const wait = (m: string) => m.replace(/Retry in \d+ s/, 'Retry in N s')
+    expect(wait(await fromCode('customer_get', { id: 'c1' }))).toBe(wait((direct.content as { message: string }).message))
   })
 
   it('refuses a REST call to a private address with the egress guard’s words', async () => {
@@ -250,14 +253,109 @@ describe('the gates, from code', () => {
   })
 })
 
+describe('the code rendering of endpoint profiles', () => {
+  const spawn = async (recipe: string, models: string[]) => (await deps.processes.spawn(T, P, 'alice', { recipe, models })).process
+  const toolNames = (m: { tools: { name: string }[] }) => m.tools.map((t) => t.name)
+  /** The tools array's bytes exactly as a provider receives them (JSON escapes counted). */
+  const wire = (m: { tools: { name: string; description: string; inputSchema: unknown }[] }) =>
+    m.tools.reduce(
+      (sum, t) =>
+        sum + new TextEncoder().encode(JSON.stringify({ name: t.name, description: t.description, input_schema: t.inputSchema })).length,
+      0,
+    )
+
+  beforeEach(async () => {
+    await putDoc('models/big/_provider.yaml', 'surface: code\n')
+    await putDoc('models/small/_provider.yaml', 'surface: native\n')
+    await putDoc('recipes/auto.yaml', 'engine: shop\n')
+  })
+
+  it('makes the same recipe code on a model whose profile chooses code and direct on one whose profile says native', async () => {
+    const onBig = await manifest(await spawn('auto', ['big/m']))
+    expect(toolNames(onBig)).toEqual(['execute_code', 'invoke_tool', 'tool_description', 'tool_list'])
+    expect(onBig.code).toMatchObject({ chosenBy: 'endpoint', declared: 5 })
+    const big = await spawn('auto', ['big/m'])
+    expect(await run('(await tools.customer_get({ id: "c2" })).name', big)).toMatchObject({ isError: false, content: { value: 'Bob' } })
+
+    const coderOnSmall = await spawn('coder', ['small/m'])
+    const onSmall = await manifest(coderOnSmall)
+    expect(onSmall.code).toBeUndefined()
+    expect(toolNames(onSmall)).toContain('customer_get')
+    expect(JSON.stringify(await run('1', coderOnSmall))).toContain("Unknown tool 'execute_code'")
+
+    expect((await manifest(await spawn('coder', ['big/m']))).code).toMatchObject({ chosenBy: 'recipe' })
+    // a model document wins over its provider's
+    await putDoc('models/big/mini.yaml', 'surface: native\n')
+    expect((await manifest(await spawn('coder', ['big/mini']))).code).toBeUndefined()
+  })
+
+  it('stays direct where the recipe says native or one model of the chain does, and follows a profile changed mid-life', async () => {
+    await putDoc('recipes/plain.yaml', 'engine: shop\nsurface: native\n')
+    expect((await manifest(await spawn('plain', ['big/m']))).code).toBeUndefined()
+    expect((await manifest(await spawn('auto', ['big/m', 'small/m']))).code).toBeUndefined()
+    const running = await spawn('auto', ['big/m'])
+    expect((await manifest(running)).code).toBeDefined()
+    await putDoc('models/big/_provider.yaml', 'surface: native\n')
+    expect((await manifest(running)).code).toBeUndefined()
+  })
+
+  it('keeps the declaration within the profile’s codeDeclarationBytes and the whole tools array within its maxSchemaBytes', async () => {
+    const full = await manifest(await spawn('coder', ['big/m']))
+    expect(full.code.overBudget).toEqual([])
+
+    await putDoc('models/short/_provider.yaml', 'codeDeclarationBytes: 400\n')
+    const short = await manifest(await spawn('coder', ['short/m']))
+    expect(short.code).toMatchObject({ budgetBytes: 400, budgetBy: 'codeDeclarationBytes' })
+    expect(short.code.declarationBytes).toBeLessThanOrEqual(400)
+    expect(short.code.overBudget.length).toBeGreaterThan(0)
+
+    // the six members take about 350 bytes of the array: cut one byte, one member, about half of them
+    for (const cut of [1, 60, 180]) {
+      const maxSchemaBytes = wire(full) - cut
+      await putDoc('models/narrow/_provider.yaml', `maxSchemaBytes: ${maxSchemaBytes}\n`)
+      const narrow = await manifest(await spawn('coder', ['narrow/m']))
+      expect(wire(narrow)).toBeLessThanOrEqual(maxSchemaBytes)
+      expect(narrow.code).toMatchObject({ budgetBy: 'maxSchemaBytes' })
+      expect(narrow.code.overBudget.length).toBeGreaterThan(0)
+      for (const n of narrow.code.overBudget) expect(narrow.demotedDiscoveryBlock).toContain(n)
+    }
+
+    await putDoc('models/narrow/_provider.yaml', 'maxSchemaBytes: 600\n')
+    const tooSmall = await spawn('coder', ['narrow/m'])
+    await expect(deps.surface.manifest(key(tooSmall))).rejects.toMatchObject({ code: 'BUDGET_TOO_SMALL' })
+  })
+
+  it('keeps every bundled endpoint profile’s limits on the code surface', async () => {
+    const instances = readdirSync('defaults/models')
+    expect(instances.length).toBeGreaterThanOrEqual(9)
+    for (const instance of instances) {
+      const profile = readFileSync(`defaults/models/${instance}/_provider.yaml`, 'utf8')
+      await putDoc(`models/${instance}/_provider.yaml`, profile)
+      const m = await manifest(await spawn('coder', [`${instance}/m`]))
+      expect(m.code, instance).toMatchObject({ chosenBy: 'recipe', overBudget: [] })
+      expect(m.code.declarationBytes).toBeLessThanOrEqual(m.code.budgetBytes)
+      const maxSchemaBytes = /^maxSchemaBytes: (\d+)/m.exec(profile)?.[1]
+      if (maxSchemaBytes) expect(wire(m), instance).toBeLessThanOrEqual(Number(maxSchemaBytes))
+      const maxName = Number(/^maxToolNameLength: (\d+)/m.exec(profile)?.[1] ?? Infinity)
+      for (const n of toolNames(m)) expect(n.length, instance).toBeLessThanOrEqual(maxName)
+      const maxTools = /^maxTools: (\d+)/m.exec(profile)?.[1]
+      if (maxTools) expect(m.tools.length, instance).toBeLessThanOrEqual(Number(maxTools))
+    }
+  })
+})
+
 describe('the recipe field', () => {
-  it('accepts surface: code and refuses other values and a stray codeAllowDestructive with their line', () => {
+  it('accepts surface: code or native, leaves it unset when absent, and refuses other values and codeAllowDestructive beside native with their line', () => {
     const ok = parseRecipe('engine: e\nsurface: code\ncodeAllowDestructive: true\n', 'r')
     expect(ok).toMatchObject({ ok: true, config: { surface: 'code', codeAllowDestructive: true } })
-    expect(parseRecipe('engine: e\n', 'r')).toMatchObject({ ok: true, config: { surface: 'native', codeAllowDestructive: false } })
+    const unset = parseRecipe('engine: e\n', 'r')
+    expect(unset).toMatchObject({ ok: true, config: { codeAllowDestructive: false } })
+    expect(unset.ok && 'surface' in unset.config).toBe(false)
+    // a recipe without surface may still run in code mode where a profile chooses it
+    expect(parseRecipe('engine: e\ncodeAllowDestructive: true\n', 'r')).toMatchObject({ ok: true })
     const bad = parseRecipe('engine: e\nsurface: cod\n', 'r')
     expect(bad).toMatchObject({ ok: false, issues: [{ pointer: '/surface', line: 2 }] })
-    const stray = parseRecipe('engine: e\ncodeAllowDestructive: true\n', 'r')
-    expect(stray).toMatchObject({ ok: false, issues: [{ pointer: '/codeAllowDestructive', line: 2 }] })
+    const stray = parseRecipe('engine: e\nsurface: native\ncodeAllowDestructive: true\n', 'r')
+    expect(stray).toMatchObject({ ok: false, issues: [{ pointer: '/codeAllowDestructive', line: 3 }] })
   })
 })

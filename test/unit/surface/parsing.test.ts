@@ -132,7 +132,6 @@ describe('recipe, engine and catalog documents', () => {
         models: ['openai/gpt-4o', 'anthropic/claude-sonnet-4.5'],
         activationTtl: '15m',
         activationTtlMs: 900_000,
-        surface: 'native',
         codeAllowDestructive: false,
       },
     })
