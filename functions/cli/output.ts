@@ -2,6 +2,7 @@
 import { join } from 'node:path'
 import { countChanges, type Plan } from '../../lib/layers/plan'
 import type { LayerProblem } from '../../lib/layers/validate'
+import type { SurfacePreview } from '../../lib/surface/preview'
 
 export type ProblemFormat = 'text' | 'json' | 'github'
 export const PROBLEM_FORMATS: readonly ProblemFormat[] = ['text', 'json', 'github']
@@ -94,9 +95,10 @@ export function formatPreview(p: Record<string, any>): string {
     `deferred by the recipe: ${p.deferredByRecipe.length ? p.deferredByRecipe.join(', ') : '(none)'} · deferred in all: ${deferredCount(p)}`,
   ]
   if (p.code) {
-    const c = p.code as { declaration: string; declarationBytes: number; budgetBytes: number; declared: string[]; overBudget: string[] }
+    const c = p.code as NonNullable<SurfacePreview['code']>
+    const by = c.chosenBy === 'endpoint' ? "chosen by the model's endpoint profile" : 'chosen by the recipe'
     out.push(
-      `code surface: ${c.declared.length} tools declared in execute_code · ${c.declarationBytes.toLocaleString('en-US')} of ${c.budgetBytes.toLocaleString('en-US')} bytes${c.overBudget.length ? ` · over the budget: ${c.overBudget.join(', ')}` : ''}`,
+      `code surface: ${c.declared.length} tools declared in execute_code · ${c.declarationBytes.toLocaleString('en-US')} of ${c.budgetBytes.toLocaleString('en-US')} bytes · about ${c.estimatedTokens.toLocaleString('en-US')} tokens · ${by}${c.overBudget.length ? ` · over the budget (${c.budgetBy}): ${c.overBudget.join(', ')}` : ''}`,
       '',
       c.declaration.trimEnd(),
     )

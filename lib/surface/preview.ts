@@ -5,6 +5,7 @@
  */
 import { type Issue, invalidInput } from '../errors'
 import type { ProcessService } from '../recipes/spawn'
+import { estimateTokens } from '../tools/code-declaration'
 import type { Provenance } from '../tools/provenance'
 import type { ServerToolService } from '../tools/service'
 import type { FamilyGroup } from './classify'
@@ -34,8 +35,18 @@ export interface SurfacePreview {
   families: PreviewFamily[]
   /** Per visible tool: the layer it resolves from and the layers it shadows (a pack's sub-tools: the pack's). */
   provenance: Record<string, Provenance>
-  /** A `surface: code` recipe: the declaration as the model reads it in execute_code's description, and its size. */
-  code?: { declaration: string; declarationBytes: number; budgetBytes: number; declared: string[]; overBudget: string[] }
+  /** A turn in code mode: the declaration as the model reads it in execute_code's description, and its size. */
+  code?: {
+    declaration: string
+    declarationBytes: number
+    /** estimateTokens of the declaration (no tokenizer is bundled). */
+    estimatedTokens: number
+    budgetBytes: number
+    budgetBy: string
+    chosenBy: 'recipe' | 'endpoint'
+    declared: string[]
+    overBudget: string[]
+  }
 }
 
 export async function previewSurface(
@@ -79,7 +90,10 @@ export async function previewSurface(
           code: {
             declaration: code.declaration.text,
             declarationBytes: code.facts.declarationBytes,
+            estimatedTokens: estimateTokens(code.declaration.text),
             budgetBytes: code.facts.budgetBytes,
+            budgetBy: code.facts.budgetBy,
+            chosenBy: code.facts.chosenBy,
             declared: code.declaration.names,
             overBudget: code.facts.overBudget,
           },

@@ -253,6 +253,35 @@ describe('the web console', () => {
     await docShot(agent, 'agent-no-limit')
   })
 
+  it('shows the code surface an endpoint profile chose: the declaration as the model reads it, its bytes and tokens, tenant text as text', async () => {
+    const agent = await visit('/console/agent?project=p1&recipe=scripter')
+    await agent.waitForSelector('#code-section:not([hidden])')
+    const preview = (await (
+      await fetch(`${service.url}/projects/p1/surface/preview`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ recipe: 'scripter' }),
+      })
+    ).json()) as any
+    const declaration = await agent.textContent('#code-declaration')
+    expect(declaration).toBe(preview.code.declaration)
+    const codeTool = preview.manifest.tools.find((t: { name: string }) => t.name === 'execute_code')
+    expect(codeTool.description).toContain(declaration)
+    expect(declaration).toContain(XSS_DESCRIPTION.slice(0, 40))
+    const facts = await agent.textContent('#code-facts')
+    expect(facts).toContain(`${preview.code.declarationBytes.toLocaleString('en-US')} of 49,152 bytes`)
+    expect(facts).toContain(`about ${preview.code.estimatedTokens.toLocaleString('en-US')} tokens`)
+    expect(facts).toContain('chosen by the model’s endpoint profile')
+    expect(await agent.$$('main img')).toEqual([])
+    expect(await agent.evaluate('window.__pwned')).toBeUndefined()
+    await shot(agent, 'agent-code')
+    await docShot(agent, 'agent-code')
+    // a recipe on a model without the code rendering: no code section
+    await agent.fill('#recipe', 'coder')
+    await agent.click('#agent-form button[type=submit]')
+    await agent.waitForSelector('#code-section[hidden]', { state: 'attached' })
+  })
+
   it('lists the audit log on the Activity page, newest first, and narrows it with a filter', async () => {
     const activity = await visit('/console/activity')
     await activity.waitForSelector('#activity-rows tr')
@@ -321,6 +350,7 @@ describe('the web console', () => {
       ['/console/tool?project=p1&name=pets', '#schemas pre', undefined],
       ['/console/agent?project=p1&recipe=coder', '#budget-bar rect', 'agent.phone'],
       ['/console/agent?project=p1', '#budget-bar rect', 'agent-no-limit.phone'],
+      ['/console/agent?project=p1&recipe=scripter', '#code-section:not([hidden])', undefined],
       ['/console/usage?project=p1', 'svg.per-day rect', 'usage.phone'],
     ]
     const overflow: Record<string, number> = {}
@@ -349,6 +379,7 @@ describe('the web console', () => {
       '/console/tools?project=p1',
       '/console/tool?project=p1&name=pets',
       '/console/agent?project=p1&recipe=coder',
+      '/console/agent?project=p1&recipe=scripter',
       '/console/usage?project=p1',
       '/console/activity',
     ]

@@ -6,6 +6,7 @@ import type { ProcessKey, ProcessRecord } from '../../lib/recipes/ports'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
 import { MemoryProcessStore } from '../../lib/stores/memory/process-store'
+import { estimateTokens } from '../../lib/tools/code-declaration'
 import { client, tokenFor } from '../support/http'
 import { echoPackFactory } from '../support/pack-factory'
 
@@ -83,6 +84,21 @@ describe('POST /projects/{p}/surface/preview', () => {
       `code surface: 6 tools declared in execute_code · ${p.code.declarationBytes.toLocaleString('en-US')} of 49,152 bytes`,
     )
     expect(printed).toContain('readonly echo: {')
+    expect(p.code).toMatchObject({ chosenBy: 'recipe', budgetBy: 'setting', estimatedTokens: estimateTokens(p.code.declaration) })
+    expect(printed).toContain(`about ${p.code.estimatedTokens.toLocaleString('en-US')} tokens · chosen by the recipe`)
+  })
+
+  it('shows the code surface a model’s profile chooses for a recipe that names none, and none where the profile says native', async () => {
+    await crowdedProject()
+    await putDoc('models/coding/_provider.yaml', 'surface: code\ncodeDeclarationBytes: 300\n')
+    await putDoc('models/small/_provider.yaml', 'surface: native\n')
+    const onCoding = await preview({ recipe: 'crowded', models: ['coding/m'] })
+    expect(onCoding.code).toMatchObject({ chosenBy: 'endpoint', budgetBytes: 300, budgetBy: 'codeDeclarationBytes' })
+    expect(onCoding.code.overBudget.length).toBeGreaterThan(0)
+    expect(formatPreview(onCoding)).toContain("chosen by the model's endpoint profile")
+    const onSmall = await preview({ recipe: 'crowded', models: ['small/m'] })
+    expect(onSmall.code).toBeUndefined()
+    expect(onSmall.manifest.tools.map((t: { name: string }) => t.name)).not.toContain('execute_code')
   })
 
   it('answers exactly the manifest a process spawned right after it gets on its first turn', async () => {

@@ -111,6 +111,9 @@ export async function seedConsoleData(url: string, token: string) {
     'engine: helper\nallowedToolsDefer: [handbook]\nallowedToolsDropFirst: [doc_errors]\nmodels: [tiny/small]\n',
   )
   await doc('p1', 'models/tiny/_provider.yaml', 'wireType: openai\nmaxTools: 4\n')
+  // code mode chosen by the model's profile, not the recipe; the hostile description is declared
+  await doc('p1', 'models/coding/_provider.yaml', 'wireType: anthropic\nsurface: code\n')
+  await doc('p1', 'recipes/scripter.yaml', 'engine: helper\nallowedToolsAdd: [hostile]\nmodels: [coding/big]\n')
 
   // usage outside any process: the invoke route counts under the role _unknown
   await send('POST', '/projects/p1/tools/whoami/invoke', JSON.stringify({ params: {} }), 'application/json')

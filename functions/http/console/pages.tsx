@@ -207,6 +207,11 @@ function Agent() {
           <h2 id="budget-h">Budget</h2>
           <div id="budget"></div>
         </section>
+        <section id="code-section" aria-labelledby="code-h" hidden>
+          <h2 id="code-h">Code surface: execute_code, as the model reads it</h2>
+          <p id="code-facts"></p>
+          <pre id="code-declaration" class="code" tabindex={0}></pre>
+        </section>
         <section aria-labelledby="warnings-h">
           <h2 id="warnings-h">Warnings</h2>
           <ul id="warnings"></ul>

@@ -647,8 +647,31 @@
     const ph = Array.isArray(r.manifest?.promptHints) ? r.manifest.promptHints : []
     if (ph.length === 0) hints.append(h('li', { class: 'muted' }, 'none: no tool in the manifest has a promptHint'))
     for (const hint of ph) hints.append(h('li', {}, String(hint)))
+    drawCode(r.code)
     $('discovery').textContent = r.manifest?.discoveryBlock || '(empty: nothing is deferred)'
     $('demoted-discovery').textContent = r.manifest?.demotedDiscoveryBlock || '(empty: nothing was demoted)'
+  }
+
+  /**
+   * Code mode: the declaration exactly as execute_code's description carries it, and its size.
+   * @param {any} code
+   */
+  function drawCode(code) {
+    $('code-section').hidden = !code
+    if (!code) return
+    const n = (/** @type {unknown} */ v) => (typeof v === 'number' ? v.toLocaleString('en-US') : '?')
+    const declared = Array.isArray(code.declared) ? code.declared.length : 0
+    const over = Array.isArray(code.overBudget) ? code.overBudget : []
+    const by = code.chosenBy === 'endpoint' ? 'the model’s endpoint profile' : 'the recipe (surface: code)'
+    const facts = [
+      `${declared} tool${declared === 1 ? '' : 's'} declared`,
+      `${n(code.declarationBytes)} of ${n(code.budgetBytes)} bytes`,
+      `about ${n(code.estimatedTokens)} tokens`,
+      `chosen by ${by}`,
+    ]
+    if (over.length) facts.push(`over the budget (${code.budgetBy}), left to discovery: ${over.join(', ')}`)
+    $('code-facts').textContent = facts.join(' · ')
+    $('code-declaration').textContent = String(code.declaration ?? '')
   }
 
   /** Why the triage ranked a family where it did (its tier, most important first). */
