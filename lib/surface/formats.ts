@@ -61,6 +61,8 @@ export const DEFERRED_ENTRIES_COUNT: ReadonlySet<ManifestFormat> = new Set(['ope
 export interface Variant {
   deferLoading?: boolean
   strict?: boolean
+  /** `mcp` only: the name a provider accepts (wireName) instead of the tool's own. */
+  providerNames?: boolean
 }
 
 function render(tool: Tool, format: ManifestFormat, v: Variant): unknown {
@@ -96,7 +98,7 @@ function render(tool: Tool, format: ManifestFormat, v: Variant): unknown {
     case 'mcp': {
       const annotations = annotationsOf(tool.labels)
       return {
-        name: tool.name,
+        name: v.providerNames ? wireName(tool) : tool.name,
         title: tool.title ?? titleOf(tool.name),
         description: tool.description,
         inputSchema: objectSchema(tool.inputSchema),
@@ -155,7 +157,7 @@ export function toolJson(
   variant: Variant = {},
   limit: number = EXPANSION_LIMITS.manifestBytes,
 ): string {
-  const key = `${format}${variant.deferLoading ? '+defer' : ''}${variant.strict ? '+strict' : ''}`
+  const key = `${format}${variant.deferLoading ? '+defer' : ''}${variant.strict ? '+strict' : ''}${variant.providerNames ? '+wire' : ''}`
   const map = (cache[key] ??= new WeakMap())
   let json = map.get(tool)
   if (json === undefined) {
@@ -210,6 +212,8 @@ export interface ArrayOptions {
   deferred?: readonly Tool[]
   /** These tools are rendered with `strict: true` (formats in STRICT_DIALECT). */
   strict?: ReadonlySet<Tool>
+  /** `mcp`: list each tool under the name a provider accepts (its own, else its first alias that fits). */
+  providerNames?: boolean
   limit?: number
 }
 
@@ -238,7 +242,12 @@ export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, o
       parts.push(ANTHROPIC_TOOL_SEARCH)
       search = false
     }
-    const json = toolJson(t, format, { deferLoading: d, strict: strict?.has(t) === true }, limit)
+    const json = toolJson(
+      t,
+      format,
+      { deferLoading: d, strict: strict?.has(t) === true, providerNames: options.providerNames === true },
+      limit,
+    )
     bytes += json.length + 1
     if (bytes > limit) throw overManifestBudget('the manifest', limit)
     parts.push(json)

@@ -803,16 +803,21 @@ export class ProcessSurface implements DiscoverySurface {
   async serverToolsJson(): Promise<string> {
     const turn = await this.turn()
     this.logBudget(turn)
+    // A chain whose model limits names (the MCP URL's ?model=) gets the names that model accepts:
+    // a client forwards the list to its provider as it is. tools/call takes either name.
+    const providerNames = this.limitFacts?.endpoint?.maxToolNameLength !== undefined
+    const bodyKey = providerNames ? 'mcp-server-tools+wire' : 'mcp-server-tools'
     const bodies = this.bodiesOf(turn)
-    const cached = bodies?.get('mcp-server-tools')
+    const cached = bodies?.get(bodyKey)
     if (cached !== undefined) return cached.text
     const json = toolsArrayJson(
       (this.codeView(turn)?.manifest ?? turn.manifest).filter((t) => !isClientTool(t)),
       'mcp',
+      { providerNames },
     )
     if (bodies) {
       const body = new RenderedBody(json)
-      this.bodyBudget.set(bodies, 'mcp-server-tools', body, body.memoryBytes)
+      this.bodyBudget.set(bodies, bodyKey, body, body.memoryBytes)
     }
     return json
   }
