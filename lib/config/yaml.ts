@@ -28,10 +28,26 @@ export interface ParsedYaml {
   /** Absent for a JSON text too large for the YAML parser: issues then carry pointers only. */
   doc?: Document
   lines?: LineCounter
+  /** The syntax tree's positions as plain data, for data parsed where its tree could not come along (a parse worker). */
+  positions?: YamlPositions
 }
 
-/** A structured document's text, and the JSON form of its data when its writer stored one. */
-export type YamlSource = string | { text: string; json?: string }
+/**
+ * A structured document's text, the JSON form of its data when its writer stored one, and the
+ * text already parsed when its writer had it parsed (YamlParsing): then no check parses it again.
+ */
+export type YamlSource = string | { text: string; json?: string; parsed?: ParsedYaml }
+
+/** Where YAML text is parsed: inline, or in a worker thread (lib/config/yaml-pool.ts) when it can cost more than a few ms. */
+export interface YamlParsing {
+  parse(text: string, at: { tenant: string; path?: string; signal?: AbortSignal }): Promise<YamlResult>
+}
+
+/** Parsing on the calling thread: tests, the CLI, and small texts of every caller. */
+export const INLINE_YAML: YamlParsing = { parse: async (text, { path }) => parseYaml(text, path) }
+
+/** YAML parser runs on this thread (documents and characters): what tests read to show a body was parsed elsewhere. */
+export const parsedHere = { documents: 0, characters: 0 }
 
 /** The text of a YamlSource. */
 export const textOf = (source: YamlSource): string => (typeof source === 'string' ? source : source.text)
@@ -81,6 +97,12 @@ export type YamlResult = { ok: true; value: ParsedYaml } | { ok: false; issues: 
 
 export function parseYaml(source: YamlSource, path?: string): YamlResult {
   const text = textOf(source)
+  if (typeof source !== 'string' && source.parsed) {
+    const { parsed, json } = source
+    // each check gets data of its own (a check may normalise what it reads), as from a parse
+    const data = json !== undefined ? JSON.parse(json) : structuredClone(parsed.data)
+    return { ok: true, value: { ...parsed, data } }
+  }
   if (typeof source !== 'string' && source.json !== undefined) {
     try {
       return { ok: true, value: { data: JSON.parse(source.json), text } }
@@ -91,6 +113,8 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
   // the shape first: the parser's cost grows with nesting (issue 10 F3), this scan's does not
   if (/^\s*[[{]/.test(text) && text.length > MAX_YAML_BYTES) return parseLargeJson(text, path)
   // past the size limit the text is refused anyway: only its first 64 KiB are lexed, for a position
+  parsedHere.documents++
+  parsedHere.characters += Math.min(text.length, MAX_YAML_BYTES)
   const deep = yamlTooDeep(text.length > MAX_YAML_BYTES ? text.slice(0, MAX_YAML_BYTES) : text, MAX_NESTING_DEPTH, path)
   if (deep) return { ok: false, issues: [deep] }
   if (text.length > MAX_YAML_BYTES) {
@@ -193,32 +217,112 @@ const firstLine = (m: string) => m.split('\n')[0].replace(/ at line \d+, column 
 
 const unescapePointerPart = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~')
 
+/**
+ * Where every node of a parsed text is, as plain data (typed arrays and strings): built from the
+ * syntax tree where the text was parsed, so that data parsed in a worker thread comes back with
+ * its positions, and issues found on the main thread get their lines without parsing it again.
+ * Nodes are numbered in walk order, 0 the document's root.
+ */
+export interface YamlPositions {
+  /** The parent's number (-1 for the root). */
+  parent: Int32Array
+  /** The node's key in its parent: a scalar key's text, or a sequence item's index. */
+  key: string[]
+  /** 1 a mapping, 2 a sequence, 0 anything else: only mappings and sequences have children a pointer walks into. */
+  kind: Uint8Array
+  /** Where a pointer to the node points: its value, else its key, else its parent's place (line 0: nowhere). */
+  line: Int32Array
+  column: Int32Array
+  /** Where its key is (a mapping entry's); line 0 when it has none. */
+  keyLine: Int32Array
+  keyColumn: Int32Array
+}
+
+/** The positions of every node of a syntax tree; linear in its nodes. */
+export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions {
+  const { isMap, isPair, isScalar, isSeq } = yamlModule()
+  const parent: number[] = []
+  const key: string[] = []
+  const kind: number[] = []
+  const at: number[] = []
+  const place = (node: unknown) => {
+    const r = rangeOf(node)
+    return r ? lines.linePos(r[0]) : undefined
+  }
+  const stack: { node: unknown; parent: number; key: string; keyNode?: unknown }[] = [{ node: doc.contents, parent: -1, key: '' }]
+  while (stack.length) {
+    const { node, parent: p, key: k, keyNode } = stack.pop()!
+    const i = parent.length
+    const own = place(node) ?? place(keyNode)
+    const keyAt = keyNode === undefined ? undefined : place(keyNode)
+    parent.push(p)
+    key.push(k)
+    kind.push(isMap(node) ? 1 : isSeq(node) ? 2 : 0)
+    at.push(own ? own.line : p < 0 ? 0 : at[p * 4], own ? own.col : p < 0 ? 0 : at[p * 4 + 1], keyAt?.line ?? 0, keyAt?.col ?? 0)
+    if (isMap(node)) {
+      for (let j = node.items.length - 1; j >= 0; j--) {
+        const pair = node.items[j]
+        if (isPair(pair) && isScalar(pair.key)) stack.push({ node: pair.value, parent: i, key: String(pair.key.value), keyNode: pair.key })
+      }
+    } else if (isSeq(node)) {
+      for (let j = node.items.length - 1; j >= 0; j--) stack.push({ node: node.items[j], parent: i, key: String(j) })
+    }
+  }
+  const column = (offset: number) => Int32Array.from({ length: parent.length }, (_, i) => at[i * 4 + offset])
+  return {
+    parent: Int32Array.from(parent),
+    key,
+    kind: Uint8Array.from(kind),
+    line: column(0),
+    column: column(1),
+    keyLine: column(2),
+    keyColumn: column(3),
+  }
+}
+
+/** Each node's children by key, built on the first lookup (a Map cannot cross threads; the arrays can). */
+const childIndexes = new WeakMap<YamlPositions, Map<string, number>>()
+
+function childOf(positions: YamlPositions, node: number, part: string): number | undefined {
+  const kind = positions.kind[node]
+  if (kind === 0) return undefined
+  let children = childIndexes.get(positions)
+  if (!children) {
+    children = new Map()
+    // the first of equal keys, as a search from the front finds it
+    for (let i = positions.parent.length - 1; i > 0; i--) children.set(`${positions.parent[i]}\u0000${positions.key[i]}`, i)
+    childIndexes.set(positions, children)
+  }
+  // a sequence item is found by the number the part reads as (`01` is item 1)
+  return children.get(`${node}\u0000${kind === 1 ? part : String(Number(part))}`)
+}
+
+/** The node a pointer names, or its nearest existing ancestor; `whole` when every part was found. */
+function walk(positions: YamlPositions, pointer: string): { node: number; whole: boolean } {
+  let node = 0
+  for (const part of pointer.split('/').slice(1).map(unescapePointerPart)) {
+    const child = childOf(positions, node, part)
+    if (child === undefined) return { node, whole: false }
+    node = child
+  }
+  return { node, whole: true }
+}
+
+/** The positions of a parsed text: carried with it, or built from its syntax tree on first use. */
+function positionsOf(parsed: ParsedYaml): YamlPositions | undefined {
+  if (parsed.positions) return parsed.positions
+  if (!syntaxTree(parsed)) return undefined
+  parsed.positions = yamlPositions(parsed.doc!, parsed.lines!)
+  return parsed.positions
+}
+
 /** Line/column of the node a JSON pointer names; the nearest existing ancestor when it is missing. */
 export function positionOf(parsed: ParsedYaml, pointer: string): { line: number; column: number } | undefined {
-  if (!syntaxTree(parsed)) return undefined
-  const { isMap, isPair, isScalar, isSeq } = yamlModule()
-  const parts = pointer.split('/').slice(1).map(unescapePointerPart)
-  let node: unknown = parsed.doc!.contents
-  let best: [number, number, number] | undefined = rangeOf(node)
-  for (const part of parts) {
-    if (isMap(node)) {
-      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === part)
-      if (!pair) break
-      // point at the key for a whole entry; its value becomes the next node
-      best = rangeOf(pair.key) ?? best
-      node = pair.value
-      const r = rangeOf(node)
-      if (r) best = r
-    } else if (isSeq(node)) {
-      const item = node.items[Number(part)]
-      if (item === undefined) break
-      node = item
-      best = rangeOf(node) ?? best
-    } else break
-  }
-  if (!best) return undefined
-  const pos = parsed.lines!.linePos(best[0])
-  return { line: pos.line, column: pos.col }
+  const positions = positionsOf(parsed)
+  if (!positions?.parent.length) return undefined
+  const { node } = walk(positions, pointer)
+  const line = positions.line[node]
+  return line ? { line, column: positions.column[node] } : undefined
 }
 
 /**
@@ -226,33 +330,17 @@ export function positionOf(parsed: ParsedYaml, pointer: string): { line: number;
  * required") has none: positionOf then answers its parent's position.
  */
 export function pointerExists(parsed: ParsedYaml, pointer: string): boolean {
-  if (!syntaxTree(parsed)) return false
-  const { isMap, isPair, isScalar, isSeq } = yamlModule()
-  let node: unknown = parsed.doc!.contents
-  for (const part of pointer.split('/').slice(1).map(unescapePointerPart)) {
-    if (isMap(node)) {
-      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === part)
-      if (!pair) return false
-      node = pair.value
-    } else if (isSeq(node)) {
-      node = node.items[Number(part)]
-      if (node === undefined) return false
-    } else return false
-  }
-  return true
+  const positions = positionsOf(parsed)
+  return positions?.parent.length ? walk(positions, pointer).whole : false
 }
 
 /** Position of a top-level key (for unknown-field errors). */
 export function keyPosition(parsed: ParsedYaml, key: string): { line: number; column: number } | undefined {
-  if (!syntaxTree(parsed) || !parsed.doc || !parsed.lines) return undefined
-  const { isMap, isPair, isScalar } = yamlModule()
-  const root = parsed.doc.contents
-  if (!isMap(root)) return undefined
-  const pair = root.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === key)
-  const r = pair ? rangeOf(pair.key) : undefined
-  if (!r) return undefined
-  const pos = parsed.lines.linePos(r[0])
-  return { line: pos.line, column: pos.col }
+  const positions = positionsOf(parsed)
+  if (!positions?.parent.length || positions.kind[0] !== 1) return undefined
+  const entry = childOf(positions, 0, key)
+  const line = entry === undefined ? 0 : positions.keyLine[entry]
+  return line ? { line, column: positions.keyColumn[entry!] } : undefined
 }
 
 /**

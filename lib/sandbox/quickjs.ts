@@ -27,9 +27,8 @@
  * works from the TypeScript source (tsx, vitest: the worker gets `--import tsx`) and from an esbuild
  * bundle (the worker re-evaluates the bundle's top level, then serves).
  */
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads'
+import { startWorker } from '../runtime/threads'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import type { SandboxStats } from './in-process'
 import { DEFAULT_TIMEOUT_MS, resolveLimits, type SandboxLimits } from './limits'
@@ -61,34 +60,6 @@ export const WATCHDOG_GRACE_MS = 150
 const STARTUP_ALLOWANCE_MS = 30_000
 const STATS_WAIT_MS = 1000
 
-const TS_SOURCE = /\.[mc]?ts$/
-
-/**
- * A worker running this module. Bundled (or compiled) it is a JS file the worker can load itself.
- * As TypeScript source (tsx, vitest) it is loaded through tsx's API from a small eval'd script:
- * on Node 20 neither an inherited nor an explicit `--import tsx` reaches a worker's entry module.
- */
-function startWorker(setup: WorkerSetup): Worker {
-  const self = new URL(import.meta.url)
-  if (!TS_SOURCE.test(self.pathname)) return new Worker(self, { workerData: setup, execArgv: workerExecArgv() })
-  const api = pathToFileURL(
-    createRequire(import.meta.url)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href
-  const code = `import(${JSON.stringify(api)}).then((tsx) => tsx.tsImport(${JSON.stringify(self.href)}, ${JSON.stringify(self.href)}))`
-  return new Worker(code, { eval: true, workerData: setup, execArgv: workerExecArgv() })
-}
-
-/**
- * A worker inherits the process's Node options (execArgv left undefined: V8 flags may not be given
- * to a worker explicitly) — unless they include `--input-type` (a process started by
- * `node --input-type=module -e …`), which a worker refuses: it then gets none.
- */
-function workerExecArgv(): string[] | undefined {
-  return process.execArgv.some((a) => a === '--input-type' || a.startsWith('--input-type=')) ? [] : undefined
-}
-
 /** A run in flight on a worker. */
 interface Run {
   id: number
@@ -118,7 +89,7 @@ class SandboxWorker {
     setup: WorkerSetup,
     private readonly onDeath: (w: SandboxWorker, replaced: number) => void,
   ) {
-    this.worker = startWorker(setup)
+    this.worker = startWorker(import.meta.url, setup)
     this.worker.on('message', (m: FromWorker) => this.receive(m))
     this.worker.on('error', (e) => this.lost(`the sandbox worker failed: ${e instanceof Error ? e.message : String(e)}`))
     this.worker.on('exit', () => this.lost('the sandbox worker stopped'))

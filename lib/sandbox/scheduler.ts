@@ -3,7 +3,7 @@
  * (workers or inline) that runs whatever it is given:
  *
  * - **Top-level runs** (a script called by a caller, not by another script) take one of `slots`
- *   places; one tenant holds at most `tenantSlots` of them, so the others always have a place.
+ *   places of a FairQueue (lib/runtime/fair-queue.ts, shared with the YAML parse workers); one tenant holds at most `tenantSlots` of them, so the others always have a place.
  *   Beyond that a run waits in its tenant's queue (at most `tenantQueue` runs; `queue` across
  *   tenants), served round-robin between tenants — never one tenant's backlog ahead of another's
  *   first run. A full queue, or a wait longer than the run's own timeout, is refused with
@@ -18,9 +18,11 @@
  */
 
 import type { SiblingTools } from '../calls/outcome'
-import { ServerToolsError } from '../errors'
+import { FairQueue, overloaded } from '../runtime/fair-queue'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import { DEFAULT_TIMEOUT_MS } from './limits'
+
+export { overloaded }
 
 export interface FairnessLimits {
   /** Top-level runs at once across tenants: the sandbox's worker (or async engine) count. */
@@ -49,32 +51,12 @@ export interface SchedulerStats {
   queued: number
 }
 
-/** Refused for capacity; `retryAfterSeconds` says when a place is likely to be free. */
-export const overloaded = (message: string, retryAfterSeconds: number) => new ServerToolsError('OVERLOADED', message, { retryAfterSeconds })
-
-const MAX_RETRY_AFTER_S = 30
-
-interface Waiter {
-  tenant: string
-  grant: () => void
-  refuse: (e: unknown) => void
-}
-
-interface TenantState {
-  running: number
-  nested: number
-  queue: Waiter[]
-  /** When each of the tenant's top-level runs will have ended at the latest (its deadline). */
-  until: Set<{ at: number }>
-}
-
 export class FairSandbox<Stats> {
-  private readonly tenants = new Map<string, TenantState>()
-  private running = 0
+  /** Top-level places, shared in turn between tenants (lib/runtime/fair-queue.ts). */
+  private readonly places: FairQueue
+  /** Nested runs per tenant with any in flight. */
+  private readonly tenantNested = new Map<string, number>()
   private nested = 0
-  private queued = 0
-  /** Tenants with waiting runs, in serving order (the one served last goes to the back). */
-  private readonly turns: string[] = []
   /** Each run's signal → its deadline (this thread's performance.now()), inherited by the runs nested under it. */
   private readonly deadlines = new WeakMap<AbortSignal, number>()
 
@@ -85,6 +67,12 @@ export class FairSandbox<Stats> {
   ) {
     for (const [name, v] of Object.entries(fairness))
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`sandbox fairness limit ${name} must be a positive integer, got ${v}`)
+    const { slots, tenantSlots, tenantQueue, queue } = fairness
+    this.places = new FairQueue(
+      { slots, tenantSlots, tenantQueue, queue },
+      { busy: 'The sandbox is busy', things: 'scripts', late: (ms) => `the script could not start within its ${ms} ms timeout` },
+      now,
+    )
   }
 
   async run(req: SandboxRequest): Promise<SandboxResult> {
@@ -92,47 +80,45 @@ export class FairSandbox<Stats> {
     const tenant = req.host?.context.tenant ?? ''
     const nested = (req.host?.depth ?? 0) > 0
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    const state = this.tenant(tenant)
 
     if (nested) {
-      if (this.nested >= this.fairness.nestedSlots || state.nested >= this.fairness.tenantNestedSlots)
+      const mine = this.tenantNested.get(tenant) ?? 0
+      if (this.nested >= this.fairness.nestedSlots || mine >= this.fairness.tenantNestedSlots)
         return {
           error: 'RESOURCE_EXHAUSTED',
-          message: `no sandbox is free for a nested script: ${state.nested >= this.fairness.tenantNestedSlots ? `this tenant already runs ${state.nested} nested scripts, the most allowed` : `all ${this.fairness.nestedSlots} places for nested scripts are taken`}`,
+          message: `no sandbox is free for a nested script: ${mine >= this.fairness.tenantNestedSlots ? `this tenant already runs ${mine} nested scripts, the most allowed` : `all ${this.fairness.nestedSlots} places for nested scripts are taken`}`,
         }
       this.nested++
-      state.nested++
+      this.tenantNested.set(tenant, mine + 1)
       try {
         return await this.execute(req)
       } finally {
         this.nested--
-        state.nested--
-        this.forget(tenant, state)
+        const left = (this.tenantNested.get(tenant) ?? 1) - 1
+        if (left) this.tenantNested.set(tenant, left)
+        else this.tenantNested.delete(tenant)
       }
     }
 
-    const admitted = await this.admit(tenant, state, timeoutMs, req.signal)
-    if (!admitted) return CANCELLED
-    const until = { at: this.now() + timeoutMs }
-    state.until.add(until)
+    const release = await this.places.enter(tenant, timeoutMs, req.signal)
+    if (!release) return CANCELLED
     try {
       return await this.execute(req)
     } finally {
-      state.until.delete(until)
-      this.running--
-      state.running--
-      this.dispatch()
-      this.forget(tenant, state)
+      release()
     }
   }
 
   /** Scripts waiting right now (the queue-depth metric reads it without asking the workers). */
   get waiting(): number {
-    return this.queued
+    return this.places.waiting
   }
 
   async stats(): Promise<Stats & { scheduler: SchedulerStats }> {
-    return { ...(await this.inner.stats()), scheduler: { running: this.running, nested: this.nested, queued: this.queued } }
+    return {
+      ...(await this.inner.stats()),
+      scheduler: { running: this.places.running, nested: this.nested, queued: this.places.waiting },
+    }
   }
 
   /**
@@ -183,115 +169,6 @@ export class FairSandbox<Stats> {
         run.abort() // whatever ended the run ends its nested runs and host calls too
       }
     }
-  }
-
-  /** Resolves true once the run holds a top-level place, false when cancelled while waiting; throws OVERLOADED. */
-  private admit(tenant: string, state: TenantState, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const { slots, tenantSlots, tenantQueue, queue } = this.fairness
-    if (this.running < slots && state.running < tenantSlots && state.queue.length === 0) {
-      this.take(state)
-      return Promise.resolve(true)
-    }
-    if (state.queue.length >= tenantQueue)
-      throw overloaded(
-        `The sandbox is busy: this tenant already has ${state.queue.length} scripts waiting (at most ${tenantQueue}) behind ${state.running} running. Retry later.`,
-        this.retryAfter(state),
-      )
-    if (this.queued >= queue)
-      throw overloaded(`The sandbox is busy: ${this.queued} scripts are waiting (at most ${queue}). Retry later.`, this.retryAfter())
-
-    return new Promise<boolean>((resolve, reject) => {
-      const waiter: Waiter = {
-        tenant,
-        grant: () => {
-          settle()
-          resolve(true)
-        },
-        refuse: (e) => {
-          settle()
-          reject(e)
-        },
-      }
-      // Waiting is bounded by the run's own timeout: a run that cannot start within it is refused.
-      const timer = setTimeout(() => {
-        this.unqueue(tenant, state, waiter)
-        waiter.refuse(
-          overloaded(
-            `The sandbox is busy: the script could not start within its ${timeoutMs} ms timeout. Retry later.`,
-            this.retryAfter(state),
-          ),
-        )
-      }, timeoutMs)
-      const onAbort = () => {
-        this.unqueue(tenant, state, waiter)
-        settle()
-        resolve(false)
-      }
-      const settle = () => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-      }
-      signal?.addEventListener('abort', onAbort, { once: true })
-      state.queue.push(waiter)
-      this.queued++
-      if (!this.turns.includes(tenant)) this.turns.push(tenant)
-    })
-  }
-
-  private take(state: TenantState) {
-    this.running++
-    state.running++
-  }
-
-  /** Hands free places to waiting runs, one tenant at a time in turn. */
-  private dispatch() {
-    for (let i = 0; i < this.turns.length && this.running < this.fairness.slots; ) {
-      const tenant = this.turns[i]
-      const state = this.tenants.get(tenant)!
-      if (state.running >= this.fairness.tenantSlots) {
-        i++
-        continue
-      }
-      const waiter = state.queue.shift()!
-      this.queued--
-      this.turns.splice(i, 1)
-      if (state.queue.length) this.turns.push(tenant) // to the back: the next tenant goes first
-      this.take(state)
-      waiter.grant()
-      i = 0
-    }
-  }
-
-  private unqueue(tenant: string, state: TenantState, waiter: Waiter) {
-    const i = state.queue.indexOf(waiter)
-    if (i < 0) return
-    state.queue.splice(i, 1)
-    this.queued--
-    if (state.queue.length === 0) this.turns.splice(this.turns.indexOf(tenant), 1)
-    this.forget(tenant, state)
-  }
-
-  /** Seconds until the first of the runs the caller waits for reaches its deadline (1–30). */
-  private retryAfter(state?: TenantState): number {
-    const runs =
-      state && state.running >= this.fairness.tenantSlots ? [...state.until] : [...this.tenants.values()].flatMap((t) => [...t.until])
-    const deadlines = runs.map((r) => r.at)
-    const first = deadlines.length ? Math.min(...deadlines) : this.now()
-    return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil((first - this.now()) / 1000)))
-  }
-
-  private tenant(tenant: string): TenantState {
-    let state = this.tenants.get(tenant)
-    if (!state) {
-      state = { running: 0, nested: 0, queue: [], until: new Set() }
-      this.tenants.set(tenant, state)
-    }
-    return state
-  }
-
-  /** Idle tenants are not remembered: the map holds only tenants with runs in flight or waiting. */
-  private forget(tenant: string, state: TenantState) {
-    if (state.running === 0 && state.nested === 0 && state.queue.length === 0) this.tenants.delete(tenant)
   }
 }
 
