@@ -5,6 +5,7 @@
 
 import type { AuditStore } from '../lib/audit/ports'
 import { AuditRecorder } from '../lib/audit/recorder'
+import { type OffThreadYaml, offThreadYaml, type YamlWorkerSettings } from '../lib/config/yaml-parsing'
 import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
 import type { DocumentStore } from '../lib/documents/ports'
@@ -110,6 +111,8 @@ export interface CoreOptions {
    * SANDBOX_MEMORY_MB) and where scripts run (SANDBOX_ISOLATION; default `worker`).
    */
   sandbox?: SandboxSettings
+  /** The YAML parse workers: texts over 2 KiB are parsed there (lib/config/yaml-parsing.ts). */
+  yaml?: YamlWorkerSettings
   /** Spans and metrics (default: neither; functions/observability builds them from the environment). */
   observability?: AppDeps['observability']
   /** Where audit entries go (default: in memory). */
@@ -123,7 +126,7 @@ export interface CoreOptions {
 }
 
 /** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
-export type BuiltDeps = AppDeps & { sandbox: LazySandbox }
+export type BuiltDeps = AppDeps & { sandbox: LazySandbox; yaml: OffThreadYaml }
 
 export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
@@ -173,6 +176,11 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     metrics,
     (r) => denied(r.tenant, 'sandbox.refused', `projects/${r.project}/sandbox`, r.reason),
   )
+  // tenant YAML over a few KiB is parsed in worker threads, whose code loads with the first such text
+  const yaml = offThreadYaml(
+    once(() => import('./lazy/yaml-pool')),
+    opts.yaml,
+  )
   const factories = new FactoryRegistry([
     docLookupFactory,
     new ScriptedToolFactory({ sandbox }),
@@ -192,7 +200,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     ...(opts.extraFactories ?? []),
   ])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
-  const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock })
+  const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock, yaml })
   const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock })
   const quotaStore = opts.quotaStore ?? new MemoryQuotaCounterStore()
   const quotas = new QuotaLimiter({
@@ -268,6 +276,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
         checkTenantAllowListDocument,
         checkQuotaDocument,
       ),
+      yaml,
     ),
     processes: deferred(async () => (await agent()).processes),
     surface: deferred(async () => (await agent()).surface),
@@ -289,6 +298,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     log,
     clock,
     sandbox,
+    yaml,
   }
 }
 

@@ -3,6 +3,7 @@
 
 import type { AuditStore } from '../../lib/audit/ports'
 import type { AuditRecorder } from '../../lib/audit/recorder'
+import type { YamlParsing } from '../../lib/config/yaml'
 import type { DocumentService } from '../../lib/documents/service'
 import type { QuotaLimiter } from '../../lib/quotas/limiter'
 import type { QuotaCounterStore } from '../../lib/quotas/ports'
@@ -49,6 +50,8 @@ export interface AppDeps {
   audit: { recorder: AuditRecorder; store: AuditStore }
   log: Logger
   clock: Clock
+  /** Where tenant YAML is parsed: bodies and documents over a few KiB in a worker pool (lib/config/yaml-pool.ts). */
+  yaml: YamlParsing
 }
 
 /**

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import type { Context } from 'hono'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH } from '../../lib/config/nesting'
-import { parseYaml } from '../../lib/config/yaml'
+import type { YamlParsing } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
 import type { Preconditions } from '../../lib/documents/preconditions'
 import { invalidInput, ServerToolsError } from '../../lib/errors'
@@ -106,13 +106,13 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
  * does not parse. The nesting is checked by a linear scan before any parser runs, and a JSON body
  * that JSON.parse refuses is refused — never handed to the (far slower) YAML parser (issue 10 F3).
  */
-export async function objectBody(c: Context): Promise<Record<string, unknown>> {
+export async function objectBody(c: Context, yaml: YamlParsing): Promise<Record<string, unknown>> {
   const text = await bodyText(c)
   if (!text.trim()) return {}
   const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase()
   let data: unknown
   if (YAML_TYPES.includes(type)) {
-    const parsed = parseYaml(text)
+    const parsed = await yaml.parse(text, { tenant: tenantParam(c) })
     if (!parsed.ok) throw invalidInput('the body is not valid YAML', parsed.issues)
     data = parsed.value.data
   } else {

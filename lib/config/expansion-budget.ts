@@ -43,6 +43,19 @@ export const WORK_BUDGETS = {
       'units of the parsed data: one per node plus one per 16 characters of a string or key, every use of an anchor (alias) counted again with all it holds',
     refusal: '400 / 422 naming the limit',
   },
+  // Texts over a few KiB are parsed in a worker thread (lib/config/yaml-parsing.ts): these bound
+  // what one parse may hold there, so no parse holds a worker (or its memory) without end.
+  yamlParseMs: {
+    limit: 3_000,
+    counts:
+      'milliseconds one parse of a text over 2 KiB may hold a parse worker (the worst 64 KiB layouts measured take 180–350 ms of CPU); the worker is terminated at the deadline and replaced',
+    refusal: '400 (bodies) / 422 (documents) naming the limit',
+  },
+  yamlParseHeap: {
+    limit: 128,
+    counts: 'MiB of heap (V8 old generation) of a parse worker while it parses one text; the worker dies at the cap and is replaced',
+    refusal: '400 (bodies) / 422 (documents) naming the limit',
+  },
   schemaNodes: {
     limit: 2_000,
     counts: "nodes of one tool's input or output schema after `$ref`s are inlined (compile work is linear in them)",

@@ -18,7 +18,7 @@
  * out with a problem naming the character.
  */
 import type { Issue } from '../errors'
-import { jsonFormOf, locate, type ParsedYaml, parseYaml } from './yaml'
+import { jsonFormOf, locate, type ParsedYaml, parseYaml, type YamlParsing, type YamlResult, type YamlSource } from './yaml'
 
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 /** Single-line text (names, paths): TAB and LF are refused too. */
@@ -176,8 +176,27 @@ const STRUCTURED = /\.(ya?ml|json)$/i
  * left to its type's own check, which reports the syntax error.
  */
 export function checkDocumentText(path: string, body: string): { issues: Issue[]; json?: string } {
-  if (!STRUCTURED.test(path)) return { issues: [] }
-  const parsed = parseYaml(body, path)
+  return STRUCTURED.test(path) ? checkParsed(parseYaml(body, path), path) : { issues: [] }
+}
+
+/**
+ * checkDocumentText on a write path: the text parsed through `yaml` (in a worker when it is long),
+ * and the source every later check of the same write reads — with the parse's result, so none
+ * of them parses it again.
+ */
+export async function checkDocumentWrite(
+  yaml: YamlParsing,
+  tenant: string,
+  path: string,
+  body: string,
+): Promise<{ issues: Issue[]; json?: string; source: YamlSource }> {
+  if (!STRUCTURED.test(path)) return { issues: [], source: body }
+  const parsed = await yaml.parse(body, { tenant, path })
+  const { issues, json } = checkParsed(parsed, path)
+  return { issues, json, source: { text: body, json, parsed } }
+}
+
+function checkParsed(parsed: YamlResult, path: string): { issues: Issue[]; json?: string } {
   // a syntax error is the type's own check to report; data over its budget is refused for every type
   if (!parsed.ok) return { issues: parsed.overBudget ? parsed.issues : [] }
   const issues = unsafeTextIssues(parsed.value, path)

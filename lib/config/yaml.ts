@@ -36,7 +36,7 @@ export interface ParsedYaml {
  * A structured document's text, the JSON form of its data when its writer stored one, and the
  * text already parsed when its writer had it parsed (YamlParsing): then no check parses it again.
  */
-export type YamlSource = string | { text: string; json?: string; parsed?: ParsedYaml }
+export type YamlSource = string | { text: string; json?: string; parsed?: YamlResult }
 
 /** Where YAML text is parsed: inline, or in a worker thread (lib/config/yaml-pool.ts) when it can cost more than a few ms. */
 export interface YamlParsing {
@@ -99,9 +99,10 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
   const text = textOf(source)
   if (typeof source !== 'string' && source.parsed) {
     const { parsed, json } = source
+    if (!parsed.ok) return { ...parsed, issues: parsed.issues.map((issue) => ({ ...issue, path })) }
     // each check gets data of its own (a check may normalise what it reads), as from a parse
-    const data = json !== undefined ? JSON.parse(json) : structuredClone(parsed.data)
-    return { ok: true, value: { ...parsed, data } }
+    const data = json !== undefined ? JSON.parse(json) : structuredClone(parsed.value.data)
+    return { ok: true, value: { ...parsed.value, data } }
   }
   if (typeof source !== 'string' && source.json !== undefined) {
     try {
@@ -244,7 +245,10 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
   const parent: number[] = []
   const key: string[] = []
   const kind: number[] = []
-  const at: number[] = []
+  const line: number[] = []
+  const column: number[] = []
+  const keyLine: number[] = []
+  const keyColumn: number[] = []
   const place = (node: unknown) => {
     const r = rangeOf(node)
     return r ? lines.linePos(r[0]) : undefined
@@ -253,12 +257,15 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
   while (stack.length) {
     const { node, parent: p, key: k, keyNode } = stack.pop()!
     const i = parent.length
-    const own = place(node) ?? place(keyNode)
     const keyAt = keyNode === undefined ? undefined : place(keyNode)
+    const own = place(node) ?? keyAt
     parent.push(p)
     key.push(k)
     kind.push(isMap(node) ? 1 : isSeq(node) ? 2 : 0)
-    at.push(own ? own.line : p < 0 ? 0 : at[p * 4], own ? own.col : p < 0 ? 0 : at[p * 4 + 1], keyAt?.line ?? 0, keyAt?.col ?? 0)
+    line.push(own ? own.line : p < 0 ? 0 : line[p])
+    column.push(own ? own.col : p < 0 ? 0 : column[p])
+    keyLine.push(keyAt?.line ?? 0)
+    keyColumn.push(keyAt?.col ?? 0)
     if (isMap(node)) {
       for (let j = node.items.length - 1; j >= 0; j--) {
         const pair = node.items[j]
@@ -268,15 +275,14 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
       for (let j = node.items.length - 1; j >= 0; j--) stack.push({ node: node.items[j], parent: i, key: String(j) })
     }
   }
-  const column = (offset: number) => Int32Array.from({ length: parent.length }, (_, i) => at[i * 4 + offset])
   return {
     parent: Int32Array.from(parent),
     key,
     kind: Uint8Array.from(kind),
-    line: column(0),
-    column: column(1),
-    keyLine: column(2),
-    keyColumn: column(3),
+    line: Int32Array.from(line),
+    column: Int32Array.from(column),
+    keyLine: Int32Array.from(keyLine),
+    keyColumn: Int32Array.from(keyColumn),
   }
 }
 

@@ -2,8 +2,8 @@
  * Raw documents (scripts, Markdown, recipes, engines, model catalog, MCP servers): the same
  * versioned store as tool documents, with safe paths and size limits.
  */
-import { checkDocumentText, unsafeCharacter } from '../config/text-hygiene'
-import type { YamlSource } from '../config/yaml'
+import { checkDocumentWrite, unsafeCharacter } from '../config/text-hygiene'
+import { INLINE_YAML, type YamlParsing, type YamlSource } from '../config/yaml'
 import { type Issue, invalidConfig, invalidInput, ServerToolsError } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
 import type { DocumentStore, StoredDocument } from './ports'
@@ -44,6 +44,8 @@ export class DocumentService {
     private readonly cascade: DocumentCascade,
     /** Validates bodies on write: a 422 with positions instead of a document that fails later. */
     private readonly check?: DocumentCheck,
+    /** Where bodies are parsed (a worker pool for long ones, composed in functions/deps.ts). */
+    private readonly yaml: YamlParsing = INLINE_YAML,
   ) {}
 
   /** The innermost document at the path (project → _tenant → bundled). */
@@ -61,8 +63,8 @@ export class DocumentService {
     const path = normalizeDocumentPath(rawPath)
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BYTES)
       throw new ServerToolsError('TOO_LARGE', `a document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-    const { issues, json } = checkDocumentText(path, body)
-    if (!issues.length) issues.push(...(this.check?.(path, json === undefined ? body : { text: body, json }) ?? []))
+    const { issues, json, source } = await checkDocumentWrite(this.yaml, tenant, path, body)
+    if (!issues.length) issues.push(...(this.check?.(path, source) ?? []))
     if (issues.length) throw invalidConfig(`${path} is not valid (${issues.length} problem${issues.length > 1 ? 's' : ''})`, issues)
     const key = { scope: scopeOf(tenant, project), path }
     const conditions = await writeConditions(path, opts.preconditions ?? {}, liveVersion(this.store, key))

@@ -13,8 +13,8 @@ import {
   serverToolPath,
   toolNameProblem,
 } from '../config/server-tool'
-import { checkDocumentText, unsafeTextIn } from '../config/text-hygiene'
-import { type YamlSource, yamlSourceOf } from '../config/yaml'
+import { checkDocumentWrite, unsafeTextIn } from '../config/text-hygiene'
+import { INLINE_YAML, type YamlParsing, type YamlSource, yamlSourceOf } from '../config/yaml'
 import type { BundledLayer } from '../documents/bundled'
 import type { DocumentCascade, Layer, LayeredDocument } from '../documents/cascade'
 import type { DocumentStore } from '../documents/ports'
@@ -61,6 +61,8 @@ export interface ServerToolServiceDeps {
   builtins: BuiltinRegistry
   log: Logger
   clock: Clock
+  /** Where tool documents are parsed on write (a worker pool for long ones; default inline). */
+  yaml?: YamlParsing
 }
 
 const sourceOf = (layer: Layer): ToolSource => layer
@@ -239,10 +241,8 @@ export class ServerToolService {
     if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES)
       throw new ServerToolsError('TOO_LARGE', `a tool document may be at most ${MAX_DOCUMENT_BYTES} bytes`)
     const path = serverToolPath(name)
-    const { issues: unsafe, json } = checkDocumentText(path, text)
-    const result = unsafe.length
-      ? { ok: false as const, issues: unsafe }
-      : this.checkWrite(path, json === undefined ? text : { text, json })!
+    const { issues: unsafe, json, source: checked } = await checkDocumentWrite(this.deps.yaml ?? INLINE_YAML, tenant, path, text)
+    const result = unsafe.length ? { ok: false as const, issues: unsafe } : this.checkWrite(path, checked)!
     if (!result.ok)
       throw invalidConfig(
         `${path} is not a valid server tool (${result.issues.length} problem${result.issues.length > 1 ? 's' : ''})`,

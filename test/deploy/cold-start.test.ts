@@ -37,6 +37,8 @@ const HEAVY: RegExp[] = [
   /node_modules\/@aws-sdk\//,
   /node_modules\/@smithy\//,
   /^lib\/sandbox\/(quickjs|engines|in-process|execute)\.ts$/,
+  // the YAML parse workers: loaded by the first text over 2 KiB, never by a read
+  /^lib\/config\/yaml-pool\.ts$/,
   /^lib\/llm\/(openai|anthropic)\.ts$/,
   /^lib\/tools\/types\/runtime\//,
   /^lib\/egress\/(client|guard|connector)\.ts$/,
@@ -172,6 +174,7 @@ describe('the Lambda cold start', () => {
       /client-ssm/,
       /credential-provider-node/,
       /lib\/sandbox\/quickjs/,
+      /lib\/config\/yaml-pool/,
       /lib\/llm\/openai/,
       /lib\/tools\/types\/runtime\/rest\.ts/,
       /lib\/egress\/client/,

@@ -11,7 +11,7 @@ export function invokeRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>().post('/projects/:project/tools/:name/invoke', requireScope('tools:invoke'), async (c) => {
     const tenant = tenantParam(c)
     const project = projectParam(c)
-    const body = await objectBody(c)
+    const body = await objectBody(c, deps.yaml)
     // The request's signal ends the whole call tree when the client goes away; a tool refused for
     // capacity is this request's 503, not a tool result.
     const outcome = await deps.dispatcher.call(

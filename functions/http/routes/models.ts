@@ -12,7 +12,7 @@ const MAX_REQUESTED_TOOLS = 100_000
 
 export function modelRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>().post('/models/observed-limits', requireScope('limits:report'), async (c) => {
-    const body = await objectBody(c)
+    const body = await objectBody(c, deps.yaml)
     const issues: Issue[] = []
     const str = (k: string, max = 200) => {
       const v = body[k]

@@ -25,7 +25,7 @@ export function processRoutes(deps: AppDeps) {
     .post('/projects/:project/processes', requireScope('tools:invoke'), async (c) => {
       const tenant = tenantParam(c)
       const project = projectParam(c)
-      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, () => objectBody(c))
+      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, () => objectBody(c, deps.yaml))
       c.header('location', `/brain/${tenant}/projects/${project}/processes/${process.id}`)
       return c.json({ ...view(process), warnings }, 201)
     })
@@ -61,7 +61,7 @@ export function processRoutes(deps: AppDeps) {
       return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
     })
     .post('/projects/:project/processes/:id/tool-calls', requireScope('tools:invoke'), async (c) => {
-      const body = await objectBody(c)
+      const body = await objectBody(c, deps.yaml)
       // The request's signal ends the whole call tree when the client goes away (as on the invoke
       // route); a tool refused for capacity stays a tool error here, a result the model can act on.
       // A quota refusal is this request's 429 with Retry-After (over MCP it is a tool error).
@@ -83,14 +83,14 @@ export function processRoutes(deps: AppDeps) {
       )
       const result = await deps.processes.setClientTools(
         key(c),
-        await objectBody(c),
+        await objectBody(c, deps.yaml),
         conditions.createOnly ? 0 : conditions.expectedVersion,
       )
       c.header('etag', etag(result.version))
       return c.json({ clientTools: result.names, version: result.version, warnings: result.warnings })
     })
     .post('/projects/:project/processes/:id/diagnostics/empty-response', requireScope('tools:invoke'), async (c) => {
-      const input = diagnosisInput(await objectBody(c))
+      const input = diagnosisInput(await objectBody(c, deps.yaml))
       const surface = await deps.surface.open(key(c))
       return c.json(await surface.diagnoseEmptyResponse(input))
     })

@@ -8,7 +8,7 @@ import { objectBody, projectParam, tenantParam } from '../request'
 
 export function surfaceRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>().post('/projects/:project/surface/preview', requireScope('tools:read'), async (c) => {
-    const preview = await deps.surface.preview(tenantParam(c), projectParam(c), principalOf(c).subject, await objectBody(c))
+    const preview = await deps.surface.preview(tenantParam(c), projectParam(c), principalOf(c).subject, await objectBody(c, deps.yaml))
     c.header('cache-control', 'no-store')
     return c.json(preview)
   })
