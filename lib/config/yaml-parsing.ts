@@ -42,6 +42,10 @@ export interface YamlParseStats {
   refusedHeap: number
   /** Workers started (the first ones and every replacement). */
   workersStarted: number
+  /** Parses holding a place (a worker) right now. */
+  running: number
+  /** Parses waiting for a place right now. */
+  queued: number
 }
 
 /** The pool's code (lib/config/yaml-pool.ts), loaded by the caller: the composition root owns the dynamic import. */
@@ -55,7 +59,7 @@ export interface OffThreadYaml extends YamlParsing {
   close(): Promise<void>
 }
 
-const NOTHING_YET = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersStarted: 0 }
+const NOTHING_YET = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersStarted: 0, running: 0, queued: 0 }
 
 export function offThreadYaml(load: YamlPoolModule, settings: YamlWorkerSettings = {}): OffThreadYaml {
   const inlineChars = settings.inlineChars ?? INLINE_YAML_CHARS

@@ -156,7 +156,7 @@ export class YamlWorkerPool implements YamlParsing {
   }
 
   stats(): Omit<YamlParseStats, 'inline'> {
-    return { ...this.counts }
+    return { ...this.counts, running: this.places.running, queued: this.places.waiting }
   }
 
   async close(): Promise<void> {
