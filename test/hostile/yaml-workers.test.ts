@@ -13,7 +13,8 @@ import { parsedHere } from '../../lib/config/yaml'
 import { client, tokenFor } from '../support/http'
 import { yamlLayouts } from './rows/tenant-work'
 
-const deps = createMemoryDeps({ yaml: { workers: 2, tenantConcurrency: 1, tenantQueue: 16 } })
+// a deadline far above any parse here, so that the attacker's backlog still waits (not refused) when the victim is answered
+const deps = createMemoryDeps({ yaml: { workers: 2, tenantConcurrency: 1, tenantQueue: 16, deadlineMs: 60_000 } })
 const app = createApp(deps)
 afterAll(() => deps.yaml.close())
 
@@ -78,8 +79,7 @@ describe('hostile YAML bodies are parsed off the main thread (issue 21 N4, build
     expect(deps.yaml.stats().queued).toBeGreaterThanOrEqual(1)
 
     const answers = await Promise.all(attack)
-    // a parse that waited longer than its deadline for its tenant's place is a 503 with Retry-After, never an unbounded wait
-    for (const r of answers) expect([201, 422, 503]).toContain(r.status)
+    for (const r of answers) expect([201, 422]).toContain(r.status)
     expect(parsedHere).toEqual(before)
     expect(deps.yaml.stats()).toMatchObject({ running: 0, queued: 0, refusedDeadline: 0, refusedHeap: 0 })
   }, 120_000)

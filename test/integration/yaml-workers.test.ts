@@ -97,6 +97,15 @@ describe('YAML parse workers', () => {
     })
   })
 
+  it("answers 503 with Retry-After to a tenant's parse beyond its place and queue, and parses the others", async () => {
+    const { deps, api } = await appWith({ workers: 2, tenantConcurrency: 1, tenantQueue: 1, deadlineMs: 60_000 })
+    const body = tool(`extra:\n${worstCase(60_000)}`)
+    const answers = await Promise.all([0, 1, 2].map((i) => api.put(`${PUT_TOOL}${i}`, body)))
+    expect(answers.map((r) => r.status).sort()).toEqual([422, 422, 503])
+    expect(answers.find((r) => r.status === 503)!.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect(deps.yaml.stats()).toMatchObject({ offThread: 2, workersStarted: 1, running: 0, queued: 0 })
+  })
+
   it('refuses a parse past its deadline with a 422 naming yamlParseMs, and replaces the worker', async () => {
     const { deps, api } = await appWith({ deadlineMs: 1 })
     const body = tool(`extra:\n${worstCase(60_000)}`)
