@@ -2,18 +2,83 @@
  * The code-mode declaration typechecks with the TypeScript compiler (the `typescript`
  * devDependency, strict, no emit) for the tools the project really builds, packs, 600 generated
  * tools with varied schemas and names that need escaping — and scripts written against it pass.
+ * MCP tools come from a real MCP server (the SDK's McpServer) on 127.0.0.1, started here.
  */
 import { readFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { dirname, join } from 'node:path'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { createMemoryDeps } from '../../../functions/deps'
 import { success } from '../../../lib/calls/outcome'
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { scopeOf } from '../../../lib/documents/ports'
+import { AllowList } from '../../../lib/egress/allow-list'
+import { EgressClient } from '../../../lib/egress/client'
 import { codeDeclaration } from '../../../lib/tools/code-declaration'
 import type { Tool } from '../../../lib/tools/contracts'
 import { echoPackFactory } from '../../support/pack-factory'
+
+const MCP_TOOL_NAMES = ['search.issues', 'issue-create', 'stats']
+
+/** A stateless MCP server (the SDK's own McpServer) at 127.0.0.1 with tools of varied zod schemas and names to quote. */
+async function startMcpServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const build = () => {
+    const server = new McpServer({ name: 'tracker', version: '1.0.0' })
+    server.registerTool(
+      'search.issues',
+      {
+        description: 'Search issues by text; newest first.',
+        inputSchema: {
+          query: z.string().describe('Text in the title */ or body'),
+          filter: z.object({ status: z.enum(['open', 'closed']).optional(), since: z.string().optional() }).optional(),
+          limit: z.number().int().min(1).max(50).optional(),
+        },
+      },
+      async () => ({ content: [{ type: 'text', text: '[]' }] }),
+    )
+    server.registerTool(
+      'issue-create',
+      {
+        description: 'Create an issue.',
+        inputSchema: {
+          title: z.string(),
+          labels: z.array(z.string()).optional(),
+          severity: z.union([z.literal('low'), z.literal('high')]).optional(),
+          fields: z.record(z.string(), z.number()).optional(),
+        },
+      },
+      async () => ({ content: [{ type: 'text', text: '{"id":"ISS-1"}' }] }),
+    )
+    server.registerTool('stats', { description: 'Count issues.', inputSchema: {} }, async () => ({
+      content: [{ type: 'text', text: '3' }],
+    }))
+    return server
+  }
+  const httpServer = http.createServer(async (req, res) => {
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    const server = build()
+    res.on('close', () => {
+      void transport.close()
+      void server.close()
+    })
+    await server.connect(transport)
+    await transport.handleRequest(req, res)
+  })
+  await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r))
+  const { port } = httpServer.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      httpServer.closeAllConnections()
+      await new Promise<void>((r) => httpServer.close(() => r()))
+    },
+  }
+}
 
 const libDir = dirname(require.resolve('typescript/lib/lib.es2022.d.ts'))
 
@@ -158,6 +223,40 @@ describe('the code declaration typechecks', () => {
     const d = codeDeclaration(tools)
     expect(d.text).toContain('readonly petstore: {')
     expect(typecheck(d.text, 'export {}\nconst r: Promise<unknown> = tools.add({ a: 1 })\nvoid tools.petstore.listPets\n')).toEqual([])
+  })
+
+  it('for mcp and mcp_server tools as a loopback MCP server lists them, names that need quoting among them', async () => {
+    const server = await startMcpServer()
+    try {
+      const deps = createMemoryDeps({ bundledFiles: [], egress: new EgressClient({ allow: AllowList.of({ hosts: ['127.0.0.1'] }) }) })
+      await deps.documents.put('acme', '_tenant', 'mcp-servers/tracker.yaml', `url: ${server.url}\ntimeoutMs: 5000\n`, { actor: 't' })
+      const put = (name: string, body: string) => deps.tools.put('acme', 'p1', name, body, { actor: 't' })
+      await put(
+        'tracker',
+        'type: mcp_server\ndescription: The issue tracker.\npromptHint: Ids look like ISS-1.\nparameters:\n  server: tracker\n',
+      )
+      await put('file_issue', 'type: mcp\ndescription: File an issue.\nparameters:\n  server: tracker\n  toolName: issue-create\n')
+      const { tools, problems } = await deps.tools.listAll('acme', 'p1')
+      expect(problems).toEqual([])
+      const mcpTools = tools.filter((t) => t.typeId === 'mcp' || t.typeId === 'mcp_server')
+      expect(new Set(mcpTools.map((t) => t.typeId))).toEqual(new Set(['mcp', 'mcp_server']))
+      expect(mcpTools.length).toBe(MCP_TOOL_NAMES.length + 1)
+      const d = codeDeclaration(mcpTools)
+      expect(d.text).toContain('readonly tracker: {')
+      const script = [
+        'export {}',
+        'const a: Promise<unknown> = tools.file_issue({ title: "t", labels: ["bug"], severity: "high" })',
+        // the pack names a remote 'search.issues' tracker__search_issues; 'issue-create' keeps its dash and is quoted
+        'void tools.tracker.search_issues({ query: "q", filter: { status: "open", since: "2026-01-01" } })',
+        'void tools.tracker["issue-create"]({ title: "t" })',
+        'void tools.tracker.stats()',
+        '',
+      ].join('\n')
+      expect(typecheck(d.text, script)).toEqual([])
+      expect(typecheck(d.text, 'export {}\nvoid tools.file_issue({ title: 1 })\n').length).toBeGreaterThan(0)
+    } finally {
+      await server.close()
+    }
   })
 
   it('for a 600-tool surface of varied schemas and output schemas', () => {
