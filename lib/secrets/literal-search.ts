@@ -40,10 +40,16 @@ export class LiteralSearch<T> {
   private readonly asciiClass = new Uint16Array(128)
   private readonly otherClass = new Map<number, number>()
   private classes = 1
+  /** Characters the automaton has stepped over, in every search so far (the work searching did). */
+  steps = 0
+  /** Length of the longest pattern: how far back an occurrence ending at a character can start. */
+  readonly longest: number
   /** next state = table[state * classes + class] */
   private table = new Int32Array(0)
   /** Longest pattern that ends in each state (its own or a suffix's), or -1. */
   private output: Int32Array = new Int32Array(0)
+  /** Length of the text each state stands for (its distance from the root). */
+  private depth: Int32Array = new Int32Array(0)
 
   constructor(patterns: Iterable<readonly [string, T]>) {
     const trie: Map<number, number>[] = [new Map()]
@@ -69,6 +75,7 @@ export class LiteralSearch<T> {
       }
     }
     this.build(trie, own)
+    this.longest = this.patterns.reduce((max, p) => Math.max(max, p.length), 0)
   }
 
   get size() {
@@ -91,9 +98,11 @@ export class LiteralSearch<T> {
     const table = new Int32Array(trie.length * k)
     const fail = new Int32Array(trie.length)
     const output = Int32Array.from(own)
+    const depth = new Int32Array(trie.length)
     const queue: number[] = []
     for (const [c, child] of trie[0]) {
       table[c] = child
+      depth[child] = 1
       queue.push(child)
     }
     for (let head = 0; head < queue.length; head++) {
@@ -106,41 +115,133 @@ export class LiteralSearch<T> {
         else {
           table[node * k + c] = child
           fail[child] = table[f * k + c]
+          depth[child] = depth[node] + 1
           queue.push(child)
         }
       }
     }
     this.table = table
     this.output = output
+    this.depth = depth
   }
 
   /**
    * Every region covered by an occurrence, overlapping and nested occurrences merged, in order.
-   * O(text length + number of spans).
+   * O(text length + number of spans). With `states`, the automaton's state after each character is
+   * written there, for searching a text decoded from this one (`spansBelow`).
    */
-  spans(text: string): Span<T>[] {
+  spans(text: string, states?: Int32Array): Span<T>[] {
     const out: Span<T>[] = []
     if (!this.patterns.length) return out
     const { table, output, asciiClass, otherClass } = this
     const k = this.classes
     let state = 0
-    for (let i = 0; i < text.length; i++) {
-      let code = text.charCodeAt(i)
-      if (code >= 65 && code <= 90) code += 32
-      const c = code < 128 ? asciiClass[code] : (otherClass.get(foldCode(code)) ?? 0)
-      state = table[state * k + c]
-      const hit = output[state]
-      if (hit === -1) continue
-      const { length, value } = this.patterns[hit]
-      let span: Span<T> = { start: i + 1 - length, end: i + 1, value }
-      // ends only grow, so a new occurrence can only swallow spans at the top of the stack
-      while (out.length && span.start < out[out.length - 1].end) {
-        const top = out.pop()!
-        const longer = top.end - top.start >= span.end - span.start ? top.value : span.value
-        span = { start: Math.min(top.start, span.start), end: span.end, value: longer }
+    // two loops, so the common one (no states kept) carries no test per character
+    if (states)
+      for (let i = 0; i < text.length; i++) {
+        let code = text.charCodeAt(i)
+        if (code >= 65 && code <= 90) code += 32
+        state = table[state * k + (code < 128 ? asciiClass[code] : (otherClass.get(foldCode(code)) ?? 0))]
+        states[i] = state
+        if (output[state] !== -1) this.push(out, i, output[state])
       }
-      out.push(span)
-    }
+    else
+      for (let i = 0; i < text.length; i++) {
+        let code = text.charCodeAt(i)
+        if (code >= 65 && code <= 90) code += 32
+        state = table[state * k + (code < 128 ? asciiClass[code] : (otherClass.get(foldCode(code)) ?? 0))]
+        if (output[state] !== -1) this.push(out, i, output[state])
+      }
+    this.steps += text.length
     return out
   }
+
+  /**
+   * The occurrences in `below.text` that `spans(parent text)` did not already find at the same
+   * characters, given the parent's states. Where the automaton, past a replaced character, is in
+   * the state the parent's search was in at the same character, and that state's match lies in
+   * unchanged characters, the two searches agree until the next replaced character: that stretch
+   * is not searched again (its states are copied). So the cost is the replaced characters and the
+   * few after each until the states agree, not the text's length. `states` receives the state after
+   * every character of `below.text`, as `spans` writes them.
+   */
+  spansBelow(below: Replaced, parentStates: Int32Array, states: Int32Array): Span<T>[] {
+    const out: Span<T>[] = []
+    if (!this.patterns.length) return out
+    const { table, output, depth } = this
+    const { parentText, at, units, codePoint, sourceEnd } = below
+    const k = this.classes
+    const n = below.length
+    const count = at.length
+    let state = 0
+    let steps = 0
+    let i = 0
+    let shift = below.base // parent index of an unchanged character = its index + shift
+    for (let m = 0; m <= count; m++) {
+      // the unchanged characters up to replacement m: searched until the states agree
+      const until = m < count ? at[m] : n
+      const from = i
+      for (; i < until; i++) {
+        state = table[state * k + this.classOf(parentText.charCodeAt(i + shift))]
+        states[i] = state
+        if (output[state] !== -1) this.push(out, i, output[state])
+        if (state === parentStates[i + shift] && depth[state] <= i + 1 - from) {
+          // a view per stretch costs more than copying a short one
+          if (until - i > 64) states.set(parentStates.subarray(i + 1 + shift, until + shift), i + 1)
+          else for (let j = i + 1; j < until; j++) states[j] = parentStates[j + shift]
+          steps += i + 1 - from
+          if (until > i + 1) state = parentStates[until - 1 + shift]
+          i = until
+          break
+        }
+        if (i + 1 === until) steps += until - from
+      }
+      if (m === count) break
+      // the replacement: one unit, or a surrogate pair
+      const cp = codePoint[m]
+      const pair = units[m] === 2
+      for (let u = 0; u < units[m]; u++, i++) {
+        const unit = pair ? (u === 0 ? 0xd800 + ((cp - 0x10000) >> 10) : 0xdc00 + ((cp - 0x10000) & 0x3ff)) : cp
+        state = table[state * k + this.classOf(unit)]
+        states[i] = state
+        if (output[state] !== -1) this.push(out, i, output[state])
+      }
+      steps += units[m]
+      shift = sourceEnd[m] - i
+    }
+    this.steps += steps
+    return out
+  }
+
+  private classOf(unit: number): number {
+    const code = unit >= 65 && unit <= 90 ? unit + 32 : unit
+    return code < 128 ? this.asciiClass[code] : (this.otherClass.get(foldCode(code)) ?? 0)
+  }
+
+  /** Adds the occurrence of pattern `hit` ending at `i`; ends only grow, so it can only swallow spans at the top of the stack. */
+  private push(out: Span<T>[], i: number, hit: number) {
+    const { length, value } = this.patterns[hit]
+    let span: Span<T> = { start: i + 1 - length, end: i + 1, value }
+    while (out.length && span.start < out[out.length - 1].end) {
+      const top = out.pop()!
+      const longer = top.end - top.start >= span.end - span.start ? top.value : span.value
+      span = { start: Math.min(top.start, span.start), end: span.end, value: longer }
+    }
+    out.push(span)
+  }
+}
+
+/**
+ * A text decoded from `parentText`: the window [base, …) of it, `length` units long, where unit
+ * `at[m]` (and `units[m]` in all: a surrogate pair past the BMP) is code point `codePoint[m]`,
+ * standing for parent characters ending at `sourceEnd[m]`; every other unit is the parent's.
+ */
+export interface Replaced {
+  readonly parentText: string
+  readonly base: number
+  readonly length: number
+  readonly at: Int32Array
+  readonly units: Uint8Array
+  readonly codePoint: Int32Array
+  readonly sourceEnd: Int32Array
 }

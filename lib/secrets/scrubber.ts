@@ -21,7 +21,18 @@
  * cost is linear in the size of the result — at most (MAX_LAYERS + 1) × its length characters
  * searched, counted in `charactersSearched` — not in (size × number of forms).
  */
-import { decodeLayer, endOf, type Layer, MAX_LAYERS, mayHoldEscapes, originalLayer, startOf } from './decode-layers'
+import {
+  decodeBelow,
+  decodedOnce,
+  endOf,
+  lookahead,
+  MAX_LAYERS,
+  mayHoldEscapes,
+  originalPiece,
+  type Piece,
+  startOf,
+  windowMargin,
+} from './decode-layers'
 import { LiteralSearch, type Span } from './literal-search'
 import type { SecretValues } from './references'
 
@@ -31,8 +42,11 @@ const MIN_EMBEDDED_BASE64 = 6
 export class SecretScrubber {
   private readonly forms = new Map<string, string>()
   private search?: LiteralSearch<string>
+  private readonly states: Int32Array[] = []
   /** Characters searched so far, over every layer of every text (the work scrubbing did). */
   charactersSearched = 0
+  /** Characters scanned for escapes so far, look-ahead past each escape's first character included (text holding no '%', '\\' or '&' is not scanned). */
+  charactersScanned = 0
 
   constructor(values: SecretValues = new Map()) {
     for (const [name, value] of values) this.add(name, value)
@@ -59,9 +73,7 @@ export class SecretScrubber {
   }
 
   scrubText(text: string): string {
-    if (!this.forms.size || !text) return text
-    this.search ??= new LiteralSearch(this.forms)
-    const spans = this.spansInLayers(text, this.search)
+    const spans = this.regions(text)
     if (!spans.length) return text
     let out = ''
     let last = 0
@@ -72,20 +84,60 @@ export class SecretScrubber {
     return out + text.slice(last)
   }
 
-  /** Hits in the text and in each decoded layer below it, as merged regions of the original text. */
+  /** What `scrubText` redacts: the regions of `text` holding a secret in any layer, merged, in order. */
+  regions(text: string): Span<string>[] {
+    if (!this.forms.size || !text) return []
+    this.search ??= new LiteralSearch(this.forms)
+    return this.spansInLayers(text, this.search)
+  }
+
+  /**
+   * Hits in the text and in each decoded layer below it, as merged regions of the original text.
+   * A piece below is searched only where it differs from the text it was decoded from
+   * (LiteralSearch.spansBelow), so only what decoding changed adds to `charactersSearched`.
+   */
   private spansInLayers(text: string, search: LiteralSearch<string>): Span<string>[] {
-    this.charactersSearched += text.length
-    const found = search.spans(text)
-    if (!mayHoldEscapes(text)) return found
-    let layer: Layer | undefined = originalLayer(text)
-    for (let depth = 0; depth < MAX_LAYERS; depth++) {
-      layer = decodeLayer(layer)
-      if (!layer) break
-      this.charactersSearched += layer.text.length
-      for (const s of search.spans(layer.text)) found.push({ start: startOf(layer, s.start), end: endOf(layer, s.end - 1), value: s.value })
-      if (!mayHoldEscapes(layer.text)) break
+    const stepsBefore = search.steps
+    if (!mayHoldEscapes(text)) {
+      const found = search.spans(text)
+      this.charactersSearched += search.steps - stepsBefore
+      return found
     }
+    let states = this.statesAt(0, text.length).subarray(0, text.length)
+    const found = search.spans(text, states)
+    const margin = windowMargin(search.longest)
+    let layer: { piece: Piece; states: Int32Array }[] = [{ piece: originalPiece(text), states }]
+    for (let depth = 0; depth < MAX_LAYERS && layer.length; depth++) {
+      const below: typeof layer = []
+      // the pieces of a layer are never longer together than the layer above
+      const pool = this.statesAt(
+        depth + 1,
+        layer.reduce((sum, { piece }) => sum + piece.length, 0),
+      )
+      let used = 0
+      for (const { piece, states: above } of layer) {
+        const looked = lookahead.characters
+        const children = decodeBelow(piece, margin)
+        this.charactersScanned += piece.length + lookahead.characters - looked
+        for (const child of children) {
+          states = pool.subarray(used, used + child.length)
+          used += child.length
+          for (const s of search.spansBelow(child, above, states))
+            found.push({ start: startOf(child, s.start), end: endOf(child, s.end - 1), value: s.value })
+          // the next layer's escapes sit next to this one's replacements: look there before building the piece's text
+          if (depth + 1 < MAX_LAYERS && child.mayHoldEscapes()) below.push({ piece: child, states })
+        }
+      }
+      layer = below
+    }
+    this.charactersSearched += search.steps - stepsBefore
     return mergeSpans(found)
+  }
+
+  /** Room for the automaton's states of one layer, kept for the next string this scrubber scrubs (one result's strings). */
+  private statesAt(depth: number, length: number): Int32Array {
+    if ((this.states[depth]?.length ?? -1) < length) this.states[depth] = new Int32Array(length)
+    return this.states[depth]
   }
 
   /** Deep copy with every string (and object key) scrubbed. */
@@ -117,6 +169,8 @@ export function reflectedForms(value: string): Set<string> {
   const jsonAscii = json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
   const forms = new Set<string>([
     value,
+    // a form-encoded value whose other characters a layer decodes (`%C3%9C` upper-cased) keeps `+` for its spaces
+    value.replace(/ /g, '+'),
     json,
     jsonAscii,
     json.replace(/\//g, '\\/'),
@@ -132,6 +186,13 @@ export function reflectedForms(value: string): Set<string> {
     bytes.toString('hex'),
     ...base64Forms(bytes),
   ])
+  // a secret that itself holds an escape (`\\f`, `%41`, `&amp;`) loses it in the layer that decodes the escapes around it
+  for (let v = value, depth = 0; depth < MAX_LAYERS; depth++) {
+    const below = decodedOnce(v)
+    if (below === v) break
+    forms.add(below)
+    v = below
+  }
   forms.delete('')
   return forms
 }

@@ -182,6 +182,28 @@ describe('SecretScrubber catches the common reflected encodings', () => {
     expect(t.charactersSearched - mark).toBe(plain.length)
   })
 
+  it('searches a long text once plus a window around each escape, not once more per layer', () => {
+    const t = new SecretScrubber(new Map([['K', 'hunter2secret']]))
+    const words = 'plain words of a long tool result '.repeat(3_000)
+    const text = `${words}\\u0068unter2secret ${words}%2568unter2secret ${words}&amp;#104;unter2secret ${words}`
+    const searched = t.charactersSearched
+    const out = t.scrubText(text)
+    expect(out.split('[redacted secret:K]')).toHaveLength(4)
+    // three escape sites, one to two layers each: the automaton steps over a few characters past each replacement
+    expect(t.charactersSearched - searched).toBeLessThan(text.length + 3 * 2 * 40)
+    // scanning for escapes: the text once, then only the windows around the three sites (and a few characters of look-ahead each)
+    expect(t.charactersScanned).toBeLessThan(text.length + 3 * 2 * 2 * (13 + 2 + 36 + 12) + 100)
+  })
+
+  it('looks at most one character reference ahead of each &, so a text of ampersands costs a bounded multiple of its length', () => {
+    const t = new SecretScrubber(new Map([['K', 'hunter2secret']]))
+    const text = '&'.repeat(200_000)
+    expect(t.scrubText(text)).toBe(text)
+    // each `&` looks for its `;` at most eleven characters on (it looked to the text's end before: quadratic)
+    expect(t.charactersScanned).toBeLessThanOrEqual(12 * text.length)
+    expect(t.charactersSearched).toBe(text.length)
+  })
+
   it('in base64 after a prefix of any length, so all three alignments, in both alphabets', () => {
     for (let n = 0; n < 6; n++) {
       const prefix = 'user:'.padEnd(n, '#').slice(0, n)
