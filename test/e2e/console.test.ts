@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedConsoleData, storeBrokenTool, XSS_DESCRIPTION } from '../support/console-seed'
+import { QUOTA_XSS_LABEL, seedConsoleData, storeBrokenTool, XSS_DESCRIPTION } from '../support/console-seed'
 import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -338,6 +338,48 @@ describe('the web console', () => {
     const note = await usage.waitForSelector('section[data-role="_unknown"] p.note')
     expect(await note.textContent()).toMatch(/outside any process, through POST …\/tools\/\{name\}\/invoke/)
     expect(await usage.textContent('main > p.muted')).toContain('_unknown')
+  })
+
+  it('shows the project’s quotas on the usage page, one row per window with its use and reset, selectors drawn as text', async () => {
+    const usage = await visit('/console/usage?project=p1')
+    await usage.waitForSelector('table.quotas tbody tr')
+    const rows = await usage.$$eval('table.quotas tbody tr', (trs) =>
+      trs.map((tr) => [
+        tr.getAttribute('data-kind'),
+        tr.classList.contains('spent'),
+        ...[...tr.querySelectorAll('td')].map((td) => td.textContent),
+      ]),
+    )
+    expect(rows.map((r) => r.slice(0, 5))).toEqual([
+      ['rate', false, 'project #1', 'tool = whoami', '100 calls per hour'],
+      ['volume', true, 'project #2', 'tool = doc_errors', '1 call per day'],
+      ['tokens', false, 'project #3', 'role = coder, type = prompt_template', '200000 model tokens per day'],
+      ['rate', false, 'project #4', `label = ${QUOTA_XSS_LABEL}`, '5 calls per minute'],
+    ])
+    // use is budget reserved in slices: at least the 8 whoami calls the seed made
+    expect(Number(/^ (\d+) \/ 100$/.exec(String(rows[0][5]))?.[1])).toBeGreaterThanOrEqual(8)
+    expect(rows.slice(1).map((r) => [r[5], r[6]])).toEqual([
+      [' 1 / 1', '0'],
+      [' 0 / 200000', '200000'],
+      [' 0 / 5', '5'],
+    ])
+    expect(rows[1][7]).toMatch(/^in \d+ (s|min|h) \(\d{4}-\d\d-\d\d 00:00 UTC\)$/)
+    expect(await usage.$$eval('#quotas img', (imgs) => imgs.length)).toBe(0)
+    expect(await usage.evaluate('window.__pwned')).toBeUndefined()
+    await shot(usage, 'usage-quotas')
+  })
+
+  it('shows per role the calls made from code and the calls refused, per tool', async () => {
+    const usage = await visit('/console/usage?project=p1')
+    const cells = async (role: string) => {
+      await usage.waitForSelector(`section[data-role="${role}"] table.code-refusals tr[data-tool]`)
+      return usage.$$eval(`section[data-role="${role}"] table.code-refusals tbody tr`, (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+      )
+    }
+    expect(await cells('scripter')).toEqual([['whoami', '2', '2', '0']])
+    expect(await cells('_unknown')).toEqual([['doc_errors', '1', '0', '1']])
+    expect(await usage.textContent('section[data-role="_unknown"] p.muted')).toContain('0 of the calls from code, 1 call refused')
   })
 
   it('never scrolls sideways at phone width (390 px) on any page, and is photographed there', async () => {

@@ -11,6 +11,9 @@ import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 
+/** A quota selector holding markup: the console must draw it as text. */
+export const QUOTA_XSS_LABEL = '<img src=x onerror="window.__pwned=3">'
+
 export const XSS_DESCRIPTION = 'Looks harmless <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>'
 
 const PETS_SPEC = `openapi: 3.0.3
@@ -115,8 +118,34 @@ export async function seedConsoleData(url: string, token: string) {
   await doc('p1', 'models/coding/_provider.yaml', 'wireType: anthropic\nsurface: code\n')
   await doc('p1', 'recipes/scripter.yaml', 'engine: helper\nallowedToolsAdd: [hostile]\nmodels: [coding/big]\n')
 
+  // quotas: one rule spent by the refused call below, a token cap, and a rule whose selector holds markup
+  await doc(
+    'p1',
+    'quotas.yaml',
+    `rules:\n  - match: { tool: whoami }\n    rate: { requests: 100, per: hour }\n  - match: { tool: doc_errors }\n    volume: { requests: 1, per: day }\n  - match: { role: coder, type: prompt_template }\n    volume: { tokens: 200000, per: day }\n  - match: { label: ${JSON.stringify(QUOTA_XSS_LABEL)} }\n    rate: { requests: 5, per: minute }\n`,
+  )
+
   // usage outside any process: the invoke route counts under the role _unknown
   await send('POST', '/projects/p1/tools/whoami/invoke', JSON.stringify({ params: {} }), 'application/json')
+  // doc_errors once, then refused by its quota (429): a refusal under _unknown
+  await send('POST', '/projects/p1/tools/doc_errors/invoke', JSON.stringify({ params: {} }), 'application/json')
+  const refused = await fetch(`${url}/projects/p1/tools/doc_errors/invoke`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ params: {} }),
+  })
+  if (refused.status !== 429) throw new Error(`the quota did not refuse: ${refused.status} ${await refused.text()}`)
+  // calls from code: a code-mode recipe whose script calls whoami twice
+  await doc('p1', 'recipes/scripter.yaml', 'engine: helper\nsurface: code\n')
+  const scripter = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'scripter' }), 'application/json')
+  const code = 'const a = await tools.whoami({}); const b = await tools.whoami({}); [a, b].length'
+  const ran = await send(
+    'POST',
+    `/projects/p1/processes/${scripter.id}/tool-calls`,
+    JSON.stringify({ name: 'execute_code', params: { code } }),
+    'application/json',
+  )
+  if (ran.isError) throw new Error(`the script failed: ${JSON.stringify(ran)}`)
   // usage: the role "coder" describes the deferred handbook three times and calls it once (a
   // promote recommendation), calls whoami, and lists the tools
   const spawned = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'coder' }), 'application/json')
@@ -130,7 +159,11 @@ export async function seedConsoleData(url: string, token: string) {
   const deadline = Date.now() + 10_000
   for (;;) {
     const roles = (await (await fetch(`${url}/admin/projects/p1/insights/tool-usage`, { headers: auth })).json()) as any[]
-    if (roles.some((r) => r.role === 'coder' && r.calls >= 10) && roles.some((r) => r.role === '_unknown'))
+    if (
+      roles.some((r) => r.role === 'coder' && r.calls >= 10) &&
+      roles.some((r) => r.role === '_unknown' && r.refusals >= 1) &&
+      roles.some((r) => r.role === 'scripter' && r.codeCalls >= 2)
+    )
       return { processId: spawned.id as string }
     if (Date.now() > deadline) throw new Error(`usage did not arrive: ${JSON.stringify(roles)}`)
     await new Promise((r) => setTimeout(r, 200))

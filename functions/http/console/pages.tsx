@@ -277,6 +277,14 @@ function Usage() {
         Usage is counted per role: the recipe a process was spawned with, else its engine. Calls made outside any process — the invoke route{' '}
         <code>{'POST …/tools/{name}/invoke'}</code>, which <code>server-tools call</code> uses — count under the role <code>_unknown</code>.
       </p>
+      <section id="quotas" aria-labelledby="quotas-title">
+        <h2 id="quotas-title">Quotas</h2>
+        <p class="muted">
+          The rules of <code>quotas.yaml</code> that apply to this project (bundled, <code>_tenant</code> and the project's own), each
+          window with its use and when it resets. Use counts budget reserved by the servers, so it can run ahead of the calls made.
+        </p>
+        <div id="quotas-body"></div>
+      </section>
       <div id="roles"></div>
     </>
   )

@@ -779,7 +779,14 @@
       const proj = project.value.trim()
       status('Loading…')
       try {
+        const quotas = api(`/quotas?project=${p(proj)}`).then(
+          (res) => quotaTable(res.rules),
+          // a token without tools:read still sees usage; the section says why it is empty
+          (/** @type {any} */ e) =>
+            h('p', { class: 'muted' }, `The quotas could not be read: ${e instanceof Error ? e.message : String(e)}`),
+        )
         roles = await api(`/admin/projects/${p(proj)}/insights/tool-usage?days=${p(days.value || '30')}`)
+        $('quotas-body').replaceChildren(await quotas)
         rememberProject(proj, { days: days.value })
         const chosen = roleSelect.value || params.get('role') || ''
         roleSelect.replaceChildren(h('option', { value: '' }, 'every role'), ...roles.map((r) => h('option', { value: r.role }, r.role)))
@@ -805,6 +812,131 @@
     load()
   }
 
+  /**
+   * The quota rules of GET /quotas, one row per window. Rule matches are tenant-written: text nodes only.
+   * @param {any[]} rules
+   */
+  function quotaTable(rules) {
+    if (!Array.isArray(rules) || rules.length === 0)
+      return h(
+        'p',
+        { class: 'muted', id: 'no-quotas' },
+        'No quota rules apply to this project: its calls are capped by nothing but capacity.',
+      )
+    const rows = []
+    for (const r of rules) {
+      const where = `${r.layer === 'tenant' ? '_tenant' : r.layer} #${Number(r.index) + 1}`
+      const match = Object.entries(r.match || {})
+        .map(([k, v]) => `${k} = ${v}`)
+        .join(', ')
+      for (const w of r.windows || []) {
+        const what =
+          w.kind === 'tokens'
+            ? `${w.limit} model tokens per ${r.volume?.per}`
+            : w.kind === 'volume'
+              ? `${plural(w.limit, 'call')} per ${r.volume?.per}`
+              : w.kind === 'burst'
+                ? `burst of ${w.limit}`
+                : `${plural(w.limit, 'call')} per ${r.rate?.per}`
+        const resets = `in ${duration(Number(w.resetsInSeconds))} (${String(w.resetsAt).replace('T', ' ').slice(0, 16)} UTC)`
+        rows.push(
+          h(
+            'tr',
+            { 'data-kind': w.kind, class: Number(w.remaining) <= 0 ? 'spent' : undefined },
+            h('td', {}, where),
+            h('td', {}, match || 'every call'),
+            h('td', {}, what),
+            h(
+              'td',
+              {},
+              h('meter', { min: '0', max: String(w.limit), value: String(w.used), 'aria-label': `${where}: ${w.used} of ${w.limit} used` }),
+              ` ${w.used} / ${w.limit}`,
+            ),
+            h('td', {}, String(w.remaining)),
+            h('td', {}, resets),
+            h('td', {}, String(w.refusedHere || 0)),
+          ),
+        )
+      }
+    }
+    return h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        { class: 'grid quotas' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Rule'),
+            h('th', { scope: 'col' }, 'Applies to'),
+            h('th', { scope: 'col' }, 'Limit'),
+            h('th', { scope: 'col' }, 'Used'),
+            h('th', { scope: 'col' }, 'Left'),
+            h('th', { scope: 'col' }, 'Resets'),
+            h('th', { scope: 'col' }, 'Refused by this server'),
+          ),
+        ),
+        h('tbody', {}, ...rows),
+      ),
+    )
+  }
+
+  /** @param {number} s seconds */
+  function duration(s) {
+    if (!Number.isFinite(s)) return '?'
+    if (s < 120) return `${s} s`
+    if (s < 7200) return `${Math.round(s / 60)} min`
+    if (s < 172800) return `${Math.round(s / 3600)} h`
+    return `${Math.round(s / 86400)} days`
+  }
+
+  /**
+   * Tools with calls from code or refusals: what a script did under this role, and what it was denied.
+   * @param {any} r
+   */
+  function codeAndRefusals(r) {
+    const tools = (r.tools || []).filter((/** @type {any} */ t) => t.codeCalls > 0 || t.refusals > 0)
+    if (!tools.length) return null
+    return h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        { class: 'grid code-refusals' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Tool'),
+            h('th', { scope: 'col' }, 'Calls'),
+            h('th', { scope: 'col' }, 'From code'),
+            h('th', { scope: 'col' }, 'Refused'),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          ...tools.map((/** @type {any} */ t) =>
+            h(
+              'tr',
+              { 'data-tool': t.toolName },
+              h('td', {}, t.toolName),
+              h('td', {}, String(t.calls)),
+              h('td', {}, String(t.codeCalls)),
+              h('td', {}, String(t.refusals)),
+            ),
+          ),
+        ),
+      ),
+    )
+  }
+
   /** @param {any} r */
   function roleSection(r) {
     const id = `role-${String(r.role).replace(/[^A-Za-z0-9_-]/g, '_')}`
@@ -823,8 +955,10 @@
       h(
         'p',
         { class: 'muted' },
-        `${plural(r.calls, 'call')}, ${plural(r.discoveryHits, 'discovery', 'discoveries')}, ${plural(r.listedHits, 'listing')} over ${plural(r.toolCount, 'tool')}; last activity ${last}`,
+        `${plural(r.calls, 'call')}, ${plural(r.discoveryHits, 'discovery', 'discoveries')}, ${plural(r.listedHits, 'listing')} over ${plural(r.toolCount, 'tool')}; last activity ${last}${r.codeCalls || r.refusals ? `; ${r.codeCalls || 0} of the calls from code, ${plural(r.refusals || 0, 'call')} refused` : ''}`,
       ),
+      r.codeCalls || r.refusals ? h('h3', {}, 'Calls from code and refusals') : null,
+      codeAndRefusals(r),
       h('h3', {}, 'Calls per day (UTC)'),
       callsPerDayChart(r),
       h('h3', {}, 'Demand per tool'),
