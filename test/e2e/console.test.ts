@@ -377,7 +377,7 @@ describe('the web console', () => {
         trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
       )
     }
-    expect(await cells('scripter')).toEqual([['whoami', '2', '2', '0']])
+    expect(await cells('automator')).toEqual([['whoami', '2', '2', '0']])
     expect(await cells('_unknown')).toEqual([['doc_errors', '1', '0', '1']])
     expect(await usage.textContent('section[data-role="_unknown"] p.muted')).toContain('0 of the calls from code, 1 call refused')
   })

@@ -136,12 +136,12 @@ export async function seedConsoleData(url: string, token: string) {
   })
   if (refused.status !== 429) throw new Error(`the quota did not refuse: ${refused.status} ${await refused.text()}`)
   // calls from code: a code-mode recipe whose script calls whoami twice
-  await doc('p1', 'recipes/scripter.yaml', 'engine: helper\nsurface: code\n')
-  const scripter = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'scripter' }), 'application/json')
+  await doc('p1', 'recipes/automator.yaml', 'engine: helper\nsurface: code\n')
+  const automator = await send('POST', '/projects/p1/processes', JSON.stringify({ recipe: 'automator' }), 'application/json')
   const code = 'const a = await tools.whoami({}); const b = await tools.whoami({}); [a, b].length'
   const ran = await send(
     'POST',
-    `/projects/p1/processes/${scripter.id}/tool-calls`,
+    `/projects/p1/processes/${automator.id}/tool-calls`,
     JSON.stringify({ name: 'execute_code', params: { code } }),
     'application/json',
   )
@@ -162,7 +162,7 @@ export async function seedConsoleData(url: string, token: string) {
     if (
       roles.some((r) => r.role === 'coder' && r.calls >= 10) &&
       roles.some((r) => r.role === '_unknown' && r.refusals >= 1) &&
-      roles.some((r) => r.role === 'scripter' && r.codeCalls >= 2)
+      roles.some((r) => r.role === 'automator' && r.codeCalls >= 2)
     )
       return { processId: spawned.id as string }
     if (Date.now() > deadline) throw new Error(`usage did not arrive: ${JSON.stringify(roles)}`)

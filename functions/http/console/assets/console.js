@@ -843,7 +843,7 @@
           h(
             'tr',
             { 'data-kind': w.kind, class: Number(w.remaining) <= 0 ? 'spent' : undefined },
-            h('td', {}, where),
+            h('td', { class: 'quota-rule' }, where),
             h('td', {}, match || 'every call'),
             h('td', {}, what),
             h(
