@@ -97,6 +97,13 @@ describe('the OpenAI Responses rendering', () => {
     expect(m.deferral).toBe('native')
   })
 
+  it('keeps our discovery block on an OpenAI model without tool_search (before gpt-5.4), in the Responses form too', async () => {
+    const m = await manifestOf(['openai/gpt-4o'], '?format=openai-responses')
+    expect(responsesTools(m.tools), JSON.stringify(responsesTools.errors)).toBe(true)
+    expect(m.tools.some((t: { type: string; defer_loading?: boolean }) => t.type === 'tool_search' || t.defer_loading)).toBe(false)
+    expect(m.discoveryBlock).toContain('`stocks`')
+  })
+
   it('keeps Chat Completions on our discovery block: only the Responses API has tool_search', async () => {
     const m = await manifestOf(['openai/gpt-5.4'], '?format=openai')
     expect(chatTools(m.tools), JSON.stringify(chatTools.errors)).toBe(true)

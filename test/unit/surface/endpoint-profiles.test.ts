@@ -20,7 +20,7 @@ import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
 import { isServerToolsError } from '../../../lib/errors'
-import { checkModelCatalogDocument, type ProviderDocument, parseProviderDocument } from '../../../lib/models/documents'
+import { checkModelCatalogDocument, type ProviderDocument, parseModelDocument, parseProviderDocument } from '../../../lib/models/documents'
 import { classify, toolBytes } from '../../../lib/surface/classify'
 import { type ManifestFormat, nativeSplit, STRICT_DIALECT, toolsArrayJson } from '../../../lib/surface/formats'
 import { judgeStrict, planStrict } from '../../../lib/surface/strict'
@@ -48,6 +48,17 @@ const endpoints = readdirSync(MODELS).map((instance) => {
   if (!parsed.ok) throw new Error(`${path}: ${JSON.stringify(parsed.issues)}`)
   return { instance, doc: parsed.config }
 })
+/** Every bundled model document, as the catalog reads it: its fields over its provider's. */
+const models = endpoints.flatMap(({ instance, doc }) =>
+  readdirSync(join(MODELS, instance))
+    .filter((f) => f !== '_provider.yaml' && f.endsWith('.yaml'))
+    .map((f) => {
+      const path = `models/${instance}/${f}`
+      const parsed = parseModelDocument(readFileSync(join(MODELS, instance, f), 'utf8'), path)
+      if (!parsed.ok) throw new Error(`${path}: ${JSON.stringify(parsed.issues)}`)
+      return { instance, model: f.replace(/\.yaml$/, ''), doc: { ...doc, ...parsed.config } as ProviderDocument }
+    }),
+)
 
 /** Each wire form an endpoint reads, with the published schema that holds it (a backend translates `native` for Converse). */
 function renderingsOf(
@@ -151,6 +162,18 @@ describe('endpoint profiles in the bundled model catalog', () => {
       const path = `models/${instance}/_provider.yaml`
       expect(checkModelCatalogDocument(path, readFileSync(join(MODELS, instance, '_provider.yaml'), 'utf8'))).toEqual([])
     }
+    for (const { instance, model } of models) {
+      const path = `models/${instance}/${model}.yaml`
+      expect(checkModelCatalogDocument(path, readFileSync(join(MODELS, instance, `${model}.yaml`), 'utf8'))).toEqual([])
+    }
+  })
+
+  it('defers in OpenAI’s form only on the models that have tool_search, not on the whole instance', () => {
+    expect(endpoints.find((e) => e.instance === 'openai')?.doc.nativeDeferral).toBe('none')
+    expect(models.filter((m) => m.doc.nativeDeferral === 'openai-tool-search').map((m) => `${m.instance}/${m.model}`)).toEqual([
+      'openai/gpt-5.4',
+      'openai/gpt-5.5',
+    ])
   })
 
   for (const { instance, doc } of endpoints) {
@@ -241,7 +264,8 @@ describe('endpoint profiles in the bundled model catalog', () => {
     })
   }
 
-  for (const { instance, doc } of endpoints.filter((e) => e.doc.nativeDeferral === 'openai-tool-search')) {
+  const openaiDeferring = models.filter((m) => m.doc.nativeDeferral === 'openai-tool-search')
+  for (const { instance, doc } of openaiDeferring.map((m) => ({ instance: `${m.instance}/${m.model}`, doc: m.doc }))) {
     it(`renders ${instance}'s deferred tools in the Responses API's own form within its count, held to the published schema`, () => {
       // 40 primary tools, the rest deferred: the manifest leaves room in the count for some of them
       const tools = surfaceOf600().map((t, i) => (i >= 40 ? { ...t, primary: false } : t))
