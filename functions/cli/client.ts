@@ -79,6 +79,11 @@ export class ServerToolsClient {
     return this.json('GET', `/quotas?project=${encodeURIComponent(project)}`)
   }
 
+  /** Tool usage per role of a project over the last `days` days (GET …/admin/projects/{p}/insights/tool-usage). */
+  async usage(project: string, days: number): Promise<Record<string, unknown>[]> {
+    return this.json('GET', `/admin/projects/${enc(project)}/insights/tool-usage?days=${days}`)
+  }
+
   /** One snapshot of a layer: every document with its version and content hash (and body, for exports). */
   async listLayer(project: string, opts: { bodies?: boolean } = {}): Promise<ListedDocument[]> {
     const { documents } = await this.json<{ documents: ListedDocument[] }>(

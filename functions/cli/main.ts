@@ -40,6 +40,7 @@ import { formatPlan, formatPreview, formatProblems, PROBLEM_FORMATS, type Proble
 import { pullInto, writeState } from './pull'
 import { registerQuotasCommand } from './quotas'
 import { mintToken, TokenRefusal } from './token'
+import { registerUsageCommand } from './usage'
 
 export interface CliIo {
   out: (text: string) => void
@@ -276,6 +277,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   registerAuditCommand(program, client, io.out)
   registerQuotasCommand(program, client, io.out)
+  registerUsageCommand(program, client, io.out)
 
   program
     .command('token')

@@ -3,7 +3,10 @@
  * code-mode script made, marked as from code, under the process's role — through the HTTP API on
  * the memory composition with the real QuickJS sandbox (inline) and sucrase. Nothing is mocked.
  */
-import { beforeEach, describe, expect, it } from 'vitest'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { run } from '../../functions/cli/main'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { success } from '../../lib/calls/outcome'
@@ -86,5 +89,34 @@ describe('calls from code in usage', () => {
     expect(toolOf(role, 'stock_get')).toMatchObject({ calls: 3, codeCalls: 3 })
     expect(toolOf(role, 'execute_code')).toMatchObject({ codeCalls: 0 })
     expect(role.codeCalls).toBe(3)
+  })
+})
+
+describe('server-tools usage', () => {
+  let server: ReturnType<typeof serve>
+  afterEach(() => new Promise<void>((r) => server.close(() => r())))
+
+  it('prints per role and tool the calls, those from code and the refusals', async () => {
+    await api.put(
+      `${base}/documents/quotas.yaml`,
+      'rules:\n  - match: { role: coder, tool: stock_get }\n    volume: { requests: 2, per: day }\n',
+    )
+    const spawn = await (await api.post(`${base}/processes`, { recipe: 'coder' })).json()
+    const code = 'const r = await Promise.allSettled(["a", "b", "c"].map((sku) => tools.stock_get({ sku }))); r.length'
+    await api.post(`${base}/processes/${spawn.id}/tool-calls`, { name: 'execute_code', params: { code } })
+    await api.post(`${base}/tools/stock_get/invoke`, { params: { sku: 'd' } })
+    await deps.usage.flush()
+    server = serve({ fetch: createApp(deps).fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise<void>((r) => server.once('listening', () => r()))
+    const out: string[] = []
+    const env = { ST_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/brain/acme`, ST_TOKEN: await tokenFor('acme') }
+    expect(await run(['usage', '--project', 'p1'], { out: (t) => out.push(t), err: () => {}, env })).toBe(0)
+    expect(out).toEqual([
+      'coder: 3 calls (2 from code), 1 refused',
+      '  stock_get     2 calls (2 from code), 1 refused',
+      '  execute_code  1 call (0 from code), 0 refused',
+      '_unknown: 1 call (0 from code), 0 refused',
+      '  stock_get  1 call (0 from code), 0 refused',
+    ])
   })
 })
