@@ -5,7 +5,9 @@
  * a manifest, a tool call on a process, a direct invoke, a quota rule.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { coldStartLambda, type LambdaHandler, lambdaFetch, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
+import { documentsTableSpec, ensureTable } from '../../lib/stores/aws/provision'
+import { DynamoTenantStampStore, STAMP_SHARDS } from '../../lib/stores/aws/tenant-stamp-store'
+import { awsTestClients, coldStartLambda, type LambdaHandler, lambdaFetch, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
 const SECRET = `document-cache-${uniqueSuffix()}`
@@ -90,5 +92,24 @@ describe('the document cache across two containers', () => {
     expect(statuses).toEqual([200, 429])
     expect((await del(a, 'quotas.yaml', '_tenant')).status).toBe(204)
     expect((await invoke(b, 'whoami')).status).toBe(200)
+  })
+})
+
+describe('tenant stamps on DynamoDB', () => {
+  it('shows a write begun and ended through any copy on every copy a container reads', async () => {
+    const tableName = `stamps-${uniqueSuffix()}`
+    const dynamo = awsTestClients().dynamo
+    await ensureTable(dynamo, documentsTableSpec(tableName))
+    const copies = Array.from({ length: STAMP_SHARDS }, (_, shard) => new DynamoTenantStampStore({ dynamo, tableName, shard }))
+    const before = await Promise.all(copies.map((c) => c.read('acme')))
+    expect(before.every((s) => s.generation === 0 && Object.keys(s.writing).length === 0)).toBe(true)
+    await copies[1].begin('acme', 'w1', 1_000)
+    const during = await Promise.all(copies.map((c) => c.read('acme')))
+    expect(during.map((s) => s.writing)).toEqual(copies.map(() => ({ w1: 1_000 })))
+    await copies[1].end('acme', ['w1'])
+    const after = await Promise.all(copies.map((c) => c.read('acme')))
+    expect(after.map((s) => [s.generation, s.writing])).toEqual(copies.map(() => [2, {}]))
+    // another tenant's stamps are its own
+    expect((await copies[0].read('other')).generation).toBe(0)
   })
 })
