@@ -53,12 +53,38 @@ const searchTools = (tools: { type?: string }[]) => tools.filter((t) => t.type?.
 
 describe('deferral: auto | native | meta', () => {
   it('defers in Anthropic’s own form by default on an Anthropic chain, without our discovery block', async () => {
-    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic')
+    const m = await manifestOf(['anthropic/claude-sonnet-4-5'], '?format=anthropic')
     expect(anthropicTools(m.tools), JSON.stringify(anthropicTools.errors)).toBe(true)
     expect(searchTools(m.tools)).toEqual([{ type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' }])
     expect(m.tools.find((t: { name: string }) => t.name === 'stocks')).toMatchObject({ defer_loading: true })
     expect(m.discoveryBlock).toBe('')
     expect(m.deferral).toBe('native')
+  })
+
+  it('keeps our discovery block on a Claude model Anthropic does not document tool search for, directly or on Bedrock', async () => {
+    for (const model of [
+      'anthropic/claude-3-5-haiku-20241022',
+      'anthropic/claude-sonnet-4-20250514',
+      'bedrock-invoke/anthropic.claude-sonnet-4-5-20250929-v1:0',
+    ]) {
+      const m = await manifestOf([model], '?format=anthropic')
+      expect(anthropicTools(m.tools), JSON.stringify(anthropicTools.errors)).toBe(true)
+      expect(searchTools(m.tools), model).toEqual([])
+      expect(m.tools.some((t: { defer_loading?: boolean }) => t.defer_loading)).toBe(false)
+      expect(m.discoveryBlock).toContain('`stocks`')
+    }
+  })
+
+  it('defers natively on Bedrock InvokeModel for Claude Opus 4.5, the model Anthropic documents it for there', async () => {
+    const m = await manifestOf(['bedrock-invoke/global.anthropic.claude-opus-4-5-20251101-v1:0'], '?format=anthropic')
+    expect(searchTools(m.tools)).toHaveLength(1)
+    expect(m.deferral).toBe('native')
+  })
+
+  it('keeps our discovery block when one model of the chain lacks tool search', async () => {
+    const m = await manifestOf(['anthropic/claude-opus-4-5', 'anthropic/claude-haiku-4-5'], '?format=anthropic')
+    expect(searchTools(m.tools)).toEqual([])
+    expect(m.discoveryBlock).toContain('`stocks`')
   })
 
   it('keeps our discovery block when a model document says meta', async () => {
@@ -70,13 +96,13 @@ describe('deferral: auto | native | meta', () => {
   })
 
   it('keeps our discovery block when a fallback model of the chain cannot read the native form', async () => {
-    const m = await manifestOf(['anthropic/claude-sonnet-4-6', 'bedrock-converse/anthropic.claude'], '?format=anthropic')
+    const m = await manifestOf(['anthropic/claude-sonnet-4-5', 'bedrock-converse/anthropic.claude'], '?format=anthropic')
     expect(searchTools(m.tools)).toEqual([])
     expect(m.discoveryBlock).toContain('`stocks`')
   })
 
   it('lets the request’s deferLoading=false win over the catalog', async () => {
-    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic&deferLoading=false')
+    const m = await manifestOf(['anthropic/claude-sonnet-4-5'], '?format=anthropic&deferLoading=false')
     expect(searchTools(m.tools)).toEqual([])
     expect(m.discoveryBlock).toContain('`stocks`')
   })
@@ -121,7 +147,7 @@ describe('the OpenAI Responses rendering', () => {
 
 describe('strict tools on request', () => {
   it('renders strict: true on the tools whose schemas qualify and names every other one with its reason', async () => {
-    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic&strict=true')
+    const m = await manifestOf(['anthropic/claude-sonnet-4-5'], '?format=anthropic&strict=true')
     expect(anthropicTools(m.tools), JSON.stringify(anthropicTools.errors)).toBe(true)
     const strict = m.tools.filter((t: { strict?: boolean }) => t.strict === true).map((t: { name: string }) => t.name)
     expect(strict).toEqual(m.strict.tools)
@@ -137,10 +163,10 @@ describe('strict tools on request', () => {
   })
 
   it('leaves strict out unless asked, and refuses it where the format has none', async () => {
-    const m = await manifestOf(['anthropic/claude-sonnet-4-6'], '?format=anthropic')
+    const m = await manifestOf(['anthropic/claude-sonnet-4-5'], '?format=anthropic')
     expect(m.strict).toBeUndefined()
     expect(m.tools.some((t: { strict?: boolean }) => t.strict)).toBe(false)
-    const spawned = await (await api.post(`${base}/processes`, { models: ['anthropic/claude-sonnet-4-6'] })).json()
+    const spawned = await (await api.post(`${base}/processes`, { models: ['anthropic/claude-sonnet-4-5'] })).json()
     const res = await api.get(`${base}/processes/${spawned.id}/manifest?format=native&strict=true`)
     expect(res.status).toBe(400)
     expect((await res.json()).errors).toEqual([expect.objectContaining({ pointer: '/strict' })])

@@ -249,7 +249,28 @@ describe('endpoint profiles in the bundled model catalog', () => {
     }
   }
 
-  for (const { instance, doc } of endpoints.filter((e) => e.doc.nativeDeferral === 'anthropic-tool-search')) {
+  it('defers in Anthropic’s form only on the models Anthropic documents tool search for, not on the whole instance', () => {
+    for (const instance of ['anthropic', 'bedrock-invoke'])
+      expect(endpoints.find((e) => e.instance === instance)?.doc.nativeDeferral).toBe('none')
+    expect(
+      models
+        .filter((m) => m.doc.nativeDeferral === 'anthropic-tool-search')
+        .map((m) => `${m.instance}/${m.model}`)
+        .sort(),
+    ).toEqual([
+      'anthropic/claude-opus-4-5',
+      'anthropic/claude-opus-4-5-20251101',
+      'anthropic/claude-sonnet-4-5',
+      'anthropic/claude-sonnet-4-5-20250929',
+      'bedrock-invoke/anthropic.claude-opus-4-5-20251101-v1:0',
+      'bedrock-invoke/eu.anthropic.claude-opus-4-5-20251101-v1:0',
+      'bedrock-invoke/global.anthropic.claude-opus-4-5-20251101-v1:0',
+      'bedrock-invoke/us.anthropic.claude-opus-4-5-20251101-v1:0',
+    ])
+  })
+
+  const anthropicDeferring = models.filter((m) => m.doc.nativeDeferral === 'anthropic-tool-search')
+  for (const { instance, doc } of anthropicDeferring.map((m) => ({ instance: `${m.instance}/${m.model}`, doc: m.doc }))) {
     it(`renders ${instance}'s deferred tools in Anthropic's own form, held to the published schema`, () => {
       const tools = surfaceOf600().map((t, i) => (i % 2 ? { ...t, deferred: true } : t))
       const turn = triage(doc, tools)
