@@ -134,6 +134,14 @@ export function processStoreContract(name: string, make: () => Promise<ProcessSt
       expect(await store.get(key, NOW)).toEqual(rec)
     })
 
+    it('round-trips the recipe’s surface, code and native alike, and codeAllowDestructive', async () => {
+      for (const [i, surface] of (['code', 'native'] as const).entries()) {
+        const rec = sampleProcess({ id: `surface-${i}`, surface, ...(surface === 'code' ? { codeAllowDestructive: true } : {}) })
+        await store.create(rec)
+        expect(await store.get({ ...key, id: rec.id }, NOW)).toEqual(rec)
+      }
+    })
+
     it('replaces client tools with a new version, and refuses a stale expected version', async () => {
       await store.create(sampleProcess())
       const tools = [{ name: 'ask_user', description: 'Ask the user.', inputSchema: { type: 'object' }, labels: [], primary: false }]
