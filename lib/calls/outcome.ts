@@ -38,3 +38,9 @@ export interface SiblingTools {
   list(): Promise<string[]>
   has(name: string): Promise<boolean>
 }
+
+/** The same siblings, each call marked as made from code written by the model (usage counts it apart; spans carry it). */
+export const fromCode = (tools: SiblingTools): SiblingTools => ({
+  ...tools,
+  call: (name, params, opts) => tools.call(name, params, { ...opts, origin: 'code' }),
+})

@@ -92,6 +92,18 @@ describe('calls from code in usage', () => {
   })
 })
 
+describe('calls from execute_javascript in usage', () => {
+  it('marks a snippet’s vance.tools.call as from code, under the caller’s role', async () => {
+    const code = 'vance.tools.call("stock_get", { sku: "a" }); vance.tools.call("stock_get", { sku: "b" }).stock'
+    const out = await (await api.post(`${base}/tools/execute_javascript/invoke`, { params: { code } })).json()
+    expect(out, JSON.stringify(out)).toMatchObject({ isError: false, content: { value: 3 } })
+    await deps.usage.flush()
+    const role = await roleOf('_unknown')
+    expect(toolOf(role, 'stock_get')).toMatchObject({ calls: 2, codeCalls: 2 })
+    expect(toolOf(role, 'execute_javascript')).toMatchObject({ calls: 1, codeCalls: 0 })
+  })
+})
+
 describe('server-tools usage', () => {
   let server: ReturnType<typeof serve>
   afterEach(() => new Promise<void>((r) => server.close(() => r())))

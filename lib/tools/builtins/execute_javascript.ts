@@ -3,7 +3,7 @@
  * tools (spec §3.1), with the same result shapes: `{ value, durationMs }` or `{ error, message }`.
  */
 
-import { success, toolError } from '../../calls/outcome'
+import { fromCode, success, toolError } from '../../calls/outcome'
 import type { JsonSchema } from '../../config/json-schema'
 import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
@@ -47,7 +47,12 @@ export function executeJavascriptTool(sandbox: ScriptSandbox): Tool {
         source: params.code as string,
         timeoutMs: (params.timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS,
         filename: 'code.js',
-        host: { tools: ctx.tools, context: { tenant: ctx.tenant, project: ctx.project, processId: ctx.processId }, depth: ctx.depth },
+        // the model wrote this script: its calls count as from code, as code mode's do
+        host: {
+          tools: fromCode(ctx.tools),
+          context: { tenant: ctx.tenant, project: ctx.project, processId: ctx.processId },
+          depth: ctx.depth,
+        },
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       })
       return 'error' in result
