@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { INLINE_BODY_LIMIT, scopeOf } from '../../lib/documents/ports'
+import { StampedDocumentCache } from '../../lib/documents/stamped-cache'
 import { isServerToolsError } from '../../lib/errors'
 import type { ProcessStore } from '../../lib/recipes/ports'
 import { ManualClock } from '../../lib/runtime/clock'
@@ -18,7 +19,9 @@ import { DynamoClient } from '../../lib/stores/aws/dynamo/client'
 import { DynamoObservedLimitStore, observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-store'
 import { DynamoProcessStore, processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
+import { DynamoTenantStampStore, STAMP_SHARDS } from '../../lib/stores/aws/tenant-stamp-store'
 import { DynamoToolUsageStore, toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
+import { newWriteId } from '../../lib/stores/aws/write-ids'
 import { UsageRecorder } from '../../lib/usage/recorder'
 import { bodyOfBytes } from '../contract/document-store.contract'
 import { sampleProcess } from '../contract/process-store.contract'
@@ -38,6 +41,9 @@ afterAll(async () => {
 
 interface World {
   docs: DynamoDocumentStore
+  /** The documents through the per-container cache, whose writes also mark the tenant's stamp copies. */
+  cached: StampedDocumentCache
+  stamps: DynamoTenantStampStore[]
   blobs: S3BlobStore
   processes: ProcessStore
   usage: DynamoToolUsageStore
@@ -78,8 +84,12 @@ async function world(): Promise<World> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const blobs = new S3BlobStore({ s3: direct.s3, bucket: `blobs-${suffix}` })
   const usage = new DynamoToolUsageStore({ dynamo, tableName: names.usage })
+  const docs = new DynamoDocumentStore({ dynamo, tableName: names.docs, blobs, clock })
+  const stamps = Array.from({ length: STAMP_SHARDS }, (_, shard) => new DynamoTenantStampStore({ dynamo, tableName: names.docs, shard }))
   return {
-    docs: new DynamoDocumentStore({ dynamo, tableName: names.docs, blobs, clock }),
+    docs,
+    cached: new StampedDocumentCache({ store: docs, stamps: stamps[0], request: () => undefined, clock, newWriteId }),
+    stamps,
     blobs,
     processes: new DynamoProcessStore({ dynamo, tableName: names.procs }),
     usage,
@@ -174,6 +184,15 @@ const scenarios: Record<string, Scenario> = {
     },
     act: async (w) => answer(w.docs.put({ key, body: 'again', actor: 'alice' }, { createOnly: true }).then(doc)),
     state: documentState,
+  },
+  'a document put through the cache (the stamp marked before and after)': {
+    setup: (w) => w.docs.put({ key, body: 'v1', actor: 'alice' }),
+    act: async (w) => answer(w.cached.put({ key, body: 'v2', actor: 'bob' }).then(doc)),
+    // every copy moved on and lists no write in progress (a retried mark may move a generation twice)
+    state: async (w) => ({
+      documents: await documentState(w),
+      stamps: (await Promise.all(w.stamps.map((s) => s.read('acme')))).map((s) => ({ moved: s.generation > 0, writing: s.writing })),
+    }),
   },
   'a process create': {
     act: async (w) => answer(w.processes.create(sampleProcess())),
