@@ -152,3 +152,23 @@ export function templateVariables(opts: { vars?: number } = {}) {
   const template = Array.from({ length: vars }, (_, i) => `{v${i}}`).join('/')
   return { openapi: '3.0.3', info, servers, paths: { [`/a/${template}`]: { get: { responses: { 200: { description: 'ok' } } } } } }
 }
+
+/**
+ * Variant: `ops` paths sharing one path item through a 6-segment pointer, whose `params`
+ * parameters are each reached through a 7-segment pointer with `~1`, `~0` and percent escapes
+ * (`#/x-deep/a~1b/c%20d/e~0f/g/h/P0`): every use is charged its length, and the walk through the
+ * escapes is the costly part of following one.
+ */
+export function deepEscapedPointers(opts: { ops?: number; params?: number } = {}) {
+  const { ops = 800, params = 40 } = opts
+  const leaf: Json = {}
+  for (let i = 0; i < params; i++) leaf[`P${i}`] = { name: `h${i}`, in: 'header', schema: { type: 'string' } }
+  const item = {
+    parameters: Array.from({ length: params }, (_, i) => ({ $ref: `#/x-deep/a~1b/c%20d/e~0f/g/h/P${i}` })),
+    get: { responses: { 200: { description: 'ok' } } },
+  }
+  const deep = { 'a/b': { 'c d': { 'e~f': { g: { h: leaf, item } } } } }
+  const paths: Json = {}
+  for (let i = 0; i < ops; i++) paths[`/op${i}`] = { $ref: '#/x-deep/a~1b/c%20d/e~0f/g/item' }
+  return { openapi: '3.0.3', info, servers, paths, 'x-deep': deep }
+}

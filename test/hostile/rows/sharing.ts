@@ -119,6 +119,18 @@ export const rowSet: HostileRowSet = {
       () => attack.parameterRefChain(),
       STEPS,
     ),
+    {
+      name: 'N3 variant: 800 paths sharing a path item whose 40 parameters sit behind 7-segment escaped pointers are refused on steps charged per use, each pointer walked once',
+      async run(app: HostileApp) {
+        const doc = attack.deepEscapedPointers()
+        const work = await expandsWithinBudget(doc, STEPS)
+        // every use is charged its pointer's length, but a pointer is split and decoded once per
+        // document: the path item's and the 40 parameters', however many operations follow them
+        assert.ok(work.steps > L.packSteps, `steps ${work.steps}`)
+        assert.ok(work.walks !== undefined && work.walks <= 41, `pointers walked ${work.walks}`)
+        await packRefused(app, 'mallory-n3d', doc, STEPS)
+      },
+    },
     row(
       'N3 variant: one path with 30,000 undeclared template variables leaves its operation out on steps',
       'mallory-n3c',
@@ -129,10 +141,10 @@ export const rowSet: HostileRowSet = {
 }
 
 let version = 0
-/** Stores `doc` (a new version each time, so no parse is reused) and spawns: the spawn expands the pack. */
 /** The document as JSON with a version slot: built once, so the flood measures the app, not the bench building it. */
 const template = (doc: object) => JSON.stringify({ ...doc, info: { title: 'sharing', version: '@VERSION@' } })
 
+/** Stores `doc` (a new version each time, so no parse is reused) and spawns: the spawn expands the pack. */
 async function storeAndSpawn(app: HostileApp, tenant: string, doc: string) {
   const text = doc.replace('@VERSION@', String(++version))
   const put = await app.call(tenant, 'PUT', '/projects/p1/documents/specs/shared.json', text, JSON_TYPE)

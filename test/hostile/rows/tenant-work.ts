@@ -95,6 +95,11 @@ const manyBranches: JsonSchema = {
 }
 const manyKeys = Object.fromEntries(Array.from({ length: 8_000 }, (_, i) => [`k${i}`, i]))
 
+const allOfItems: JsonSchema = {
+  type: 'object',
+  properties: { v: { allOf: Array.from({ length: 12 }, () => ({ type: 'array', items: { type: ['integer', 'null'], minimum: 0 } })) } },
+}
+
 const uriFormat: JsonSchema = { type: 'object', properties: { v: { type: 'string', format: 'uri' } } }
 const longUri = `http://${'a'.repeat(400_000)}`
 
@@ -220,6 +225,21 @@ export const rowSet: HostileRowSet = {
         const o = await callTool(app, 'n8c', id, { v: manyKeys })
         assert.ok(o.isError && (o.content.message ?? '').includes(BUDGET_TEXT), o.content.message)
         assertRefusedAtBudget(manyBranches, { v: manyKeys })
+      },
+    },
+    {
+      name: 'variant: allOf of 12 branches, each typing every item of a 3,000-item array as integer or null, is refused at the budget',
+      async run(app) {
+        const id = await processWith(app, 'n8e', allOfItems)
+        const value = { v: Array.from({ length: 3_000 }, (_, i) => (i % 7 ? i : null)) }
+        const o = await callTool(app, 'n8e', id, value)
+        assert.ok(o.isError && (o.content.message ?? '').includes(BUDGET_TEXT), o.content.message)
+        assertRefusedAtBudget(allOfItems, value)
+        // the same schema over 200 items is an ordinary answer, at a step per keyword visit
+        const small = { v: value.v.slice(0, 200) }
+        assert.equal((await callTool(app, 'n8e', id, small)).isError, false)
+        const { valid, steps } = stepsOf(allOfItems, small)
+        assert.ok(valid && steps > 12 * 200 && steps < STEPS, `${steps} steps`)
       },
     },
     {

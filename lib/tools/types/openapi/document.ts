@@ -28,6 +28,9 @@ export function resolvePointer(doc: OpenApiDocument, ref: string, steps?: Expans
 /** Pointers already walked, per document (documents are never changed once read). */
 const resolved = new WeakMap<object, Map<string, { target: unknown; segments: number }>>()
 
+/** How many distinct pointers of `doc` have been walked (what following them really cost). */
+export const pointersWalked = (doc: OpenApiDocument): number => resolved.get(doc)?.size ?? 0
+
 function walkPointer(doc: OpenApiDocument, ref: string): { target: unknown; segments: number } {
   if (!ref.startsWith('#')) return { target: undefined, segments: 0 }
   let cur: any = doc

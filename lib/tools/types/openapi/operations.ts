@@ -6,7 +6,7 @@
 import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, jsonBytes, yieldToEventLoop } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import { schemaProblem } from '../../../config/schema-interpreter'
-import { deref, inlineSchema, type OpenApiDocument } from './document'
+import { deref, inlineSchema, type OpenApiDocument, pointersWalked } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
@@ -80,6 +80,8 @@ export interface ExtractWork {
   steps: number
   /** Turns given back to the event loop. */
   yields: number
+  /** Distinct pointers walked (each use is charged to `steps`; the walk is done once per document). */
+  walks?: number
 }
 
 /**
@@ -172,7 +174,7 @@ export async function extractOperations(
       }
     }
   } finally {
-    Object.assign(work, { nodes: pack.used, bytes: packBytes.used, steps: packSteps.used })
+    Object.assign(work, { nodes: pack.used, bytes: packBytes.used, steps: packSteps.used, walks: pointersWalked(doc) })
   }
   if (dropped) problems.push(`and ${dropped.toLocaleString('en-US')} more problems`)
   return { operations, problems }
