@@ -139,6 +139,8 @@ export async function benchHostileClasses() {
     await warmUp(app)
     for (let i = 0; i < 10; i++)
       await app.call(BYSTANDER, 'POST', '/projects/p1/tools/execute_javascript/invoke', { params: { code: '1+1' } })
+    // the victim's own path warmed (JIT, sandbox workers, connections) so "alone" is not its first seconds
+    await victim(app, 2_000)
     const s0 = await app.sample({ reset: true })
     const alone = await victim(app, seconds * 1000)
     const s1 = await app.sample({ reset: true })
