@@ -154,7 +154,7 @@ export function templateVariables(opts: { vars?: number } = {}) {
 }
 
 /**
- * Variant: `ops` paths sharing one path item through a 6-segment pointer, whose `params`
+ * Variant: `ops` paths sharing one path item through a 6-segment pointer, whose `params` cookie
  * parameters are each reached through a 7-segment pointer with `~1`, `~0` and percent escapes
  * (`#/x-deep/a~1b/c%20d/e~0f/g/h/P0`): every use is charged its length, and the walk through the
  * escapes is the costly part of following one.
@@ -162,7 +162,8 @@ export function templateVariables(opts: { vars?: number } = {}) {
 export function deepEscapedPointers(opts: { ops?: number; params?: number } = {}) {
   const { ops = 800, params = 40 } = opts
   const leaf: Json = {}
-  for (let i = 0; i < params; i++) leaf[`P${i}`] = { name: `h${i}`, in: 'header', schema: { type: 'string' } }
+  // cookie parameters are charged and never inlined: the cost is in following the pointers alone
+  for (let i = 0; i < params; i++) leaf[`P${i}`] = { name: `c${i}`, in: 'cookie', schema: { type: 'string' } }
   const item = {
     parameters: Array.from({ length: params }, (_, i) => ({ $ref: `#/x-deep/a~1b/c%20d/e~0f/g/h/P${i}` })),
     get: { responses: { 200: { description: 'ok' } } },

@@ -120,7 +120,7 @@ export const rowSet: HostileRowSet = {
       STEPS,
     ),
     {
-      name: 'N3 variant: 800 paths sharing a path item whose 40 parameters sit behind 7-segment escaped pointers are refused on steps charged per use, each pointer walked once',
+      name: 'N3 variant: 800 paths sharing a path item whose 40 cookie parameters sit behind 7-segment escaped pointers are refused on steps charged per use, each pointer walked once',
       async run(app: HostileApp) {
         const doc = attack.deepEscapedPointers()
         const work = await expandsWithinBudget(doc, STEPS)
