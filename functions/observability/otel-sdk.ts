@@ -11,17 +11,21 @@
 import { metrics as metricsApi } from '@opentelemetry/api'
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base'
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
+import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer'
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import { FrameContextManager } from './context-manager'
 import { otelMetrics } from './otel-metrics'
 import { otelTracer } from './otel-tracer'
 
 export { otelTracer } from './otel-tracer'
 
 export interface OtelSdkOptions {
-  /** Default: OTLP/HTTP to the endpoint the OTEL_* variables name, behind a batch processor. */
+  /** Default: spanExporterFromEnv(), behind a batch processor. */
   spanExporter?: SpanExporter
   /** Processors beside the batch exporter (tests add an in-memory one). */
   extraSpanProcessors?: SpanProcessor[]
@@ -42,9 +46,9 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': opts.serviceName ?? 'server-tools' }))
     .merge(detectResources({ detectors: [envDetector] }))
-  const processor = new BatchSpanProcessor(opts.spanExporter ?? new OTLPTraceExporter())
+  const processor = new BatchSpanProcessor(opts.spanExporter ?? spanExporterFromEnv(process.env))
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor, ...(opts.extraSpanProcessors ?? [])] })
-  provider.register()
+  provider.register({ contextManager: new FrameContextManager() })
   let meterProvider: MeterProvider | undefined
   if (opts.metricExporter !== false) {
     meterProvider = new MeterProvider({
@@ -65,4 +69,26 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
       await Promise.all([provider.shutdown(), meterProvider?.shutdown()])
     },
   }
+}
+
+/**
+ * OTLP/HTTP in the protocol `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL`
+ * names: `http/protobuf` (the specification's default) or `http/json`. Protobuf is the default
+ * here too because it is the cheaper of the two on the request path's thread: the transformer
+ * writes the wire format straight from the spans, where JSON builds an object tree with hex ids
+ * first and stringifies it, at about 2.3× the bytes (docs/operations/observability.md, "What tracing costs").
+ */
+export function spanExporterFromEnv(env: Record<string, string | undefined>): SpanExporter {
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
+  if (protocol === 'http/json') return new OTLPTraceExporter()
+  if (protocol !== 'http/protobuf') throw new Error(`OTLP protocol '${protocol}' is not supported: use http/protobuf or http/json`)
+  return new OTLPExporterBase<ReadableSpan[]>(
+    createOtlpHttpExportDelegate(
+      convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+      ProtobufTraceSerializer,
+      'otlp_http_span_exporter',
+      TraceExporterMetricsHelper,
+      undefined, // no self-observability metrics, like the JSON exporter's default
+    ),
+  )
 }

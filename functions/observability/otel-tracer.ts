@@ -7,7 +7,7 @@ import { context, propagation, type Span, SpanKind, SpanStatusCode, trace } from
 import type { ActiveSpan, Attributes, Tracer } from '../../lib/runtime/tracer'
 
 const headerGetter = {
-  keys: () => ['traceparent', 'tracestate'],
+  keys: () => ['traceparent', 'tracestate', 'baggage'],
   get: (carrier: (name: string) => string | undefined, key: string) => carrier(key),
 }
 
@@ -16,7 +16,8 @@ class Handle implements ActiveSpan {
   failed = false
   constructor(readonly span: Span) {}
   setAttributes(a: Attributes) {
-    if (this.span.isRecording()) this.span.setAttributes(defined(a))
+    // the SDK skips undefined values itself: no copy to drop them first
+    if (this.span.isRecording()) this.span.setAttributes(a)
   }
   rename(name: string) {
     this.span.updateName(name)
@@ -29,15 +30,33 @@ class Handle implements ActiveSpan {
   }
 }
 
-async function inSpan<T>(handle: Handle, fn: (span: ActiveSpan) => Promise<T>): Promise<T> {
+/**
+ * Ends the span when `fn` settles; a rejection marks it failed with the error's class. One `then`
+ * instead of an async wrapper: under async hooks every promise costs a copy of the async context.
+ */
+function inSpan<T>(handle: Handle, fn: (span: ActiveSpan) => Promise<T>): Promise<T> {
+  let result: Promise<T>
   try {
-    return await fn(handle)
+    result = fn(handle)
   } catch (e) {
-    if (!handle.failed) handle.fail((e as Error)?.name ?? 'Error')
+    failed(handle, e)
     throw e
-  } finally {
-    handle.span.end()
   }
+  return result.then(
+    (value) => {
+      handle.span.end()
+      return value
+    },
+    (e) => {
+      failed(handle, e)
+      throw e
+    },
+  )
+}
+
+function failed(handle: Handle, e: unknown) {
+  if (!handle.failed) handle.fail((e as Error)?.name ?? 'Error')
+  handle.span.end()
 }
 
 export function otelTracer(name = 'server-tools', version?: string): Tracer {
@@ -47,7 +66,7 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
     span(spanName, opts, fn) {
       // attributes are set after the start, and only on a recording span: with no SDK there is nothing to copy
       return tracer.startActiveSpan(spanName, options[opts.kind ?? 'internal'], (span) => {
-        if (opts.attributes && span.isRecording()) span.setAttributes(defined(opts.attributes))
+        if (opts.attributes && span.isRecording()) span.setAttributes(opts.attributes)
         return inSpan(new Handle(span), fn)
       })
     },
@@ -55,6 +74,8 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
       propagation.inject(context.active(), headers)
     },
     continueFrom(header, fn) {
+      // most requests carry no trace of their own: then there is nothing to extract or to enter
+      if (header('traceparent') === undefined && header('baggage') === undefined) return fn()
       return context.with(propagation.extract(context.active(), header, headerGetter), fn)
     },
     bind(fn) {
@@ -65,10 +86,4 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
       return c && trace.isSpanContextValid(c) ? { traceId: c.traceId, spanId: c.spanId } : undefined
     },
   }
-}
-
-function defined(a: Attributes | undefined): Record<string, string | number | boolean | string[]> {
-  const out: Record<string, string | number | boolean | string[]> = {}
-  if (a) for (const [k, v] of Object.entries(a)) if (v !== undefined) out[k] = v
-  return out
 }
