@@ -70,6 +70,8 @@ interface Sample {
   second: number
   total: number
   status: number
+  /** Node's built-in modules loaded by the first response (process.moduleLoadList), the runtime stand-in's included. */
+  builtins: number
 }
 
 export async function benchColdstart() {
@@ -179,8 +181,9 @@ export async function benchColdstart() {
       `${''.padEnd(34)} ${'at start/files + lazy'.padStart(22)} ${'import'.padStart(8)} ${'1st req'.padStart(8)} ${'cold'.padStart(8)} ${'inv. end'.padStart(8)} ${'proc→res'.padStart(8)} ${'cpu'.padStart(8)} ${'2nd req'.padStart(8)}`,
       row('service: tool call (inline doc)', `${svc.kib.toFixed(0)} KiB/${svc.files} + ${lazyKib.toFixed(0)} KiB`, samples.service),
       row('floor: Hono + DynamoDB GetItem', `${floor.kib.toFixed(0)} KiB/${floor.files}`, samples.bare),
-      `cold start (import + first response) service / floor: ${ratio.toFixed(2)}× wall (95 % of resampled rounds ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU (goal ≤ 1.3×)`,
+      `cold start (import + first response) service / floor: ${ratio.toFixed(2)}× wall (95 % of resampled rounds ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU (goal ≤ 1.3×; issue 24: ≤ 0.9× with tracing off)`,
       `to the end of the first invocation (the service's usage write comes after its response): ${endRatio.toFixed(2)}×`,
+      `node built-in modules loaded by the first response: service ${median(samples.service.map((x) => x.builtins))}, floor ${median(samples.bare.map((x) => x.builtins))}`,
     ]
     process.stdout.write(`${lines.join('\n')}\n`)
     return {
@@ -212,13 +215,14 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     const res = await first.response;
     const t2 = performance.now();
     const c = process.cpuUsage(c0);
+    const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).length;
     await first.done;
     const tEnd = performance.now();
     const second = invokeStreaming(m[${JSON.stringify(exported)}], ${JSON.stringify(event)}, { awsRequestId: 'bench-2', functionName: 'bench' });
     await second.response;
     const t3 = performance.now();
     await second.done;
-    process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode }));
+    process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode, builtins }));
     process.exit(0);`
   const prof = process.env.COLDSTART_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')]
