@@ -1,13 +1,15 @@
 /**
  * The trace exporter speaks the OTLP/HTTP protocol the standard variables name: http/protobuf
  * (the specification's default, and ours), http/json, nothing else. Each test posts one span to
- * an OTLP receiver on 127.0.0.1 through a tracer provider of its own (none is registered globally).
+ * an OTLP receiver on 127.0.0.1 through a tracer provider of its own (none is registered globally,
+ * except by the sampling test, which starts the SDK as the service does; this file runs in a
+ * process of its own).
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { spanExporterFromEnv } from '../../functions/observability/otel-sdk'
+import { spanExporterFromEnv, startOtelSdk } from '../../functions/observability/otel-sdk'
 
 let receiver: http.Server
 let endpoint: string
@@ -64,5 +66,28 @@ describe('OTLP/HTTP protocol', () => {
 
   it('refuses a protocol it cannot speak, naming it (the service then serves on without traces)', () => {
     expect(() => spanExporterFromEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/'grpc' is not supported/)
+  })
+})
+
+describe('sampling', () => {
+  it('follows OTEL_TRACES_SAMPLER: parent-based ratio 0 records no trace of its own, yet every trace a sampled caller started', async () => {
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
+    vi.stubEnv('OTEL_TRACES_SAMPLER', 'parentbased_traceidratio')
+    vi.stubEnv('OTEL_TRACES_SAMPLER_ARG', '0')
+    const memory = new InMemorySpanExporter()
+    const sdk = startOtelSdk({ metricExporter: false, extraSpanProcessors: [new SimpleSpanProcessor(memory)] })
+    try {
+      const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' }
+      const headers: Record<string, string> = { traceparent: `00-${caller.traceId}-${caller.spanId}-01` }
+      await sdk.tracer.span('unsampled root', {}, async () => {})
+      await sdk.tracer.continueFrom(
+        (name) => headers[name],
+        () => sdk.tracer.span('POST /invoke', { kind: 'server' }, async () => {}),
+      )
+      await sdk.flush()
+      expect(memory.getFinishedSpans().map((s) => [s.name, s.spanContext().traceId])).toEqual([['POST /invoke', caller.traceId]])
+    } finally {
+      await sdk.shutdown()
+    }
   })
 })
