@@ -291,6 +291,9 @@ async function flood(app: HostileApp, tenant: string, schema: JsonSchema, params
   return { id: await processWith(app, tenant, schema), body: JSON.stringify({ name: 't', params }) }
 }
 
+/** 64 KiB of YAML that costs the parser the most per character measured (docs/reference/limits.md). */
+const worstCaseYaml = tool(`x: [${'1,'.repeat(32_600)}1]\n`)
+
 export const attacks: AttackClass[] = [
   {
     name: 'N1 pattern ^(a+)+$ × "a"×29+"!"',
@@ -340,4 +343,13 @@ export const attacks: AttackClass[] = [
       },
     }),
   ),
+  {
+    // valid YAML: no depth count stops it, the whole 64 KiB is parsed (in a parse worker: lib/config/yaml-pool.ts)
+    name: 'N4 a valid 64 KiB flow sequence of one-digit items (the costliest layout per character)',
+    async once(app, tenant) {
+      const res = await app.call(tenant, 'PUT', '/projects/p1/server-tools/deep', worstCaseYaml, YAML)
+      await res.text()
+      assert.equal(res.status, 422) // the unknown field `x`, found after the whole parse
+    },
+  },
 ]
