@@ -26,7 +26,7 @@ import { parseYaml, type YamlParsing, type YamlPositions, type YamlResult, yamlM
 import { parseLimits, type YamlParseStats, type YamlWorkerSettings } from './yaml-parsing'
 
 /** Marks workerData as ours, so that this module loaded in some other worker never starts serving. */
-const WORKER_MARK = 'server-tools.yaml-parse-worker'
+export const YAML_WORKER_MARK = 'server-tools.yaml-parse-worker'
 
 /** How long a new worker may take to load before its first parse's deadline starts. */
 const STARTUP_ALLOWANCE_MS = 30_000
@@ -49,7 +49,7 @@ class ParseWorker {
     heapMb: number,
     private readonly onDeath: (w: ParseWorker) => void,
   ) {
-    this.worker = startWorker(import.meta.url, { [WORKER_MARK]: true }, { maxOldGenerationSizeMb: heapMb })
+    this.worker = startWorker(import.meta.url, { [YAML_WORKER_MARK]: true }, { maxOldGenerationSizeMb: heapMb })
     this.worker.on('message', (m: FromWorker) => this.receive(m))
     this.worker.on('error', (e) => {
       const code = (e as { code?: string }).code
@@ -207,4 +207,4 @@ function serve(port: MessagePort) {
 }
 
 // In a parse worker this module is the entry point: serve the main thread.
-if (!isMainThread && parentPort && (workerData as Record<string, unknown> | null)?.[WORKER_MARK] === true) serve(parentPort)
+if (!isMainThread && parentPort && (workerData as Record<string, unknown> | null)?.[YAML_WORKER_MARK] === true) serve(parentPort)

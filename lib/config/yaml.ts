@@ -227,7 +227,10 @@ const unescapePointerPart = (p: string) => p.replace(/~1/g, '/').replace(/~0/g, 
 export interface YamlPositions {
   /** The parent's number (-1 for the root). */
   parent: Int32Array
-  /** The node's key in its parent: a scalar key's text, or a sequence item's index. */
+  /** The node's first child and next sibling (-1: none), in the order of the text. */
+  firstChild: Int32Array
+  nextSibling: Int32Array
+  /** The node's key in its parent mapping (a scalar key's text); '' for a sequence item (its place among its siblings is its index). */
   key: string[]
   /** 1 a mapping, 2 a sequence, 0 anything else: only mappings and sequences have children a pointer walks into. */
   kind: Uint8Array
@@ -249,6 +252,9 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
   const column: number[] = []
   const keyLine: number[] = []
   const keyColumn: number[] = []
+  const firstChild: number[] = []
+  const nextSibling: number[] = []
+  const lastChild: number[] = []
   const place = (node: unknown) => {
     const r = rangeOf(node)
     return r ? lines.linePos(r[0]) : undefined
@@ -266,17 +272,28 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
     column.push(own ? own.col : p < 0 ? 0 : column[p])
     keyLine.push(keyAt?.line ?? 0)
     keyColumn.push(keyAt?.col ?? 0)
+    firstChild.push(-1)
+    nextSibling.push(-1)
+    lastChild.push(-1)
+    // children are taken from the stack in the order of the text, each after the subtree before it
+    if (p >= 0) {
+      if (lastChild[p] < 0) firstChild[p] = i
+      else nextSibling[lastChild[p]] = i
+      lastChild[p] = i
+    }
     if (isMap(node)) {
       for (let j = node.items.length - 1; j >= 0; j--) {
         const pair = node.items[j]
         if (isPair(pair) && isScalar(pair.key)) stack.push({ node: pair.value, parent: i, key: String(pair.key.value), keyNode: pair.key })
       }
     } else if (isSeq(node)) {
-      for (let j = node.items.length - 1; j >= 0; j--) stack.push({ node: node.items[j], parent: i, key: String(j) })
+      for (let j = node.items.length - 1; j >= 0; j--) stack.push({ node: node.items[j], parent: i, key: '' })
     }
   }
   return {
     parent: Int32Array.from(parent),
+    firstChild: Int32Array.from(firstChild),
+    nextSibling: Int32Array.from(nextSibling),
     key,
     kind: Uint8Array.from(kind),
     line: Int32Array.from(line),
@@ -286,21 +303,21 @@ export function yamlPositions(doc: Document, lines: LineCounter): YamlPositions 
   }
 }
 
-/** Each node's children by key, built on the first lookup (a Map cannot cross threads; the arrays can). */
-const childIndexes = new WeakMap<YamlPositions, Map<string, number>>()
-
+/**
+ * The child of `node` that a pointer part names: a mapping's first entry with that key, a
+ * sequence's item at the index the part reads as (`01` is item 1) — found by walking the
+ * siblings, as a search of the syntax tree would, so no index is built for a lookup or two.
+ */
 function childOf(positions: YamlPositions, node: number, part: string): number | undefined {
   const kind = positions.kind[node]
   if (kind === 0) return undefined
-  let children = childIndexes.get(positions)
-  if (!children) {
-    children = new Map()
-    // the first of equal keys, as a search from the front finds it
-    for (let i = positions.parent.length - 1; i > 0; i--) children.set(`${positions.parent[i]}\u0000${positions.key[i]}`, i)
-    childIndexes.set(positions, children)
+  const index = kind === 2 ? Number(part) : -1
+  if (kind === 2 && !(Number.isInteger(index) && index >= 0)) return undefined
+  let n = 0
+  for (let child = positions.firstChild[node]; child >= 0; child = positions.nextSibling[child], n++) {
+    if (kind === 1 ? positions.key[child] === part : n === index) return child
   }
-  // a sequence item is found by the number the part reads as (`01` is item 1)
-  return children.get(`${node}\u0000${kind === 1 ? part : String(Number(part))}`)
+  return undefined
 }
 
 /** The node a pointer names, or its nearest existing ancestor; `whole` when every part was found. */

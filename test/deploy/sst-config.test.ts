@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { STORE_CALL_DEADLINE_MS } from '../../functions/settings'
+import { YAML_WORKER_MARK } from '../../lib/config/yaml-pool'
 import { DEFAULT_LIMITS } from '../../lib/sandbox/limits'
 import { WORKER_MARK, type WorkerSetup } from '../../lib/sandbox/worker'
 import type { TableSpec } from '../../lib/stores/aws/provision'
@@ -314,6 +315,10 @@ describe('the API bundle built the way SST builds it', () => {
     const sandboxChunk = outputHolding(metafile, 'lib/sandbox/quickjs.ts')
     expect(sandboxChunk).toBeDefined()
     expect(sandboxChunk).not.toBe(outfile)
+    // so are the YAML parse workers (lib/config/yaml-pool.ts), loaded by the first long text
+    const yamlChunk = outputHolding(metafile, 'lib/config/yaml-pool.ts')
+    expect(yamlChunk).toBeDefined()
+    expect(yamlChunk).not.toBe(outfile)
 
     // What Lambda + SST provide: the task root, the links, the environment. No request leaves the process.
     const env = {
@@ -373,7 +378,17 @@ describe('the API bundle built the way SST builds it', () => {
         w.postMessage({ t: 'run', id: 1, req: { source: 'vance.tools.call("echo", { n: a }).n + 1', inputs: '{"a":41}', timeoutMs: 5000, host: { context: { tenant: 't', project: 'p' }, depth: 0 } } });
       });
       await w.terminate();
-      process.stdout.write(JSON.stringify({ type: typeof handler, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed }));`
+      // a YAML parse worker is its chunk evaluated again too: it answers data with the positions of its nodes
+      const yw = new Worker(new URL(${JSON.stringify(pathToFileURL(yamlChunk!).href)}), { workerData: { ${JSON.stringify(YAML_WORKER_MARK)}: true }, execArgv: [] });
+      const parsed = await new Promise((resolve, reject) => {
+        yw.on('error', reject);
+        yw.on('message', (m) => {
+          if (m.t === 'ready') yw.postMessage({ id: 1, text: 'a:\\n  b: [1, 2]\\n' });
+          if (m.t === 'done') resolve({ data: m.answer.data, lines: [...m.answer.positions.line] });
+        });
+      });
+      await yw.terminate();
+      process.stdout.write(JSON.stringify({ type: typeof handler, status: res.statusCode, body: res.body, consoleOk, sum, ajv, sandboxed, parsed }));`
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
       cwd: dirname(outfile),
       env,
@@ -388,6 +403,7 @@ describe('the API bundle built the way SST builds it', () => {
       sum: 12,
       ajv: 'function',
       sandboxed: 42,
+      parsed: { data: { a: { b: [1, 2] } }, lines: [1, 2, 2, 2, 2] },
     })
   })
 })
