@@ -98,7 +98,7 @@ export class StampedDocumentCache implements DocumentStore {
   async get(key: DocumentKey) {
     const view = await this.view(tenantOf(key.scope))
     if (!view) return this.inner.get(key)
-    return this.cached(view, `d\u0000${docId(key)}`, () => this.inner.get(key), docBytes)
+    return copyDoc(await this.cached(view, `d\u0000${docId(key)}`, () => this.inner.get(key), docBytes))
   }
 
   async getMany(keys: DocumentKey[]) {
@@ -112,7 +112,7 @@ export class StampedDocumentCache implements DocumentStore {
     for (const key of keys) {
       const view = byTenant.get(tenantOf(key.scope)) as View
       const entry = view.entries.get(`d\u0000${docId(key)}`) as Promise<StoredDocument | undefined> | undefined
-      if (entry) found.push(entry.then((d) => void (d && out.set(docId(key), d))))
+      if (entry) found.push(entry.then((d) => void (d && out.set(docId(key), copyDoc(d) as StoredDocument))))
       else missing.push(key)
     }
     if (missing.length) {
@@ -122,7 +122,7 @@ export class StampedDocumentCache implements DocumentStore {
         const view = byTenant.get(tenantOf(key.scope)) as View
         this.keep(view, `d\u0000${docId(key)}`, () => batch.then((m) => m.get(docId(key))), docBytes)
       }
-      for (const [id, d] of await batch) out.set(id, d)
+      for (const [id, d] of await batch) out.set(id, copyDoc(d) as StoredDocument)
     } else this.stats.hits++
     await Promise.all(found)
     return out
@@ -131,23 +131,25 @@ export class StampedDocumentCache implements DocumentStore {
   async list(scope: string, prefix: string) {
     const view = await this.view(tenantOf(scope))
     if (!view) return this.inner.list(scope, prefix)
-    return this.cached(
+    const docs = await this.cached(
       view,
       `l\u0000${scope}\u0000${prefix}`,
       () => this.inner.list(scope, prefix),
       (docs) => docs.reduce((n, d) => n + docBytes(d), 0),
     )
+    return docs.map((d) => copyDoc(d) as StoredDocument)
   }
 
   async listVersions(scope: string, prefix: string): Promise<DocumentVersion[]> {
     const view = await this.view(tenantOf(scope))
     if (!view) return this.inner.listVersions(scope, prefix)
-    return this.cached(
+    const versions = await this.cached(
       view,
       `v\u0000${scope}\u0000${prefix}`,
       () => this.inner.listVersions(scope, prefix),
       (vs) => 32 * vs.length,
     )
+    return versions.map((v) => ({ ...v }))
   }
 
   async put(doc: NewDocument, opts?: PutOptions) {
@@ -280,5 +282,8 @@ const tenantOf = (scope: string) => {
   const i = scope.indexOf('#')
   return i < 0 ? scope : scope.slice(0, i)
 }
+
+/** Every caller gets its own object, as from the store itself: what one changes, no other request sees. */
+const copyDoc = (d: StoredDocument | undefined) => d && { ...d, key: { ...d.key } }
 
 const docBytes = (d: StoredDocument | undefined) => (d ? d.body.length + (d.json?.length ?? 0) + 256 : 16)

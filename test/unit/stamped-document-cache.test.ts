@@ -139,6 +139,20 @@ describe('StampedDocumentCache', () => {
     expect(await request(async () => (await b.get(KEY))?.body)).toBe('v2')
   })
 
+  it('hands each caller its own objects: what one request changes, the next does not see', async () => {
+    const { container, request } = world()
+    const a = container()
+    await write(a, KEY, 'v1')
+    await request(async () => {
+      const one = await a.get(KEY)
+      if (one) one.body = 'changed by a caller'
+      const listed = await a.list('acme#p1', '')
+      listed[0].key.path = 'elsewhere'
+    })
+    const seen = await request(async () => [(await a.get(KEY))?.body, (await a.list('acme#p1', ''))[0].key.path])
+    expect(seen).toEqual(['v1', KEY.path])
+  })
+
   it('reads through outside a request', async () => {
     const { store, stamps, container } = world()
     const a = container()
