@@ -5,6 +5,7 @@
  *
  *   npx tsx scripts/provider-schemas.ts openapi <spec.json|yaml> <JSON pointer> <out> "<repo> <path> <commit>"
  *   npx tsx scripts/provider-schemas.ts smithy <model.json> <shape id> <out> "<repo> <path> <commit>"
+ *   npx tsx scripts/provider-schemas.ts proto <file.proto> <Message or Message[]> <out> "<repo> <path> <commit>"
  *
  * Only what the root reaches is kept. Documentation (descriptions, titles, examples, vendor
  * extensions) is dropped: it constrains nothing, and the fixture stays small enough to read.
@@ -209,20 +210,182 @@ export function smithyToJsonSchema(model: Json, root: string, comment: string): 
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', $comment: comment, ...(top as Obj), $defs: sorted }
 }
 
+/**
+ * A protobuf file's message as the JSON its proto3 JSON mapping accepts (what a REST endpoint
+ * such as Google's generateContent parses): fields under their lowerCamelCase names, `repeated`
+ * as arrays, `map<string, V>` as objects, enums by value name, 64-bit integers as integers or
+ * digit strings, `google.protobuf.Value` as anything and `Struct` as any object. Fields marked
+ * `(google.api.field_behavior) = REQUIRED` are required; unknown fields are refused (Google's
+ * parser answers "Unknown name"). A `oneof`'s members are optional like any other field. Only
+ * the file's own messages are read: a reference to another file's message is an error, not a
+ * guess. `Message[]` as the root means an array of that message.
+ */
+export function protoToJsonSchema(text: string, root: string, comment: string): Obj {
+  const tokens = text.replace(/\/\/[^\n]*/g, ' ').match(/"[^"]*"|[A-Za-z_][\w.]*|-?\d+(?:\.\d+)?|[{}[\]()<>=;,]/g) ?? []
+  type Field = { name: string; type: string; repeated: boolean; map?: [string, string]; required: boolean }
+  const messages = new Map<string, Field[]>()
+  const enums = new Map<string, string[]>()
+  let i = 0
+  const expect = (t: string) => {
+    if (tokens[i] !== t) throw new Error(`expected '${t}' at token ${i}, found '${tokens[i]}'`)
+    i++
+  }
+  const skipStatement = () => {
+    let depth = 0
+    while (i < tokens.length) {
+      const t = tokens[i++]
+      if (t === '{') depth++
+      else if (t === '}') {
+        if (--depth <= 0) return
+      } else if (t === ';' && depth === 0) return
+    }
+  }
+  const readEnum = (scope: string) => {
+    const name = `${scope}${tokens[i++]}`
+    expect('{')
+    const values: string[] = []
+    while (tokens[i] !== '}') {
+      if (tokens[i] === 'option' || tokens[i] === 'reserved') skipStatement()
+      else {
+        values.push(tokens[i])
+        skipStatement()
+      }
+    }
+    i++
+    enums.set(name, values)
+  }
+  const readField = (fields: Field[], label?: string) => {
+    let map: [string, string] | undefined
+    let type = tokens[i++]
+    if (type === 'map') {
+      expect('<')
+      const k = tokens[i++]
+      expect(',')
+      map = [k, tokens[i++]]
+      expect('>')
+      type = 'map'
+    }
+    const name = tokens[i++]
+    expect('=')
+    i++
+    let required = false
+    if (tokens[i] === '[') {
+      while (tokens[i] !== ']') {
+        if (tokens[i] === 'google.api.field_behavior' && tokens[i + 3] === 'REQUIRED') required = true
+        i++
+      }
+      i++
+    }
+    expect(';')
+    fields.push({ name, type, repeated: label === 'repeated', ...(map ? { map } : {}), required })
+  }
+  const readMessage = (scope: string) => {
+    const name = `${scope}${tokens[i++]}`
+    expect('{')
+    const fields: Field[] = []
+    while (tokens[i] !== '}') {
+      const t = tokens[i]
+      if (t === 'message') {
+        i++
+        readMessage(`${name}.`)
+      } else if (t === 'enum') {
+        i++
+        readEnum(`${name}.`)
+      } else if (t === 'oneof') {
+        i += 2
+        expect('{')
+        while (tokens[i] !== '}') readField(fields)
+        i++
+      } else if (t === 'option' || t === 'reserved' || t === 'extensions') skipStatement()
+      else if (t === 'optional' || t === 'repeated') {
+        i++
+        readField(fields, t)
+      } else readField(fields)
+    }
+    i++
+    messages.set(name, fields)
+  }
+  while (i < tokens.length) {
+    const t = tokens[i++]
+    if (t === 'message') readMessage('')
+    else if (t === 'enum') readEnum('')
+    else if (t !== ';') {
+      i--
+      skipStatement()
+    }
+  }
+
+  const SCALARS: Record<string, Obj> = {
+    string: { type: 'string' },
+    bytes: { type: 'string' },
+    bool: { type: 'boolean' },
+    double: { type: 'number' },
+    float: { type: 'number' },
+    'google.protobuf.Value': {},
+    'google.protobuf.Struct': { type: 'object' },
+    'google.protobuf.ListValue': { type: 'array' },
+  }
+  for (const n of ['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']) SCALARS[n] = { type: 'integer' }
+  for (const n of ['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'])
+    SCALARS[n] = { anyOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] }
+  const defs: Obj = {}
+  const pending: string[] = []
+  const resolve = (type: string, scope: string): string => {
+    // innermost scope first, as protoc resolves names
+    const parts = scope.split('.')
+    for (let n = parts.length; n >= 0; n--) {
+      const candidate = [...parts.slice(0, n), type].join('.')
+      if (messages.has(candidate) || enums.has(candidate)) return candidate
+    }
+    throw new Error(`type '${type}' (in ${scope || 'the file'}) is not defined in this file`)
+  }
+  const ref = (type: string, scope: string): Obj => {
+    if (SCALARS[type]) return SCALARS[type]
+    const full = resolve(type, scope)
+    if (!(full in defs) && !pending.includes(full)) pending.push(full)
+    return { $ref: `#/$defs/${full}` }
+  }
+  const camel = (n: string) => n.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+  const top = root.endsWith('[]') ? { type: 'array', items: ref(root.slice(0, -2), '') } : ref(root, '')
+  while (pending.length) {
+    const full = pending.shift()!
+    if (enums.has(full)) {
+      defs[full] = { enum: enums.get(full)! }
+      continue
+    }
+    const properties: Obj = {}
+    const required: string[] = []
+    for (const f of messages.get(full)!) {
+      const value = f.map ? { type: 'object', additionalProperties: ref(f.map[1], full) } : ref(f.type, full)
+      properties[camel(f.name)] = f.repeated ? { type: 'array', items: value } : value
+      if (f.required) required.push(camel(f.name))
+    }
+    defs[full] = { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }
+  }
+  const sorted = Object.fromEntries(Object.entries(defs).sort(([a], [b]) => (a < b ? -1 : 1)))
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $comment: comment, ...top, $defs: sorted } as Obj
+}
+
 const SOURCE_NOTE =
   'Extracted by scripts/provider-schemas.ts (reachable definitions only; descriptions, titles, examples and vendor extensions dropped).'
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [kind, file, root, out, source] = process.argv.slice(2)
-  if (!['openapi', 'smithy'].includes(kind) || !file || !root || !out || !source) {
-    console.error('usage: provider-schemas.ts openapi|smithy <file> <pointer|shape id> <out> "<repo> <path> <commit>"')
+  if (!['openapi', 'smithy', 'proto'].includes(kind) || !file || !root || !out || !source) {
+    console.error('usage: provider-schemas.ts openapi|smithy|proto <file> <pointer|shape id|message> <out> "<repo> <path> <commit>"')
     process.exit(2)
   }
   const text = readFileSync(file, 'utf8')
-  const doc = (file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text)) as Json
   const [repo, path, commit] = source.split(' ')
-  const comment = `${kind === 'openapi' ? `${root} of` : `Shape ${root} of`} github.com/${repo}, ${path} at commit ${commit}. ${SOURCE_NOTE}`
-  const schema = kind === 'openapi' ? openApiToJsonSchema(doc, root, comment) : smithyToJsonSchema(doc, root, comment)
+  const what = kind === 'openapi' ? `${root} of` : kind === 'smithy' ? `Shape ${root} of` : `Message ${root} of`
+  const comment = `${what} github.com/${repo}, ${path} at commit ${commit}. ${SOURCE_NOTE}`
+  const parse = () => (file.endsWith('.yaml') || file.endsWith('.yml') ? parseYaml(text) : JSON.parse(text)) as Json
+  const schema =
+    kind === 'proto'
+      ? protoToJsonSchema(text, root, comment)
+      : kind === 'openapi'
+        ? openApiToJsonSchema(parse(), root, comment)
+        : smithyToJsonSchema(parse(), root, comment)
   writeFileSync(out, `${JSON.stringify(schema, null, 2)}\n`)
   console.log(`${out}: ${Object.keys((schema.$defs as Obj | undefined) ?? {}).length} definitions`)
 }

@@ -2,7 +2,8 @@
  * The tools array in each provider's wire shape: native/MCP `{ name, description, inputSchema }`,
  * OpenAI chat-completions `{ type: 'function', function: { name, description, parameters[, strict] } }`,
  * OpenAI Responses `{ type: 'function', name, description, parameters, strict[, defer_loading] }`,
- * Anthropic Messages `{ name, description, input_schema[, defer_loading][, strict] }`. Each tool's
+ * Anthropic Messages `{ name, description, input_schema[, defer_loading][, strict] }`, Gemini
+ * `[{ functionDeclarations: [{ name, description, parameters }] }]` (lib/surface/gemini.ts). Each tool's
  * JSON is rendered once per tool object, format and variant (tool objects are cached by document
  * version).
  */
@@ -11,13 +12,17 @@ import type { JsonSchema } from '../config/json-schema'
 import { invalidConfig } from '../errors'
 import type { NativeDeferral } from '../models/documents'
 import type { Tool } from '../tools/contracts'
+import { toGeminiSchema } from './gemini'
 import type { StrictDialect } from './strict'
 
-export const MANIFEST_FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const
+export const MANIFEST_FORMATS = ['native', 'openai', 'openai-responses', 'anthropic', 'gemini', 'mcp'] as const
 export type ManifestFormat = (typeof MANIFEST_FORMATS)[number]
 
 /** OpenAI and Anthropic accept tool names matching this. */
 export const PROVIDER_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** Gemini's FunctionDeclaration.name: at most 63 (content.proto; the triage enforces a profile's own limit). */
+const GEMINI_NAME_LENGTH = 63
 
 const cache: Record<string, WeakMap<Tool, string>> = {}
 
@@ -94,6 +99,12 @@ function render(tool: Tool, format: ManifestFormat, v: Variant): unknown {
         input_schema: objectSchema(tool.inputSchema),
         ...(v.deferLoading ? { defer_loading: true } : {}),
         ...(v.strict ? { strict: true } : {}),
+      }
+    case 'gemini':
+      return {
+        name: wireName(tool, GEMINI_NAME_LENGTH) ?? wireName(tool),
+        description: tool.description,
+        parameters: toGeminiSchema(tool.inputSchema).schema,
       }
     case 'mcp': {
       const annotations = annotationsOf(tool.labels)
@@ -207,6 +218,8 @@ export function nativeSplit(
   return { demoted: d, deferred: deferred.slice(0, Math.max(0, room - d.length)) }
 }
 
+const GEMINI_WRAPPER = '{"functionDeclarations":[]}'.length
+
 export interface ArrayOptions {
   /** Appended with `defer_loading: true` beside the format's tool search tool (anthropic, openai-responses). */
   deferred?: readonly Tool[]
@@ -236,7 +249,11 @@ export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, o
   const openaiSearch = deferred.length > 0 && format === 'openai-responses'
   if (openaiSearch) parts.push(OPENAI_TOOL_SEARCH)
   let search = deferred.length > 0 && format === 'anthropic'
-  let bytes = 2 + (search ? ANTHROPIC_TOOL_SEARCH.length + 1 : 0) + (openaiSearch ? OPENAI_TOOL_SEARCH.length + 1 : 0)
+  let bytes =
+    2 +
+    (format === 'gemini' ? GEMINI_WRAPPER : 0) +
+    (search ? ANTHROPIC_TOOL_SEARCH.length + 1 : 0) +
+    (openaiSearch ? OPENAI_TOOL_SEARCH.length + 1 : 0)
   for (const { t, d } of all) {
     if (search && t.name > ANTHROPIC_TOOL_SEARCH_NAME) {
       parts.push(ANTHROPIC_TOOL_SEARCH)
@@ -253,5 +270,7 @@ export function toolsArrayJson(tools: readonly Tool[], format: ManifestFormat, o
     parts.push(json)
   }
   if (search) parts.push(ANTHROPIC_TOOL_SEARCH)
+  // Gemini's tools field holds Tool messages; the functions are the declarations of one of them
+  if (format === 'gemini') return `[{"functionDeclarations":[${parts.join(',')}]}]`
   return `[${parts.join(',')}]`
 }

@@ -35,6 +35,7 @@ import {
   STRICT_DIALECT,
   toolsArrayJson,
 } from './formats'
+import { geminiDroppedJson } from './gemini'
 import { ObservedLimits } from './limits'
 import { previewSurface, type SurfacePreview } from './preview'
 import { planStrict, type StrictCaps, strictestCaps } from './strict'
@@ -377,6 +378,7 @@ export class ProcessSurface implements DiscoverySurface {
       (plan
         ? `,"strict":${JSON.stringify({ tools: listed.filter((t) => plan.strict.has(t)).map((t) => t.name), notStrict: plan.notStrict })}`
         : '') +
+      (format === 'gemini' ? geminiDroppedJson(listed) : '') +
       `,"promptHints":${JSON.stringify(distinctHints(code ? code.declared : turn.manifest))}` +
       `,"budget":${JSON.stringify(turn.budget)}` +
       (code ? `,"code":${JSON.stringify(code.facts)}` : '') +

@@ -22,6 +22,7 @@ const published = (name: string) =>
 const anthropicTools = published('anthropic-messages-tools.schema.json')
 const responsesTools = published('openai-responses-tools.schema.json')
 const chatTools = published('openai-chat-tools.schema.json')
+const geminiTools = published('gemini-tools.schema.json')
 
 let api: ReturnType<typeof client>
 
@@ -194,5 +195,30 @@ describe('name and schema limits from the catalog', () => {
     expect((await preview.json()).families).toContainEqual(
       expect.objectContaining({ family: 'crm', status: 'demoted', reason: 'schemaBytes' }),
     )
+  })
+})
+
+describe('the Gemini rendering', () => {
+  it('sends functionDeclarations with parameters in Google’s Schema subset, held to the published proto, and says what the subset lost', async () => {
+    const res = await api.put(
+      `${base}/server-tools/lookup`,
+      'type: doc_lookup\ndescription: Look up.\nprimary: true\nparameters:\n  path: documents/getting-started.md\n',
+    )
+    expect(res.status, await res.clone().text()).toBeLessThan(300)
+    const m = await manifestOf(['gemini/gemini-2.5-pro'], '?format=gemini')
+    expect(geminiTools(m.tools), JSON.stringify(geminiTools.errors)).toBe(true)
+    expect(m.tools).toHaveLength(1)
+    const declarations = m.tools[0].functionDeclarations as { name: string; parameters: { type: string } }[]
+    expect(declarations.map((d) => d.name)).toContain('weather')
+    for (const d of declarations) expect(d.parameters.type).toBe('OBJECT')
+    // invoke_tool's closed object: Gemini's Schema has no additionalProperties to say so
+    expect(m.schemaDropped.invoke_tool).toContain('/additionalProperties')
+    expect(m.discoveryBlock).toContain('`stocks`')
+  })
+
+  it('refuses strict and native deferral on the Gemini form, which has neither', async () => {
+    const spawned = await (await api.post(`${base}/processes`, { models: ['gemini/gemini-2.5-pro'] })).json()
+    for (const q of ['strict=true', 'deferLoading=true'])
+      expect((await api.get(`${base}/processes/${spawned.id}/manifest?format=gemini&${q}`)).status).toBe(400)
   })
 })

@@ -265,7 +265,7 @@ describe('GET /processes/{id}/manifest', () => {
     expect(deferred.tools.find((t: { name: string }) => t.name === 'stocks')).toMatchObject({ defer_loading: true })
     expect(deferred.tools.find((t: { name: string }) => t.name === 'weather')).not.toHaveProperty('defer_loading')
     expect(deferred.tools.map((t: { name: string }) => t.name)).toEqual([...deferred.tools.map((t: { name: string }) => t.name)].sort())
-    expect((await api.get(`${base}/processes/${p.id}/manifest?format=gemini`)).status).toBe(400)
+    expect((await api.get(`${base}/processes/${p.id}/manifest?format=cohere`)).status).toBe(400)
     expect((await api.get(`${base}/processes/${p.id}/manifest?format=openai&deferLoading=true`)).status).toBe(400)
   })
 })

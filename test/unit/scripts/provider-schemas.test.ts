@@ -5,7 +5,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020'
 import { describe, expect, it } from 'vitest'
-import { openApiToJsonSchema, smithyToJsonSchema } from '../../../scripts/provider-schemas'
+import { openApiToJsonSchema, protoToJsonSchema, smithyToJsonSchema } from '../../../scripts/provider-schemas'
 
 const compile = (schema: object) => new Ajv2020({ strict: false, allErrors: true }).compile(schema)
 
@@ -120,4 +120,66 @@ describe('Smithy to JSON Schema', () => {
       expect(validate(value)).toBe(false)
     })
   }
+})
+
+describe('protobuf to JSON Schema (the proto3 JSON mapping)', () => {
+  const proto = `
+    syntax = "proto3";
+    package acme.v1;
+    import "google/api/field_behavior.proto";
+    option java_package = "com.acme"; // a comment { with braces }
+    enum Kind { KIND_UNSPECIFIED = 0; RED = 1; }
+    message Box {
+      message Inner { string note = 1; }
+      enum Shape { SHAPE_UNSPECIFIED = 0; ROUND = 1; }
+      string item_name = 1 [(google.api.field_behavior) = REQUIRED];
+      repeated Kind kinds = 2 [(google.api.field_behavior) = OPTIONAL];
+      optional Shape shape = 3;
+      map<string, Box> children = 4;
+      int64 max_count = 5;
+      oneof payload { Inner inner = 6; google.protobuf.Value any = 7; }
+      reserved 9;
+    }
+    message Unreached { bool flag = 1; }
+  `
+  const schema = protoToJsonSchema(proto, 'Box[]', 'source')
+  const validate = compile(schema)
+
+  it('keeps the messages and enums the root reaches, nested ones under their qualified names', () => {
+    expect(Object.keys(schema.$defs as object)).toEqual(['Box', 'Box.Inner', 'Box.Shape', 'Kind'])
+    expect(schema.$comment).toBe('source')
+  })
+
+  it('accepts what the mapping allows: camelCase names, enum names, maps, 64-bit integers as digit strings, any Value', () => {
+    expect(
+      validate([
+        {
+          itemName: 'a',
+          kinds: ['RED'],
+          shape: 'ROUND',
+          children: { x: { itemName: 'b', maxCount: 3 } },
+          maxCount: '12',
+          inner: { note: 'n' },
+          any: [1, { x: null }],
+        },
+      ]),
+    ).toBe(true)
+  })
+
+  for (const [what, value] of [
+    ['a missing REQUIRED field', [{ kinds: [] }]],
+    ['an unknown field', [{ itemName: 'a', extra: 1 }]],
+    ['a field under its proto name instead of its JSON name', [{ itemName: 'a', max_count: 1 }]],
+    ['a value outside an enum', [{ itemName: 'a', shape: 'SQUARE' }]],
+    ['a 64-bit integer as a non-numeric string', [{ itemName: 'a', maxCount: 'ten' }]],
+    ['a map value that is not the message', [{ itemName: 'a', children: { x: 1 } }]],
+  ] as const) {
+    it(`refuses ${what}`, () => {
+      expect(validate(value)).toBe(false)
+    })
+  }
+
+  it('refuses to guess a type another file defines', () => {
+    expect(() => protoToJsonSchema('message A { other.v1.B b = 1; }', 'A', 's')).toThrow("type 'other.v1.B'")
+  })
 })

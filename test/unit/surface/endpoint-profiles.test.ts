@@ -10,9 +10,9 @@
  * (its platform docs' OpenAPI), Bedrock Converse's Tools (the Smithy model in aws-sdk-js-v3,
  * applied to the `native` form as a backend translates it). Anthropic publishes no readable request
  * schema (its OpenAPI is served by its SDK generator, not published in a repository), so Anthropic
- * and Bedrock InvokeModel keep the hand-written anthropic-messages-tools.schema.json. Gemini
- * publishes protobuf (googleapis/googleapis) and has no rendering of its own here: only its
- * documented limits are asserted.
+ * and Bedrock InvokeModel keep the hand-written anthropic-messages-tools.schema.json. Gemini's
+ * `format=gemini` is held to the Tool message of Google's published protobuf
+ * (googleapis/googleapis content.proto, read by the same script's proto reader).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -39,6 +39,7 @@ const PUBLISHED = {
   mistral: schema('mistral-chat-tools.schema.json'),
   anthropic: schema('anthropic-messages-tools.schema.json'),
   bedrockConverse: schema('bedrock-converse-tools.schema.json'),
+  gemini: schema('gemini-tools.schema.json'),
 }
 type Validate = (typeof PUBLISHED)['openaiChat']
 
@@ -83,8 +84,13 @@ function renderingsOf(
           tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.inputSchema } } })),
       },
     ]
+  if (instance === 'gemini') return [{ format: 'gemini', validate: PUBLISHED.gemini }]
   return [{ format: 'native' }]
 }
+
+/** The function entries of a rendering: Gemini's sit in the one Tool's functionDeclarations. */
+const entriesOf = (format: ManifestFormat, rendered: Record<string, unknown>[]) =>
+  format === 'gemini' ? (rendered[0].functionDeclarations as Record<string, unknown>[]) : rendered
 
 const nameOf = (t: Record<string, unknown>) => (t.function as { name?: string } | undefined)?.name ?? (t.name as string | undefined) ?? ''
 const strictOf = (t: Record<string, unknown>) => (t.function as { strict?: boolean } | undefined)?.strict ?? t.strict
@@ -180,7 +186,8 @@ describe('endpoint profiles in the bundled model catalog', () => {
     for (const { format, validate, translate } of renderingsOf(instance, doc)) {
       it(`renders a surface of 600 tools for ${instance} (${format}) within every limit its profile states${validate ? ', held to the published schema' : ''}`, () => {
         const turn = triage(doc, surfaceOf600())
-        const rendered = JSON.parse(toolsArrayJson(turn.manifest, format)) as Record<string, unknown>[]
+        const wire = JSON.parse(toolsArrayJson(turn.manifest, format)) as Record<string, unknown>[]
+        const rendered = entriesOf(format, wire)
         // count, with the engine's action tool beside the manifest
         if (doc.maxTools !== undefined) expect(rendered.length + RESERVE).toBeLessThanOrEqual(doc.maxTools)
         // names: every one the endpoint accepts, and distinct (the published schemas leave some of this to prose)
@@ -198,7 +205,7 @@ describe('endpoint profiles in the bundled model catalog', () => {
         }
         // strict is asked for separately (below): unasked, no tool is strict
         expect(rendered.filter((t) => strictOf(t) === true)).toEqual([])
-        if (validate) passes(validate, translate ? translate(rendered) : rendered)
+        if (validate) passes(validate, translate ? translate(wire) : wire)
         // the surface is large enough that every stated limit binds (the test is not met by a small manifest)
         const reasons = new Set(turn.demotedGroups.map((g) => g.reason))
         if (doc.maxToolNameLength !== undefined) expect(reasons).toContain('nameLength')
