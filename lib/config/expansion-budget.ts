@@ -93,6 +93,13 @@ export const WORK_BUDGETS = {
     counts: 'instructions of all the distinct patterns of one schema together',
     refusal: 'as patternProgram',
   },
+  // Each schema's patterns are bounded, but a pack has up to 1,000 schemas: 2,400 distinct patterns
+  // of 246 instructions in a 261 KB spec took 3.8 CPU s to compile per expansion.
+  packPatterns: {
+    limit: 16_384,
+    counts: 'instructions of all the distinct patterns of one pack (an OpenAPI document) together, charged as each is compiled',
+    refusal: 'the pack is a listing problem; its calls are tool errors naming the budget',
+  },
   promptChars: {
     limit: 1_000_000,
     counts: 'characters of a rendered prompt (`prompt_template` prefix with its inputs filled in), added up before it is built',

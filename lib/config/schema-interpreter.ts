@@ -20,7 +20,7 @@
  */
 import { createRequire } from 'node:module'
 import type { ErrorObject } from 'ajv'
-import { WORK_BUDGETS } from './expansion-budget'
+import { type ExpansionBudget, WORK_BUDGETS } from './expansion-budget'
 import type { JsonSchema } from './json-schema'
 import { type CompiledPattern, compilePattern, isPatternProblem, matchCost } from './patterns'
 
@@ -105,11 +105,20 @@ const NUMBERS = new Set([
 const escapePointer = (k: string) => (k.includes('~') || k.includes('/') ? k.replace(/~/g, '~0').replace(/\//g, '~1') : k)
 
 /**
+ * The patterns of a whole pack (an OpenAPI document's operations), charged once each to
+ * `budget` (WORK_BUDGETS.packPatterns) as they are compiled; over it, BudgetExceeded is thrown.
+ */
+export interface PackPatterns {
+  budget: ExpansionBudget
+  charged: Set<string>
+}
+
+/**
  * The first problem that keeps `schema` from being validated — a malformed keyword, a non-local
  * `$ref`, a pattern RE2 cannot run — or undefined when it can be. Every schema reachable from the
  * root (through `$ref`s too) is checked once.
  */
-export function schemaProblem(root: unknown): SchemaProblem | undefined {
+export function schemaProblem(root: unknown, pack?: PackPatterns): SchemaProblem | undefined {
   let nodes = 0
   const seen = new Set<object>()
   // compiling patterns costs per instruction: the distinct ones of a schema are charged together
@@ -120,6 +129,10 @@ export function schemaProblem(root: unknown): SchemaProblem | undefined {
     if (isPatternProblem(p)) return { pointer: at, message: `${p.message} (position ${p.position})` }
     if (compiled.has(source)) return undefined
     compiled.add(source)
+    if (pack && !pack.charged.has(source)) {
+      pack.charged.add(source)
+      pack.budget.spend(p.size)
+    }
     instructions += p.size
     const limit = WORK_BUDGETS.schemaPatterns.limit
     if (instructions > limit)

@@ -8,7 +8,7 @@
  * manifest while the bystander keeps calling: the pack is a listing problem naming the budget.
  */
 import assert from 'node:assert/strict'
-import { BudgetExceeded, EXPANSION_LIMITS as L } from '../../../lib/config/expansion-budget'
+import { BudgetExceeded, EXPANSION_LIMITS as L, WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import { type ExtractWork, extractOperations } from '../../../lib/tools/types/openapi/operations'
 import * as attack from '../attacks/openapi-sharing'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
@@ -73,6 +73,7 @@ const row = (name: string, tenant: string, doc: () => object, refusedBy: RegExp)
 const NODES = /over its budget of (2,000|100,000)/
 const BYTES = /\(bytes\) is over its budget of (262,144|4,194,304)/
 const STEPS = /(references followed|parameters merged).* is over its budget of (5,000|200,000)/
+const PATTERNS = /the patterns of all operations \(instructions\) is over its budget of 16,384/
 
 export const rowSet: HostileRowSet = {
   name: 'hostile sharing in OpenAPI documents',
@@ -129,6 +130,20 @@ export const rowSet: HostileRowSet = {
         assert.ok(work.steps > L.packSteps, `steps ${work.steps}`)
         assert.ok(work.walks !== undefined && work.walks <= 41, `pointers walked ${work.walks}`)
         await packRefused(app, 'mallory-n3d', doc, STEPS)
+      },
+    },
+    {
+      name: "N1/N3 variant: 300 operations with 2,400 distinct patterns (each schema within its own pattern budgets) are refused on the pack's pattern instructions",
+      async run(app: HostileApp) {
+        const doc = attack.distinctPatterns()
+        const work = await expandsWithinBudget(doc, PATTERNS)
+        // compiled until the pack's budget, plus at most one pattern past it — not all 2,400
+        const limit = WORK_BUDGETS.packPatterns.limit
+        assert.ok(
+          work.patterns !== undefined && work.patterns > limit && work.patterns <= limit + WORK_BUDGETS.patternProgram.limit,
+          `${work.patterns} instructions`,
+        )
+        await packRefused(app, 'mallory-n3e', doc, PATTERNS)
       },
     },
     row(

@@ -3,7 +3,14 @@
  * mapping from tool arguments back to path, query, header parameters and the request body.
  */
 
-import { BudgetExceeded, EXPANSION_LIMITS, ExpansionBudget, jsonBytes, yieldToEventLoop } from '../../../config/expansion-budget'
+import {
+  BudgetExceeded,
+  EXPANSION_LIMITS,
+  ExpansionBudget,
+  jsonBytes,
+  WORK_BUDGETS,
+  yieldToEventLoop,
+} from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import { schemaProblem } from '../../../config/schema-interpreter'
 import { deref, inlineSchema, type OpenApiDocument, pointersWalked } from './document'
@@ -65,6 +72,8 @@ export interface ExtractLimits {
   packBytes: number
   operationSteps: number
   packSteps: number
+  /** Pattern instructions over all operations (WORK_BUDGETS.packPatterns when absent). */
+  packPatterns?: number
 }
 
 /** Problems kept per document; the rest are counted in one last problem. */
@@ -82,6 +91,8 @@ export interface ExtractWork {
   yields: number
   /** Distinct pointers walked (each use is charged to `steps`; the walk is done once per document). */
   walks?: number
+  /** Instructions of the distinct patterns compiled for the operations' schemas. */
+  patterns?: number
 }
 
 /**
@@ -109,6 +120,10 @@ export async function extractOperations(
   const packBytes = new ExpansionBudget(limits.packBytes, 'the expanded schemas of all operations (bytes)')
   const packSteps = new ExpansionBudget(limits.packSteps, 'the references followed and parameters merged for all operations')
   const tools = new ExpansionBudget(limits.packTools, 'the number of operations')
+  const patterns = {
+    budget: new ExpansionBudget(limits.packPatterns ?? WORK_BUDGETS.packPatterns.limit, 'the patterns of all operations (instructions)'),
+    charged: new Set<string>(),
+  }
   let sinceYield = 0
   let sliceStart = performance.now()
   // units bound a slice's work; the clock bounds it on a machine slower than the units assume
@@ -163,7 +178,7 @@ export async function extractOperations(
           opProblems.push(`${e.message}; the operation was left out`)
         }
         // a pattern RE2 cannot run (or another unusable keyword) leaves the operation out, at listing, not at call time
-        const unusable = built && schemaProblem(built.inputSchema)
+        const unusable = built && schemaProblem(built.inputSchema, patterns)
         if (unusable) {
           opProblems.push(`its input schema cannot be used: ${unusable.message} (at ${unusable.pointer}); the operation was left out`)
           built = undefined
@@ -174,7 +189,13 @@ export async function extractOperations(
       }
     }
   } finally {
-    Object.assign(work, { nodes: pack.used, bytes: packBytes.used, steps: packSteps.used, walks: pointersWalked(doc) })
+    Object.assign(work, {
+      nodes: pack.used,
+      bytes: packBytes.used,
+      steps: packSteps.used,
+      walks: pointersWalked(doc),
+      patterns: patterns.budget.used,
+    })
   }
   if (dropped) problems.push(`and ${dropped.toLocaleString('en-US')} more problems`)
   return { operations, problems }
