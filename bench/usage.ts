@@ -4,9 +4,17 @@
  *   A  Hono hello-world                                     (the floor: HTTP + routing, nothing else)
  *   B  POST /processes/{id}/tool-calls { name: whoami }     counting ON  (memory stores)
  *   C  the same route and app                               counting OFF (no usage listener)
+ *   R  GET /processes/{id} on B's app                       the cheapest authenticated route: the
+ *                                                           edge every route pays (observe, JWT,
+ *                                                           request context), one record read
  *
  *   B / A   goal ≥ 0.3     (a real tool call through auth, process lookup, surface gate, dispatcher)
+ *   B / R   what a tool call costs beyond any authenticated request (see docs/guide/usage.md)
  *   1 − B/C goal ≤ 10 %    (the cost of counting)
+ *
+ * Besides requests/s, each variant's CPU per request (`process.cpuUsage` over its rounds; the
+ * client runs in this process too, the same client for every variant), which a neighbour's load
+ * on a shared box distorts far less than wall time.
  *
  * Each variant is served by @hono/node-server on 127.0.0.1 and driven over keep-alive HTTP/1.1 by
  * a closed-loop client in this process (`concurrency` requests in flight). Variants run in short
@@ -47,8 +55,10 @@ export interface UsageBenchOptions {
 }
 
 export interface UsageBenchResult {
-  rps: { hello: number; countingOn: number; countingOff: number }
-  inProcess: { hello: number; countingOn: number; countingOff: number }
+  rps: { hello: number; countingOn: number; countingOff: number; read: number }
+  inProcess: { hello: number; countingOn: number; countingOff: number; read: number }
+  /** CPU µs per request over HTTP (client and server, this process), per variant. */
+  cpuUs: { hello: number; countingOn: number; countingOff: number; read: number }
   ratios: { name: string; value: number; goal: string; met: boolean }[]
   /** The counter alone: µs per dispatch with and without it (tight loop, no HTTP). */
   listener: { withoutUs: number; withUs: number; deltaUs: number }
@@ -65,7 +75,7 @@ const PROJECT = 'bench'
 type Fetch = (req: Request) => Response | Promise<Response>
 
 interface Variant {
-  name: 'hello' | 'countingOn' | 'countingOff'
+  name: 'hello' | 'countingOn' | 'countingOff' | 'read'
   fetch: Fetch
   path: string
   method: 'GET' | 'POST'
@@ -108,7 +118,15 @@ async function toolCallVariant(name: 'countingOn' | 'countingOff', token: string
   )
   const outcome = (await probe.json()) as { isError: boolean }
   if (probe.status !== 200 || outcome.isError) throw new Error(`tool call probe failed: ${probe.status} ${JSON.stringify(outcome)}`)
-  return { variant, deps }
+  // the same process read back: authenticated, one record, no tool call
+  const read: Variant = {
+    name: 'read',
+    fetch: app.fetch,
+    path: `/brain/${TENANT}/projects/${PROJECT}/processes/${id}`,
+    method: 'GET',
+    headers: auth,
+  }
+  return { variant, read, deps }
 }
 
 function listen(fetch: Fetch): Promise<{ server: ServerType; port: number }> {
@@ -233,12 +251,18 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
   }
   const on = await toolCallVariant('countingOn', token)
   const off = await toolCallVariant('countingOff', token)
-  const variants = [hello, on.variant, off.variant]
+  const variants = [hello, on.variant, off.variant, on.read]
 
   const servers = await Promise.all(variants.map((v) => listen(v.fetch)))
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
-  const http: Record<Variant['name'], number[]> = { hello: [], countingOn: [], countingOff: [] }
-  const local: Record<Variant['name'], number[]> = { hello: [], countingOn: [], countingOff: [] }
+  const http: Record<Variant['name'], number[]> = { hello: [], countingOn: [], countingOff: [], read: [] }
+  const local: Record<Variant['name'], number[]> = { hello: [], countingOn: [], countingOff: [], read: [] }
+  const cpu: Record<Variant['name'], { us: number; requests: number }> = {
+    hello: { us: 0, requests: 0 },
+    countingOn: { us: 0, requests: 0 },
+    countingOff: { us: 0, requests: 0 },
+    read: { us: 0, requests: 0 },
+  }
   let served = 0
   try {
     // Warm-up: JIT, sockets, caches.
@@ -248,29 +272,48 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
     const baseline = await countedCalls(on.deps)
 
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? [0, 1, 2] : [2, 1, 0]
+      const order = r % 2 === 0 ? [0, 1, 2, 3] : [3, 2, 1, 0]
       for (const i of order) {
+        const c0 = process.cpuUsage()
         const rps = await driveHttp(variants[i], servers[i].port, agent, concurrency, roundMs)
+        const used = process.cpuUsage(c0)
+        cpu[variants[i].name].us += used.user + used.system
+        cpu[variants[i].name].requests += (rps * roundMs) / 1000
         http[variants[i].name].push(rps)
         if (variants[i].name === 'countingOn') served += Math.round((rps * roundMs) / 1000)
       }
     }
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? [0, 1, 2] : [2, 1, 0]
+      const order = r % 2 === 0 ? [0, 1, 2, 3] : [3, 2, 1, 0]
       for (const i of order) local[variants[i].name].push(await driveInProcess(variants[i], concurrency, Math.round(roundMs / 2)))
     }
     await on.deps.usage.flush()
     const counted = (await countedCalls(on.deps)) - baseline
     const listener = await listenerCost()
 
-    const rps = { hello: median(http.hello), countingOn: median(http.countingOn), countingOff: median(http.countingOff) }
-    const inProcess = { hello: median(local.hello), countingOn: median(local.countingOn), countingOff: median(local.countingOff) }
-    const perRound = (m: typeof http, f: (on: number, off: number, hello: number) => number) =>
-      median(m.countingOn.map((on, r) => f(on, m.countingOff[r], m.hello[r])))
+    const medians = (m: typeof http) => ({
+      hello: median(m.hello),
+      countingOn: median(m.countingOn),
+      countingOff: median(m.countingOff),
+      read: median(m.read),
+    })
+    const rps = medians(http)
+    const inProcess = medians(local)
+    const cpuUs = {
+      hello: cpu.hello.us / cpu.hello.requests,
+      countingOn: cpu.countingOn.us / cpu.countingOn.requests,
+      countingOff: cpu.countingOff.us / cpu.countingOff.requests,
+      read: cpu.read.us / cpu.read.requests,
+    }
+    const perRound = (m: typeof http, f: (on: number, off: number, hello: number, read: number) => number) =>
+      median(m.countingOn.map((on, r) => f(on, m.countingOff[r], m.hello[r], m.read[r])))
     const vsHello = perRound(http, (on, _off, hello) => on / hello)
     const cost = perRound(http, (on, off) => 1 - on / off)
     const localVsHello = perRound(local, (on, _off, hello) => on / hello)
     const localCost = perRound(local, (on, off) => 1 - on / off)
+    const readVsHello = perRound(http, (_on, _off, hello, read) => read / hello)
+    const vsRead = perRound(http, (on, _off, _hello, read) => on / read)
+    const localVsRead = perRound(local, (on, _off, _hello, read) => on / read)
     const ratios = [
       { name: 'whoami tool call (counting on) / hello-world, HTTP', value: vsHello, goal: '≥ 0.30', met: vsHello >= 0.3 },
       { name: 'cost of counting: 1 − on/off, HTTP', value: cost, goal: '≤ 10 %', met: cost <= 0.1 },
@@ -283,8 +326,18 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
     log(`  hello-world            ${fmt(rps.hello)}    in-process ${fmt(inProcess.hello)}`)
     log(`  whoami, counting on    ${fmt(rps.countingOn)}    in-process ${fmt(inProcess.countingOn)}`)
     log(`  whoami, counting off   ${fmt(rps.countingOff)}    in-process ${fmt(inProcess.countingOff)}`)
+    log(`  GET process (read)     ${fmt(rps.read)}    in-process ${fmt(inProcess.read)}`)
+    log(
+      `  CPU µs per request (HTTP, client + server): hello ${cpuUs.hello.toFixed(0)}, read ${cpuUs.read.toFixed(0)}, whoami on ${cpuUs.countingOn.toFixed(0)}, off ${cpuUs.countingOff.toFixed(0)}`,
+    )
     log(
       `  on / hello-world       ${vsHello.toFixed(2)}×  (goal ≥ 0.30)   in-process ${localVsHello.toFixed(2)}×   (median of per-round ratios)`,
+    )
+    log(
+      `  read / hello-world     ${readVsHello.toFixed(2)}×  (no goal: the floor of any authenticated route)   CPU ${(cpuUs.hello / cpuUs.read).toFixed(2)}×`,
+    )
+    log(
+      `  on / read              ${vsRead.toFixed(2)}×  (a tool call beyond an authenticated read)   in-process ${localVsRead.toFixed(2)}×   CPU ${(cpuUs.read / cpuUs.countingOn).toFixed(2)}×`,
     )
     log(
       `  cost of counting       ${(cost * 100).toFixed(1)} %  (goal ≤ 10 %)  in-process ${(localCost * 100).toFixed(1)} %   (median of per-round 1 − on/off)`,
@@ -298,9 +351,12 @@ export async function benchUsage(opts: UsageBenchOptions = {}): Promise<UsageBen
         `usage: ${r.name} = ${r.name.startsWith('cost') ? `${(r.value * 100).toFixed(1)} %` : `${r.value.toFixed(2)}×`} (goal ${r.goal}) ${r.met ? 'met' : 'NOT met'}`,
     )
     summary.push(
+      `usage: authenticated read (GET process) / hello-world, HTTP = ${readVsHello.toFixed(2)}×; whoami / read = ${vsRead.toFixed(2)}×; CPU µs per request hello ${cpuUs.hello.toFixed(0)}, read ${cpuUs.read.toFixed(0)}, whoami ${cpuUs.countingOn.toFixed(0)}`,
+    )
+    summary.push(
       `usage: counter alone +${listener.deltaUs.toFixed(2)} µs per dispatch (${listener.withoutUs.toFixed(2)} → ${listener.withUs.toFixed(2)} µs)`,
     )
-    return { rps, inProcess, ratios, listener, counted, served, summary }
+    return { rps, inProcess, cpuUs, ratios, listener, counted, served, summary }
   } finally {
     agent.destroy()
     await Promise.all(servers.map(({ server }) => new Promise<void>((r) => server.close(() => r()))))

@@ -1,5 +1,5 @@
 /** Reading requests the same way in every route: ids, bodies, versions. */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { Context } from 'hono'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH } from '../../lib/config/nesting'
@@ -97,6 +97,28 @@ async function readRawBody(c: Context): Promise<Uint8Array> {
     return Buffer.concat(chunks, size)
   }
   return new Uint8Array(await c.req.arrayBuffer())
+}
+
+/**
+ * The request's abort signal: it aborts when the client goes away before the answer is sent, and
+ * a tool call hands it to the running tool. On @hono/node-server, `c.req.raw.signal` materialises
+ * a whole web Request (its headers copied, the body wrapped as a web stream, an AbortController),
+ * which cost a tool call over HTTP more than everything else on its path (bench/usage); the
+ * signal is taken from the Node response instead, aborted as the adapter itself would abort it:
+ * on 'close' before the answer was written. Elsewhere (Lambda, app.request) the Request is real
+ * already and its own signal is used.
+ */
+export function requestSignal(c: Context): AbortSignal {
+  const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined
+  const incoming = env?.incoming
+  const outgoing = env?.outgoing
+  if (!incoming || !outgoing || typeof outgoing.once !== 'function') return c.req.raw.signal
+  const controller = new AbortController()
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished)
+      controller.abort(incoming.errored ?? new DOMException('Client connection prematurely closed.', 'AbortError'))
+  })
+  return controller.signal
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml']

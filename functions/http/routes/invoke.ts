@@ -5,7 +5,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
-import { objectBody, projectParam, tenantParam } from '../request'
+import { objectBody, projectParam, requestSignal, tenantParam } from '../request'
 
 export function invokeRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>().post('/projects/:project/tools/:name/invoke', requireScope('tools:invoke'), async (c) => {
@@ -20,7 +20,7 @@ export function invokeRoutes(deps: AppDeps) {
       c.req.param('name'),
       body.params ?? {},
       {
-        signal: c.req.raw.signal,
+        signal: requestSignal(c),
         overloaded: 'throw',
         refused: 'throw',
       },

@@ -22,7 +22,7 @@ import type { AppDeps, McpProtocol } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { Hono } from '../hono'
-import { projectParam, rawBody, tenantParam } from '../request'
+import { projectParam, rawBody, requestSignal, tenantParam } from '../request'
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */
@@ -145,11 +145,12 @@ export function mcpRoutes(deps: AppDeps) {
     }
 
     let toolsChanged = false
+    let signal: AbortSignal | undefined
     const session = {
       ...(surface ? { surface } : {}),
       // the request's signal ends the call tree when the client goes away (as on the other call routes)
       call: (name: string, args: Record<string, unknown>) =>
-        deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
+        deps.surface.callOn(deps.dispatcher, surface!, principalOf(c).subject, name, args, { signal: (signal ??= requestSignal(c)) }),
       toolsChanged: () => (toolsChanged = true),
     }
     let res: Response
@@ -195,10 +196,11 @@ export function mcpRoutes(deps: AppDeps) {
     const surface = await statelessSurface(c, pathId, p)
     if (!surface)
       return modernResponse({ status: 404, body: JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32001, message: PROCESS_GONE } }) })
+    let signal: AbortSignal | undefined
     const session = {
       surface,
       call: (name: string, args: Record<string, unknown>) =>
-        deps.surface.callOn(deps.dispatcher, surface, principalOf(c).subject, name, args, { signal: c.req.raw.signal }),
+        deps.surface.callOn(deps.dispatcher, surface, principalOf(c).subject, name, args, { signal: (signal ??= requestSignal(c)) }),
       // this revision carries list changes on subscriptions/listen streams only, never on a call's response
       toolsChanged: () => {},
     }

@@ -10,7 +10,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
-import { etag, objectBody, preconditionsOf, projectParam, tenantParam } from '../request'
+import { etag, objectBody, preconditionsOf, projectParam, requestSignal, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
   // The caller's subject is part of every key: a process answers only the subject that spawned it,
@@ -66,7 +66,7 @@ export function processRoutes(deps: AppDeps) {
       // route); a tool refused for capacity stays a tool error here, a result the model can act on.
       // A quota refusal is this request's 429 with Retry-After (over MCP it is a tool error).
       const outcome = await deps.surface.call(deps.dispatcher, key(c), body.name, body.params ?? {}, {
-        signal: c.req.raw.signal,
+        signal: requestSignal(c),
         refused: 'throw',
       })
       // A client tool (spec §7): the backend runs it with the validated params.

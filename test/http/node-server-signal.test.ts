@@ -1,0 +1,119 @@
+/**
+ * The request signal a tool call carries on the node server (`npm start`, bench/usage): taken from
+ * the Node response, not from a web Request the adapter would build for it (headers copied, the
+ * body wrapped as a web stream, an AbortController) — that construction cost a tool call over HTTP
+ * more than everything else on its path. Real sockets on 127.0.0.1; counted, not timed: how often
+ * the adapter turned a body into a web stream.
+ */
+import type { AddressInfo } from 'node:net'
+import { connect } from 'node:net'
+import { Readable } from 'node:stream'
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import { type ToolOutcome, toolError } from '../../lib/calls/outcome'
+import type { Tool } from '../../lib/tools/contracts'
+import { ALL, tokenFor } from '../support/http'
+
+const servers: ReturnType<typeof serve>[] = []
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))))
+})
+
+async function listen(fetch: (req: Request, env: unknown) => Response | Promise<Response>): Promise<number> {
+  const server = serve({ fetch, port: 0, hostname: '127.0.0.1' })
+  servers.push(server)
+  await new Promise<void>((r) => server.once('listening', () => r()))
+  return (server.address() as AddressInfo).port
+}
+
+/** A tool that answers only when its call's signal aborts, and tells what it answered. */
+function waitingTool() {
+  let started!: () => void
+  let answered!: (o: ToolOutcome) => void
+  const running = new Promise<void>((r) => (started = r))
+  const outcome = new Promise<ToolOutcome>((r) => (answered = r))
+  const tool: Tool = {
+    name: 'wait_for_cancel',
+    description: 'Answers when its call is cancelled.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    labels: [],
+    primary: true,
+    deferred: false,
+    source: 'builtin',
+    typeId: 'builtin',
+    invoke: (_params, ctx) =>
+      new Promise((resolve) => {
+        started()
+        ctx.signal?.addEventListener(
+          'abort',
+          () => {
+            const o = toolError(`cancelled: ${String(ctx.signal?.reason)}`)
+            answered(o)
+            resolve(o)
+          },
+          { once: true },
+        )
+      }),
+  }
+  return { tool, running, outcome }
+}
+
+async function processApp(extra: Tool[]) {
+  const app = createApp(createMemoryDeps({ extraBuiltins: extra }))
+  const token = await tokenFor('acme', ALL)
+  const auth = { authorization: `Bearer ${token}` }
+  const base = '/brain/acme/projects/p1'
+  const put = (path: string, body: string) =>
+    app.request(`${base}/documents/${path}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/yaml' }, body })
+  await put('engines/e.yaml', `allowedTools: [whoami${extra.map((t) => `, ${t.name}`).join('')}]\n`)
+  await put('recipes/r.yaml', 'engine: e\n')
+  const spawned = await app.request(`${base}/processes`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ recipe: 'r' }),
+  })
+  const { id } = (await spawned.json()) as { id: string }
+  return { app, auth, path: `${base}/processes/${id}/tool-calls` }
+}
+
+describe('the request signal of a tool call on the node server', () => {
+  it('aborts the running tool when the client closes its connection', async () => {
+    const waiting = waitingTool()
+    const { app, auth, path } = await processApp([waiting.tool])
+    const port = await listen(app.fetch)
+    const body = JSON.stringify({ name: 'wait_for_cancel', params: {} })
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    )
+    await waiting.running
+    socket.destroy() // the client goes away while the tool runs
+    expect(await waiting.outcome).toEqual(toolError(expect.stringMatching(/^cancelled: .*(AbortError|prematurely closed)/)))
+  })
+
+  it('answers a tool call without turning its body into a web stream (the adapter does, for a route that reads c.req.raw)', async () => {
+    const toWeb = vi.spyOn(Readable, 'toWeb')
+    // the counter sees the adapter's construction: a route that asks the web Request for its signal
+    const rawPort = await listen(new Hono().post('/', (c) => c.text(String(c.req.raw.signal.aborted))).fetch)
+    expect(await (await fetch(`http://127.0.0.1:${rawPort}/`, { method: 'POST', body: '{}' })).text()).toBe('false')
+    expect(toWeb).toHaveBeenCalledTimes(1)
+    toWeb.mockClear()
+
+    const { app, auth, path } = await processApp([])
+    const port = await listen(app.fetch)
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'whoami', params: {} }),
+      })
+      expect(await res.json()).toMatchObject({ isError: false, content: { tenant: 'acme', project: 'p1' } })
+    }
+    expect(toWeb).not.toHaveBeenCalled()
+  })
+})
