@@ -13,7 +13,7 @@ import type { Context, MiddlewareHandler } from 'hono'
 import type { AuditDraft } from '../../lib/audit/recorder'
 import { isServerToolsError } from '../../lib/errors'
 import type { AppDeps } from './app-deps'
-import { type AuthEnv, isValidTenantId, pathSegment } from './auth'
+import { type AuthEnv, decodedPathPart, isValidTenantId, pathSegment } from './auth'
 import { type RequestContext, requestContext } from './request-context'
 
 /** Write routes and the action each one is audited as (`.put` / `.delete` added from the method). */
@@ -93,10 +93,13 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
 }
 
 function auditEntryOf(c: Context<AuthEnv>, routeKey: string, ctx: RequestContext): AuditDraft | undefined {
-  const tenant = pathSegment(c.req.path, 2) ?? ''
-  if (!isValidTenantId(tenant)) return undefined
   const status = c.res.status
   const error = c.error
+  const action = WRITES[routeKey]
+  // most requests are reads that answered: nothing to record, so nothing to build
+  if (!action && status !== 401 && status !== 403 && !isServerToolsError(error, 'BUDGET_TOO_SMALL')) return undefined
+  const tenant = pathSegment(c.req.path, 2) ?? ''
+  if (!isValidTenantId(tenant)) return undefined
   const target = targetOf(c.req.path)
   const base = {
     tenant,
@@ -115,7 +118,6 @@ function auditEntryOf(c: Context<AuthEnv>, routeKey: string, ctx: RequestContext
   }
   if (isServerToolsError(error, 'BUDGET_TOO_SMALL'))
     return { ...base, action: 'budget.refused', outcome: 'denied', reason: 'BUDGET_TOO_SMALL' }
-  const action = WRITES[routeKey]
   if (!action) return undefined
   const ok = status >= 200 && status < 300
   const body = c.get('requestBody')
@@ -149,7 +151,8 @@ function targetOf(path: string): string {
 }
 
 function scopeOf(path: string): Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> {
-  const seg = (i: number) => pathSegment(path, i)
+  const parts = path.split('/')
+  const seg = (i: number) => (parts[i] === undefined ? undefined : decodedPathPart(parts[i]))
   const out: Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> = { tenant: seg(2) }
   if (seg(3) === 'projects') {
     out.project = seg(4)
