@@ -19,7 +19,8 @@ export interface Span<T> {
  */
 const FOLDED = new Uint16Array(65536)
 function foldCode(c: number): number {
-  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c
+  // '+' is a space in form encoding, which a layer does not decode: the two are one character here
+  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c === 43 ? 32 : c
   let f = FOLDED[c]
   if (f === 0) {
     const ch = String.fromCharCode(c)
@@ -75,6 +76,8 @@ export class LiteralSearch<T> {
       }
     }
     this.build(trie, own)
+    // the search loop maps ASCII through asciiClass without foldCode: '+' takes the space's class there
+    this.asciiClass[43] = this.asciiClass[32]
     this.longest = this.patterns.reduce((max, p) => Math.max(max, p.length), 0)
   }
 

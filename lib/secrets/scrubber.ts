@@ -162,15 +162,13 @@ export class SecretScrubber {
   }
 }
 
-/** Every spelling of a value the scrubber looks for (case is ignored when searching). */
+/** Every spelling of a value the scrubber looks for (case is ignored, and `+` is a space, when searching). */
 export function reflectedForms(value: string): Set<string> {
   const bytes = Buffer.from(value, 'utf8')
   const json = JSON.stringify(value).slice(1, -1)
   const jsonAscii = json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
   const forms = new Set<string>([
     value,
-    // a form-encoded value whose other characters a layer decodes (`%C3%9C` upper-cased) keeps `+` for its spaces
-    value.replace(/ /g, '+'),
     json,
     jsonAscii,
     json.replace(/\//g, '\\/'),
