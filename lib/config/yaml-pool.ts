@@ -193,12 +193,14 @@ function serve(port: MessagePort) {
     try {
       const r = parseYaml(text, path)
       const { doc, lines } = r.ok ? r.value : {}
-      m = {
-        t: 'done',
-        id,
-        answer: r.ok ? { ok: true, data: r.value.data, positions: doc && lines ? yamlPositions(doc, lines) : undefined } : r,
-      }
-      port.postMessage(m)
+      const positions = doc && lines ? yamlPositions(doc, lines) : undefined
+      m = { t: 'done', id, answer: r.ok ? { ok: true, data: r.value.data, positions } : r }
+      // the positions' arrays are handed over, not copied
+      const arrays = positions ? Object.values(positions).filter((v): v is Int32Array | Uint8Array => ArrayBuffer.isView(v)) : []
+      port.postMessage(
+        m,
+        arrays.map((a) => a.buffer as ArrayBuffer),
+      )
     } catch (e) {
       port.postMessage({ t: 'failed', id, message: e instanceof Error ? e.message : String(e) } satisfies FromWorker)
     }
