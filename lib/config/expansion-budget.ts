@@ -97,8 +97,10 @@ export const WORK_BUDGETS = {
   // of 246 instructions in a 261 KB spec took 3.8 CPU s to compile per expansion.
   packPatterns: {
     limit: 16_384,
-    counts: 'instructions of all the distinct patterns of one pack (an OpenAPI document) together, charged as each is compiled',
-    refusal: 'the pack is a listing problem; its calls are tool errors naming the budget',
+    counts:
+      "instructions of all the distinct patterns of one OpenAPI document's operations, or of one process's client tools, together, charged as each is compiled",
+    refusal:
+      'the pack is a listing problem (its calls are tool errors naming the budget); client tools: 400 at spawn / PUT naming the budget',
   },
   promptChars: {
     limit: 1_000_000,

@@ -9,9 +9,11 @@
  */
 
 import { toolError } from '../calls/outcome'
+import { BudgetExceeded, budgetFor } from '../config/expansion-budget'
 import type { JsonSchema } from '../config/json-schema'
 import { compileTransient, SchemaUnusable, validateAgainst } from '../config/json-schema'
 import { ownPattern } from '../config/patterns'
+import { type PackPatterns, schemaProblem } from '../config/schema-interpreter'
 import { unsafeTextIn } from '../config/text-hygiene'
 import { type Issue, invalidInput } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
@@ -75,6 +77,11 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
       })
   }
   const seen = new Map<string, string>()
+  // each schema's patterns are bounded; 64 schemas at that bound compiled ~1,000 patterns in one turn
+  const patterns: PackPatterns = {
+    budget: budgetFor('packPatterns', 'the patterns of all client tools (instructions)'),
+    charged: new Set(),
+  }
   if (!issues.length) {
     ;(value as Record<string, unknown>[]).forEach((d, i) => {
       const at = `${pointer}/${i}`
@@ -96,7 +103,7 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
           pointer: unsafe.pointer,
           message: `${unsafe.message}; control characters, bidi overrides and tag characters are not allowed`,
         })
-      issues.push(...schemaIssues(d.inputSchema as JsonSchema, `${at}/inputSchema`))
+      issues.push(...schemaIssues(d.inputSchema as JsonSchema, `${at}/inputSchema`, patterns))
     })
   }
   if (issues.length)
@@ -116,7 +123,7 @@ export function parseClientTools(value: unknown, pointer: string): ClientToolDec
   }))
 }
 
-function schemaIssues(schema: JsonSchema, at: string): Issue[] {
+function schemaIssues(schema: JsonSchema, at: string, patterns: PackPatterns): Issue[] {
   const text = JSON.stringify(schema)
   if (text.length > CLIENT_TOOL_LIMITS.maxSchemaBytes)
     return [
@@ -128,6 +135,13 @@ function schemaIssues(schema: JsonSchema, at: string): Issue[] {
     return [
       { pointer: `${at}/type`, message: "an input schema must be an object schema (type: 'object'), as every model provider requires" },
     ]
+  try {
+    // the patterns charged to the declarations' shared budget first (compiled once: compilePattern caches)
+    schemaProblem(schema, patterns)
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e
+    return [{ pointer: at, message: e.message }]
+  }
   try {
     compileTransient(schema, text)
   } catch (e) {

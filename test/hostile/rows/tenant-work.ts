@@ -8,11 +8,11 @@
  * `attacks` (at the end) are the same shapes as floods, for `npm run bench -- hostile`.
  */
 import assert from 'node:assert/strict'
-import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
+import { BudgetExceeded, budgetFor, WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { MAX_NESTING_DEPTH, yamlTooDeep } from '../../../lib/config/nesting'
 import { compilePattern, isPatternProblem, matchCost } from '../../../lib/config/patterns'
-import { interpret } from '../../../lib/config/schema-interpreter'
+import { interpret, type PackPatterns, schemaProblem } from '../../../lib/config/schema-interpreter'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
 const YAML = { 'content-type': 'application/yaml' }
@@ -164,6 +164,32 @@ export const rowSet: HostileRowSet = {
           400,
           new RegExp(`patterns compile to more than ${WORK_BUDGETS.schemaPatterns.limit.toLocaleString('en-US')} instructions together`),
         )
+      },
+    },
+    {
+      name: "variant: 64 client tools of 16 distinct ~246-instruction patterns each (every schema within its own budgets) are a 400 at spawn naming the client tools' pattern budget",
+      async run(app) {
+        const schemas = Array.from({ length: 64 }, (_, t) => ({
+          type: 'object',
+          properties: Object.fromEntries(
+            Array.from({ length: 16 }, (_, k) => [`p${k}`, { type: 'string', pattern: `^[a-z]{1,60}-${t}-${k}[0-9]{1,60}$` }]),
+          ),
+        }))
+        // each schema alone is inside schemaPatterns; together they are ~1,000 compiles
+        for (const s of schemas.slice(0, 3)) assert.equal(schemaProblem(s), undefined)
+        const pack: PackPatterns = { budget: budgetFor('packPatterns'), charged: new Set() }
+        assert.throws(() => {
+          for (const s of schemas) schemaProblem(s, pack)
+        }, BudgetExceeded)
+        const limit = WORK_BUDGETS.packPatterns.limit
+        assert.ok(
+          pack.budget.used > limit && pack.budget.used <= limit + WORK_BUDGETS.patternProgram.limit,
+          `${pack.budget.used} instructions`,
+        )
+        const res = await app.call('n1g', 'POST', '/projects/p1/processes', {
+          clientTools: schemas.map((inputSchema, t) => ({ name: `t${t}`, description: 'A hostile tool.', inputSchema })),
+        })
+        await assertProblem(res, 400, /the patterns of all client tools \(instructions\) is over its budget of 16,384/)
       },
     },
     {
