@@ -473,7 +473,7 @@ export function openApiDocument() {
               required: false,
               schema: { enum: [...MANIFEST_FORMATS], default: 'native' },
               description:
-                "The tools array in that provider's wire shape: openai = Chat Completions, openai-responses = the Responses API's flat function tools",
+                "The tools array in that provider's wire shape: openai = Chat Completions, openai-responses = the Responses API's flat function tools, gemini = one Tool's functionDeclarations with parameters in Google's Schema subset (what it cannot carry is listed per tool in schemaDropped)",
             },
             p('extraTools', 'Skill tools for this turn (comma-separated or repeated): added as keep and triaged again', false),
             {
