@@ -289,6 +289,15 @@ export async function warmUp(app: HostileApp): Promise<void> {
     const res = await app.call(BYSTANDER, 'POST', '/projects/p1/tools/whoami/invoke', { params: {} })
     if (res.status !== 200) throw new Error(`warm-up whoami answered ${res.status}: ${await res.text()}`)
   }
+  // The YAML parse pool's workers are a fixed cost the app pays once, on the first long body, not
+  // growth an attack leaves behind: start every one of them (one parse per tenant at a time, so one
+  // tenant per worker) before the baseline is taken, so the RSS goal measures what rows leave.
+  const text = `${Array.from({ length: 200 }, (_, i) => `key${i}: a value long enough to pass the inline limit`).join('\n')}\n`
+  const writes = ['warm-a', 'warm-b', 'warm-c'].map(async (tenant) => {
+    const res = await app.call(tenant, 'PUT', '/projects/p1/documents/notes/warm.yaml', text, { 'content-type': 'application/yaml' })
+    if (res.status >= 300) throw new Error(`warm-up YAML write answered ${res.status}: ${await res.text()}`)
+  })
+  await Promise.all(writes)
 }
 
 /** Runs one row with the bystander calling alongside; never throws — the report says what happened. */
