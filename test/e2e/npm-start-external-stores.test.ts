@@ -190,5 +190,5 @@ describe('npm start against any store', () => {
     )
     expect(answersLost).toBeGreaterThan(20)
     expect({ lost, unreadable, spurious, serverErrors }).toEqual({ lost: 0, unreadable: 0, spurious: 0, serverErrors: 0 })
-  })
+  }, 120_000) // a document write is 9 store requests since the tenant stamp (3 round trips), each behind the lossy proxy; under the whole suite on 2 cores this ran past 30 s
 })
