@@ -13,8 +13,9 @@ import { Hono } from 'hono'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
-import { type ToolOutcome, toolError } from '../../lib/calls/outcome'
+import { toolError } from '../../lib/calls/outcome'
 import type { Tool } from '../../lib/tools/contracts'
+import { waitForCancelTool } from '../support/cancellable-tool'
 import { ALL, tokenFor } from '../support/http'
 
 const servers: ReturnType<typeof serve>[] = []
@@ -28,38 +29,6 @@ async function listen(fetch: (req: Request, env: unknown) => Response | Promise<
   servers.push(server)
   await new Promise<void>((r) => server.once('listening', () => r()))
   return (server.address() as AddressInfo).port
-}
-
-/** A tool that answers only when its call's signal aborts, and tells what it answered. */
-function waitingTool() {
-  let started!: () => void
-  let answered!: (o: ToolOutcome) => void
-  const running = new Promise<void>((r) => (started = r))
-  const outcome = new Promise<ToolOutcome>((r) => (answered = r))
-  const tool: Tool = {
-    name: 'wait_for_cancel',
-    description: 'Answers when its call is cancelled.',
-    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-    labels: [],
-    primary: true,
-    deferred: false,
-    source: 'builtin',
-    typeId: 'builtin',
-    invoke: (_params, ctx) =>
-      new Promise((resolve) => {
-        started()
-        ctx.signal?.addEventListener(
-          'abort',
-          () => {
-            const o = toolError(`cancelled: ${String(ctx.signal?.reason)}`)
-            answered(o)
-            resolve(o)
-          },
-          { once: true },
-        )
-      }),
-  }
-  return { tool, running, outcome }
 }
 
 async function processApp(extra: Tool[]) {
@@ -82,7 +51,7 @@ async function processApp(extra: Tool[]) {
 
 describe('the request signal of a tool call on the node server', () => {
   it('aborts the running tool when the client closes its connection', async () => {
-    const waiting = waitingTool()
+    const waiting = waitForCancelTool()
     const { app, auth, path } = await processApp([waiting.tool])
     const port = await listen(app.fetch)
     const body = JSON.stringify({ name: 'wait_for_cancel', params: {} })
@@ -91,7 +60,7 @@ describe('the request signal of a tool call on the node server', () => {
     socket.write(
       `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     )
-    await waiting.running
+    await waiting.started
     socket.destroy() // the client goes away while the tool runs
     expect(await waiting.outcome).toEqual(toolError(expect.stringMatching(/^cancelled: .*(AbortError|prematurely closed)/)))
   })

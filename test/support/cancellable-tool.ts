@@ -1,11 +1,13 @@
 /** A built-in tool for cancellation tests: it answers only when its call's signal aborts. */
-import { toolError } from '../../lib/calls/outcome'
+import { type ToolOutcome, toolError } from '../../lib/calls/outcome'
 import type { Tool } from '../../lib/tools/contracts'
 
-/** `wait_for_cancel`, and a promise that resolves once a call is running. */
-export function waitForCancelTool(): { tool: Tool; started: Promise<void> } {
+/** `wait_for_cancel`, a promise that resolves once a call is running, and one with what it answered. */
+export function waitForCancelTool(): { tool: Tool; started: Promise<void>; outcome: Promise<ToolOutcome> } {
   let running!: () => void
+  let answered!: (o: ToolOutcome) => void
   const started = new Promise<void>((resolve) => (running = resolve))
+  const outcome = new Promise<ToolOutcome>((resolve) => (answered = resolve))
   const tool: Tool = {
     name: 'wait_for_cancel',
     description: 'Answers when its call is cancelled.',
@@ -19,9 +21,13 @@ export function waitForCancelTool(): { tool: Tool; started: Promise<void> } {
       new Promise((resolve) => {
         running()
         const signal = ctx.signal
-        if (!signal) return resolve(toolError('the call carries no signal'))
-        signal.addEventListener('abort', () => resolve(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
+        const answer = (o: ToolOutcome) => {
+          answered(o)
+          resolve(o)
+        }
+        if (!signal) return answer(toolError('the call carries no signal'))
+        signal.addEventListener('abort', () => answer(toolError(`cancelled: ${String(signal.reason)}`)), { once: true })
       }),
   }
-  return { tool, started }
+  return { tool, started, outcome }
 }
