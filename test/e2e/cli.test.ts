@@ -2,12 +2,12 @@
  * The `server-tools` CLI as a pipeline runs it: the bin as a child process, against `npm start`
  * (a child process too), with the ST_URL and ST_TOKEN it prints.
  */
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../../functions/cli/main'
+import { runCli } from '../support/cli'
 import { type LocalService, startLocalService } from '../support/npm-start'
 
 const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
@@ -22,25 +22,7 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true })
 })
 
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/server-tools.mjs', ...args], {
-      env: { ...process.env, ST_URL: service.url, ST_TOKEN: service.token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const cli = (...args: string[]) => runCli(service, ...args)
 
 function layer(name: string, files: Record<string, string>): string {
   const dir = join(work, name)
@@ -342,13 +324,7 @@ describe('server-tools preview and call', () => {
   }, 120_000)
 
   it('says where the connection comes from when it is missing', async () => {
-    const child = spawn(process.execPath, ['bin/server-tools.mjs', 'plan', work], {
-      env: { ...process.env, ST_URL: '', ST_TOKEN: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr.on('data', (d) => (stderr += d))
-    const code = await new Promise((r) => child.on('exit', r))
+    const { code, stderr } = await runCli({ url: '', token: '' }, 'plan', work)
     expect(code).toBe(1)
     expect(stderr).toContain('set --url and --token, or ST_URL and ST_TOKEN')
   }, 30_000)

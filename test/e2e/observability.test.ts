@@ -4,33 +4,23 @@
  * against it: the agent's trace reaches the collector, the JSON log lines carry the request's
  * trace id, and the audit log of the writes and refusals is readable from the CLI.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../support/cli'
 import { type LocalService, startLocalService, stopLocalService } from '../support/npm-start'
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp'
 
 const work = mkdtempSync(join(tmpdir(), 'server-tools-observability-'))
 let service: LocalService
-let receiver: http.Server
-const exported: string[] = []
+let receiver: OtlpReceiver
 let logs = ''
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      if (req.url === '/v1/traces') exported.push(Buffer.concat(chunks).toString('utf8'))
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-    })
-  })
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()))
+  receiver = await startOtlpReceiver()
   service = await startLocalService(join(work, 'data'), {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.base,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_SERVICE_NAME: 'server-tools-e2e',
     LOG_LEVEL: 'info',
@@ -40,23 +30,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (service?.child.exitCode === null) service.child.kill('SIGKILL')
-  await new Promise((r) => receiver.close(r))
+  await receiver?.close()
   rmSync(work, { recursive: true, force: true })
 })
 
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/server-tools.mjs', ...args], {
-      env: { ...process.env, ST_URL: service.url, ST_TOKEN: service.token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const cli = (...args: string[]) => runCli(service, ...args)
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 
@@ -96,7 +74,7 @@ describe('npm start with OTEL_EXPORTER_OTLP_ENDPOINT, and server-tools audit', (
 
     // Ctrl-C flushes the batch exporter: the collector has the caller's trace
     expect(await stopLocalService(service.child)).toBe(0)
-    const received = exported.join('\n')
+    const received = receiver.traces.join('\n')
     expect(received).toContain(TRACE)
     expect(received).toContain('server-tools-e2e')
     expect(received).toContain('execute_tool whoami')

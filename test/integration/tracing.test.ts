@@ -28,6 +28,7 @@ import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
 import { TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { client, TEST_SECRET, tokenFor } from '../support/http'
 import { connectMcp } from '../support/mcp'
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp'
 
 const memory = new InMemorySpanExporter()
 const SECRET_VALUE = 'sk-trace-test-8f3a1c'
@@ -36,9 +37,7 @@ const ARGUMENT_VALUE = 'Zzyzx-argument-value'
 /** The downstream API a `rest` tool calls: records the traceparent each request carries. */
 let api: http.Server
 const downstream: { traceparent?: string }[] = []
-/** An OTLP/HTTP receiver: keeps the bodies the exporter posts to /v1/traces. */
-let receiver: http.Server
-const exported: string[] = []
+let receiver: OtlpReceiver
 
 let deps: ReturnType<typeof createAwsDeps>
 let observability: Observability
@@ -55,15 +54,9 @@ beforeAll(async () => {
     downstream.push({ traceparent: req.headers.traceparent as string | undefined })
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"temperature":21}')
   })
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      if (req.url === '/v1/traces') exported.push(Buffer.concat(chunks).toString('utf8'))
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-    })
-  })
-  const [apiBase, receiverBase] = await Promise.all([listen(api), listen(receiver)])
+  const [apiBase, started] = await Promise.all([listen(api), startOtlpReceiver()])
+  receiver = started
+  const receiverBase = receiver.base
   // what a deployment sets; the SDK's exporter reads it itself
   vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiverBase)
   vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/json')
@@ -147,7 +140,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   destroyAwsClients(deps.clients)
-  await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => receiver.close(r))])
+  await Promise.all([new Promise((r) => api.close(r)), receiver.close()])
   vi.unstubAllEnvs()
 })
 
@@ -226,7 +219,7 @@ describe('one agent turn, one trace', () => {
     const t = expectOneTurn(traceId, incoming)
     expect(t.named(/^POST \/brain\/:tenant\/projects\/:project\/tools\/:name\/invoke$/)).toHaveLength(1)
     // and the OTLP/HTTP exporter, configured by OTEL_EXPORTER_OTLP_ENDPOINT, sent the same trace to the receiver
-    expect(exported.some((body) => body.includes(traceId))).toBe(true)
+    expect(receiver.traces.some((body) => body.includes(traceId))).toBe(true)
   })
 
   it('from code: execute_code’s calls are spans under its own, through the sandbox run', async () => {
@@ -265,6 +258,6 @@ describe('one agent turn, one trace', () => {
     await observability.flush()
     const t = expectOneTurn(traceId, incoming)
     expect(t.named(/^POST \/brain\/:tenant\/projects\/:project\/mcp$/).length).toBeGreaterThanOrEqual(2)
-    expect(exported.some((body) => body.includes(traceId))).toBe(true)
+    expect(receiver.traces.some((body) => body.includes(traceId))).toBe(true)
   })
 })
