@@ -5,9 +5,10 @@
  * is small — roles × tools per project — and the numbers are the project's history). Instants are
  * ISO-8601 strings so they sort as text and read the same in DynamoDB and in the API.
  *
- * Beside the totals, calls per (role, UTC day) — one row each, not per tool, so a day costs a
- * project one row per active role — kept USAGE_DAY_RETENTION_DAYS days (beyond the spec: the
- * console's calls-per-day chart). Day rows are the only usage rows that expire.
+ * Beside the totals, calls per (role, UTC day) — read as one record each, not per tool, so a day
+ * costs a project one row per active role — kept USAGE_DAY_RETENTION_DAYS days (beyond the spec:
+ * the console's calls-per-day chart). They are written by the same increment as the totals: one
+ * write per key and flush, however many days a store keeps (docs/decisions.md, usage writes).
  */
 
 /** The role a process counts under: its recipe name, else its engine name, else this. */
@@ -31,6 +32,8 @@ export interface UsageIncrement extends UsageKey {
   codeCalls?: number
   /** Calls refused before they ran (a quota, the sandbox's capacity); absent = 0. */
   refusals?: number
+  /** `YYYY-MM-DD` (UTC) the calls were made: the store also counts `calls` under (role, day). */
+  day: string
   /** ISO-8601; set when `calls` > 0. */
   lastCallAt?: string
   /** ISO-8601; set when `discoveryHits` > 0. */
@@ -46,18 +49,6 @@ export interface UsageIncrement extends UsageKey {
 
 /** Day counts are kept this long; the chart's window is at most this. */
 export const USAGE_DAY_RETENTION_DAYS = 366
-
-/** Calls one flush adds to one (role, UTC day). */
-export interface UsageDayIncrement {
-  tenant: string
-  project: string
-  role: string
-  /** `YYYY-MM-DD`, UTC. */
-  day: string
-  calls: number
-  /** As UsageIncrement's: one per flush of the (role, day), kept across retries. */
-  flushId?: string
-}
 
 export interface UsageDayRecord {
   role: string
@@ -92,15 +83,14 @@ export interface ToolUsageStore {
   /**
    * Adds the deltas atomically (concurrent increments of the same key never lose a count) and
    * sets the given timestamps and `family` (last writer wins: writers flush within about a second
-   * of the event, so a timestamp is at most that stale). Rejects on a backend failure. An
-   * increment whose `flushId` the row already holds among its last 4 is not added again.
+   * of the event, so a timestamp is at most that stale); adds `calls` to (role, `day`) as well.
+   * Rejects on a backend failure. An increment whose `flushId` the row already holds among its
+   * last 4 is not added again.
    */
   increment(inc: UsageIncrement): Promise<void>
   /** Every row of a project (optionally one role), sorted by role then tool. */
   list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]>
-  /** Adds calls to one (role, day) atomically and once per `flushId`, as `increment` does; the row expires after the retention. */
-  incrementDay(inc: UsageDayIncrement): Promise<void>
-  /** A project's day rows with `from` ≤ day ≤ `to` (`YYYY-MM-DD`), sorted by day then role. */
+  /** A project's calls per (role, day) with `from` ≤ day ≤ `to` (`YYYY-MM-DD`), sorted by day then role; kept for the retention. */
   listDays(tenant: string, project: string, from: string, to: string): Promise<UsageDayRecord[]>
 }
 

@@ -1,9 +1,10 @@
 /**
- * The usage buffer: counts arrive synchronously from the dispatcher and are coalesced per key in
- * memory, then written as one atomic increment per key — and calls also per (role, UTC day), one
- * more increment per role and day in the flush (the calls-per-day chart). Nothing on the tool-call path waits for
- * the table, and a failing write never fails a tool call: it is retried with backoff and, when it
- * still fails, logged with the exact numbers that were lost (error `usage.write_failed`).
+ * The usage buffer: counts arrive synchronously from the dispatcher and are coalesced per key and
+ * UTC day in memory, then written as one atomic increment per key — which also counts the calls
+ * under their (role, day) for the calls-per-day chart, in the same write. Nothing on the tool-call
+ * path waits for the table, and a failing write never fails a tool call: it is retried with
+ * backoff and, when it still fails, logged with the exact numbers that were lost (error
+ * `usage.write_failed`).
  *
  * When flushes happen:
  * - `flush()` — the Lambda edge calls it before an invocation returns, so nothing is left in
@@ -15,7 +16,7 @@ import { randomBytes } from 'node:crypto'
 import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { ToolUsageStore, UsageDayIncrement, UsageIncrement, UsageKey } from './ports'
+import type { ToolUsageStore, UsageIncrement, UsageKey } from './ports'
 import { utcDay } from './ports'
 
 export interface UsageDelta {
@@ -49,11 +50,13 @@ export interface FlushReport {
   failed: number
 }
 
-const keyOf = (k: UsageKey) => `${k.tenant}\u0000${k.project}\u0000${k.role}\u0000${k.tool}`
+/** A key's calls of two UTC days (a flush across midnight) are two increments: each day's count is exact. */
+const keyOf = (k: UsageKey, day: string) => `${k.tenant}\u0000${k.project}\u0000${k.role}\u0000${k.tool}\u0000${day}`
 
 /** A pending key: counts, and the instants as epoch ms (formatted once, when written). */
 interface Pending {
   key: UsageKey
+  day: string
   family: string
   calls: number
   codeCalls: number
@@ -73,6 +76,7 @@ function incrementOf(p: Pending): UsageIncrement {
     // one per flush of the key, kept by writeOne's retries: the store adds it once
     flushId: randomBytes(12).toString('base64url'),
     family: p.family,
+    day: p.day,
     calls: p.calls,
     discoveryHits: p.discoveryHits,
     listedHits: p.listedHits,
@@ -85,12 +89,8 @@ function incrementOf(p: Pending): UsageIncrement {
   }
 }
 
-/** One write of a flush: a tool's counters or a day's calls. */
-type Write = { kind: 'tool'; inc: UsageIncrement } | { kind: 'day'; inc: UsageDayIncrement }
-
 export class UsageRecorder {
   private pending = new Map<string, Pending>()
-  private pendingDays = new Map<string, UsageDayIncrement>()
   private readonly inFlight = new Set<Promise<FlushReport>>()
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly flushDelayMs: number
@@ -115,11 +115,13 @@ export class UsageRecorder {
     const refusals = delta.refusals ?? 0
     if (calls <= 0 && discoveryHits <= 0 && listedHits <= 0 && refusals <= 0) return
     const at = this.opts.clock.now()
-    const id = keyOf(key)
+    const day = this.dayOf(at)
+    const id = keyOf(key, day)
     let entry = this.pending.get(id)
     if (!entry) {
       entry = {
         key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool },
+        day,
         family,
         calls: 0,
         codeCalls: 0,
@@ -137,11 +139,6 @@ export class UsageRecorder {
       entry.calls += calls
       entry.codeCalls += Math.min(calls, Math.max(0, delta.codeCalls ?? 0))
       if (at > entry.lastCallMs) entry.lastCallMs = at
-      const day = this.dayOf(at)
-      const dayId = `${key.tenant}\u0000${key.project}\u0000${key.role}\u0000${day}`
-      const d = this.pendingDays.get(dayId)
-      if (d) d.calls += calls
-      else this.pendingDays.set(dayId, { tenant: key.tenant, project: key.project, role: key.role, day, calls })
     }
     if (discoveryHits > 0) {
       entry.discoveryHits += discoveryHits
@@ -152,7 +149,7 @@ export class UsageRecorder {
       entry.listedHits += listedHits
       if (at > entry.lastListedMs) entry.lastListedMs = at
     }
-    if (this.pending.size + this.pendingDays.size >= this.maxPendingKeys) void this.flush()
+    if (this.pending.size >= this.maxPendingKeys) void this.flush()
     else if (this.timer === undefined && this.flushDelayMs > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined
@@ -172,9 +169,9 @@ export class UsageRecorder {
   }
   private dayCache = { start: Number.NaN, day: '' }
 
-  /** Keys waiting to be written (tool counters and day counts). */
+  /** Keys (per UTC day of their counts) waiting to be written. */
   get pendingKeys(): number {
-    return this.pending.size + this.pendingDays.size
+    return this.pending.size
   }
 
   /**
@@ -186,16 +183,9 @@ export class UsageRecorder {
       clearTimeout(this.timer)
       this.timer = undefined
     }
-    if (this.pending.size > 0 || this.pendingDays.size > 0) {
-      const batch: Write[] = [
-        ...[...this.pending.values()].map((p) => ({ kind: 'tool' as const, inc: incrementOf(p) })),
-        ...[...this.pendingDays.values()].map((inc) => ({
-          kind: 'day' as const,
-          inc: { ...inc, flushId: randomBytes(12).toString('base64url') },
-        })),
-      ]
+    if (this.pending.size > 0) {
+      const batch = [...this.pending.values()].map(incrementOf)
       this.pending = new Map()
-      this.pendingDays = new Map()
       const run = this.writeAll(batch)
       this.inFlight.add(run)
       void run.finally(() => this.inFlight.delete(run))
@@ -204,7 +194,7 @@ export class UsageRecorder {
     return reports.reduce((a, r) => ({ written: a.written + r.written, failed: a.failed + r.failed }), { written: 0, failed: 0 })
   }
 
-  private async writeAll(batch: Write[]): Promise<FlushReport> {
+  private async writeAll(batch: UsageIncrement[]): Promise<FlushReport> {
     let next = 0
     let written = 0
     let failed = 0
@@ -219,18 +209,16 @@ export class UsageRecorder {
     return { written, failed }
   }
 
-  private async writeOne(w: Write): Promise<boolean> {
-    const inc = w.inc
-    const tool = w.kind === 'tool' ? w.inc.tool : `(calls of ${w.inc.day})`
+  private async writeOne(inc: UsageIncrement): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await (w.kind === 'tool' ? this.opts.store.increment(w.inc) : this.opts.store.incrementDay(w.inc))
+        await this.opts.store.increment(inc)
         if (attempt > 0)
           this.opts.log.log('info', 'usage.write_recovered', {
             tenant: inc.tenant,
             project: inc.project,
             role: inc.role,
-            tool,
+            tool: inc.tool,
             attempts: attempt + 1,
           })
         return true

@@ -13,6 +13,7 @@ const inc = (over: Partial<UsageIncrement> & Pick<UsageIncrement, 'role' | 'tool
   discoveryHits: 0,
   listedHits: 0,
   ...over,
+  day: over.day ?? '2026-03-01',
 })
 
 export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsageStore>) {
@@ -147,34 +148,92 @@ export function toolUsageStoreContract(name: string, make: () => Promise<ToolUsa
       ])
     })
 
-    it('adds calls per role and day atomically, and reads a window of days sorted by day then role', async () => {
-      const day = (role: string, d: string, calls: number) => ({ tenant: 'acme', project: 'shop', role, day: d, calls })
-      await Promise.all(Array.from({ length: 40 }, () => store.incrementDay(day('coder', '2026-03-02', 1))))
-      await store.incrementDay(day('chat', '2026-03-02', 3))
-      await store.incrementDay(day('coder', '2026-03-01', 5))
-      await store.incrementDay(day('coder', '2026-03-04', 7))
-      await store.incrementDay({ ...day('coder', '2026-03-02', 9), project: 'other' })
+    it('counts calls per role and day beside the totals, and reads a window of days sorted by day then role', async () => {
+      await Promise.all(
+        Array.from({ length: 40 }, () => store.increment(inc({ role: 'coder', tool: 'file_read', day: '2026-03-02', calls: 1 }))),
+      )
+      await store.increment(inc({ role: 'chat', tool: 'file_read', day: '2026-03-02', calls: 3 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 5 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-02', calls: 2 }))
+      await store.increment(inc({ role: 'coder', tool: 'file_read', day: '2026-03-04', calls: 7 }))
+      await store.increment(inc({ project: 'other', role: 'coder', tool: 'file_read', day: '2026-03-02', calls: 9 }))
       expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-03')).toEqual([
         { role: 'coder', day: '2026-03-01', calls: 5 },
         { role: 'chat', day: '2026-03-02', calls: 3 },
-        { role: 'coder', day: '2026-03-02', calls: 40 },
+        { role: 'coder', day: '2026-03-02', calls: 42 },
       ])
       expect(await store.listDays('acme', 'shop', '2026-03-04', '2026-03-04')).toEqual([{ role: 'coder', day: '2026-03-04', calls: 7 }])
+      expect((await store.list('acme', 'shop', 'coder')).map((r) => [r.tool, r.calls])).toEqual([
+        ['file_read', 47],
+        ['grep', 7],
+      ])
     })
 
-    it('adds a day increment once per flush id, as a retried flush sends it again', async () => {
-      const d = { tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 3 }
-      await store.incrementDay({ ...d, flushId: 'f1' })
-      await store.incrementDay({ ...d, flushId: 'f1' })
-      await store.incrementDay({ ...d, flushId: 'f2' })
-      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-01')).toEqual([{ role: 'coder', day: '2026-03-01', calls: 6 }])
+    it("counts a day's calls on that day when they arrive after the same tool's calls of a later day", async () => {
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 1 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-03', calls: 2 }))
+      // a container flushing what it counted before midnight, after another moved the tool on
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-02', calls: 4 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 8 }))
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-03')).toEqual([
+        { role: 'coder', day: '2026-03-01', calls: 9 },
+        { role: 'coder', day: '2026-03-02', calls: 4 },
+        { role: 'coder', day: '2026-03-03', calls: 2 },
+      ])
+      expect((await store.list('acme', 'shop'))[0].calls).toBe(15)
     })
 
-    it('keeps day rows out of the per-tool rows', async () => {
-      await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2 })
-      await store.increment(inc({ role: 'coder', tool: 'file_read', calls: 2 }))
-      expect((await store.list('acme', 'shop')).map((r) => r.tool)).toEqual(['file_read'])
-      expect((await store.list('acme', 'shop', 'coder')).map((r) => r.tool)).toEqual(['file_read'])
+    it('loses no count when increments of one tool for three days race, in any order', async () => {
+      const days = ['2026-03-01', '2026-03-02', '2026-03-03']
+      // orders invented to make rolls and late arrivals meet: ascending, descending, interleaved
+      const orders = [
+        Array.from({ length: 60 }, (_, i) => days[Math.floor(i / 20)]),
+        Array.from({ length: 60 }, (_, i) => days[2 - Math.floor(i / 20)]),
+        Array.from({ length: 60 }, (_, i) => days[(i * 7) % 3]),
+      ]
+      for (const [n, order] of orders.entries()) {
+        const tool = `tool_${n}`
+        await Promise.all(order.map((day) => store.increment(inc({ role: 'coder', tool, day, calls: 1 }))))
+      }
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-03')).toEqual(
+        days.map((day) => ({ role: 'coder', day, calls: 60 })),
+      )
+      expect((await store.list('acme', 'shop')).map((r) => r.calls)).toEqual([60, 60, 60])
+    })
+
+    it("adds the closed days of many tools of one role into the role's day once each", async () => {
+      const tools = Array.from({ length: 12 }, (_, i) => `tool_${i}`)
+      await Promise.all(tools.map((tool, i) => store.increment(inc({ role: 'coder', tool, day: '2026-03-01', calls: i + 1 }))))
+      await Promise.all(
+        tools.flatMap((tool) => [1, 2].map(() => store.increment(inc({ role: 'coder', tool, day: '2026-03-02', calls: 1 })))),
+      )
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-02')).toEqual([
+        { role: 'coder', day: '2026-03-01', calls: 78 },
+        { role: 'coder', day: '2026-03-02', calls: 24 },
+      ])
+    })
+
+    it('adds an increment once per flush id across a new day and a late one', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 3, flushId: 'f1' }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 3, flushId: 'f1' }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-02', calls: 2, flushId: 'f2' }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-02', calls: 2, flushId: 'f2' }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 1, flushId: 'f3' }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 1, flushId: 'f3' }))
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-02')).toEqual([
+        { role: 'coder', day: '2026-03-01', calls: 4 },
+        { role: 'coder', day: '2026-03-02', calls: 2 },
+      ])
+      expect((await store.list('acme', 'shop'))[0].calls).toBe(6)
+    })
+
+    it('counts nothing per day for an increment without calls, and keeps day counts out of the per-tool rows', async () => {
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', discoveryHits: 2, listedHits: 1 }))
+      expect(await store.listDays('acme', 'shop', '2026-03-01', '2026-03-01')).toEqual([])
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-01', calls: 1 }))
+      await store.increment(inc({ role: 'coder', tool: 'grep', day: '2026-03-02', calls: 1 }))
+      expect((await store.list('acme', 'shop')).map((r) => r.tool)).toEqual(['grep'])
+      expect((await store.list('acme', 'shop', 'coder')).map((r) => r.tool)).toEqual(['grep'])
     })
 
     it('reads every row of a project larger than one result page', async () => {

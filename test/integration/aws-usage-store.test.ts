@@ -27,6 +27,7 @@ describe('DynamoToolUsageStore on dynalite', () => {
       calls: 3,
       discoveryHits: 0,
       listedHits: 1,
+      day: '2026-01-01',
       lastCallAt: '2026-01-01T00:00:00.000Z',
       flushId: 'flush-1',
     })
@@ -45,45 +46,67 @@ describe('DynamoToolUsageStore on dynalite', () => {
       discoveryHits: 0,
       listedHits: 1,
       lastCallAt: '2026-01-01T00:00:00.000Z',
+      // the calls of the tool's latest day, not yet in a day row
+      day: '2026-01-01',
+      dayCalls: 3,
     })
   })
 
-  it('keeps a day row in a partition of its own with expiresAt (the table TTL attribute) and counts a flush id once', async () => {
-    const { store, tableName, clients } = await freshUsageStore()
-    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2, flushId: 'flush-1' })
-    await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: '2026-03-01', calls: 2, flushId: 'flush-1' })
-    const got = await clients.dynamo.getItem<Record<string, unknown>>({
-      TableName: tableName,
-      ConsistentRead: true,
-      Key: { scope: 'acme#shop#day', roleTool: '2026-03-01#coder' },
-    })
-    expect(got.Item).toEqual({
+  it('moves a closed day into a day row in a partition of its own, with expiresAt (the table TTL attribute) and the tools moved', async () => {
+    const { store, tableName } = await freshUsageStore()
+    const at = (day: string, calls: number) =>
+      store.increment({
+        tenant: 'acme',
+        project: 'shop',
+        role: 'coder',
+        tool: 'file_read',
+        family: 'file',
+        calls,
+        discoveryHits: 0,
+        listedHits: 0,
+        day,
+      })
+    await at('2026-03-01', 2)
+    await at('2026-03-02', 5)
+    expect(await store.rawDayItem('acme', 'shop', 'coder', '2026-03-01')).toEqual({
       scope: 'acme#shop#day',
       roleTool: '2026-03-01#coder',
       role: 'coder',
       day: '2026-03-01',
       calls: 2,
       expiresAt: Date.UTC(2026, 2, 1) / 1000 + (USAGE_DAY_RETENTION_DAYS + 1) * 86_400,
-      writeId: 'flush-1',
-      writeId1: '-',
-      writeId2: '-',
-      writeId3: '-',
+      moved: new Set(['file_read']),
     })
+    // the move is over: the tool row holds the new day only
+    expect(await store.rawItem({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' })).toMatchObject({
+      day: '2026-03-02',
+      dayCalls: 5,
+    })
+    expect(await store.rawItem({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' })).not.toHaveProperty('movedDay')
     expect(toolUsageTableSpec(tableName).ttlAttribute).toBe('expiresAt')
   })
 
-  it('sends one UpdateItem per increment', async () => {
+  it("sends one UpdateItem per increment within a day; a tool's first of a new day adds the refusal, one read and the move", async () => {
     const { store } = await freshUsageStore()
-    await store.increment({
-      tenant: 'acme',
-      project: 'shop',
-      role: 'coder',
-      tool: 'file_read',
-      family: 'file',
-      calls: 1,
-      discoveryHits: 1,
-      listedHits: 1,
-    })
-    expect(store.roundTrips).toBe(1)
+    const at = (day: string) =>
+      store.increment({
+        tenant: 'acme',
+        project: 'shop',
+        role: 'coder',
+        tool: 'file_read',
+        family: 'file',
+        calls: 1,
+        discoveryHits: 1,
+        listedHits: 1,
+        day,
+      })
+    await at('2026-03-01')
+    await at('2026-03-01')
+    expect(store.roundTrips).toBe(2)
+    await at('2026-03-02')
+    // the refused add, the read dynalite needs (DynamoDB returns the row with the refusal), the tool row, the day row, the tool row
+    expect(store.roundTrips).toBe(2 + 5)
+    await at('2026-03-02')
+    expect(store.roundTrips).toBe(8)
   })
 })

@@ -238,6 +238,35 @@ const scenarios: Record<string, Scenario> = {
     // the tool rows and the day row of the calls
     state: async (w) => [await w.usage.list('acme', 'shop'), await w.usage.listDays('acme', 'shop', '2000-01-01', '2100-01-01')],
   },
+  'a usage flush on a new day (the closed day moved, and a late flush of it)': {
+    setup: async (w) => {
+      w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' }, 'file', { calls: 3 })
+      w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'grep' }, 'grep', { calls: 1 })
+      await w.recorder.flush()
+      w.clock.advance(86_400_000)
+    },
+    act: async (w) => {
+      w.recorder.record({ tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' }, 'file', { calls: 2 })
+      const flushed = await w.recorder.flush()
+      // another container's flush of what it counted before midnight, after file_read moved on
+      const late = await answer(
+        w.usage.increment({
+          tenant: 'acme',
+          project: 'shop',
+          role: 'coder',
+          tool: 'file_read',
+          family: 'file',
+          day: '2026-01-01',
+          calls: 4,
+          discoveryHits: 0,
+          listedHits: 0,
+          flushId: 'late-1',
+        }),
+      )
+      return [flushed, late]
+    },
+    state: async (w) => [await w.usage.list('acme', 'shop'), await w.usage.listDays('acme', 'shop', '2000-01-01', '2100-01-01')],
+  },
   'a learned limit (lowered, then not)': {
     act: async (w) => {
       const r = {
@@ -295,5 +324,37 @@ describe.each(['reset', 'silence'] as const)('every store write with its first a
     expect(faulty.lost).toBeGreaterThan(0)
     expect(faulty.answer).toEqual(clean.answer)
     expect(faulty.state).toEqual(clean.state)
+  })
+})
+
+describe.each(['drop', 'reset'] as const)('a usage day move whose day-row writes all fail (%s)', (mode) => {
+  it('keeps the closed day counted once, the increment applied, and the next increment finishes the move', async () => {
+    const w = await world()
+    const key = { tenant: 'acme', project: 'shop', role: 'coder', tool: 'file_read' }
+    w.recorder.record(key, 'file', { calls: 3 })
+    await w.recorder.flush()
+    w.clock.advance(86_400_000)
+    // drop: the day row never sees the move; reset: it applies it and the answer is lost, every attempt
+    proxy.lose = (r) => (r.operation === 'UpdateItem' && r.body.includes('acme#shop#day') ? mode : undefined)
+    w.recorder.record(key, 'file', { calls: 2 })
+    const flushed = await w.recorder.flush()
+    proxy.lose = () => undefined
+    expect(flushed).toEqual({ written: 1, failed: 0 })
+    expect(await w.usage.rawItem(key)).toMatchObject({ movedDay: '2026-01-01', movedCalls: 3 })
+    const days = () => w.usage.listDays('acme', 'shop', '2026-01-01', '2026-01-03')
+    expect(await days()).toEqual([
+      { role: 'coder', day: '2026-01-01', calls: 3 },
+      { role: 'coder', day: '2026-01-02', calls: 2 },
+    ])
+    w.clock.advance(86_400_000)
+    w.recorder.record(key, 'file', { calls: 1 })
+    expect(await w.recorder.flush()).toEqual({ written: 1, failed: 0 })
+    expect(await days()).toEqual([
+      { role: 'coder', day: '2026-01-01', calls: 3 },
+      { role: 'coder', day: '2026-01-02', calls: 2 },
+      { role: 'coder', day: '2026-01-03', calls: 1 },
+    ])
+    expect(await w.usage.rawItem(key)).not.toHaveProperty('movedDay')
+    expect((await w.usage.list('acme', 'shop'))[0].calls).toBe(6)
   })
 })

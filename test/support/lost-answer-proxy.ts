@@ -3,12 +3,13 @@
  * `lose` is forwarded and applied upstream, and then its answer never reaches the client — the
  * socket is reset, or left silent until the client's attempt timeout. That is what a dropped
  * connection or a stalled load balancer does to a write DynamoDB has already made; no real
- * component produces it on demand, so this one does, with the real dynalite behind it.
+ * component produces it on demand, so this one does, with the real dynalite behind it. `drop`
+ * resets the socket without forwarding: a request that never reached the table.
  */
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 
-export type LossMode = 'reset' | 'silence'
+export type LossMode = 'reset' | 'silence' | 'drop'
 
 export interface ProxiedRequest {
   /** DynamoDB operation (X-Amz-Target without its prefix). */
@@ -65,6 +66,11 @@ export async function startLostAnswerProxy(upstream: string): Promise<LostAnswer
           .pop() ?? ''
       const seen: ProxiedRequest = { operation, body: body.toString('utf8') }
       const loss = proxy.lose(seen)
+      if (loss === 'drop') {
+        proxy.lost.push(seen)
+        req.socket.resetAndDestroy()
+        return
+      }
       proxy.forwarded++
       const up = request(
         { hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },

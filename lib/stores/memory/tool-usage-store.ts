@@ -1,5 +1,5 @@
 /** In-process ToolUsageStore with the same promises as the DynamoDB adapter. */
-import type { ToolUsageRecord, ToolUsageStore, UsageDayIncrement, UsageDayRecord, UsageIncrement } from '../../usage/ports'
+import type { ToolUsageRecord, ToolUsageStore, UsageDayRecord, UsageIncrement } from '../../usage/ports'
 import { compareRecords, USAGE_DAY_RETENTION_DAYS, usageScope, usageSortKey } from '../../usage/ports'
 
 const DAY_MS = 86_400_000
@@ -36,6 +36,7 @@ export class MemoryToolUsageStore implements ToolUsageStore {
     if (inc.lastDiscoveryAt !== undefined) row.lastDiscoveryAt = inc.lastDiscoveryAt
     if (inc.lastListedAt !== undefined) row.lastListedAt = inc.lastListedAt
     partition.set(key, row)
+    if (inc.calls > 0) this.addDay(scope, inc.role, inc.day, inc.calls)
   }
 
   async list(tenant: string, project: string, role?: string): Promise<ToolUsageRecord[]> {
@@ -47,31 +48,20 @@ export class MemoryToolUsageStore implements ToolUsageStore {
     return out.sort(compareRecords)
   }
 
-  async incrementDay(inc: UsageDayIncrement): Promise<void> {
-    this.roundTrips++
-    const scope = usageScope(inc.tenant, inc.project)
+  private addDay(scope: string, role: string, day: string, calls: number): void {
     let partition = this.days.get(scope)
     if (!partition) this.days.set(scope, (partition = new Map()))
-    const key = `${inc.day}#${inc.role}`
-    if (inc.flushId !== undefined) {
-      const seen = this.recentFlushes.get(`${scope}#day\u0000${key}`) ?? []
-      if (seen.includes(inc.flushId)) return
-      this.recentFlushes.set(`${scope}#day\u0000${key}`, [inc.flushId, ...seen].slice(0, 4))
-    }
+    const key = `${day}#${role}`
     const row = partition.get(key)
     if (row) {
-      row.calls += inc.calls
+      row.calls += calls
       return
     }
-    partition.set(key, { role: inc.role, day: inc.day, calls: inc.calls })
+    partition.set(key, { role, day, calls })
     // A new row is the moment to forget the expired ones (DynamoDB's TTL does it there): a
     // project holds at most retention × roles day rows.
-    const oldest = new Date(Date.parse(`${inc.day}T00:00:00.000Z`) - USAGE_DAY_RETENTION_DAYS * DAY_MS).toISOString().slice(0, 10)
-    for (const [k, r] of partition)
-      if (r.day < oldest) {
-        partition.delete(k)
-        this.recentFlushes.delete(`${scope}#day\u0000${k}`)
-      }
+    const oldest = new Date(Date.parse(`${day}T00:00:00.000Z`) - USAGE_DAY_RETENTION_DAYS * DAY_MS).toISOString().slice(0, 10)
+    for (const [k, r] of partition) if (r.day < oldest) partition.delete(k)
   }
 
   async listDays(tenant: string, project: string, from: string, to: string): Promise<UsageDayRecord[]> {

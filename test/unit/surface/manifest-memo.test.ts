@@ -111,6 +111,7 @@ describe('the memoised manifest', () => {
       calls: 7,
       discoveryHits: 0,
       listedHits: 0,
+      day: '2026-01-01',
     })
     const before = await bytes()
     clock.advance(2 * MIN) // past the demand memo's minute, well inside every other lifetime

@@ -8,7 +8,7 @@ import { DemandReader, familyDemand, MAX_DEMAND_TTL_MS } from '../../../lib/usag
 
 async function seeded() {
   const store = new MemoryToolUsageStore()
-  const base = { tenant: 'acme', project: 'shop', listedHits: 0 }
+  const base = { tenant: 'acme', project: 'shop', listedHits: 0, day: '2026-01-01' }
   await store.increment({ ...base, role: 'coder', tool: 'file_read', family: 'file', calls: 5, discoveryHits: 1 })
   await store.increment({ ...base, role: 'coder', tool: 'file_write', family: 'file', calls: 2, discoveryHits: 0 })
   await store.increment({ ...base, role: 'coder', tool: 'slack_post', family: 'slack', calls: 0, discoveryHits: 0, listedHits: 9 })
@@ -59,7 +59,6 @@ describe('DemandReader', () => {
     let fail = true
     const flaky = {
       increment: store.increment.bind(store),
-      incrementDay: store.incrementDay.bind(store),
       listDays: store.listDays.bind(store),
       list: (...a: Parameters<typeof store.list>) => (fail ? Promise.reject(new Error('table gone')) : store.list(...a)),
     }

@@ -29,14 +29,14 @@ class FlakyStore extends MemoryToolUsageStore {
 }
 
 describe('UsageRecorder', () => {
-  it('writes nothing until flushed when automatic flushing is off, then one increment per key and one per role and day', async () => {
+  it('writes nothing until flushed when automatic flushing is off, then one increment per key, which also counts the day', async () => {
     const store = new MemoryToolUsageStore()
     const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
     for (let i = 0; i < 10; i++) recorder.record(key, 'whoami', { calls: 1 })
     recorder.record({ ...key, tool: 'tool_list' }, 'tool', { calls: 1 })
     expect(store.roundTrips).toBe(0)
-    expect(recorder.pendingKeys).toBe(3)
-    expect(await recorder.flush()).toEqual({ written: 3, failed: 0 })
+    expect(recorder.pendingKeys).toBe(2)
+    expect(await recorder.flush()).toEqual({ written: 2, failed: 0 })
     expect(recorder.pendingKeys).toBe(0)
     expect((await store.list('acme', 'shop')).map((r) => [r.tool, r.calls])).toEqual([
       ['tool_list', 1],
@@ -72,8 +72,7 @@ describe('UsageRecorder', () => {
 
   it('flushes at once when the pending keys reach the cap', async () => {
     const store = new MemoryToolUsageStore()
-    // three tool keys and the one (role, day) they share
-    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0, maxPendingKeys: 4 })
+    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0, maxPendingKeys: 3 })
     for (const tool of ['a', 'b', 'c']) recorder.record({ ...key, tool }, tool, { calls: 1 })
     expect(recorder.pendingKeys).toBe(0)
     await recorder.flush()
@@ -93,8 +92,7 @@ describe('UsageRecorder', () => {
       sleep: async (ms) => void pauses.push(ms),
     })
     recorder.record(key, 'whoami', { calls: 3 })
-    // the tool's counters after two failures, and the day count (this store fails tool writes only)
-    expect(await recorder.flush()).toEqual({ written: 2, failed: 0 })
+    expect(await recorder.flush()).toEqual({ written: 1, failed: 0 })
     expect(store.attempts).toBe(3)
     expect(pauses).toHaveLength(2)
     expect(pauses[0]).toBeGreaterThanOrEqual(10)
@@ -117,7 +115,7 @@ describe('UsageRecorder', () => {
       sleep: async () => {},
     })
     recorder.record(key, 'whoami', { calls: 2, discoveryHits: 1 })
-    expect(await recorder.flush()).toEqual({ written: 1, failed: 1 })
+    expect(await recorder.flush()).toEqual({ written: 0, failed: 1 })
     expect(store.attempts).toBe(3)
     expect(recorder.pendingKeys).toBe(0)
     expect(log.find('usage.write_failed')).toEqual([
@@ -130,6 +128,7 @@ describe('UsageRecorder', () => {
           calls: 2,
           discoveryHits: 1,
           listedHits: 0,
+          day: '2026-01-01',
           lastCallAt: '2026-01-01T00:00:00.000Z',
           attempts: 3,
           error: 'ProvisionedThroughputExceededException',

@@ -10,7 +10,17 @@ describe('MemoryToolUsageStore day rows', () => {
     const store = new MemoryToolUsageStore()
     const start = Date.UTC(2026, 0, 1)
     for (let i = 0; i < USAGE_DAY_RETENTION_DAYS + 30; i++)
-      await store.incrementDay({ tenant: 'acme', project: 'shop', role: 'coder', day: utcDay(start + i * 86_400_000), calls: 1 })
+      await store.increment({
+        tenant: 'acme',
+        project: 'shop',
+        role: 'coder',
+        tool: 'grep',
+        family: 'grep',
+        day: utcDay(start + i * 86_400_000),
+        calls: 1,
+        discoveryHits: 0,
+        listedHits: 0,
+      })
     const rows = await store.listDays('acme', 'shop', '2000-01-01', '2100-01-01')
     expect(rows).toHaveLength(USAGE_DAY_RETENTION_DAYS + 1)
     expect(rows[0].day).toBe(utcDay(start + 29 * 86_400_000))
