@@ -143,11 +143,18 @@ export interface SuiteReport {
 const mb = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10
 
 /** Starts `functions/local.ts` (what `npm start` runs) as a child with the probe preloaded. */
-export async function startApp(opts: { env?: Record<string, string>; label?: string } = {}): Promise<HostileApp> {
+export async function startApp(
+  opts: {
+    env?: Record<string, string>
+    label?: string
+    /** Extra node flags for the app, e.g. `--cpu-prof` (which NODE_OPTIONS does not take). */
+    nodeArgs?: string[]
+  } = {},
+): Promise<HostileApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-hostile-'))
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'],
+    ['--expose-gc', ...(opts.nodeArgs ?? []), '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'],
     {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...opts.env },

@@ -299,3 +299,26 @@ describe('a write that fails', () => {
     expect((await backing.query('acme', {}, { limit: 10 }, 0)).entries).toHaveLength(1)
   })
 })
+
+describe('a flush of many entries', () => {
+  it('writes at most four at once, so another request never waits behind the whole flush', async () => {
+    const backing = new MemoryAuditStore()
+    const counted = new MemoryAuditStore()
+    let running = 0
+    let most = 0
+    // a real store's append, held for one turn of the event loop as a network round trip would be
+    counted.append = async (e) => {
+      most = Math.max(most, ++running)
+      await new Promise((r) => setImmediate(r))
+      await backing.append(e)
+      running--
+    }
+    const recorder = new AuditRecorder({ store: counted, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
+    for (let i = 0; i < 50; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' })
+    const first = recorder.flush()
+    for (let i = 50; i < 60; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' })
+    expect(await Promise.all([first, recorder.flush()])).toEqual([0, 0])
+    expect(most).toBe(4)
+    expect((await backing.query('acme', {}, { limit: 100 }, 0)).entries).toHaveLength(60)
+  })
+})
