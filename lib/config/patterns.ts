@@ -99,7 +99,13 @@ function build(source: string): CompiledPattern | PatternProblem {
   if (typeof translated !== 'string') return translated
   let re: RE2JS
   try {
-    re = re2js().RE2JS.compile(translated)
+    // One capturing group around the whole: re2js runs a one-pass analysis on every program that
+    // starts at `^`, quadratic in its size (17 anchored patterns of ~245 instructions, at the
+    // schemaPatterns budget: 50–85 CPU ms to compile, 30–40 without it). A program that starts
+    // with a capture is not one-pass; `test` asks for no groups, so it matches on the DFA as an
+    // unanchored pattern does, and the group changes no answer (toRe2 refuses an unbalanced `)`,
+    // which the group could otherwise close).
+    re = re2js().RE2JS.compile(`(${translated})`)
   } catch (e) {
     const reason = String((e as Error).message).replace(/^error parsing regexp: /, '')
     const fragment = /`([^`]*)`\s*$/.exec(reason)?.[1]
@@ -129,6 +135,7 @@ const hex4 = (s: string, i: number) => i + 4 <= s.length && [...s.slice(i, i + 4
 function toRe2(src: string): string | PatternProblem {
   let out = ''
   let inClass = false
+  let depth = 0
   const refuse = (i: number, what: string): PatternProblem => ({
     message: `${what} at position ${i + 1} cannot be matched in linear time (patterns use RE2 semantics: no backreferences, no lookahead or lookbehind)`,
     position: i + 1,
@@ -184,6 +191,8 @@ function toRe2(src: string): string | PatternProblem {
       // a `]` right after `[` or `[^` is a literal in ECMA's grammar only when escaped; RE2 agrees
       continue
     }
+    if (c === '(') depth++
+    else if (c === ')' && --depth < 0) return { message: `an unmatched ) at position ${i + 1}`, position: i + 1 }
     if (c === '(' && src[i + 1] === '?') {
       const kind = src.slice(i + 2, i + 4)
       if (kind.startsWith('=') || kind.startsWith('!')) return refuse(i, `the lookahead (?${kind[0]}`)

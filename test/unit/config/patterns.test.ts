@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import { compilePattern, isPatternProblem, matchCost, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
@@ -46,6 +47,35 @@ describe('tenant patterns (RE2 semantics)', () => {
       `the schema's patterns compile to more than ${WORK_BUDGETS.schemaPatterns.limit.toLocaleString('en-US')} instructions together`,
     )
     expect(schemaProblem({ type: 'object', properties: Object.fromEntries(patterns.slice(0, 5)) })).toBeUndefined()
+  })
+
+  it('refuse an unmatched ) at its position, which the group the program is compiled in would otherwise close', () => {
+    const p = compilePattern('a)(b')
+    expect(isPatternProblem(p) && p).toEqual({ message: 'an unmatched ) at position 2', position: 2 })
+    expect(compiled('(a)(b)').test('ab')).toBe(true)
+    expect(compiled('[)(]').test(')')).toBe(true)
+    expect(compiled('\\)').test(')')).toBe(true)
+  })
+
+  it('answer as ECMA RegExp does for random anchored, unanchored and alternated patterns', () => {
+    const atom = fc.constantFrom('a', 'b', '[ab]', '[^a]', '.', '\\d', '(?:ab|b)')
+    const piece = fc.tuple(atom, fc.constantFrom('', '*', '+', '?', '{1,3}', '{2}')).map(([a, q]) => a + q)
+    const branch = fc.array(piece, { minLength: 1, maxLength: 5 }).map((ps) => ps.join(''))
+    const pattern = fc
+      .tuple(fc.boolean(), fc.array(branch, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
+      .map(([start, branches, end, grouped]) => {
+        const body = grouped ? `(${branches.join('|')})` : branches.join('|')
+        return `${start ? '^' : ''}${body}${end ? '$' : ''}`
+      })
+    const text = fc.array(fc.constantFrom('a', 'b', '1', '!'), { maxLength: 10 }).map((cs) => cs.join(''))
+    fc.assert(
+      fc.property(pattern, fc.array(text, { minLength: 1, maxLength: 8 }), (source, texts) => {
+        const re2 = compiled(source)
+        const ecma = new RegExp(source, 'u')
+        for (const t of texts) expect(re2.test(t), `${source} on ${JSON.stringify(t)}`).toBe(ecma.test(t))
+      }),
+      { numRuns: 300 },
+    )
   })
 
   it('translate the ECMA escapes RE2 spells differently and keep their meaning', () => {
