@@ -45,14 +45,21 @@ const tooDeep = (text: string, offset: number, max: number, path?: string): Issu
  */
 export function jsonDeeperThan(text: string, max: number): number {
   let depth = 0
-  let inString = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92 /* \ */) i++
-      else if (c === 34 /* " */) inString = false
-    } else if (c === 34) inString = true
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
+    if (c === 34 /* " */) {
+      // to the closing quote by a native search: a 200,000-character string is one step, not a
+      // loop turn per character (issue 21 N1: this scan cost as much as JSON.parse itself). The
+      // backslashes walked back over are each walked once: the walk stops at the quote before.
+      for (;;) {
+        const end = text.indexOf('"', i + 1)
+        if (end < 0) return -1 // an unterminated string: nothing after it is outside a string
+        i = end
+        let backslashes = 0
+        while (text.charCodeAt(end - 1 - backslashes) === 92 /* \ */) backslashes++
+        if (backslashes % 2 === 0) break
+      }
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
       if (++depth > max) return i
     } else if (c === 93 /* ] */ || c === 125 /* } */) depth--
   }

@@ -1,5 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from '../../lib/config/nesting'
+import { jsonDeeperThan, jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from '../../lib/config/nesting'
 import { MAX_YAML_BYTES, parseYaml } from '../../lib/config/yaml'
 
 const nestedJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
@@ -16,6 +17,32 @@ describe('the JSON shape scan', () => {
 
   it("refuses '[a' × 520,000 at the 101st bracket", () => {
     expect(jsonTooDeep('[a'.repeat(520_000))).toMatchObject({ line: 1, column: 2 * MAX_NESTING_DEPTH + 1 })
+  })
+
+  it('finds the same bracket as a scan of every character, over random texts of quotes, backslashes and brackets', () => {
+    // the model: the character-by-character scan this one replaced (a string skipped one character at a time)
+    const model = (text: string, max: number) => {
+      let depth = 0
+      let inString = false
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]
+        if (inString) {
+          if (c === '\\') i++
+          else if (c === '"') inString = false
+        } else if (c === '"') inString = true
+        else if (c === '[' || c === '{') {
+          if (++depth > max) return i
+        } else if (c === ']' || c === '}') depth--
+      }
+      return -1
+    }
+    const text = fc.array(fc.constantFrom('"', '\\', '[', '{', ']', '}', 'a', ' '), { maxLength: 60 }).map((cs) => cs.join(''))
+    fc.assert(
+      fc.property(text, fc.integer({ min: 0, max: 6 }), (t, max) => {
+        expect(jsonDeeperThan(t, max)).toBe(model(t, max))
+      }),
+      { numRuns: 2_000 },
+    )
   })
 })
 

@@ -112,6 +112,18 @@ export const yamlLayouts: [string, string, number][] = [
   ['variant: a document start with content on its line', `a: 1\n--- ${brackets(25_000)}\n`, 2],
   ['variant: an anchor glued to a flow collection', tool(`x: &a${brackets(25_000)}\n`), 5],
   ['variant: a block scalar with an indentation indicator, then a deep key', tool(`x: |2\n   b\ny: ${brackets(25_000)}\n`), 7],
+  [
+    'variant: a single-quoted scalar with a doubled quote and a bracket, then a deep key',
+    tool(`x: 'it''s [not'\ny: ${brackets(25_000)}\n`),
+    6,
+  ],
+  ['variant: a comment holding a quote and brackets, then a deep key', tool(`x: a # "[[[ '\ny: ${brackets(25_000)}\n`), 6],
+  [
+    'variant: a literal block of 5,000 brackets (text, not nesting), then a deep key',
+    tool(`x: |\n  ${'['.repeat(5_000)}\ny: ${brackets(25_000)}\n`),
+    7,
+  ],
+  ['variant: a flow mapping whose quoted key holds closing brackets', tool(`x: {"]]": 1, y: ${brackets(25_000)}}\n`), 5],
 ]
 
 export const rowSet: HostileRowSet = {
@@ -154,7 +166,7 @@ export const rowSet: HostileRowSet = {
       },
     },
     {
-      name: 'variant: 40 distinct anchored patterns of ~240 instructions in one client tool (compiling costs ~the square of each) are a 400 at spawn naming the compile budget',
+      name: 'variant: 40 distinct anchored patterns of ~240 instructions in one client tool are a 400 at spawn naming the compile budget',
       async run(app) {
         const properties = Object.fromEntries(
           Array.from({ length: 40 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^[a-z]{1,120}${i}$` }]),
