@@ -19,6 +19,9 @@
  * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
  * COLDSTART_ROUNDS sets the rounds (default 30); COLDSTART_SAMPLES=<file> appends every round's
  * two samples to <file> as JSON lines, to see the spread behind the medians.
+ * COLDSTART_BASELINE=<dir>: another checkout of this repository (e.g. `git worktree add <dir> main`,
+ * with node_modules reachable from it) is built with this tree's config and packages and sampled in
+ * the same rounds, interleaved: the A/B of a change, printed as service / baseline.
  */
 import { execFile } from 'node:child_process'
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
@@ -62,6 +65,8 @@ const BUCKET = 'cs-blobs'
 interface Sample {
   /** CPU time (user + system) of import + first response: what the busy machine disturbs least */
   cpu: number
+  /** CPU time of the import alone: the rest of `cpu` is the first request's. */
+  cpuImport: number
   import: number
   first: number
   /** Import to the end of the first invocation, which goes on after the response (the usage write). */
@@ -92,6 +97,9 @@ export async function benchColdstart() {
     const bareDir = join(dir, 'bare')
     const service = await buildApiLikeSst(cfg, serviceDir)
     const bare = await bundleLikeSst(service.fn, join(ROOT, 'bench/fixtures/bare-lambda.ts'), bareDir, 'bare')
+    const baselineRoot = process.env.COLDSTART_BASELINE
+    const baselineDir = join(dir, 'baseline')
+    const baseline = baselineRoot ? await buildApiLikeSst(cfg, baselineDir, baselineRoot) : undefined
 
     // the stores: the service's tables and bucket, one inline tool document, one item for the floor
     await Promise.all([
@@ -148,13 +156,17 @@ export async function benchColdstart() {
     const serviceEvent = functionUrlEvent('POST', '/brain/bench/projects/p1/tools/handbook/invoke', token, '{"params":{}}')
     const bareEvent = functionUrlEvent('POST', '/items/handbook', token, '{}')
 
-    const samples = { service: [] as Sample[], bare: [] as Sample[] }
+    const samples = { service: [] as Sample[], bare: [] as Sample[], baseline: [] as Sample[] }
     for (let i = 0; i < ROUNDS + 1; i++) {
       const s = await probe(service.outfile, service.exported, serviceEvent, serviceEnv, serviceDir)
       const b = await probe(bare.outfile, 'handler', bareEvent, bareEnv, bareDir)
-      if (s.status !== 200 || b.status !== 200) throw new Error(`a cold start did not answer 200 (service ${s.status}, floor ${b.status})`)
+      const a =
+        baseline &&
+        (await probe(baseline.outfile, baseline.exported, serviceEvent, { ...serviceEnv, LAMBDA_TASK_ROOT: baselineDir }, baselineDir))
+      if (s.status !== 200 || b.status !== 200 || (a && a.status !== 200))
+        throw new Error(`a cold start did not answer 200 (service ${s.status}, floor ${b.status}${a ? `, baseline ${a.status}` : ''})`)
       // the first round warms the OS file cache for both; it is not counted
-      if (i > 0) samples.service.push(s), samples.bare.push(b)
+      if (i > 0) samples.service.push(s), samples.bare.push(b), a && samples.baseline.push(a)
       if (i > 0 && process.env.COLDSTART_SAMPLES)
         appendFileSync(process.env.COLDSTART_SAMPLES, `${JSON.stringify({ service: s, floor: b })}\n`)
     }
@@ -166,7 +178,7 @@ export async function benchColdstart() {
         .filter(([f]) => f.endsWith('.mjs'))
         .reduce((n, [, o]) => n + o.bytes / 1024, 0) - svc.kib
     const row = (name: string, bundle: string, s: Sample[]) =>
-      `${name.padEnd(34)} ${bundle.padStart(22)} ${fmt(median(s.map((x) => x.import)))} ${fmt(median(s.map((x) => x.first)))} ${fmt(median(s.map((x) => x.import + x.first)))} ${fmt(median(s.map((x) => x.import + x.end)))} ${fmt(median(s.map((x) => x.total)))} ${fmt(median(s.map((x) => x.cpu)))} ${fmt(median(s.map((x) => x.second)))}`
+      `${name.padEnd(34)} ${bundle.padStart(22)} ${fmt(median(s.map((x) => x.import)))} ${fmt(median(s.map((x) => x.first)))} ${fmt(median(s.map((x) => x.import + x.first)))} ${fmt(median(s.map((x) => x.import + x.end)))} ${fmt(median(s.map((x) => x.total)))} ${fmt(median(s.map((x) => x.cpu)))} ${fmt(median(s.map((x) => x.cpuImport)))} ${fmt(median(s.map((x) => x.second)))}`
     const serviceCold = median(samples.service.map((x) => x.import + x.first))
     const bareCold = median(samples.bare.map((x) => x.import + x.first))
     const ratio = serviceCold / bareCold
@@ -178,9 +190,19 @@ export async function benchColdstart() {
     )
     const lines = [
       `cold start, ${ROUNDS} fresh node processes each, interleaved (medians, ms)`,
-      `${''.padEnd(34)} ${'at start/files + lazy'.padStart(22)} ${'import'.padStart(8)} ${'1st req'.padStart(8)} ${'cold'.padStart(8)} ${'inv. end'.padStart(8)} ${'proc→res'.padStart(8)} ${'cpu'.padStart(8)} ${'2nd req'.padStart(8)}`,
+      `${''.padEnd(34)} ${'at start/files + lazy'.padStart(22)} ${'import'.padStart(8)} ${'1st req'.padStart(8)} ${'cold'.padStart(8)} ${'inv. end'.padStart(8)} ${'proc→res'.padStart(8)} ${'cpu'.padStart(8)} ${'cpu imp.'.padStart(8)} ${'2nd req'.padStart(8)}`,
       row('service: tool call (inline doc)', `${svc.kib.toFixed(0)} KiB/${svc.files} + ${lazyKib.toFixed(0)} KiB`, samples.service),
       row('floor: Hono + DynamoDB GetItem', `${floor.kib.toFixed(0)} KiB/${floor.files}`, samples.bare),
+      ...(baseline
+        ? [
+            row(
+              'baseline (COLDSTART_BASELINE)',
+              `${loadedAtStart(baseline.metafile, baseline.outfile).kib.toFixed(0)} KiB`,
+              samples.baseline,
+            ),
+            `service / baseline: ${(serviceCold / median(samples.baseline.map((x) => x.import + x.first))).toFixed(3)}× wall, ${(median(samples.service.map((x) => x.cpu)) / median(samples.baseline.map((x) => x.cpu))).toFixed(3)}× CPU; baseline / floor: ${(median(samples.baseline.map((x) => x.cpu)) / median(samples.bare.map((x) => x.cpu))).toFixed(2)}× CPU`,
+          ]
+        : []),
       `cold start (import + first response) service / floor: ${ratio.toFixed(2)}× wall (95 % of resampled rounds ${low.toFixed(2)}–${high.toFixed(2)}×), ${cpuRatio.toFixed(2)}× CPU (goal ≤ 1.3×; issue 24: ≤ 0.9× with tracing off)`,
       `to the end of the first invocation (the service's usage write comes after its response): ${endRatio.toFixed(2)}×`,
       `node built-in modules loaded by the first response: service ${median(samples.service.map((x) => x.builtins))}, floor ${median(samples.bare.map((x) => x.builtins))}`,
@@ -211,6 +233,7 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     const c0 = process.cpuUsage();
     const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
     const t1 = performance.now();
+    const ci = process.cpuUsage(c0);
     const first = invokeStreaming(m[${JSON.stringify(exported)}], ${JSON.stringify(event)}, { awsRequestId: 'bench', functionName: 'bench' });
     const res = await first.response;
     const t2 = performance.now();
@@ -222,7 +245,7 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     await second.response;
     const t3 = performance.now();
     await second.done;
-    process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, status: res.statusCode, builtins }));
+    process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, cpuImport: (ci.user + ci.system) / 1000, status: res.statusCode, builtins }));
     process.exit(0);`
   const prof = process.env.COLDSTART_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')]

@@ -213,10 +213,13 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     store: quotaStore,
     clock,
   })
-  dispatcher.setAdmission(async (caller, tool) => {
-    const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
-    return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
-  })
+  dispatcher.setAdmission(
+    async (caller, tool) => {
+      const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
+      return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
+    },
+    (caller) => quotas.prepare(caller),
+  )
   // model tokens are charged from what the provider reported, after the call (limiter.ts)
   const chargeTokens = ({ caller, tool, outcome }: AfterCallEvent) => {
     if (!TOKEN_REPORTING_TYPES.has(tool.typeId)) return
@@ -361,12 +364,13 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   })
   const clock = config.clock ?? systemClock
   const blobs = new S3BlobStore({ s3: clients.s3, bucket: config.bucket, tracer: config.observability?.tracer })
-  // the process and the tenant stamp a turn reads go out together (one BatchGetItem)
+  // what a turn reads in the same tick goes out as one BatchGetItem: the process and the tenant
+  // stamp; a call's tool and its quota rules
   const reads = new ReadBatcher(clients.dynamo)
   // what turns read from the documents table is kept per container while the tenant's stamp,
   // read once per request, says nothing changed (lib/documents/stamped-cache.ts)
   const store = new StampedDocumentCache({
-    store: new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock }),
+    store: new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock, reads }),
     stamps: new DynamoTenantStampStore({ dynamo: clients.dynamo, tableName: config.documentsTable, reads }),
     request: () => requestContext.current(),
     clock,

@@ -163,16 +163,18 @@ export function outputHolding(metafile: Metafile, source: string): string | unde
 }
 
 /** The Api function's bundle plus its copyFiles, ready to load from `dir` as Lambda would. */
+/** `root`: another checkout's sources, bundled with this one's config and packages (the cold-start bench's baseline). */
 export async function buildApiLikeSst(
   cfg: EvaluatedConfig,
   dir: string,
+  root = ROOT,
 ): Promise<{ outfile: string; exported: string; metafile: Metafile; fn: Component }> {
   const fn = cfg.byKind('sst.aws.Function').find((f) => f.name === 'Api')
   if (!fn) throw new Error('sst.config.ts declares no Api function')
   const [file, exported] = splitHandler(fn.args.handler)
-  const { outfile, metafile } = await bundleLikeSst(fn, join(ROOT, `${file}.ts`), dir, file.split(sep).pop()!)
+  const { outfile, metafile } = await bundleLikeSst(fn, join(root, `${file}.ts`), dir, file.split(sep).pop()!)
   for (const { from, to } of (fn.args.copyFiles ?? []) as { from: string; to?: string }[])
-    cpSync(join(ROOT, from), join(dir, to ?? from), { recursive: true })
+    cpSync(join(root, from), join(dir, to ?? from), { recursive: true })
   return { outfile, exported, metafile, fn }
 }
 

@@ -145,6 +145,11 @@ export class QuotaLimiter {
     },
   ) {}
 
+  /** Starts reading the caller's rules, which `admit` will need, without waiting for the tool. */
+  async prepare(caller: QuotaCaller): Promise<void> {
+    await this.deps.rules.rules(caller.tenant, caller.project)
+  }
+
   /** Undefined when the call may run (its budget is taken; tokens are charged after it); else why not and when to retry. */
   async admit(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>): Promise<QuotaRefusal | undefined> {
     const rules = await this.deps.rules.rules(caller.tenant, caller.project)

@@ -95,6 +95,11 @@ export interface AdmissionRefusal {
  * refused call runs nothing; listeners hear it through `refused`.
  */
 export type Admission = (caller: CallerIdentity, tool: Tool) => Promise<AdmissionRefusal | undefined>
+/**
+ * Started as a call begins, beside the tool's lookup: what the admission will read that does not
+ * depend on the tool (the caller's quota rules), so both reads go out together.
+ */
+export type AdmissionPrep = (caller: CallerIdentity) => Promise<unknown>
 
 /** Where each call's span and numbers go (default: nowhere). */
 export interface DispatchObservers {
@@ -109,6 +114,7 @@ export class ToolDispatcher {
   private readonly metrics: Metrics
   private readonly clock: Clock | undefined
   private admission: Admission | undefined
+  private admissionPrep: AdmissionPrep | undefined
 
   constructor(
     private readonly log: Logger,
@@ -123,8 +129,9 @@ export class ToolDispatcher {
     this.listeners.push(listener)
   }
 
-  setAdmission(admission: Admission) {
+  setAdmission(admission: Admission, prepare?: AdmissionPrep) {
     this.admission = admission
+    this.admissionPrep = prepare
   }
 
   /**
@@ -149,6 +156,8 @@ export class ToolDispatcher {
         `Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`,
       )
     }
+    // its failure is the admission's to report, when it reads the same again
+    if (this.admission && this.admissionPrep && !opts.delegate) this.admissionPrep(caller).catch(() => undefined)
     let tool: Tool | undefined
     try {
       tool = await gate.resolve(name)

@@ -21,6 +21,7 @@ import {
 } from '../support/aws'
 
 documentStoreContract('dynamodb+s3', async (clock) => (await freshDocumentStore({ clock })).store)
+documentStoreContract('dynamodb+s3, reads batched', async (clock) => (await freshDocumentStore({ clock, batchedReads: true })).store)
 blobStoreContract('s3', freshBlobStore)
 
 describe('DynamoDocumentStore on dynalite + s3rver', () => {

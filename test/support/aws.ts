@@ -9,6 +9,7 @@ import { type Clock, ManualClock } from '../../lib/runtime/clock'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
 import { type AwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
+import { ReadBatcher } from '../../lib/stores/aws/dynamo/read-batcher'
 import { documentsTableSpec, ensureBucket, ensureTable, type TableSpec } from '../../lib/stores/aws/provision'
 import { installLambdaRuntime, invokeStreaming } from '../../scripts/lambda-streaming-runtime.mjs'
 
@@ -42,7 +43,8 @@ export interface FreshDocumentStore {
 }
 
 /** A DynamoDocumentStore on its own new table and bucket, so no two tests share state. */
-export async function freshDocumentStore(opts: { clock?: Clock } = {}): Promise<FreshDocumentStore> {
+/** `batchedReads`: its whole-item reads go through a ReadBatcher, as in the Lambda composition (functions/deps.ts). */
+export async function freshDocumentStore(opts: { clock?: Clock; batchedReads?: boolean } = {}): Promise<FreshDocumentStore> {
   const clients = awsTestClients()
   const suffix = uniqueSuffix()
   const tableName = `documents-${suffix}`
@@ -50,7 +52,8 @@ export async function freshDocumentStore(opts: { clock?: Clock } = {}): Promise<
   await Promise.all([ensureTable(clients.dynamo, documentsTableSpec(tableName)), ensureBucket(clients.s3, bucket)])
   const clock = opts.clock ?? new ManualClock()
   const blobs = new S3BlobStore({ s3: clients.s3, bucket })
-  const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName, blobs, clock })
+  const reads = opts.batchedReads ? new ReadBatcher(clients.dynamo) : undefined
+  const store = new DynamoDocumentStore({ dynamo: clients.dynamo, tableName, blobs, clock, reads })
   return { store, blobs, clients, tableName, bucket, clock }
 }
 

@@ -29,6 +29,7 @@ import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
 import { sha256 } from '../../runtime/hash'
 import type { DynamoClient, QueryInput } from './dynamo/client'
+import type { ReadBatcher } from './dynamo/read-batcher'
 import { errorName, storeError } from './store-errors'
 import { mayHaveLanded, newWriteId, WRITE_ID_SLOTS, writeIdAttribute, writeIdClauses, writesSince } from './write-ids'
 
@@ -37,6 +38,12 @@ export interface DynamoDocumentStoreOptions {
   tableName: string
   blobs: BlobStore
   clock?: Clock
+  /**
+   * Whole-item reads go out with the other reads of the same turn (a tenant's stamp, a process,
+   * another cascade lookup) as one BatchGetItem: a tool call's first request reads its tool and
+   * its quota rules together.
+   */
+  reads?: ReadBatcher
 }
 
 /** The item as stored (attribute names are the table's contract with sst.config.ts and tools). */
@@ -72,7 +79,8 @@ export class DynamoDocumentStore implements DocumentStore {
   private readonly table: string
   private readonly blobs: BlobStore
   private readonly clock: Clock
-  /** DynamoDB requests sent (blob reads are not counted). */
+  private readonly reads?: ReadBatcher
+  /** DynamoDB requests sent (blob reads are not counted; a read sent with others through `reads` counts as one). */
   roundTrips = 0
 
   constructor(opts: DynamoDocumentStoreOptions) {
@@ -80,6 +88,7 @@ export class DynamoDocumentStore implements DocumentStore {
     this.table = opts.tableName
     this.blobs = opts.blobs
     this.clock = opts.clock ?? systemClock
+    this.reads = opts.reads
   }
 
   async get(key: DocumentKey) {
@@ -373,6 +382,8 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 
   private async readItem(key: DocumentKey, versionOnly = false): Promise<DocumentItem | undefined> {
+    const reads = this.reads
+    if (reads && !versionOnly) return this.send(() => reads.getItem<DocumentItem>(this.table, { scope: key.scope, path: key.path }))
     const out = await this.send(() =>
       this.db.getItem<DocumentItem>({
         TableName: this.table,
@@ -396,6 +407,13 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 
   private async batchGet(keys: DocumentKey[]): Promise<DocumentItem[]> {
+    const reads = this.reads
+    if (reads) {
+      const found = await this.send(() =>
+        Promise.all(keys.map((k) => reads.getItem<DocumentItem>(this.table, { scope: k.scope, path: k.path }))),
+      )
+      return found.filter((item): item is DocumentItem => item !== undefined)
+    }
     const items: DocumentItem[] = []
     let pending: Record<string, unknown>[] | undefined = keys.map((k) => ({ scope: k.scope, path: k.path }))
     for (let retry = 0; pending && pending.length > 0; retry++) {

@@ -1,0 +1,64 @@
+/**
+ * The DynamoDB requests of a tool call on a cold-started Lambda container (functions/api.ts over
+ * dynalite), in the order they go out, counted at Node's HTTP client diagnostics channel. The
+ * first call has nothing cached: every request it waits for is a round trip of its cold start
+ * (docs/operations/cold-start-and-latency.md). Counts and order only; no timings.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import type { ClientRequest } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { coldStartLambda, type LambdaHandler, lambdaFetch, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
+import { tokenFor } from '../support/http'
+
+const SECRET = `cold-call-${uniqueSuffix()}`
+const BASE = 'https://abc123.lambda-url.us-east-1.on.aws/brain/acme'
+const seen: string[] = []
+const onRequest = (message: unknown) => {
+  const target = (message as { request: ClientRequest }).request.getHeader('x-amz-target')
+  if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) seen.push(target.slice('DynamoDB_20120810.'.length))
+}
+let links: Record<string, string>
+let headers: Record<string, string>
+
+beforeAll(async () => {
+  links = await provisionLambdaLinks('cold-call')
+  headers = {
+    authorization: `Bearer ${await tokenFor('acme', 'tools:read tools:write tools:invoke tenant:admin', 'a@example.test', SECRET)}`,
+    'content-type': 'application/json',
+  }
+  const writer = lambdaFetch([await coldStartLambda<LambdaHandler>(links, SECRET)])
+  const put = async (path: string, body: string, project = 'p1') =>
+    expect(
+      (
+        await writer(`${BASE}/projects/${project}/documents/${path}`, {
+          method: 'PUT',
+          headers: { ...headers, 'content-type': 'application/yaml' },
+          body,
+        })
+      ).status,
+    ).toBe(201)
+  await put('notes.md', '# notes\n')
+  await put('server-tools/notes.yaml', 'type: doc_lookup\ndescription: Notes.\nparameters:\n  path: notes.md\n')
+  await put('quotas.yaml', 'rules:\n  - match: {}\n    volume: { requests: 1000000, per: day }\n', '_tenant')
+  subscribe('http.client.request.start', onRequest)
+})
+
+afterAll(() => {
+  unsubscribe('http.client.request.start', onRequest)
+  vi.unstubAllEnvs()
+})
+
+describe('a tool call on a cold container', () => {
+  it('reads its tool and its quota rules in one request, after the stamp and before the quota lease', async () => {
+    const fetch = lambdaFetch([await coldStartLambda<LambdaHandler>(links, SECRET)])
+    seen.length = 0
+    const res = await fetch(`${BASE}/projects/p1/tools/notes/invoke`, { method: 'POST', headers, body: '{"params":{}}' })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(((await res.json()) as { content: { content: string } }).content.content).toBe('# notes\n')
+    // The stamp (GetItem), then the tool definition and quotas.yaml, both layers of each (one
+    // BatchGetItem: the admission's rules are read beside the lookup, not after it), the quota
+    // lease (UpdateItem), doc_lookup's read of notes.md; after the response, the usage total and
+    // day row. The tool and the rules in two requests would be a fourth round trip.
+    expect(seen).toEqual(['GetItem', 'BatchGetItem', 'UpdateItem', 'BatchGetItem', 'UpdateItem', 'UpdateItem'])
+  })
+})
