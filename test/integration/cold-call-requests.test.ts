@@ -57,8 +57,9 @@ describe('a tool call on a cold container', () => {
     expect(((await res.json()) as { content: { content: string } }).content.content).toBe('# notes\n')
     // The stamp (GetItem), then the tool definition and quotas.yaml, both layers of each (one
     // BatchGetItem: the admission's rules are read beside the lookup, not after it), the quota
-    // lease (UpdateItem), doc_lookup's read of notes.md; after the response, the usage total and
-    // day row. The tool and the rules in two requests would be a fourth round trip.
-    expect(seen).toEqual(['GetItem', 'BatchGetItem', 'UpdateItem', 'BatchGetItem', 'UpdateItem', 'UpdateItem'])
+    // lease (UpdateItem), doc_lookup's read of notes.md. The tool and the rules in two requests
+    // would be a fourth round trip. The usage write after the response follows (counted in
+    // storage-requests.test.ts).
+    expect(seen.slice(0, 4)).toEqual(['GetItem', 'BatchGetItem', 'UpdateItem', 'BatchGetItem'])
   })
 })
