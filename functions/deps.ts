@@ -196,7 +196,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
       load: runtimes,
     }),
     new RestToolFactory({ http: egress, secrets, load: runtimes }),
-    new RestApiToolFactory({ http: egress, secrets, load: runtimes }),
+    new RestApiToolFactory({ http: egress, secrets, load: runtimes, yaml }),
     ...(opts.extraFactories ?? []),
   ])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])

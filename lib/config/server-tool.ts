@@ -5,7 +5,7 @@
  */
 import type { Issue } from '../errors'
 import { type JsonSchema, validateAgainst } from './json-schema'
-import { closest, keyPosition, locate, notAMapping, parseYaml, type YamlSource } from './yaml'
+import { closest, keyPosition, locate, notAMapping, parseYaml, type YamlResult, type YamlSource } from './yaml'
 
 export const PACK_SEPARATOR = '__'
 /** The capability floor (spec §13.1) and invoke_tool: never configurable. */
@@ -31,8 +31,19 @@ export interface ToolParameters<P = any> {
   /** JSON Schema of `parameters`, validated on write (422) and again on lookup. */
   parametersSchema: JsonSchema
   /** Rules the JSON Schema can't say (unique names, exactly-one-of); pointers relative to `parameters`. */
-  check?(parameters: P): { pointer: string; message: string }[]
+  check?(parameters: P, at?: CheckContext): { pointer: string; message: string }[]
 }
+
+/** What a type's check may know of where it runs. */
+export interface CheckContext {
+  /** A write is judged; a read re-reads what a write already judged (a check may skip costly work then). */
+  mode: 'write' | 'read'
+  /** A YAML text of the parameters as the write parsed it (YamlSource `nested`), if it did. */
+  parsedText(text: string): YamlResult | undefined
+}
+
+/** Where a tool document's parameters hold YAML text of their own: parsed ahead by the write (checkDocumentWrite). */
+export const NESTED_YAML_FIELDS = ['specInline'] as const
 
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]*$/
 export const MAX_TOOL_NAME_LENGTH = 48
@@ -178,7 +189,9 @@ export function parseServerTool(
   if (factory && parameters && typeof parameters === 'object' && !Array.isArray(parameters)) {
     const paramIssues = validateAgainst(factory.parametersSchema, parameters, '/parameters')
     if (!paramIssues.length && factory.check) {
-      paramIssues.push(...factory.check(parameters).map((p) => ({ pointer: `/parameters${p.pointer}`, message: p.message })))
+      const nested = typeof text === 'string' ? undefined : text.nested
+      const at: CheckContext = { mode: opts.mode, parsedText: (t) => nested?.get(t) }
+      paramIssues.push(...factory.check(parameters, at).map((p) => ({ pointer: `/parameters${p.pointer}`, message: p.message })))
     }
     issues.push(...locate(parsed.value, paramIssues, path))
   }

@@ -18,7 +18,9 @@
  * out with a problem naming the character.
  */
 import type { Issue } from '../errors'
-import { jsonFormOf, locate, type ParsedYaml, parseYaml, type YamlParsing, type YamlResult, type YamlSource } from './yaml'
+import { NESTED_YAML_FIELDS, SERVER_TOOLS_PREFIX } from './server-tool'
+import { jsonFormOf, locate, MAX_YAML_BYTES, type ParsedYaml, parseYaml, type YamlParsing, type YamlResult, type YamlSource } from './yaml'
+import { INLINE_YAML_CHARS } from './yaml-parsing'
 
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u
 /** Single-line text (names, paths): TAB and LF are refused too. */
@@ -193,7 +195,27 @@ export async function checkDocumentWrite(
   if (!STRUCTURED.test(path)) return { issues: [], source: body }
   const parsed = await yaml.parse(body, { tenant, path })
   const { issues, json } = checkParsed(parsed, path)
-  return { issues, json, source: { text: body, json, parsed } }
+  const nested = issues.length || !parsed.ok ? undefined : await nestedYaml(yaml, tenant, path, parsed.value.data)
+  return { issues, json, source: { text: body, json, parsed, ...(nested ? { nested } : {}) } }
+}
+
+/**
+ * The YAML texts a tool document's parameters hold (NESTED_YAML_FIELDS: an inline OpenAPI spec of
+ * up to 64 KiB, ~300 ms for the YAML parser) parsed through `yaml` like the document itself, so
+ * the type's check reads them parsed instead of parsing them on this thread. JSON texts are left
+ * to the check (JSON.parse is native), short ones too (a few ms at most).
+ */
+async function nestedYaml(yaml: YamlParsing, tenant: string, path: string, data: unknown) {
+  if (!path.startsWith(SERVER_TOOLS_PREFIX) || !data || typeof data !== 'object') return undefined
+  const parameters = (data as { parameters?: unknown }).parameters
+  if (!parameters || typeof parameters !== 'object') return undefined
+  let nested: Map<string, YamlResult> | undefined
+  for (const field of NESTED_YAML_FIELDS) {
+    const text = (parameters as Record<string, unknown>)[field]
+    if (typeof text !== 'string' || text.length <= INLINE_YAML_CHARS || /^\s*[[{]/.test(text) || text.length > MAX_YAML_BYTES) continue
+    ;(nested ??= new Map()).set(text, await yaml.parse(text, { tenant, path: `${path}#/parameters/${field}` }))
+  }
+  return nested
 }
 
 function checkParsed(parsed: YamlResult, path: string): { issues: Issue[]; json?: string } {

@@ -36,7 +36,18 @@ export interface ParsedYaml {
  * A structured document's text, the JSON form of its data when its writer stored one, and the
  * text already parsed when its writer had it parsed (YamlParsing): then no check parses it again.
  */
-export type YamlSource = string | { text: string; json?: string; parsed?: YamlResult }
+export type YamlSource =
+  | string
+  | {
+      text: string
+      json?: string
+      parsed?: YamlResult
+      /**
+       * YAML texts held in the data (a tool's inline OpenAPI spec), parsed where the write parsed
+       * the document — a parse worker when long — keyed by the text, so no check parses them here.
+       */
+      nested?: ReadonlyMap<string, YamlResult>
+    }
 
 /** Where YAML text is parsed: inline, or in a worker thread (lib/config/yaml-pool.ts) when it can cost more than a few ms. */
 export interface YamlParsing {

@@ -84,3 +84,77 @@ describe('hostile YAML bodies are parsed off the main thread (issue 21 N4, build
     expect(deps.yaml.stats()).toMatchObject({ running: 0, queued: 0, refusedDeadline: 0, refusedHeap: 0 })
   }, 120_000)
 })
+
+/** A YAML OpenAPI spec of `operations` paths (~110 characters each), then `tail` (a broken or deep line). */
+const yamlSpec = (operations: number, tail = '') =>
+  `openapi: 3.0.3\ninfo: { title: Big, version: "1" }\nservers: [{ url: "https://api.example.test" }]\npaths:\n${Array.from(
+    { length: operations },
+    (_, i) =>
+      `  /things${i}:\n    get:\n      operationId: thing${i}\n      summary: Reads thing number ${i}.\n      responses: { "200": { description: ok } }\n`,
+  ).join('')}${tail}`
+const indent = (text: string) => text.replace(/^/gm, '    ')
+const restApi = (spec: string) => `type: rest_api\ndescription: A long inline spec.\nparameters:\n  specInline: |\n${indent(spec)}`
+
+describe('long YAML OpenAPI specs are parsed off the main thread (issue 21 build item 3)', () => {
+  it('parses a 30 KiB inline YAML spec in the workers at write and at its first expansion, and lists its 250 operations', async () => {
+    const ann = await as('ann')
+    const spec = yamlSpec(250)
+    expect(spec.length).toBeGreaterThan(25_000)
+    const before = { ...parsedHere }
+    const offThread = deps.yaml.stats().offThread
+    expect((await ann.put('/brain/ann/projects/p1/server-tools/big', restApi(spec))).status).toBe(201)
+    const tools = (await (await ann.get('/brain/ann/projects/p1/tools')).json()) as { tools: { name: string }[] }
+    expect(tools.tools.filter((t) => t.name.startsWith('big__'))).toHaveLength(250)
+    expect(parsedHere).toEqual(before)
+    // the document, its spec at write, the spec again at the first expansion
+    expect(deps.yaml.stats().offThread - offThread).toBe(3)
+
+    // another container over the same store: reading the tool re-checks it without parsing the spec here
+    const other = createMemoryDeps({ store: deps.store, yaml: { workers: 1 } })
+    try {
+      const there = client(createApp(other), await tokenFor('ann'))
+      const listed = (await (await there.get('/brain/ann/projects/p1/tools')).json()) as { tools: { name: string }[] }
+      expect(listed.tools.filter((t) => t.name.startsWith('big__'))).toHaveLength(250)
+      expect(parsedHere).toEqual(before)
+      expect(other.yaml.stats().offThread).toBe(1)
+    } finally {
+      await other.yaml.close()
+    }
+  }, 120_000)
+
+  it.each([
+    [
+      'a syntax error on its last line',
+      yamlSpec(200, '  /broken: [unclosed\n'),
+      /the OpenAPI document does not parse: .* at line \d+, column \d+/,
+    ],
+    [
+      'flow brackets 200 deep on its last line',
+      yamlSpec(200, `x-deep: ${'['.repeat(200)}${']'.repeat(200)}\n`),
+      /the OpenAPI document is nested deeper than 100 levels at line \d+/,
+    ],
+    [
+      'a Swagger 2.0 header',
+      `swagger: "2.0"\n${yamlSpec(200).slice('openapi: 3.0.3\n'.length)}`,
+      /Swagger 2\.0 documents are not supported/,
+    ],
+  ])(
+    'refuses a long inline YAML spec with %s at write (422 naming /parameters/specInline), parsed in the workers',
+    async (_, spec, message) => {
+      const bob = await as('bob')
+      expect(spec.length).toBeGreaterThan(20_000)
+      const before = { ...parsedHere }
+      const offThread = deps.yaml.stats().offThread
+      const res = await bob.put('/brain/bob/projects/p1/server-tools/bad', restApi(spec))
+      const problem = (await res.json()) as { errors: { pointer: string; message: string }[] }
+      expect(res.status).toBe(422)
+      expect(problem.errors).toEqual([
+        expect.objectContaining({ pointer: '/parameters/specInline', message: expect.stringMatching(message) }),
+      ])
+      expect(parsedHere).toEqual(before)
+      // the document, then its spec
+      expect(deps.yaml.stats().offThread - offThread).toBe(2)
+    },
+    120_000,
+  )
+})

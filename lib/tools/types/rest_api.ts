@@ -30,7 +30,8 @@
 
 import type { JsonSchema } from '../../config/json-schema'
 import { ownPattern, RELATIVE_PATH_PATTERN } from '../../config/patterns'
-import type { ServerToolConfig } from '../../config/server-tool'
+import type { CheckContext, ServerToolConfig } from '../../config/server-tool'
+import type { YamlParsing } from '../../config/yaml'
 import { BoundedCache } from '../../runtime/bounded-cache'
 import {
   malformedSecretReferences,
@@ -41,7 +42,7 @@ import {
 } from '../../secrets/references'
 import type { FactoryEnv, ToolFactory, ToolSpec } from '../contracts'
 import { shortHash } from './openapi/names'
-import { readOpenApi } from './openapi/read'
+import { isLongYaml, readOpenApi, readOpenApiVia, readParsedOpenApi } from './openapi/read'
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
@@ -53,6 +54,9 @@ import {
 import type { ParsedSpec } from './runtime/rest_api'
 
 type ParseSpec = (input: unknown) => Promise<ParsedSpec>
+
+/** RestDeps, and where long YAML specs are parsed (the YAML parse workers); without it, on the calling thread. */
+export type RestApiDeps = RestDeps & { yaml?: YamlParsing }
 
 export type RestApiAuth =
   | { type: 'none' }
@@ -135,15 +139,15 @@ const AUTH_FIELDS: Record<RestApiAuth['type'], string[]> = {
   apiKey: ['in', 'name', 'value'],
 }
 
-function checkRestApi(p: RestApiParameters): { pointer: string; message: string }[] {
+function checkRestApi(p: RestApiParameters, at?: CheckContext): { pointer: string; message: string }[] {
   const problems: { pointer: string; message: string }[] = []
   const hasInline = p.specInline !== undefined
   const hasPath = p.specPath !== undefined
   if (hasInline === hasPath)
     problems.push({ pointer: hasInline ? '/specPath' : '', message: 'exactly one of specInline and specPath is required' })
   if (hasInline) {
-    const read = readOpenApi(p.specInline)
-    if (!read.ok) problems.push({ pointer: '/specInline', message: read.message })
+    const read = readInline(p.specInline, at)
+    if (read && !read.ok) problems.push({ pointer: '/specInline', message: read.message })
   }
   if (p.auth) {
     const a = p.auth as Record<string, unknown>
@@ -181,6 +185,18 @@ function checkRestApi(p: RestApiParameters): { pointer: string; message: string 
   return problems
 }
 
+/**
+ * The inline spec as the check reads it: a long YAML text as the write parsed it (a parse
+ * worker), never parsed again on this thread when a read re-checks what a write judged (its
+ * expansion reads it through the parse workers and lists what is wrong as a problem).
+ */
+function readInline(spec: unknown, at?: CheckContext) {
+  if (typeof spec !== 'string' || !isLongYaml(spec)) return readOpenApi(spec)
+  const parsed = at?.parsedText(spec)
+  if (parsed) return readParsedOpenApi(parsed)
+  return at?.mode === 'read' ? undefined : readOpenApi(spec)
+}
+
 export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   readonly typeId = 'rest_api'
   readonly kind = 'pack' as const
@@ -193,23 +209,43 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
   parses = 0
 
   constructor(
-    private readonly deps: RestDeps,
+    private readonly deps: RestApiDeps,
     opts: { maxCachedSpecs?: number; maxCachedSpecBytes?: number } = {},
   ) {
     this.byKey = new BoundedCache(opts.maxCachedSpecs ?? 200, { maxBytes: opts.maxCachedSpecBytes ?? 256 * 1024 * 1024 })
   }
 
-  check(parameters: RestApiParameters) {
-    return checkRestApi(parameters)
+  check(parameters: RestApiParameters, at?: CheckContext) {
+    return checkRestApi(parameters, at)
   }
 
-  private cached(key: string, input: () => string, parseSpec: ParseSpec): Promise<ParsedSpec> {
+  private cached(key: string, input: () => { text: string; json?: string }, parseSpec: ParseSpec, env: FactoryEnv): Promise<ParsedSpec> {
     const hit = this.byKey.get(key)
     if (hit) return hit
     this.parses++
-    const text = input()
+    const { text, json } = input()
     // weighed by the text: a parsed, dereferenced spec and its operations take ~10 bytes a character
-    return this.byKey.set(key, parseSpec(text), 10 * text.length)
+    return this.byKey.set(key, this.parseText(text, json, parseSpec, env), 10 * text.length)
+  }
+
+  /**
+   * A spec's text to its operations: the stored JSON form when the document has one (JSON.parse is
+   * native), a long YAML text through the parse workers; only what remains is read on this thread.
+   */
+  private async parseText(text: string, json: string | undefined, parseSpec: ParseSpec, env: FactoryEnv): Promise<ParsedSpec> {
+    if (json !== undefined) {
+      let data: unknown
+      try {
+        data = JSON.parse(json)
+      } catch {
+        // not JSON after all: the text is the truth
+      }
+      if (data !== undefined) return parseSpec(data)
+    }
+    const yaml = this.deps.yaml
+    if (!yaml || !isLongYaml(text)) return parseSpec(text)
+    const read = await readOpenApiVia(text, yaml, { tenant: env.tenant })
+    return read.ok ? parseSpec(read.doc) : { ok: false, message: read.message, operations: [], problems: [] }
   }
 
   /** The caches live here, with the factory: the runtime only parses (tests count `parses`). */
@@ -219,7 +255,7 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
       if (!doc)
         return `the spec document '${p.specPath}' does not exist in project '${env.project}', the tenant layer or the bundled defaults`
       const scope = doc.source === 'bundled' ? '' : doc.source === 'tenant' ? env.tenant : `${env.tenant}#${env.project}`
-      return this.cached(`${doc.source}|${scope}|${doc.path}|${doc.version}`, () => doc.body, parseSpec)
+      return this.cached(`${doc.source}|${scope}|${doc.path}|${doc.version}`, () => ({ text: doc.body, json: doc.json }), parseSpec, env)
     }
     const inline = p.specInline
     if (inline && typeof inline === 'object') {
@@ -231,7 +267,8 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
       }
       return hit
     }
-    if (typeof inline === 'string') return this.cached(`inline|${shortHash(inline)}|${inline.length}`, () => inline, parseSpec)
+    if (typeof inline === 'string')
+      return this.cached(`inline|${shortHash(inline)}|${inline.length}`, () => ({ text: inline }), parseSpec, env)
     return 'exactly one of specInline and specPath is required'
   }
   /** The operations become sub-tools in the runtime, loaded by the first expansion (lib/tools/types/runtime). */
