@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { Context } from 'hono'
+import { CHUNK_CHARS, type ItemLimits, parseJsonInSlices } from '../../lib/config/json-slices'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH } from '../../lib/config/nesting'
 import type { YamlParsing } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
@@ -127,8 +128,11 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
  * A JSON object body (YAML only when the content type says YAML); 400 with the position when it
  * does not parse. The nesting is checked by a linear scan before any parser runs, and a JSON body
  * that JSON.parse refuses is refused — never handed to the (far slower) YAML parser (issue 10 F3).
+ * A JSON body longer than one parse chunk is parsed in slices (lib/config/json-slices.ts), so no
+ * single stretch of its scan or parse holds the event loop for more than a fraction of a
+ * millisecond; `itemLimits` refuses an over-long array from that scan, before anything is parsed.
  */
-export async function objectBody(c: Context, yaml: YamlParsing): Promise<Record<string, unknown>> {
+export async function objectBody(c: Context, yaml: YamlParsing, itemLimits?: ItemLimits): Promise<Record<string, unknown>> {
   const text = await bodyText(c)
   if (!text.trim()) return {}
   const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase()
@@ -137,6 +141,15 @@ export async function objectBody(c: Context, yaml: YamlParsing): Promise<Record<
     const parsed = await yaml.parse(text, { tenant: tenantParam(c) })
     if (!parsed.ok) throw invalidInput('the body is not valid YAML', parsed.issues)
     data = parsed.value.data
+  } else if (text.length > CHUNK_CHARS) {
+    const parsed = await parseJsonInSlices(text, { itemLimits: itemLimits?.limits })
+    if (!parsed.ok) {
+      if ('overLimit' in parsed) throw itemLimits!.refuse(parsed.overLimit.member, parsed.overLimit.items)
+      throw parsed.tooDeep
+        ? invalidInput(`the body is nested deeper than ${MAX_NESTING_DEPTH} levels`, [parsed.issue])
+        : invalidInput('the body is not valid JSON', [parsed.issue])
+    }
+    data = parsed.value
   } else {
     const deep = jsonTooDeep(text)
     if (deep) throw invalidInput(`the body is nested deeper than ${MAX_NESTING_DEPTH} levels`, [deep])

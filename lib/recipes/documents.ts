@@ -8,10 +8,9 @@ import { validateAgainst } from '../config/json-schema'
 import { closest, keyPosition, locate, type ParsedYaml, parseYaml, type YamlSource } from '../config/yaml'
 import type { Issue } from '../errors'
 import { parseModelRef } from '../models/documents'
+import { modelChainTooLong } from './spawn-limits'
 
-/** The problem of a model chain longer than the budget allows (spawn bodies and recipe documents). */
-export const modelChainTooLong = (length: number) =>
-  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${length.toLocaleString('en-US')})`
+export { modelChainTooLong } from './spawn-limits'
 
 export const RECIPES_PREFIX = 'recipes/'
 export const ENGINES_PREFIX = 'engines/'

@@ -16,8 +16,9 @@ import { nameKey, type Tool } from '../tools/contracts'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { SurfaceDocuments } from './catalog'
-import { DOC_NAME_PATTERN, enginePath, modelChainTooLong, parseEntry, recipePath } from './documents'
+import { DOC_NAME_PATTERN, enginePath, parseEntry, recipePath } from './documents'
 import type { CallerProcessKey, ProcessRecord, ProcessStore, RankRule } from './ports'
+import { allowedToolsTooLong, MAX_SPAWN_ALLOWED_TOOLS, modelChainTooLong } from './spawn-limits'
 import type { SpawnRate } from './spawn-rate'
 
 export const DEFAULT_RECIPE = 'default'
@@ -85,8 +86,9 @@ class Findings {
 const SPAWN_FIELDS = ['recipe', 'engine', 'models', 'clientTools', 'reserve', 'allowedTools']
 /** The findings' field for the spawn's own allowedTools (it replaces the engine's). */
 const SPAWN_ALLOWED_TOOLS = 'request allowedTools'
-/** A spawn's allowedTools names at most this many entries, each at most this long. */
-export const MAX_SPAWN_ALLOWED_TOOLS = 256
+
+export { MAX_SPAWN_ALLOWED_TOOLS, SPAWN_ITEM_LIMITS } from './spawn-limits'
+
 const MAX_ALLOWED_ENTRY_CHARS = 200
 /** At most this many slots may be kept for the client's own tools. */
 export const MAX_RESERVE = 64
@@ -335,8 +337,7 @@ function checkSpawnBody(body: Record<string, unknown>): SpawnRequest {
   if (body.allowedTools !== undefined && body.allowedTools !== null) {
     if (!Array.isArray(body.allowedTools))
       issues.push({ pointer: '/allowedTools', message: "allowedTools must be a list of tool names and '@label' selectors" })
-    else if (body.allowedTools.length > MAX_SPAWN_ALLOWED_TOOLS)
-      issues.push({ pointer: '/allowedTools', message: `allowedTools may hold at most ${MAX_SPAWN_ALLOWED_TOOLS} entries` })
+    else if (body.allowedTools.length > MAX_SPAWN_ALLOWED_TOOLS) issues.push({ pointer: '/allowedTools', message: allowedToolsTooLong() })
     else {
       allowedTools = []
       body.allowedTools.forEach((e, i) => {

@@ -3,6 +3,7 @@ import type { Context } from 'hono'
 import { writeConditions } from '../../../lib/documents/preconditions'
 import { capIssues, type Issue, invalidInput } from '../../../lib/errors'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
+import { SPAWN_ITEM_LIMITS } from '../../../lib/recipes/spawn-limits'
 import { iso } from '../../../lib/runtime/clock'
 import type { DiagnosisMessage } from '../../../lib/surface/diagnosis'
 import { MANIFEST_FORMATS, type ManifestFormat, NATIVE_DEFERRAL_OF, STRICT_DIALECT } from '../../../lib/surface/formats'
@@ -25,7 +26,9 @@ export function processRoutes(deps: AppDeps) {
     .post('/projects/:project/processes', requireScope('tools:invoke'), async (c) => {
       const tenant = tenantParam(c)
       const project = projectParam(c)
-      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, () => objectBody(c, deps.yaml))
+      const { process, warnings } = await deps.processes.spawn(tenant, project, principalOf(c).subject, () =>
+        objectBody(c, deps.yaml, SPAWN_ITEM_LIMITS),
+      )
       c.header('location', `/brain/${tenant}/projects/${project}/processes/${process.id}`)
       return c.json({ ...view(process), warnings }, 201)
     })

@@ -1,0 +1,285 @@
+/**
+ * A tenant's JSON body parsed in slices the event loop can interleave with other tenants' work
+ * (issue 21: one `JSON.parse` of a 530 KB tool call, or of a 340 KB spawn body, held the shared
+ * thread for ~4–10 ms at a time, and two connections sending them back to back held it for most
+ * of every second). The text is scanned once — the nesting depth counted on the way, as
+ * jsonTooDeep counts it — and every container longer than `chunkChars` is split at its own commas;
+ * the runs of its members are handed to V8's `JSON.parse` a chunk at a time, so no native parse
+ * reads more than `chunkChars` of structure (a single string or number longer than that is parsed
+ * whole: strings are the cheapest characters to parse). Between slices of `sliceChars` scanned or
+ * parsed, the parse pauses (setImmediate by default), so other requests' I/O runs in between.
+ *
+ * The value is exactly `JSON.parse(text)`'s — duplicate keys keep the first key's place and the
+ * last value, a `__proto__` key stays an own property — because every piece is parsed by
+ * `JSON.parse` itself and the pieces are joined the way it joins them.
+ *
+ * `itemLimits` refuses before the costly part: an array at a member of the root object with more
+ * items than its limit (a spawn's `models`) is counted by the scan and refused with its length,
+ * and nothing of the body is parsed.
+ */
+import type { Issue } from '../errors'
+import { yieldToEventLoop } from './expansion-budget'
+import { jsonSyntaxIssue, MAX_NESTING_DEPTH } from './nesting'
+
+/** What one sliced parse did: the counts tests and benches read (never a timing). */
+export interface JsonSliceWork {
+  /** Pauses taken (each ends a slice). */
+  pauses: number
+  /** Characters scanned. */
+  scanned: number
+  /** JSON.parse calls. */
+  parses: number
+  /** Characters of the largest single JSON.parse. */
+  largestParse: number
+}
+
+export const newJsonSliceWork = (): JsonSliceWork => ({ pauses: 0, scanned: 0, parses: 0, largestParse: 0 })
+
+export interface SlicedParseOptions {
+  maxDepth?: number
+  /** Characters of structure one JSON.parse reads at most (default 16 KiB). */
+  chunkChars?: number
+  /** Characters scanned or parsed between two pauses (default 64 KiB). */
+  sliceChars?: number
+  /** Most items of an array that is a member of the root object, by member name. */
+  itemLimits?: Readonly<Record<string, number>>
+  pause?: () => Promise<void>
+  work?: JsonSliceWork
+  /** Named in issues (a document's path). */
+  path?: string
+}
+
+/** Arrays of a body refused by their length before the body is parsed (a spawn's `models`). */
+export interface ItemLimits {
+  /** Most items of an array that is a member of the root object, by member name. */
+  limits: Readonly<Record<string, number>>
+  /** The refusal, worded as the route's own check of the parsed body words it. */
+  refuse(member: string, items: number): Error
+}
+
+export type SlicedParse =
+  | { ok: true; value: unknown }
+  | { ok: false; issue: Issue; tooDeep?: true }
+  /** An array of `itemLimits` over its limit: how many items it has; nothing was parsed. */
+  | { ok: false; overLimit: { member: string; items: number; limit: number } }
+
+/** Texts up to this long are one JSON.parse after a depth scan: slicing them costs more than it saves. */
+export const CHUNK_CHARS = 16 * 1024
+export const SLICE_CHARS = 64 * 1024
+
+/** A container split at its commas: [start, end) in the text, the commas, and its split children by member index. */
+interface Split {
+  start: number
+  end: number
+  object: boolean
+  commas: number[]
+  children: Map<number, Split> | undefined
+}
+
+interface Frame {
+  open: number
+  object: boolean
+  /** Where this frame's commas start in the shared list (its children's are cut off as they close). */
+  from: number
+  children: Map<number, Split> | undefined
+  /** Set for an array under `itemLimits`: its items are counted, its commas not kept. */
+  limit?: { member: string; limit: number; commas: number }
+}
+
+class Malformed extends Error {}
+
+/**
+ * `JSON.parse(text)` in slices, refusing nesting deeper than `maxDepth` with the line and column
+ * (as jsonTooDeep does) and a syntax error with its position (jsonSyntaxIssue).
+ */
+export async function parseJsonInSlices(text: string, opts: SlicedParseOptions = {}): Promise<SlicedParse> {
+  const maxDepth = opts.maxDepth ?? MAX_NESTING_DEPTH
+  const chunk = opts.chunkChars ?? CHUNK_CHARS
+  const sliceChars = opts.sliceChars ?? SLICE_CHARS
+  const pause = opts.pause ?? yieldToEventLoop
+  const work = opts.work ?? newJsonSliceWork()
+  const limits = opts.itemLimits
+  const n = text.length
+  let budget = sliceChars
+  const spent = async (chars: number) => {
+    budget -= chars
+    if (budget > 0) return
+    budget = sliceChars
+    work.pauses++
+    await pause()
+  }
+  const syntax = (): SlicedParse => ({ ok: false, issue: jsonSyntaxIssue(text, opts.path) })
+
+  // ── the scan: depth, string ends, and the commas of every container still open ──
+  const stack: Frame[] = []
+  const commas: number[] = []
+  let root: Split | undefined
+  // the last key of the root object (a string at depth 1 followed by ':'), for itemLimits
+  let keyStart = -1
+  let keyEnd = -1
+  let i = 0
+  while (i < n) {
+    const stop = Math.min(n, i + Math.max(1, budget))
+    const from = i
+    for (; i < stop; i++) {
+      const c = text.charCodeAt(i)
+      if (c === 34 /* " */) {
+        let j = i
+        for (;;) {
+          j = text.indexOf('"', j + 1)
+          if (j < 0) return syntax()
+          let backslashes = 0
+          for (let k = j - 1; text.charCodeAt(k) === 92; k--) backslashes++
+          if ((backslashes & 1) === 0) break
+        }
+        if (limits && stack.length === 1 && stack[0].object) {
+          keyStart = i
+          keyEnd = j + 1
+        }
+        i = j
+      } else if (c === 91 /* [ */ || c === 123 /* { */) {
+        if (stack.length >= maxDepth) return { ok: false, issue: tooDeepAt(text, i, maxDepth, opts.path), tooDeep: true }
+        const frame: Frame = { open: i, object: c === 123, from: commas.length, children: undefined }
+        // the member's key sits right before its colon; a gap longer than any real one is not rescanned per bracket
+        if (limits && c === 91 && stack.length === 1 && stack[0].object && keyEnd > keyStart && i - keyEnd <= 64) {
+          const member = memberName(text, keyStart, keyEnd, i)
+          if (member !== undefined && Object.hasOwn(limits, member)) frame.limit = { member, limit: limits[member], commas: 0 }
+        }
+        stack.push(frame)
+      } else if (c === 44 /* , */) {
+        const top = stack[stack.length - 1]
+        if (!top) return syntax()
+        // past its limit an array's commas are only counted: it is refused, never parsed
+        if (!top.limit || top.limit.commas < top.limit.limit) commas.push(i)
+        if (top.limit) top.limit.commas++
+      } else if (c === 93 /* ] */ || c === 125 /* } */) {
+        const top = stack.pop()
+        if (!top || top.object !== (c === 125)) return syntax()
+        // n commas are n + 1 items; an empty array has none but is never over a limit of 1 or more
+        if (top.limit && top.limit.commas + 1 > top.limit.limit) {
+          work.scanned += i + 1 - from
+          return { ok: false, overLimit: { member: top.limit.member, items: top.limit.commas + 1, limit: top.limit.limit } }
+        }
+        if (i + 1 - top.open > chunk) {
+          const split: Split = { start: top.open, end: i + 1, object: top.object, commas: commas.slice(top.from), children: top.children }
+          commas.length = top.from
+          const parent = stack[stack.length - 1]
+          if (parent) (parent.children ??= new Map()).set(commas.length - parent.from, split)
+          else root = split
+          continue
+        }
+        commas.length = top.from
+      }
+    }
+    work.scanned += i - from
+    await spent(i - from)
+  }
+  if (stack.length) return syntax()
+
+  // ── the parse: small texts and small containers whole, split containers a run of members at a time ──
+  const parse = async (from: number, to: number, wrap?: '[]' | '{}'): Promise<unknown> => {
+    const piece = wrap ? `${wrap[0]}${text.slice(from, to)}${wrap[1]}` : text.slice(from, to)
+    work.parses++
+    if (piece.length > work.largestParse) work.largestParse = piece.length
+    let value: unknown
+    try {
+      value = JSON.parse(piece)
+    } catch {
+      throw new Malformed()
+    }
+    await spent(piece.length)
+    return value
+  }
+  const blank = (from: number, to: number) => {
+    if (!isBlank(text, from, to)) throw new Malformed()
+  }
+  const assemble = async (s: Split): Promise<unknown> => {
+    const out: unknown = s.object ? {} : []
+    // member k spans (bounds[k], bounds[k + 1]) exclusive of the separators
+    const bounds = [s.start, ...s.commas, s.end - 1]
+    const members = bounds.length - 1
+    let run = -1 // first member of the pending run of unsplit members
+    const flush = async (to: number) => {
+      if (run < 0) return
+      // a blank run is one empty member: right only as the whole of an empty container (`[ ]`)
+      if ((members > 1 || s.children) && isBlank(text, bounds[run] + 1, bounds[to])) throw new Malformed()
+      const part = await parse(bounds[run] + 1, bounds[to], s.object ? '{}' : '[]')
+      if (s.object) join(out as Record<string, unknown>, part as Record<string, unknown>)
+      else for (const item of part as unknown[]) (out as unknown[]).push(item)
+      run = -1
+    }
+    for (let k = 0; k < members; k++) {
+      const child = s.children?.get(k)
+      if (!child) {
+        if (run >= 0 && bounds[k + 1] - bounds[run] > chunk) await flush(k)
+        if (run < 0) run = k
+        continue
+      }
+      await flush(k)
+      blank(child.end, bounds[k + 1])
+      const value = await assemble(child)
+      if (s.object) {
+        // `"key" :` before the value: the key parsed alone, the rest only blank space and one colon
+        const head = text.slice(bounds[k] + 1, child.start)
+        const colon = head.lastIndexOf(':')
+        if (colon < 0) throw new Malformed()
+        blank(bounds[k] + 1 + colon + 1, child.start)
+        const key = await parse(bounds[k] + 1, bounds[k] + 1 + colon)
+        if (typeof key !== 'string') throw new Malformed()
+        join(out as Record<string, unknown>, { [key]: value })
+      } else {
+        blank(bounds[k] + 1, child.start)
+        ;(out as unknown[]).push(value)
+      }
+    }
+    await flush(members)
+    return out
+  }
+
+  try {
+    if (!root) return { ok: true, value: await parse(0, n) }
+    blank(0, root.start)
+    blank(root.end, n)
+    return { ok: true, value: await assemble(root) }
+  } catch (e) {
+    if (e instanceof Malformed) return syntax()
+    throw e
+  }
+}
+
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k)
+    if (c !== 32 && c !== 9 && c !== 10 && c !== 13) return false
+  }
+  return true
+}
+
+/** Members of `part` onto `out` as JSON.parse would have put them there (a `__proto__` key stays data). */
+function join(out: Record<string, unknown>, part: Record<string, unknown>) {
+  for (const key of Object.keys(part)) {
+    if (key === '__proto__') Object.defineProperty(out, key, { value: part[key], writable: true, enumerable: true, configurable: true })
+    else out[key] = part[key]
+  }
+}
+
+/** The key of a root member (`"models"` before `: [`), or undefined when what sits between is not a colon. */
+function memberName(text: string, keyStart: number, keyEnd: number, open: number): string | undefined {
+  if (!/^\s*:\s*$/.test(text.slice(keyEnd, open))) return undefined
+  try {
+    return JSON.parse(text.slice(keyStart, keyEnd)) as string
+  } catch {
+    return undefined
+  }
+}
+
+function tooDeepAt(text: string, offset: number, max: number, path?: string): Issue {
+  let line = 1
+  let lineStart = 0
+  for (let k = text.indexOf('\n'); k >= 0 && k < offset; k = text.indexOf('\n', k + 1)) {
+    line++
+    lineStart = k + 1
+  }
+  const column = offset - lineStart + 1
+  return { path, line, column, message: `nested deeper than ${max} levels at line ${line}, column ${column}` }
+}
