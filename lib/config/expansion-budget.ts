@@ -167,12 +167,22 @@ export const EXPANSION_LIMITS = Object.fromEntries(EXPANSION_ITEMS.map((k) => [k
   Record<(typeof EXPANSION_ITEMS)[number], number>
 >
 
+// one formatter for every refusal: toLocaleString builds a new one per call, and a pack of 1,000
+// operations over their budgets refuses 1,000 times per expansion
+const count = new Intl.NumberFormat('en-US')
+
 export class BudgetExceeded extends Error {
-  constructor(
-    readonly limit: number,
-    readonly what: string,
-  ) {
-    super(`${what} is over its budget of ${limit.toLocaleString('en-US')}`)
+  readonly limit: number
+  readonly what: string
+
+  constructor(limit: number, what: string) {
+    // a tenant's refusal, not a fault: no stack to capture (an expansion may refuse once per operation)
+    const depth = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    super(`${what} is over its budget of ${count.format(limit)}`)
+    Error.stackTraceLimit = depth
+    this.limit = limit
+    this.what = what
     this.name = 'BudgetExceeded'
   }
 }
@@ -191,6 +201,17 @@ export class ExpansionBudget {
     this.used += units
     this.parent?.spend(units)
     if (this.used > this.limit) throw new BudgetExceeded(this.limit, this.what)
+  }
+
+  /**
+   * `units` charged at once for work done once and reused (a memoised walk), stopping where
+   * spending them one at a time would have stopped: every budget of the chain ends as it would.
+   */
+  spendAll(units: number): void {
+    if (units <= 0) return
+    let room = Number.POSITIVE_INFINITY
+    for (let b: ExpansionBudget | undefined = this; b; b = b.parent) room = Math.min(room, b.limit - b.used)
+    this.spend(Math.min(units, Math.max(1, room + 1)))
   }
 
   /** A child budget for one part (one operation's schema) that also charges this one. */

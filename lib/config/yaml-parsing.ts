@@ -8,6 +8,7 @@
  * share their places fairly between tenants and stop a parse at its deadline and heap cap.
  */
 import { WORK_BUDGETS } from './expansion-budget'
+import { parseJsonInSlices } from './json-slices'
 import { MAX_YAML_BYTES, parseYaml, type YamlParsing, type YamlResult } from './yaml'
 
 /** Longest text parsed on the calling thread: ~3–6 ms for the worst layouts measured (docs/reference/limits.md). */
@@ -69,10 +70,17 @@ export function offThreadYaml(load: YamlPoolModule, settings: YamlWorkerSettings
   let inline = 0
   return {
     async parse(text, at): Promise<YamlResult> {
-      // a JSON text past the YAML limit is parsed natively (1 MiB: ~10 ms), never by the YAML parser
-      if (text.length <= inlineChars || (text.length > MAX_YAML_BYTES && /^\s*[[{]/.test(text))) {
+      if (text.length <= inlineChars) {
         inline++
         return parseYaml(text, at.path)
+      }
+      // a JSON text past the YAML limit is parsed natively, never by the YAML parser, and in slices
+      // (1 MiB is ~10 ms of scan and parse, given back to the event loop every 64 KiB)
+      if (text.length > MAX_YAML_BYTES && /^\s*[[{]/.test(text)) {
+        inline++
+        const parsed = await parseJsonInSlices(text, { path: at.path })
+        if (parsed.ok) return { ok: true, value: { data: parsed.value } }
+        return { ok: false, issues: ['issue' in parsed ? parsed.issue : { path: at.path, message: 'the document is not valid JSON' }] }
       }
       pool ??= load().then((m) => (built = m.createYamlPool(settings)))
       return (await pool).parse(text, at)

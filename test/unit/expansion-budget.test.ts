@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget, schemaOverBudget } from '../../lib/config/expansion-budget'
 import { compile } from '../../lib/config/json-schema'
@@ -55,6 +56,34 @@ describe('expansion budgets', () => {
     one.spend(5)
     expect(() => pack.child(8, 'two').spend(6)).toThrow(/pack is over its budget of 10/)
     expect(() => one.spend(4)).toThrow(/budget of/)
+  })
+
+  it('charge a bulk spend as one-at-a-time spending would: the same units used in every budget of the chain, the same refusal', () => {
+    fc.assert(
+      fc.property(fc.nat(40), fc.nat(40), fc.nat(40), fc.nat(30), fc.nat(60), (parentLimit, childLimit, parentUsed, childUsed, units) => {
+        const run = (spend: (b: ExpansionBudget) => void) => {
+          const parent = new ExpansionBudget(parentLimit, 'parent')
+          const child = parent.child(childLimit, 'child')
+          let refused: string | undefined
+          try {
+            parent.spend(parentUsed)
+            child.spend(childUsed)
+          } catch {
+            return undefined // already over before the bulk charge: nothing to compare
+          }
+          try {
+            spend(child)
+          } catch (e) {
+            refused = (e as BudgetExceeded).what
+          }
+          return { parent: parent.used, child: child.used, refused }
+        }
+        const single = run((b) => {
+          for (let i = 0; i < units; i++) b.spend()
+        })
+        expect(run((b) => b.spendAll(units))).toEqual(single)
+      }),
+    )
   })
 
   it('keep a schema over the node budget from ajv', () => {

@@ -29,6 +29,7 @@
  */
 
 import type { JsonSchema } from '../../config/json-schema'
+import { parseJsonInSlices } from '../../config/json-slices'
 import { ownPattern, RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { CheckContext, ServerToolConfig } from '../../config/server-tool'
 import type { YamlParsing } from '../../config/yaml'
@@ -234,13 +235,10 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
    */
   private async parseText(text: string, json: string | undefined, parseSpec: ParseSpec, env: FactoryEnv): Promise<ParsedSpec> {
     if (json !== undefined) {
-      let data: unknown
-      try {
-        data = JSON.parse(json)
-      } catch {
-        // not JSON after all: the text is the truth
-      }
-      if (data !== undefined) return parseSpec(data)
+      // in slices (lib/config/json-slices.ts): a stored JSON form is up to 1 MiB
+      const parsed = await parseJsonInSlices(json)
+      // not JSON after all: the text is the truth
+      if (parsed.ok) return parseSpec(parsed.value)
     }
     const yaml = this.deps.yaml
     if (!yaml || !isLongYaml(text)) return parseSpec(text)

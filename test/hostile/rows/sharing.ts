@@ -102,12 +102,21 @@ export const rowSet: HostileRowSet = {
       () => attack.sharedParameterTitle(),
       BYTES,
     ),
-    row(
-      'N3: 125 paths that $ref one path item with 3,000 path-level parameters (names colliding once sanitised) are refused on steps',
-      'mallory-n3',
-      () => attack.sharedPathItemParameters(),
-      STEPS,
-    ),
+    {
+      name: 'N3: 125 paths that $ref one path item with 3,000 path-level parameters (names colliding once sanitised) are refused on steps charged per use, the list walked once',
+      async run(app: HostileApp) {
+        const doc = attack.sharedPathItemParameters()
+        const work = await expandsWithinBudget(doc, STEPS)
+        // every operation is charged the shared list's walk, but the list is walked once per
+        // document, and only up to what one operation may spend
+        assert.ok(work.steps > L.packSteps, `steps ${work.steps}`)
+        assert.ok(
+          work.parametersWalked !== undefined && work.parametersWalked <= L.operationSteps,
+          `entries walked ${work.parametersWalked}`,
+        )
+        await packRefused(app, 'mallory-n3', doc, STEPS)
+      },
+    },
     row(
       'N3 variant: 500 paths sharing a path item with 20,000 cookie parameters (never inlined) are refused on steps',
       'mallory-n3a',

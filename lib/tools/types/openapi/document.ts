@@ -7,7 +7,7 @@ import { countNodes } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import type { OpenApiDocument } from './read'
 
-export { type OpenApiDocument, type ReadResult, readOpenApi } from './read'
+export { type OpenApiDocument, type ReadResult, readOpenApi, readOpenApiInSlices } from './read'
 
 /**
  * The value a local reference (`#/components/schemas/Pet`) points at; undefined when dangling or

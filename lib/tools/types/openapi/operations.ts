@@ -93,6 +93,8 @@ export interface ExtractWork {
   walks?: number
   /** Instructions of the distinct patterns compiled for the operations' schemas. */
   patterns?: number
+  /** Parameter entries really walked (each list once per document; every use is charged to `steps`). */
+  parametersWalked?: number
 }
 
 /**
@@ -194,6 +196,7 @@ export async function extractOperations(
       bytes: packBytes.used,
       steps: packSteps.used,
       walks: pointersWalked(doc),
+      parametersWalked: parametersWalked.get(doc) ?? 0,
       patterns: patterns.budget.used,
     })
   }
@@ -204,7 +207,48 @@ export async function extractOperations(
 /** Units (nodes, steps) of work between two turns of the event loop (a slice then costs a few ms). */
 const YIELD_EVERY = 2_000
 /** Milliseconds of expansion between two turns of the event loop, whatever the units say. */
-const SLICE_MS = 8
+const SLICE_MS = 2
+
+/** A parameter list as one walk of it found it: its entries by location and name, what the walk cost, what it found wrong. */
+interface WalkedParameters {
+  entries: [string, any][]
+  /** Steps the walk was charged: one per entry and per pointer segment followed; over `limit` when it stopped there. */
+  steps: number
+  problems: string[]
+  limit: number
+}
+
+const walkedLists = new WeakMap<object, WeakMap<object, WalkedParameters>>()
+const parametersWalked = new WeakMap<object, number>()
+
+/**
+ * Walks a parameter list once per document (lists are never changed once read), stopping past
+ * `limit` steps — what one operation may spend — so a list no operation can afford is walked up to
+ * its budget once, then refused on its charge alone at every use.
+ */
+function walkParameters(doc: OpenApiDocument, list: unknown[], limit: number): WalkedParameters {
+  let lists = walkedLists.get(doc)
+  if (!lists) walkedLists.set(doc, (lists = new WeakMap()))
+  const known = lists.get(list)
+  if (known && known.limit === limit) return known
+  const steps = new ExpansionBudget(limit, 'the parameter list')
+  const walked: WalkedParameters = { entries: [], steps: 0, problems: [], limit }
+  try {
+    // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
+    for (const raw of list) {
+      steps.spend()
+      parametersWalked.set(doc, (parametersWalked.get(doc) ?? 0) + 1)
+      const p = deref<any>(doc, raw, walked.problems, steps)
+      if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
+      walked.entries.push([`${p.in}\u0000${p.name}`, p])
+    }
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e
+  }
+  walked.steps = steps.used
+  lists.set(list, walked)
+  return walked
+}
 
 function buildOperation(
   doc: OpenApiDocument,
@@ -221,17 +265,16 @@ function buildOperation(
   const localName = sanitizeLocalName(operationId) || sanitizeLocalName(derivedOperationId(method, path))
 
   // path-level parameters, overridden by operation-level ones with the same name and location;
-  // each entry is charged, the ones a shared path item brings along included (issue 21 N3)
+  // each entry is charged, the ones a shared path item brings along included (issue 21 N3), but a
+  // list is walked once per document: every later use is charged the same steps without the walk
   const merged = new Map<string, any>()
-  const lists = [Array.isArray(item.parameters) ? item.parameters : [], Array.isArray(op.parameters) ? op.parameters : []]
-  // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
-  for (const list of lists)
-    for (const raw of list) {
-      steps.spend()
-      const p = deref<any>(doc, raw, problems, steps)
-      if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
-      merged.set(`${p.in}\u0000${p.name}`, p)
-    }
+  for (const list of [item.parameters, op.parameters]) {
+    if (!Array.isArray(list)) continue
+    const walked = walkParameters(doc, list, steps.limit)
+    problems.push(...walked.problems)
+    steps.spendAll(walked.steps)
+    for (const [key, p] of walked.entries) merged.set(key, p)
+  }
 
   const properties: Record<string, JsonSchema> = {}
   const required: string[] = []

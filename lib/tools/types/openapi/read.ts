@@ -9,6 +9,7 @@
  * calling thread: short ones, and every one for a caller with no other tenant to stall (the CLI's
  * offline validate, tests).
  */
+import { CHUNK_CHARS, parseJsonInSlices } from '../../../config/json-slices'
 import { jsonTooDeep, yamlTooDeep } from '../../../config/nesting'
 import { MAX_YAML_BYTES, parsedHere, type YamlParsing, type YamlResult, yamlModule } from '../../../config/yaml'
 import { INLINE_YAML_CHARS } from '../../../config/yaml-parsing'
@@ -66,9 +67,23 @@ export function readParsedOpenApi(parsed: YamlResult): ReadResult {
  * tenants) instead of on this thread.
  */
 export async function readOpenApiVia(input: unknown, yaml: YamlParsing, at: { tenant: string; path?: string }): Promise<ReadResult> {
-  if (typeof input !== 'string' || !isLongYaml(input)) return readOpenApi(input)
+  if (typeof input !== 'string' || !isLongYaml(input)) return readOpenApiInSlices(input)
   if (input.length > MAX_YAML_BYTES) return tooLargeYaml(input)
   return readParsedOpenApi(await yaml.parse(input, at))
+}
+
+/**
+ * readOpenApi with a long JSON text (a stored spec, up to 1 MiB) parsed in slices
+ * (lib/config/json-slices.ts), so reading it holds the event loop no longer than a chunk at a time.
+ */
+export async function readOpenApiInSlices(input: unknown): Promise<ReadResult> {
+  if (typeof input !== 'string' || input.length <= CHUNK_CHARS || !looksLikeJson(input)) return readOpenApi(input)
+  const parsed = await parseJsonInSlices(input)
+  if (parsed.ok) return checkOpenApi(parsed.value)
+  if (!('issue' in parsed)) return { ok: false, message: 'the OpenAPI document does not parse' }
+  return parsed.tooDeep
+    ? { ok: false, message: `the OpenAPI document is ${parsed.issue.message}` }
+    : { ok: false, message: `the OpenAPI document does not parse: ${parsed.issue.message}` }
 }
 
 function checkOpenApi(doc: unknown): ReadResult {

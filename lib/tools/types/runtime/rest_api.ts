@@ -16,7 +16,7 @@ import {
   substituteSecrets,
 } from '../../../secrets/references'
 import type { FactoryEnv, ToolSpec } from '../../contracts'
-import { type OpenApiDocument, readOpenApi, serverUrl } from '../openapi/document'
+import { type OpenApiDocument, readOpenApiInSlices, serverUrl } from '../openapi/document'
 import { fitLocalName, globToRegExp, matchesAny, shortHash } from '../openapi/names'
 import { appendQuery, extractOperations, headerParams, type Operation, renderPath, renderRequestBody } from '../openapi/operations'
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, labelsForMethod, type RestDeps } from '../rest'
@@ -33,7 +33,7 @@ export interface ParsedSpec {
 
 /** Reads a document and expands its operations; a document that expands too far is a listing problem, not a throw. */
 export async function parseSpec(input: unknown): Promise<ParsedSpec> {
-  const read = readOpenApi(input)
+  const read = await readOpenApiInSlices(input)
   if (!read.ok) return { ok: false, message: read.message, operations: [], problems: [] }
   try {
     const { operations, problems } = await extractOperations(read.doc)
