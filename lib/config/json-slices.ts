@@ -257,6 +257,11 @@ function isBlank(text: string, from: number, to: number): boolean {
 
 /** Members of `part` onto `out` as JSON.parse would have put them there (a `__proto__` key stays data). */
 function join(out: Record<string, unknown>, part: Record<string, unknown>) {
+  // Object.assign sets through [[Set]], which would take an own `__proto__` as the prototype
+  if (!Object.hasOwn(part, '__proto__')) {
+    Object.assign(out, part)
+    return
+  }
   for (const key of Object.keys(part)) {
     if (key === '__proto__') Object.defineProperty(out, key, { value: part[key], writable: true, enumerable: true, configurable: true })
     else out[key] = part[key]

@@ -246,7 +246,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
     let depth = 0
     const spend = (units: number) => {
       steps += units
-      if (steps > maxSteps) throw new SchemaBudgetError()
+      if (steps > maxSteps) throw OVER_BUDGET
     }
     const fail = (keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown>, message: string) => {
       spend(1)
@@ -266,7 +266,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
 
     const check = (schema: Schema, v: unknown, path: string, sp: string, out: boolean): boolean => {
       spend(1)
-      if (depth > MAX_DEPTH) throw new SchemaBudgetError()
+      if (depth > MAX_DEPTH) throw OVER_BUDGET
       depth++
       try {
         return checkNode(schema, v, path, sp, out)
@@ -466,7 +466,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
     try {
       valid = check(root, value, '', '#', true)
     } catch (e) {
-      if (!(e instanceof SchemaBudgetError)) throw e
+      if (e !== OVER_BUDGET) throw e
       errors.length = 0
       errors.push({
         keyword: 'budget',
@@ -500,7 +500,8 @@ function codePoints(s: string): number {
   return n
 }
 
-class SchemaBudgetError extends Error {}
+/** Thrown to end a validation at its budget and caught in `validate`: one object, never a stack to capture. */
+const OVER_BUDGET: unique symbol = Symbol('over the validation budget')
 
 function hasType(v: unknown, t: string): boolean {
   switch (t) {
