@@ -56,6 +56,19 @@ export const WORK_BUDGETS = {
     counts: 'MiB of heap (V8 old generation) of a parse worker while it parses one text; the worker dies at the cap and is replaced',
     refusal: '400 (bodies) / 422 (documents) naming the limit',
   },
+  // A large JSON text is not one native parse: one JSON.parse of 1 MiB holds the shared thread
+  // ~10 ms (issue 21 N5, N8). These bound each stretch of it (lib/config/json-slices.ts).
+  jsonParseChunk: {
+    limit: 16 * 1024,
+    counts:
+      'characters of JSON structure one native JSON.parse reads: a body, stored document or spec longer than this is scanned once (the depth counted) and its large containers parsed a run of members at a time (a single string or number longer than this is parsed whole)',
+    refusal: 'nothing is refused: the text is parsed in pieces, its value exactly the one JSON.parse gives',
+  },
+  jsonParseSlice: {
+    limit: 64 * 1024,
+    counts: 'characters of JSON scanned or parsed between two turns given back to the event loop',
+    refusal: 'nothing is refused: the parse pauses, and other requests run',
+  },
   schemaNodes: {
     limit: 2_000,
     counts: "nodes of one tool's input or output schema after `$ref`s are inlined (compile work is linear in them)",

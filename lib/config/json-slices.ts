@@ -18,7 +18,7 @@
  * and nothing of the body is parsed.
  */
 import type { Issue } from '../errors'
-import { yieldToEventLoop } from './expansion-budget'
+import { WORK_BUDGETS, yieldToEventLoop } from './expansion-budget'
 import { jsonSyntaxIssue, MAX_NESTING_DEPTH } from './nesting'
 
 /** What one sliced parse did: the counts tests and benches read (never a timing). */
@@ -64,8 +64,8 @@ export type SlicedParse =
   | { ok: false; overLimit: { member: string; items: number; limit: number } }
 
 /** Texts up to this long are one JSON.parse after a depth scan: slicing them costs more than it saves. */
-export const CHUNK_CHARS = 16 * 1024
-export const SLICE_CHARS = 64 * 1024
+export const CHUNK_CHARS = WORK_BUDGETS.jsonParseChunk.limit
+export const SLICE_CHARS = WORK_BUDGETS.jsonParseSlice.limit
 
 /** A container split at its commas: [start, end) in the text, the commas, and its split children by member index. */
 interface Split {

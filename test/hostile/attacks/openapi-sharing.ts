@@ -196,3 +196,21 @@ export function distinctPatterns(opts: { ops?: number; params?: number } = {}) {
     }
   return { openapi: '3.0.3', info, servers, paths }
 }
+
+/**
+ * Variant: `items` path items, each with a parameter list of its own (`params` $refs to shared
+ * header components; walking one costs just under an operation's step budget), each path item
+ * `$ref`'d by `uses` paths — many shared lists, not one.
+ */
+export function distinctSharedLists(opts: { items?: number; params?: number; uses?: number } = {}) {
+  const { items = 12, params = 1_200, uses = 10 } = opts
+  const parameters: Json = {}
+  for (let i = 0; i < params; i++) parameters[`P${i}`] = { name: `h${i}`, in: 'header', schema: { type: 'string' } }
+  const paths: Json = {}
+  for (let t = 0; t < items; t++) {
+    const list = Array.from({ length: params }, (_, i) => ({ $ref: `#/components/parameters/P${(i + t) % params}` }))
+    paths[`/item${t}`] = { parameters: list, get: { responses: { 200: { description: 'ok' } } } }
+    for (let u = 0; u < uses; u++) paths[`/item${t}/use${u}`] = { $ref: `#/paths/~1item${t}` }
+  }
+  return { openapi: '3.1.0', info, servers, paths, components: { parameters } }
+}

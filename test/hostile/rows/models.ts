@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { EXPANSION_LIMITS } from '../../../lib/config/expansion-budget'
+import { CHUNK_CHARS, newJsonSliceWork, parseJsonInSlices, SLICE_CHARS } from '../../../lib/config/json-slices'
+import { MAX_SPAWN_ALLOWED_TOOLS, SPAWN_ITEM_LIMITS } from '../../../lib/recipes/spawn-limits'
 import { LEARNED_LIMIT_DEFAULTS } from '../../../lib/surface/limits'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
@@ -133,6 +135,34 @@ export const rowSet: HostileRowSet = {
           models: Array.from({ length: CHAIN }, (_, i) => `cortecs/m${i}`),
         })
         assert.equal(ok.status, 201, (await ok.text()).slice(0, 300))
+      },
+    },
+    {
+      name: 'N5 variant: 50,000 allowedTools entries after 200 KB of blank space are refused from the scan of the body with their count, nothing of it parsed',
+      async run(app) {
+        const text = `{${' '.repeat(200_000)}"recipe": "default", "allowedTools": ${JSON.stringify(Array.from({ length: 50_000 }, (_, i) => `t${i}`))}}`
+        const work = newJsonSliceWork()
+        const scanned = await parseJsonInSlices(text, { itemLimits: SPAWN_ITEM_LIMITS.limits, work })
+        assert.deepEqual(scanned, { ok: false, overLimit: { member: 'allowedTools', items: 50_000, limit: MAX_SPAWN_ALLOWED_TOOLS } })
+        assert.equal(work.parses, 0)
+        const p = await problemOf(await app.call('mallory-n5d', 'POST', '/projects/p1/processes', text))
+        assert.equal(p.status, 400, JSON.stringify(p).slice(0, 300))
+        assert.deepEqual(p.errors, [
+          { pointer: '/allowedTools', message: `allowedTools may hold at most ${MAX_SPAWN_ALLOWED_TOOLS} entries` },
+        ])
+      },
+    },
+    {
+      name: 'N5 variant: 20,000 models nested one level down ({"recipe": …, "x": {"models": […]}}) are not the spawn\'s models: the body is parsed in slices of at most 16 KiB and refused for its unknown field',
+      async run(app) {
+        const text = JSON.stringify({ recipe: 'default', x: { models: Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`) } })
+        const work = newJsonSliceWork()
+        const parsed = await parseJsonInSlices(text, { itemLimits: SPAWN_ITEM_LIMITS.limits, work })
+        assert.ok(parsed.ok)
+        assert.ok(work.largestParse <= CHUNK_CHARS + 2 && work.pauses >= Math.floor(text.length / SLICE_CHARS), JSON.stringify(work))
+        const p = await problemOf(await app.call('mallory-n5e', 'POST', '/projects/p1/processes', text))
+        assert.equal(p.status, 400, JSON.stringify(p).slice(0, 300))
+        assert.match(p.detail ?? '', /unknown field 'x'/)
       },
     },
     {

@@ -155,6 +155,17 @@ export const rowSet: HostileRowSet = {
         await packRefused(app, 'mallory-n3e', doc, PATTERNS)
       },
     },
+    {
+      name: 'N3 variant: 12 path items with parameter lists of their own (1,200 $refs each, just under an operation budget), each $ref-ed by 10 paths, are refused on steps, each list walked once',
+      async run(app: HostileApp) {
+        const doc = attack.distinctSharedLists()
+        const work = await expandsWithinBudget(doc, STEPS)
+        assert.ok(work.steps > L.packSteps, `steps ${work.steps}`)
+        // one walk per list (12 × 1,200 entries at most), not one per use (~42 uses before the pack budget)
+        assert.ok(work.parametersWalked !== undefined && work.parametersWalked <= 12 * 1_200, `entries walked ${work.parametersWalked}`)
+        await packRefused(app, 'mallory-n3f', doc, STEPS)
+      },
+    },
     row(
       'N3 variant: one path with 30,000 undeclared template variables leaves its operation out on steps',
       'mallory-n3c',

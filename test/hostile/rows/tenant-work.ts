@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict'
 import { BudgetExceeded, budgetFor, WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { JsonSchema } from '../../../lib/config/json-schema'
+import { CHUNK_CHARS, newJsonSliceWork, parseJsonInSlices, SLICE_CHARS } from '../../../lib/config/json-slices'
 import { MAX_NESTING_DEPTH, yamlTooDeep } from '../../../lib/config/nesting'
 import { compilePattern, isPatternProblem, matchCost } from '../../../lib/config/patterns'
 import { interpret, type PackPatterns, schemaProblem } from '../../../lib/config/schema-interpreter'
@@ -278,6 +279,22 @@ export const rowSet: HostileRowSet = {
         assert.equal((await callTool(app, 'n8e', id, small)).isError, false)
         const { valid, steps } = stepsOf(allOfItems, small)
         assert.ok(valid && steps > 12 * 200 && steps < STEPS, `${steps} steps`)
+      },
+    },
+    {
+      name: 'variant: a 900 KB call of 30,000 small objects is parsed in slices of at most 16 KiB, then refused at the validation budget',
+      async run(app) {
+        const schema = { type: 'object', properties: { v: { type: 'array', items: { type: 'object', required: ['a'] } } } }
+        const id = await processWith(app, 'n8f', schema)
+        const params = { v: Array.from({ length: 30_000 }, (_, i) => ({ a: i, b: 'x'.repeat(12) })) }
+        const body = JSON.stringify({ name: 't', params })
+        assert.ok(body.length > 900_000 && body.length < 1_024 * 1_024)
+        const work = newJsonSliceWork()
+        assert.ok((await parseJsonInSlices(body, { work })).ok)
+        assert.ok(work.largestParse <= CHUNK_CHARS + 2 && work.pauses >= Math.floor(body.length / SLICE_CHARS), JSON.stringify(work))
+        const o = await callToolWith(app, 'n8f', id, body)
+        assert.ok(o.isError && (o.content.message ?? '').includes(BUDGET_TEXT), o.content.message)
+        assertRefusedAtBudget(schema, params)
       },
     },
     {
