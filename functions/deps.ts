@@ -214,8 +214,9 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     clock,
   })
   dispatcher.setAdmission(
-    async (caller, tool) => {
-      const r = await quotas.admit(caller, { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels })
+    async (caller, tool, prepared) => {
+      const subject = { role: caller.role, tool: tool.name, type: tool.typeId, labels: tool.labels }
+      const r = await quotas.admit(caller, subject, prepared as ReturnType<typeof quotas.prepare> | undefined)
       return r && { message: r.message, retryAfterSeconds: r.retryAfterSeconds, reason: `quota:${r.rule.layer}/${r.rule.index + 1}` }
     },
     (caller) => quotas.prepare(caller),

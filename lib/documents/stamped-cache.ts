@@ -24,6 +24,14 @@
  * (correct, uncached) until the listing is older than `writeHorizonMs`, which must exceed the
  * longest a write can take (the function's timeout bounds it), and the next write removes it.
  *
+ * A container that holds no view of a tenant has nothing to serve from: a request's reads of that
+ * tenant issued while its stamp read is in flight go out beside it (one BatchGetItem through the
+ * read batcher: a cold start's first round trip reads the stamp and the tool together) and are
+ * served to that request only, never kept. They are as fresh as any read-through, but may have
+ * been answered before the stamp was: a write that completed between the two would leave the old
+ * body under a generation that already counts the write. Reads issued once the stamp is back are
+ * kept as above, so the container's second request fills the view.
+ *
  * Outside a request (`request()` undefined) every read goes to the store. Writes always mark the
  * stamp, whoever makes them.
  */
@@ -69,6 +77,13 @@ interface View {
   bytes: number
 }
 
+/** One request's stamp check of one tenant. */
+interface Check {
+  view: Promise<View | undefined>
+  /** The container held no view of the tenant and the stamp is not back yet: read beside it, keep nothing. */
+  beside: boolean
+}
+
 const DEFAULT_HORIZON_MS = 15 * 60_000
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
@@ -78,9 +93,9 @@ export class StampedDocumentCache implements DocumentStore {
   private readonly views = new Map<string, View>()
   private bytes = 0
   /** Per request, per tenant: the view this request may use (undefined: read through). */
-  private readonly requests = new WeakMap<object, Map<string, Promise<View | undefined>>>()
-  /** Stamp reads sent and requests served from a view, for tests and benches. */
-  readonly stats = { stampReads: 0, hits: 0, misses: 0 }
+  private readonly requests = new WeakMap<object, Map<string, Check>>()
+  /** Stamp reads sent, requests served from a view, and reads sent beside a stamp read (never kept), for tests and benches. */
+  readonly stats = { stampReads: 0, hits: 0, misses: 0, beside: 0 }
 
   constructor(private readonly opts: StampedCacheOptions) {
     this.inner = opts.store
@@ -96,12 +111,14 @@ export class StampedDocumentCache implements DocumentStore {
   }
 
   async get(key: DocumentKey) {
+    if (this.beside([key.scope])) return this.inner.get(key)
     const view = await this.view(tenantOf(key.scope))
     if (!view) return this.inner.get(key)
     return copyDoc(await this.cached(view, `d\u0000${docId(key)}`, () => this.inner.get(key), docBytes))
   }
 
   async getMany(keys: DocumentKey[]) {
+    if (this.beside(keys.map((k) => k.scope))) return this.inner.getMany(keys)
     const tenants = new Set(keys.map((k) => tenantOf(k.scope)))
     const views = await Promise.all([...tenants].map((t) => this.view(t)))
     if (views.some((v) => !v)) return this.inner.getMany(keys)
@@ -129,6 +146,7 @@ export class StampedDocumentCache implements DocumentStore {
   }
 
   async list(scope: string, prefix: string) {
+    if (this.beside([scope])) return this.inner.list(scope, prefix)
     const view = await this.view(tenantOf(scope))
     if (!view) return this.inner.list(scope, prefix)
     const docs = await this.cached(
@@ -141,6 +159,7 @@ export class StampedDocumentCache implements DocumentStore {
   }
 
   async listVersions(scope: string, prefix: string): Promise<DocumentVersion[]> {
+    if (this.beside([scope])) return this.inner.listVersions(scope, prefix)
     const view = await this.view(tenantOf(scope))
     if (!view) return this.inner.listVersions(scope, prefix)
     const versions = await this.cached(
@@ -175,7 +194,7 @@ export class StampedDocumentCache implements DocumentStore {
     this.drop(tenant)
     // this request's later reads of the tenant go to the store (they must see its own write)
     const scope = this.opts.request()
-    if (scope) this.requests.get(scope)?.set(tenant, Promise.resolve(undefined))
+    if (scope) this.requests.get(scope)?.set(tenant, { view: Promise.resolve(undefined), beside: false })
     const abandoned = Object.entries(before.writing)
       .filter(([w, at]) => w !== id && now - at >= this.horizon)
       .map(([w]) => w)
@@ -196,13 +215,31 @@ export class StampedDocumentCache implements DocumentStore {
   }
 
   private view(tenant: string): Promise<View | undefined> {
+    return this.checkOf(tenant)?.view ?? Promise.resolve(undefined)
+  }
+
+  /** This request's stamp check of the tenant, begun now if it has not been (undefined outside a request). */
+  private checkOf(tenant: string): Check | undefined {
     const scope = this.opts.request()
-    if (!scope) return Promise.resolve(undefined)
+    if (!scope) return undefined
     let perRequest = this.requests.get(scope)
     if (!perRequest) this.requests.set(scope, (perRequest = new Map()))
-    let view = perRequest.get(tenant)
-    if (!view) perRequest.set(tenant, (view = this.check(tenant)))
-    return view
+    let check = perRequest.get(tenant)
+    if (!check) {
+      const c: Check = { beside: !this.views.has(tenant), view: this.check(tenant) }
+      // check() never rejects
+      if (c.beside) void c.view.then(() => (c.beside = false))
+      perRequest.set(tenant, (check = c))
+    }
+    return check
+  }
+
+  /** Whether a read of these scopes goes out now, beside a stamp read in flight, and is kept nowhere (stamps are read for each tenant first). */
+  private beside(scopes: string[]): boolean {
+    let beside = false
+    for (const scope of scopes) if (this.checkOf(tenantOf(scope))?.beside) beside = true
+    if (beside) this.stats.beside++
+    return beside
   }
 
   private async check(tenant: string): Promise<View | undefined> {

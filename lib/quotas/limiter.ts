@@ -90,6 +90,8 @@ interface Lease {
  */
 export class QuotaRuleSource {
   private readonly cache = new Map<string, { at: number; generation?: number; rules: Promise<PlacedRule[]> }>()
+  /** Tenant/projects whose rules this container has read at least once. */
+  private readonly seen = new Set<string>()
 
   constructor(
     private readonly cascade: DocumentCascade,
@@ -102,20 +104,30 @@ export class QuotaRuleSource {
   async rules(tenant: string, project: string): Promise<PlacedRule[]> {
     const key = `${tenant}\u0000${project}`
     const now = this.clock.now()
+    // First sight: nothing memoised to check the generation against, so the rules are read at once —
+    // beside the tenant's stamp read when the document cache holds no view of the tenant either —
+    // and not memoised: a read that may have been answered before the stamp read cannot be kept
+    // under the generation that read shows (lib/documents/stamped-cache.ts).
+    if (this.generation && !this.seen.has(key)) {
+      if (this.seen.size > 10_000) this.seen.clear()
+      this.seen.add(key)
+      return this.read(tenant, project)
+    }
     const generation = await this.generation?.(tenant)
     const hit = this.cache.get(key)
     if (hit && (generation !== undefined ? hit.generation === generation : hit.generation === undefined && now - hit.at < RULES_TTL_MS))
       return hit.rules
-    const rules = this.cascade.readLayers(tenant, project, QUOTAS_PATH).then(
-      (docs) => docs.flatMap((d) => this.placed(tenant, d)),
-      (e) => {
-        this.cache.delete(key)
-        throw e
-      },
-    )
+    const rules = this.read(tenant, project).catch((e) => {
+      this.cache.delete(key)
+      throw e
+    })
     if (this.cache.size > 10_000) this.cache.clear()
     this.cache.set(key, { at: now, generation, rules })
     return rules
+  }
+
+  private async read(tenant: string, project: string): Promise<PlacedRule[]> {
+    return (await this.cascade.readLayers(tenant, project, QUOTAS_PATH)).flatMap((d) => this.placed(tenant, d))
   }
 
   private placed(tenant: string, d: LayeredDocument): PlacedRule[] {
@@ -145,14 +157,21 @@ export class QuotaLimiter {
     },
   ) {}
 
-  /** Starts reading the caller's rules, which `admit` will need, without waiting for the tool. */
-  async prepare(caller: QuotaCaller): Promise<void> {
-    await this.deps.rules.rules(caller.tenant, caller.project)
+  /** The caller's rules, read without waiting for the tool; hand them to `admit`. */
+  prepare(caller: QuotaCaller): Promise<PlacedRule[]> {
+    return this.deps.rules.rules(caller.tenant, caller.project)
   }
 
-  /** Undefined when the call may run (its budget is taken; tokens are charged after it); else why not and when to retry. */
-  async admit(caller: QuotaCaller, subject: Omit<QuotaSubject, 'project'>): Promise<QuotaRefusal | undefined> {
-    const rules = await this.deps.rules.rules(caller.tenant, caller.project)
+  /**
+   * Undefined when the call may run (its budget is taken; tokens are charged after it); else why
+   * not and when to retry. `prepared`: what `prepare` returned for this call.
+   */
+  async admit(
+    caller: QuotaCaller,
+    subject: Omit<QuotaSubject, 'project'>,
+    prepared?: Promise<PlacedRule[]>,
+  ): Promise<QuotaRefusal | undefined> {
+    const rules = await (prepared ?? this.deps.rules.rules(caller.tenant, caller.project))
     if (!rules.length) return undefined
     const now = this.deps.clock.now()
     const wanted = this.compiled(rules, caller).wanted(caller, subject, now)

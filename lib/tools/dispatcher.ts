@@ -94,10 +94,11 @@ export interface AdmissionRefusal {
  * Asked before every call (not the delegate half of a wrapper: one intent is admitted once). A
  * refused call runs nothing; listeners hear it through `refused`.
  */
-export type Admission = (caller: CallerIdentity, tool: Tool) => Promise<AdmissionRefusal | undefined>
+export type Admission = (caller: CallerIdentity, tool: Tool, prepared?: Promise<unknown>) => Promise<AdmissionRefusal | undefined>
 /**
  * Started as a call begins, beside the tool's lookup: what the admission will read that does not
- * depend on the tool (the caller's quota rules), so both reads go out together.
+ * depend on the tool (the caller's quota rules), so both reads go out together. Its promise is
+ * handed to the admission.
  */
 export type AdmissionPrep = (caller: CallerIdentity) => Promise<unknown>
 
@@ -156,8 +157,9 @@ export class ToolDispatcher {
         `Tool '${name}' was not called: sibling calls may nest at most ${MAX_SIBLING_DEPTH} deep (is a tool calling itself through its siblings?).`,
       )
     }
-    // its failure is the admission's to report, when it reads the same again
-    if (this.admission && this.admissionPrep && !opts.delegate) this.admissionPrep(caller).catch(() => undefined)
+    const prepared = this.admission && !opts.delegate ? this.admissionPrep?.(caller) : undefined
+    // its failure is the admission's to report; a call that ends before it (an unknown tool) leaves it unheard
+    prepared?.catch(() => undefined)
     let tool: Tool | undefined
     try {
       tool = await gate.resolve(name)
@@ -185,7 +187,7 @@ export class ToolDispatcher {
 
     const delegate = opts.delegate ?? false
     if (this.admission && !delegate) {
-      const refusal = await this.admission(caller, tool)
+      const refusal = await this.admission(caller, tool, prepared)
       if (refusal) {
         this.observe(tool.typeId, 'refused', 'QUOTA_EXCEEDED', undefined)
         this.notify((l) => l.refused?.({ caller, tool: tool!, refusal: { ...refusal, class: 'quota' }, depth }))

@@ -42,8 +42,11 @@ describe('StampedDocumentCache', () => {
     const { store, stamps, container, request } = world()
     const a = container()
     await write(a, KEY, 'v1')
-    await request(() => a.getMany([KEY, OTHER]))
-    await request(() => a.list('acme#p1', 'server-tools/'))
+    // the container's first request of the tenant reads beside its stamp and keeps nothing; the second fills the view
+    for (let i = 0; i < 2; i++) {
+      await request(() => a.getMany([KEY, OTHER]))
+      await request(() => a.list('acme#p1', 'server-tools/'))
+    }
     const [reads, stampReads] = [store.roundTrips, stamps.requests]
     for (let i = 0; i < 5; i++)
       await request(async () => {
@@ -102,7 +105,8 @@ describe('StampedDocumentCache', () => {
     expect(store.roundTrips - reads).toBe(3)
     advance(15 * 60_000)
     for (let i = 0; i < 3; i++) await request(() => a.get(KEY))
-    expect(store.roundTrips - reads).toBe(4)
+    // the first of these holds no view yet (it reads beside its stamp), the second reads and keeps, the third is served
+    expect(store.roundTrips - reads).toBe(5)
   })
 
   it('never lets a read that raced a write into a later request: the next stamp differs', async () => {
@@ -139,6 +143,36 @@ describe('StampedDocumentCache', () => {
     expect(await request(async () => (await b.get(KEY))?.body)).toBe('v2')
   })
 
+  it('never keeps what a cold container read beside its stamp: a write completed between the two reads is seen by the next request', async () => {
+    const { stamps, container, request } = world()
+    const [a, b] = [container(), container()]
+    await write(a, KEY, 'v1')
+    // b holds no view of the tenant: its document read goes out beside its stamp read, and here is
+    // answered first (v1); a's whole write completes before the stamp read is, which then shows
+    // the generation after it — a view holding v1 under that generation would be stale
+    let release: () => void = () => {}
+    const gate = new Promise<void>((r) => {
+      release = r
+    })
+    const read = stamps.read.bind(stamps)
+    stamps.read = async (tenant: string) => {
+      await gate
+      return read(tenant)
+    }
+    const racing = request(async () => {
+      const doc = await b.get(KEY)
+      // the request lasts until its stamp is back (it would read more)
+      await b.freshen('acme')
+      return doc
+    })
+    await write(a, KEY, 'v2')
+    release()
+    expect((await racing)?.body).toBe('v1')
+    stamps.read = read
+    expect(await request(async () => (await b.get(KEY))?.body)).toBe('v2')
+    expect(b.stats.beside).toBe(1)
+  })
+
   it('hands each caller its own objects: what one request changes, the next does not see', async () => {
     const { container, request } = world()
     const a = container()
@@ -168,7 +202,8 @@ describe('StampedDocumentCache', () => {
     const a = container({ maxBytes: 10_000 })
     const big = 'x'.repeat(4_000)
     for (const t of ['t1', 't2', 't3']) await write(a, { scope: `${t}#p`, path: 'd' }, big)
-    for (const t of ['t1', 't2', 't3']) await request(() => a.get({ scope: `${t}#p`, path: 'd' }))
+    // twice: a tenant's first request on the container keeps nothing
+    for (const t of ['t1', 't2', 't3']) for (let i = 0; i < 2; i++) await request(() => a.get({ scope: `${t}#p`, path: 'd' }))
     const reads = store.roundTrips
     // t1 went when t3 came in; t2 and t3 are still held
     await request(() => a.get({ scope: 't3#p', path: 'd' }))
