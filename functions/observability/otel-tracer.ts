@@ -1,10 +1,27 @@
 /**
  * The tracing port over @opentelemetry/api: spans go to whatever SDK is registered globally (the
  * one functions/observability/otel-sdk.ts builds from OTEL_* variables, or the ADOT Lambda
- * layer's). With none registered the API hands out non-recording spans: the "API only" mode.
+ * layer's). With none registered the API would hand out non-recording spans: the "API only"
+ * mode, where this port opens none at all (see sdkRegistered).
  */
-import { context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import type { ActiveSpan, Attributes, Tracer } from '../../lib/runtime/tracer'
+import { context, ProxyTracerProvider, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { type ActiveSpan, type Attributes, noopTracer, type Tracer } from '../../lib/runtime/tracer'
+
+/** What the API's own provider delegates to while no SDK is registered (a singleton of the API). */
+const UNREGISTERED = new ProxyTracerProvider().getDelegate()
+
+/**
+ * Whether an SDK is registered globally now. Until one is, a span through the API is a
+ * non-recording span in a new context whose only effect is to carry its parent's ids on, which
+ * the active context already does: the port skips it (a span object, a context and a promise per
+ * span). Asked on every span until the answer is yes, so a provider registered later (an ADOT
+ * layer's, after this module loaded) is used from its first span on. A provider of another copy
+ * of the API is not this copy's class: counted as registered.
+ */
+export function sdkRegistered(): boolean {
+  const provider = trace.getTracerProvider()
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== UNREGISTERED
+}
 
 const headerGetter = {
   keys: () => ['traceparent', 'tracestate', 'baggage'],
@@ -62,8 +79,10 @@ function failed(handle: Handle, e: unknown) {
 export function otelTracer(name = 'server-tools', version?: string): Tracer {
   const tracer = trace.getTracer(name, version)
   const options = { internal: { kind: SpanKind.INTERNAL }, server: { kind: SpanKind.SERVER }, client: { kind: SpanKind.CLIENT } }
+  let registered = false
   return {
     span(spanName, opts, fn) {
+      if (!registered && !(registered = sdkRegistered())) return noopTracer.span(spanName, opts, fn)
       // attributes are set after the start, and only on a recording span: with no SDK there is nothing to copy
       return tracer.startActiveSpan(spanName, options[opts.kind ?? 'internal'], (span) => {
         if (opts.attributes && span.isRecording()) span.setAttributes(opts.attributes)
