@@ -19,13 +19,14 @@ import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter }
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { FrameContextManager } from './context-manager'
+import { type EncodedBatch, EncodedBatchProcessor } from './encoded-batch-processor'
 import { otelMetrics } from './otel-metrics'
 import { otelTracer } from './otel-tracer'
 
 export { otelTracer } from './otel-tracer'
 
 export interface OtelSdkOptions {
-  /** Default: spanExporterFromEnv(), behind a batch processor. */
+  /** Behind the SDK's batch processor. Default: spanProcessorFromEnv(). */
   spanExporter?: SpanExporter
   /** Processors beside the batch exporter (tests add an in-memory one). */
   extraSpanProcessors?: SpanProcessor[]
@@ -46,7 +47,7 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': opts.serviceName ?? 'server-tools' }))
     .merge(detectResources({ detectors: [envDetector] }))
-  const processor = new BatchSpanProcessor(opts.spanExporter ?? spanExporterFromEnv(process.env))
+  const processor = opts.spanExporter ? new BatchSpanProcessor(opts.spanExporter) : spanProcessorFromEnv(process.env)
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor, ...(opts.extraSpanProcessors ?? [])] })
   provider.register({ contextManager: new FrameContextManager() })
   let meterProvider: MeterProvider | undefined
@@ -72,6 +73,36 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
 }
 
 /**
+ * The export the standard variables configure: http/protobuf through EncodedBatchProcessor (each
+ * span written as protobuf when it ends), http/json through the SDK's batch processor and JSON
+ * exporter.
+ */
+export function spanProcessorFromEnv(env: Record<string, string | undefined>): SpanProcessor {
+  if (protocolOf(env) === 'http/json') return new BatchSpanProcessor(new OTLPTraceExporter())
+  return new EncodedBatchProcessor(encodedBatchExporter())
+}
+
+/** The SDK's OTLP/HTTP transport (endpoint, headers, compression, timeout, retries from OTEL_EXPORTER_OTLP_*), posting bytes already encoded. */
+export function encodedBatchExporter(): OTLPExporterBase<EncodedBatch> {
+  return new OTLPExporterBase<EncodedBatch>(
+    createOtlpHttpExportDelegate(
+      convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+      { serializeRequest: (batch) => batch.body, deserializeResponse: ProtobufTraceSerializer.deserializeResponse },
+      'otlp_http_span_exporter',
+      { name: 'span', countItems: (batch) => batch.spans },
+      undefined,
+    ),
+  )
+}
+
+function protocolOf(env: Record<string, string | undefined>): 'http/protobuf' | 'http/json' {
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf')
+    throw new Error(`OTLP protocol '${protocol}' is not supported: use http/protobuf or http/json`)
+  return protocol
+}
+
+/**
  * OTLP/HTTP in the protocol `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` / `OTEL_EXPORTER_OTLP_PROTOCOL`
  * names: `http/protobuf` (the specification's default) or `http/json`. Protobuf is the default
  * here too because it is the cheaper of the two on the request path's thread: the transformer
@@ -79,9 +110,7 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
  * first and stringifies it, at about 2.3× the bytes (docs/operations/observability.md, "What tracing costs").
  */
 export function spanExporterFromEnv(env: Record<string, string | undefined>): SpanExporter {
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
-  if (protocol === 'http/json') return new OTLPTraceExporter()
-  if (protocol !== 'http/protobuf') throw new Error(`OTLP protocol '${protocol}' is not supported: use http/protobuf or http/json`)
+  if (protocolOf(env) === 'http/json') return new OTLPTraceExporter()
   return new OTLPExporterBase<ReadableSpan[]>(
     createOtlpHttpExportDelegate(
       convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),

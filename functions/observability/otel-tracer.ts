@@ -4,7 +4,17 @@
  * layer's). With none registered the API would hand out non-recording spans: the "API only"
  * mode, where this port opens none at all (see sdkRegistered).
  */
-import { context, ProxyTracerProvider, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import {
+  context,
+  INVALID_SPANID,
+  INVALID_TRACEID,
+  ProxyTracerProvider,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api'
 import { type ActiveSpan, type Attributes, noopTracer, type Tracer } from '../../lib/runtime/tracer'
 
 /** What the API's own provider delegates to while no SDK is registered (a singleton of the API). */
@@ -80,19 +90,22 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
   const tracer = trace.getTracer(name, version)
   const options = { internal: { kind: SpanKind.INTERNAL }, server: { kind: SpanKind.SERVER }, client: { kind: SpanKind.CLIENT } }
   let registered = false
+  const live = () => registered || (registered = sdkRegistered())
   return {
-    span(spanName, opts, fn) {
-      if (!registered && !(registered = sdkRegistered())) return noopTracer.span(spanName, opts, fn)
-      // attributes are set after the start, and only on a recording span: with no SDK there is nothing to copy
-      return tracer.startActiveSpan(spanName, options[opts.kind ?? 'internal'], (span) => {
-        if (opts.attributes && span.isRecording()) span.setAttributes(opts.attributes)
-        return inSpan(new Handle(span), fn)
-      })
+    span<T>(spanName: string, opts: { kind?: keyof typeof options; attributes?: Attributes }, fn: (span: ActiveSpan) => Promise<T>) {
+      if (!live()) return noopTracer.span(spanName, opts, fn)
+      const parent = context.active()
+      const span = tracer.startSpan(spanName, options[opts.kind ?? 'internal'], parent)
+      // attributes are set after the start, and only on a recording span (an unsampled one keeps none)
+      if (opts.attributes && span.isRecording()) span.setAttributes(opts.attributes)
+      return context.with(trace.setSpan(parent, span), inSpan<T>, undefined, new Handle(span), fn)
     },
     inject(headers) {
       propagation.inject(context.active(), headers)
     },
     continueFrom(header, fn) {
+      // with neither an SDK nor a propagator registered, an extracted context would only be carried, never read
+      if (!live() && propagation.fields().length === 0) return fn()
       // most requests carry no trace of their own: then there is nothing to extract or to enter
       if (header('traceparent') === undefined && header('baggage') === undefined) return fn()
       return context.with(propagation.extract(context.active(), header, headerGetter), fn)
@@ -102,7 +115,8 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
     },
     ids() {
       const c = trace.getActiveSpan()?.spanContext()
-      return c && trace.isSpanContextValid(c) ? { traceId: c.traceId, spanId: c.spanId } : undefined
+      // an SDK's ids and an extracted parent's are valid hex already; only a suppressed span's are the invalid zeros
+      return c && c.traceId !== INVALID_TRACEID && c.spanId !== INVALID_SPANID ? { traceId: c.traceId, spanId: c.spanId } : undefined
     },
   }
 }
