@@ -209,7 +209,8 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
       received.requests++
       received.bytes += body.length
       if (req.url === '/v1/traces') received.spans += spansIn(body, json)
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      // an empty ExportTraceServiceResponse: no bytes in protobuf, {} in JSON
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '')
     })
   })
   const received = { requests: 0, bytes: 0, spans: 0 }

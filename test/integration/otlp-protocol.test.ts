@@ -7,6 +7,7 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { gunzipSync } from 'node:zlib'
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { TraceState } from '@opentelemetry/core'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
@@ -19,19 +20,27 @@ import { decodeTraceRequest } from '../support/otlp-protobuf'
 
 let receiver: http.Server
 let endpoint: string
-const posts: { path?: string; type?: string; body: Buffer }[] = []
-/** How the receiver answers: at once (200), after `release()` (a slow collector), or refusing (400). */
-const collector: { answer: 'ok' | 'held' | 'refuse'; held: (() => void)[] } = { answer: 'ok', held: [] }
+const posts: { path?: string; type?: string; encoding?: string; body: Buffer }[] = []
+/** How the receiver answers: at once (200), after `release()` (a slow collector), refusing (400), or busy once (503, Retry-After: 0). */
+const collector: { answer: 'ok' | 'held' | 'refuse' | 'busy-once'; held: (() => void)[] } = { answer: 'ok', held: [] }
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      posts.push({ path: req.url, type: req.headers['content-type'], body: Buffer.concat(chunks) })
+      posts.push({
+        path: req.url,
+        type: req.headers['content-type'],
+        encoding: req.headers['content-encoding'],
+        body: Buffer.concat(chunks),
+      })
       const answer = () => res.writeHead(200, { 'content-type': String(req.headers['content-type']) }).end()
       if (collector.answer === 'refuse') res.writeHead(400).end('no')
-      else if (collector.answer === 'held') collector.held.push(answer)
+      else if (collector.answer === 'busy-once') {
+        collector.answer = 'ok'
+        res.writeHead(503, { 'retry-after': '0' }).end()
+      } else if (collector.answer === 'held') collector.held.push(answer)
       else answer()
     })
   })
@@ -210,6 +219,18 @@ describe('the default protobuf export: each span written as it ends (EncodedBatc
     await expect(processor.forceFlush()).rejects.toThrow(/^1 spans were not exported/)
     expect(processor.lost.failed).toBe(1)
     expect(posts).toHaveLength(1)
+  })
+
+  it('posts the batch again when the collector answers 503 with Retry-After, and gzipped when OTEL_EXPORTER_OTLP_COMPRESSION says gzip', async () => {
+    collector.answer = 'busy-once'
+    vi.stubEnv('OTEL_EXPORTER_OTLP_COMPRESSION', 'gzip')
+    const { provider } = providerWith()
+    provider.getTracer('server-tools').startSpan('retried', {}, ROOT_CONTEXT).end()
+    await provider.forceFlush()
+    expect(posts.map((p) => p.encoding)).toEqual(['gzip', 'gzip'])
+    const decoded = decodeTraceRequest(gunzipSync(posts[1].body))
+    expect(decoded[0].scopeSpans[0].spans.map((s) => s.name)).toEqual(['retried'])
+    await provider.shutdown()
   })
 
   it('is what the SDK uses when no protocol is named (and not for http/json)', async () => {
