@@ -114,7 +114,7 @@ function retryAfterMillis(header: string | undefined): number | undefined {
   const seconds = Number.parseInt(header, 10)
   if (Number.isInteger(seconds)) return seconds > 0 ? seconds * 1000 : -1
   const delay = new Date(header).getTime() - Date.now()
-  return delay >= 0 ? delay : 0
+  return Math.max(delay, 0)
 }
 
 const gzipped = (data: Uint8Array) =>
