@@ -86,6 +86,65 @@ export function compilePattern(source: string): CompiledPattern | PatternProblem
   return hit
 }
 
+/** What precompilePatterns did: counted, so tests read the work instead of timing it. */
+export interface Precompiled {
+  /** Distinct patterns compiled (or found compiled, or refused) into the cache. */
+  patterns: number
+  /** Their instructions together (a refused pattern counts none). */
+  instructions: number
+  /** Turns of the event loop the walk and the compiles were spread over. */
+  slices: number
+}
+
+/** Nodes of a value walked in one turn of the event loop (a node costs well under a microsecond). */
+const WALK_SLICE = 2_000
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/**
+ * Compiles the distinct patterns a tenant's value holds — every string under a `pattern` key and
+ * every key of a `patternProperties` object, wherever they sit — into the cache compilePattern
+ * reads, one pattern per turn of the event loop, so that the synchronous checks after it
+ * (schemaProblem) find them compiled and no other request waits behind more than one compile
+ * (≤ WORK_BUDGETS.patternProgram instructions). Stops once `limit` instructions are compiled: the
+ * checks refuse the value past its pattern budgets anyway, so compiling more would be work for
+ * nothing.
+ */
+export async function precompilePatterns(value: unknown, limit: number = WORK_BUDGETS.packPatterns.limit): Promise<Precompiled> {
+  const done: Precompiled = { patterns: 0, instructions: 0, slices: 1 }
+  const seen = new Set<string>()
+  const stack: unknown[] = [value]
+  let walked = 0
+  const compile = async (source: string) => {
+    if (seen.has(source) || done.instructions > limit) return
+    seen.add(source)
+    const cached = cache.get(source) ?? own.get(source)
+    if (!cached) {
+      // a compile of its own turn: what came before it in this turn is not added to it
+      await nextTurn()
+      done.slices++
+    }
+    const p = cached ?? compilePattern(source)
+    done.patterns++
+    if (!isPatternProblem(p)) done.instructions += p.size
+  }
+  while (stack.length && done.instructions <= limit) {
+    const node = stack.pop()
+    if (node === null || typeof node !== 'object') continue
+    if (++walked % WALK_SLICE === 0) {
+      await nextTurn()
+      done.slices++
+    }
+    for (const [key, child] of Array.isArray(node) ? node.entries() : Object.entries(node)) {
+      if (key === 'pattern' && typeof child === 'string') await compile(child)
+      else if (key === 'patternProperties' && child && typeof child === 'object' && !Array.isArray(child))
+        for (const source of Object.keys(child)) await compile(source)
+      if (child !== null && typeof child === 'object') stack.push(child)
+    }
+  }
+  return done
+}
+
 /**
  * Steps a match of `pattern` against `length` characters costs (the unit of the validation
  * budget, about a quarter of a microsecond): RE2's work is per character, times a factor that

@@ -18,6 +18,7 @@
  * out with a problem naming the character.
  */
 import type { Issue } from '../errors'
+import { precompilePatterns } from './patterns'
 import { NESTED_YAML_FIELDS, SERVER_TOOLS_PREFIX } from './server-tool'
 import { jsonFormOf, locate, MAX_YAML_BYTES, type ParsedYaml, parseYaml, type YamlParsing, type YamlResult, type YamlSource } from './yaml'
 import { INLINE_YAML_CHARS } from './yaml-parsing'
@@ -196,6 +197,8 @@ export async function checkDocumentWrite(
   const parsed = await yaml.parse(body, { tenant, path })
   const { issues, json } = checkParsed(parsed, path)
   const nested = issues.length || !parsed.ok ? undefined : await nestedYaml(yaml, tenant, path, parsed.value.data)
+  // a tool's schemas (an output schema, inputs) are checked synchronously: their patterns compiled first, one per turn
+  if (!issues.length && parsed.ok && path.startsWith(SERVER_TOOLS_PREFIX)) await precompilePatterns(parsed.value.data)
   return { issues, json, source: { text: body, json, parsed, ...(nested ? { nested } : {}) } }
 }
 

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { EXPANSION_LIMITS } from '../config/expansion-budget'
+import { precompilePatterns } from '../config/patterns'
 import { isReservedToolName, RESERVED_TOOL_NAMES } from '../config/server-tool'
 import { type Issue, invalidConfig, invalidInput, notFound } from '../errors'
 import { parseModelRef } from '../models/documents'
@@ -150,6 +151,8 @@ export class ProcessService {
    * and usage insights open a surface on it (SurfaceService.detached) — the same code as a spawn.
    */
   async draft(tenant: string, project: string, actor: string, body: Record<string, unknown>): Promise<SpawnResult> {
+    // the client tools' patterns compiled one per turn of the event loop before the checks read them
+    await precompilePatterns(body.clientTools)
     const req = checkSpawnBody(body)
     const docs = this.deps.documents
     const recipeName = req.recipe ?? DEFAULT_RECIPE
@@ -258,6 +261,7 @@ export class ProcessService {
         `unknown field '${unknown[0]}' (the body is { clientTools: [...] })`,
         unknown.map((k) => ({ pointer: `/${k}`, message: `unknown field '${k}'` })),
       )
+    await precompilePatterns(body.clientTools)
     const tools = parseClientTools(body.clientTools ?? [], '/clientTools')
     const { subject: _, ...stored } = key
     await this.get(key)

@@ -12,7 +12,7 @@ import { BudgetExceeded, budgetFor, WORK_BUDGETS } from '../../../lib/config/exp
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { CHUNK_CHARS, newJsonSliceWork, parseJsonInSlices, SLICE_CHARS } from '../../../lib/config/json-slices'
 import { MAX_NESTING_DEPTH, yamlTooDeep } from '../../../lib/config/nesting'
-import { compilePattern, isPatternProblem, matchCost } from '../../../lib/config/patterns'
+import { compilePattern, isPatternProblem, matchCost, precompilePatterns } from '../../../lib/config/patterns'
 import { interpret, type PackPatterns, schemaProblem } from '../../../lib/config/schema-interpreter'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
@@ -199,9 +199,12 @@ export const rowSet: HostileRowSet = {
           pack.budget.used > limit && pack.budget.used <= limit + WORK_BUDGETS.patternProgram.limit,
           `${pack.budget.used} instructions`,
         )
-        const res = await app.call('n1g', 'POST', '/projects/p1/processes', {
-          clientTools: schemas.map((inputSchema, t) => ({ name: `t${t}`, description: 'A hostile tool.', inputSchema })),
-        })
+        const clientTools = schemas.map((inputSchema, t) => ({ name: `t${t}`, description: 'A hostile tool.', inputSchema }))
+        // before the checks, the spawn compiles them one per turn of the event loop, and no further than the budget
+        const pre = await precompilePatterns(clientTools)
+        assert.ok(pre.slices > pre.patterns && pre.patterns < 64 * 16, `${pre.patterns} patterns in ${pre.slices} turns`)
+        assert.ok(pre.instructions <= limit + WORK_BUDGETS.patternProgram.limit, `${pre.instructions} instructions`)
+        const res = await app.call('n1g', 'POST', '/projects/p1/processes', { clientTools })
         await assertProblem(res, 400, /the patterns of all client tools \(instructions\) is over its budget of 16,384/)
       },
     },

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
-import { compilePattern, isPatternProblem, matchCost, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
+import { compilePattern, isPatternProblem, matchCost, precompilePatterns, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
 import { schemaProblem } from '../../../lib/config/schema-interpreter'
 
 const compiled = (source: string) => {
@@ -99,5 +99,59 @@ describe('tenant patterns (RE2 semantics)', () => {
     const p = compiled(RELATIVE_PATH_PATTERN)
     for (const ok of ['a', 'a/b', '.', './a', '...', '..a', 'a..', 'a//b', 'a/', 'a/.']) expect(p.test(ok), ok).toBe(true)
     for (const bad of ['', '/a', '..', '../a', 'a/..', 'a/../b', 'x/../', 'a\nb']) expect(p.test(bad), bad).toBe(false)
+  })
+})
+
+describe('precompiling the patterns of a tenant value', () => {
+  /** Counts turns of the event loop while `work` runs: what another request would get. */
+  async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+    let turns = 0
+    let running = true
+    const tick = () => {
+      turns++
+      if (running) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const result = await work()
+    running = false
+    return { result, turns }
+  }
+
+  const clientTools = (tag: string, tools: number, perTool: number) =>
+    Array.from({ length: tools }, (_, t) => ({
+      name: `t${t}`,
+      inputSchema: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: perTool }, (_, k) => [`p${k}`, { type: 'string', pattern: `^[a-z]{1,60}-${tag}${t}-${k}[0-9]{1,60}$` }]),
+        ),
+        patternProperties: { [`^x-${tag}${t}-[a-z]+$`]: { type: 'string' } },
+      },
+    }))
+
+  it('compiles each distinct pattern in a turn of its own, patternProperties keys included, and finds them compiled the second time', async () => {
+    const value = clientTools('a', 4, 3)
+    const { result, turns } = await turnsDuring(() => precompilePatterns(value))
+    expect(result.patterns).toBe(4 * 3 + 4)
+    expect(result.slices).toBe(result.patterns + 1)
+    expect(turns).toBeGreaterThanOrEqual(result.patterns)
+    const again = await precompilePatterns(value)
+    expect(again).toEqual({ ...result, slices: 1 })
+  })
+
+  it('stops compiling once the limit is passed, however many patterns the value holds', async () => {
+    const value = clientTools('b', 64, 16)
+    const limit = WORK_BUDGETS.packPatterns.limit
+    const result = await precompilePatterns(value, limit)
+    expect(result.instructions).toBeGreaterThan(limit)
+    expect(result.instructions).toBeLessThanOrEqual(limit + WORK_BUDGETS.patternProgram.limit)
+    expect(result.patterns).toBeLessThan(64 * 17)
+  })
+
+  it('counts a refused pattern without instructions and compiles nothing twice within one value', async () => {
+    const value = { a: { pattern: '(a)\\1' }, b: [{ pattern: '(a)\\1' }, { pattern: '^c$' }], c: { pattern: 7 } }
+    const result = await precompilePatterns(value)
+    expect(result.patterns).toBe(2)
+    expect(result.instructions).toBe((compilePattern('^c$') as { size: number }).size)
   })
 })
