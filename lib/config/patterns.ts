@@ -153,9 +153,151 @@ export async function precompilePatterns(value: unknown, limit: number = WORK_BU
  */
 export const matchCost = (pattern: CompiledPattern, length: number): number => Math.ceil((length * (pattern.size + 64)) / 256)
 
+/**
+ * A pattern whose estimate passes this is refused before it is compiled: compiling costs about
+ * 7 µs an instruction, and the instruction budget can only be read off a compiled program (a
+ * 740-character pattern of 50 `[a-z]{1,1000}` compiled to 100,044 instructions in 300 CPU ms
+ * before it was refused). The estimate + 4 stayed within 0.82–1.29× of the compiled size over
+ * 3,000 random patterns (test/unit/config/patterns.test.ts holds it to 0.75–1.5×), so twice the
+ * program budget refuses no pattern the budget admits and bounds a compile near 1,300 instructions.
+ */
+const ESTIMATE_LIMIT = 2 * WORK_BUDGETS.patternProgram.limit
+
+/** Past this, an estimate is only "too large": sizes saturate instead of growing without bound. */
+const SATURATED = 1e9
+
+/**
+ * Instructions RE2 will compile an RE2-syntax pattern to, read off the text in one pass — the sizes
+ * of re2js's own parser check (`calcSize`: a literal character 1, a class 1, a capture 2 + its
+ * body, `*` 2 +, `+`/`?` 1 +, `{m,n}` n × body + (n − m), an alternation its branches + one per
+ * `|`), with an alternation of single characters counted as the one class RE2 merges it into.
+ * Linear in the text, no recursion; nesting deeper than RE2's 1,000 levels saturates.
+ */
+export function estimatedSize(re2: string): number {
+  type Frame = {
+    done: number
+    branch: number
+    piece: number
+    single: boolean
+    pieces: number
+    branches: number
+    allSingle: boolean
+    capture: boolean
+  }
+  const open = (capture: boolean): Frame => ({
+    done: 0,
+    branch: 0,
+    piece: 0,
+    single: false,
+    pieces: 0,
+    branches: 1,
+    allSingle: true,
+    capture,
+  })
+  const sat = (n: number) => Math.min(n, SATURATED)
+  const stack: Frame[] = [open(false)]
+  let top = stack[0]
+  /** A new piece of the current branch: `single` when it is one character or class, unquantified. */
+  const piece = (size: number, single: boolean) => {
+    top.branch = sat(top.branch + top.piece)
+    top.piece = size
+    top.single = single
+    top.pieces++
+  }
+  const oneSingle = (f: Frame) => f.pieces === 1 && f.single
+  /** A group's body (or the whole pattern's): its branches, or one class when every branch is one character. */
+  const close = (f: Frame) => {
+    const merged = f.branches > 1 && f.allSingle && oneSingle(f)
+    const body = merged ? 1 : sat(f.done + f.branch + f.piece + f.branches - 1)
+    return { body, single: !f.capture && (merged || (f.branches === 1 && oneSingle(f))) }
+  }
+  for (let i = 0; i < re2.length; i++) {
+    const c = re2[i]
+    if (c === '\\') {
+      const n = re2[i + 1] ?? ''
+      if (n === 'Q') {
+        const end = re2.indexOf('\\E', i + 2)
+        const stop = end < 0 ? re2.length : end
+        for (let k = i + 2; k < stop; k++) piece(1, true)
+        i = end < 0 ? re2.length : end + 1
+        continue
+      }
+      if ((n === 'x' || n === 'p' || n === 'P') && re2[i + 2] === '{') i = Math.max(i + 1, re2.indexOf('}', i + 3))
+      else if (n === 'x') i += 3
+      else if (n === 'p' || n === 'P') i += 2
+      else i += 1
+      piece(1, true)
+    } else if (c === '[') {
+      // a class is one instruction whatever it lists; `]` first (or after `^`) is a member
+      let k = i + 1
+      if (re2[k] === '^') k++
+      if (re2[k] === ']') k++
+      for (; k < re2.length && re2[k] !== ']'; k++) {
+        if (re2[k] === '\\') k++
+        else if (re2[k] === '[' && re2[k + 1] === ':') {
+          const end = re2.indexOf(':]', k + 2)
+          if (end > 0) k = end + 1
+        }
+      }
+      i = k
+      piece(1, true)
+    } else if (c === '(') {
+      let capture = true
+      if (re2[i + 1] === '?') {
+        const head = /^\?(P?<[^>]*>|[a-zA-Z-]*[:)])/.exec(re2.slice(i + 1, i + 130))
+        if (head?.[1].endsWith(')')) {
+          i += head[0].length // flags for the rest of the group: no group of its own
+          continue
+        }
+        capture = !!head?.[1].includes('<')
+        i += head ? head[0].length : 1
+      }
+      if (stack.length > 1_000) return SATURATED
+      stack.push((top = open(capture)))
+    } else if (c === ')' && stack.length > 1) {
+      const f = stack.pop()!
+      top = stack[stack.length - 1]
+      const { body, single } = close(f)
+      piece(f.capture ? sat(2 + body) : body, single)
+    } else if (c === '|') {
+      top.allSingle = top.allSingle && oneSingle(top)
+      top.done = sat(top.done + top.branch + top.piece)
+      top.branches++
+      top.branch = 0
+      top.piece = 0
+      top.single = false
+      top.pieces = 0
+    } else if (c === '*' || c === '+' || c === '?') {
+      if (c === '?' && i > 0 && '*+?}'.includes(re2[i - 1])) continue // a lazy quantifier's mark
+      top.piece = sat((c === '*' ? 2 : 1) + top.piece)
+      top.single = false
+    } else if (c === '{' && /^\{\d+(,\d*)?\}/.test(re2.slice(i, i + 24))) {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(re2.slice(i, i + 24))!
+      const min = Number(m[1])
+      const max = m[2] === undefined ? min : m[3] === '' ? -1 : Number(m[3])
+      const sub = top.piece
+      top.piece = max === -1 ? (min === 0 ? sat(2 + sub) : sat(1 + min * sub)) : sat(Math.max(1, max) * sub + Math.max(0, max - min))
+      top.single = false
+      i += m[0].length - 1
+    } else piece(1, true)
+  }
+  while (stack.length > 1) {
+    const f = stack.pop()!
+    top = stack[stack.length - 1]
+    piece(close(f).body, false)
+  }
+  return close(stack[0]).body
+}
+
 function build(source: string): CompiledPattern | PatternProblem {
   const translated = toRe2(source)
   if (typeof translated !== 'string') return translated
+  const estimate = estimatedSize(translated)
+  if (estimate > ESTIMATE_LIMIT)
+    return {
+      message: `the pattern would compile to about ${estimate >= SATURATED ? 'a billion or more' : estimate.toLocaleString('en-US')} instructions, more than its budget of ${WORK_BUDGETS.patternProgram.limit.toLocaleString('en-US')} (repeat counts multiply); refused before compiling`,
+      position: 1,
+    }
   let re: RE2JS
   try {
     // One capturing group around the whole: re2js runs a one-pass analysis on every program that

@@ -12,7 +12,7 @@ import { BudgetExceeded, budgetFor, WORK_BUDGETS } from '../../../lib/config/exp
 import type { JsonSchema } from '../../../lib/config/json-schema'
 import { CHUNK_CHARS, newJsonSliceWork, parseJsonInSlices, SLICE_CHARS } from '../../../lib/config/json-slices'
 import { MAX_NESTING_DEPTH, yamlTooDeep } from '../../../lib/config/nesting'
-import { compilePattern, isPatternProblem, matchCost, precompilePatterns } from '../../../lib/config/patterns'
+import { compilePattern, estimatedSize, isPatternProblem, matchCost, precompilePatterns } from '../../../lib/config/patterns'
 import { interpret, type PackPatterns, schemaProblem } from '../../../lib/config/schema-interpreter'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
 
@@ -163,6 +163,19 @@ export const rowSet: HostileRowSet = {
           await clientTool(app, 'n1c', { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)\\1$' } } }),
           400,
           /inputSchema\/properties\/s\/pattern.*the backreference \\\\1 at position 6 cannot be matched in linear time/,
+        )
+      },
+    },
+    {
+      name: 'variant: a 740-character pattern of 50 [a-z]{1,1000} (100,044 instructions, 300 CPU ms to compile) is a 400 at spawn, refused by its estimate before it is compiled',
+      async run(app) {
+        const source = Array.from({ length: 50 }, (_, i) => `[a-z]{1,1000}${i}`).join('')
+        const estimate = estimatedSize(source)
+        assert.ok(estimate > 2 * WORK_BUDGETS.patternProgram.limit && estimate < 101_000, `${estimate} estimated`)
+        await assertProblem(
+          await clientTool(app, 'n1h', { type: 'object', properties: { s: { type: 'string', pattern: source } } }),
+          400,
+          new RegExp(`would compile to about ${estimate.toLocaleString('en-US')} instructions.*refused before compiling`),
         )
       },
     },

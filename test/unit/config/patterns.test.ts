@@ -1,7 +1,15 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
-import { compilePattern, isPatternProblem, matchCost, precompilePatterns, RELATIVE_PATH_PATTERN } from '../../../lib/config/patterns'
+import {
+  compilePattern,
+  compileRe2,
+  estimatedSize,
+  isPatternProblem,
+  matchCost,
+  precompilePatterns,
+  RELATIVE_PATH_PATTERN,
+} from '../../../lib/config/patterns'
 import { schemaProblem } from '../../../lib/config/schema-interpreter'
 
 const compiled = (source: string) => {
@@ -76,6 +84,37 @@ describe('tenant patterns (RE2 semantics)', () => {
       }),
       { numRuns: 300 },
     )
+  })
+
+  it('estimate the program of random patterns within 0.75–1.5× of what RE2 compiles (+4), before compiling', () => {
+    const atom = fc.constantFrom('a', 'xyz', '[ab]', '[^a]', '.', '\\d', '\\p{L}', '(?:ab|b)', '(a|b|c)', '(?i:ab)', '\\x{41}')
+    const quant = fc.constantFrom('', '*', '+', '?', '{1,3}', '{2}', '{0,5}', '{3,}', '*?', '{1,20}')
+    const seq = fc.array(fc.tuple(atom, quant), { minLength: 1, maxLength: 5 }).map((ps) => ps.map(([a, q]) => a + q).join(''))
+    const group = fc
+      .tuple(fc.array(seq, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '*', '{1,10}', '{2,4}', '+'), fc.constantFrom('(', '(?:'))
+      .map(([branches, q, open]) => `${open}${branches.join('|')})${q}`)
+    const pattern = fc
+      .tuple(fc.array(fc.oneof(seq, group), { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
+      .map(([parts, start, end]) => `${start ? '^' : ''}${parts.join('')}${end ? '$' : ''}`)
+    fc.assert(
+      fc.property(pattern, (source) => {
+        const p = compileRe2(source)
+        if (isPatternProblem(p)) return // over the program budget: refused, estimate or not
+        const ratio = (estimatedSize(source) + 4) / p.size
+        expect(ratio, `${source}: ${estimatedSize(source)} estimated, ${p.size} compiled`).toBeGreaterThanOrEqual(0.75)
+        expect(ratio).toBeLessThanOrEqual(1.5)
+      }),
+      { numRuns: 1_000 },
+    )
+  })
+
+  it('refuse a pattern whose estimate is far over the budget without compiling it, naming the estimate', () => {
+    const fifty = Array.from({ length: 50 }, (_, i) => `[a-z]{1,1000}${i}`).join('')
+    expect(fifty.length).toBeLessThan(800)
+    const p = compilePattern(fifty)
+    expect(isPatternProblem(p) && p.message).toMatch(/would compile to about 100,\d{3} instructions, .* refused before compiling/)
+    expect(estimatedSize('((((a{1,1000}){1,1000}){1,1000}){1,1000})')).toBe(1e9)
+    expect(estimatedSize(`${'('.repeat(1_001)}a${')'.repeat(1_001)}`)).toBe(1e9)
   })
 
   it('translate the ECMA escapes RE2 spells differently and keep their meaning', () => {
