@@ -149,6 +149,22 @@ export const WORK_BUDGETS = {
     counts: 'bytes of one tools array (manifest in any format, MCP tools/list) as rendered, measured before rendering',
     refusal: '422 naming the budget',
   },
+  // The discovery meta-tools answer from the whole visible set, which no limit bounds (tools per
+  // tenant, 1,000 sub-tools per pack, descriptions up to a document's 1 MiB): a 1,000-operation
+  // pack made one tool_list answer name 1,010 tools and write 1,010 usage counters; 25 tools of
+  // 500 KB descriptions made one tool_description answer 12 MB (issue 21, third pass).
+  listedNames: {
+    limit: 200,
+    counts:
+      'names one `tool_list` answer shows (`inContext` and `available` together); each shown name is also one usage counter (`listedHits`) written',
+    refusal: 'the answer holds the first 200 and `nextOffset`; the next call with `offset` shows the next ones',
+  },
+  describedBytes: {
+    limit: 1024 * 1024,
+    counts:
+      "bytes of one `tool_description` answer's descriptions and schemas as rendered JSON (counted twice in code mode, where each is declared as TypeScript too), measured before it is rendered",
+    refusal: 'the tools that do not fit are `skipped` with the budget named; one that alone does not fit is a tool error naming it',
+  },
   // Every turn of a process reads the catalog and the learned limit of each entry (issue 21 N5).
   modelChain: {
     limit: 16,

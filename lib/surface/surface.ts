@@ -5,7 +5,7 @@
  */
 
 import type { ToolOutcome } from '../calls/outcome'
-import { EXPANSION_LIMITS } from '../config/expansion-budget'
+import { EXPANSION_LIMITS, jsonBytes, WORK_BUDGETS } from '../config/expansion-budget'
 import { invalidInput, ServerToolsError } from '../errors'
 import type { EndpointSurface, NativeDeferral } from '../models/documents'
 import type { SurfaceDocuments } from '../recipes/catalog'
@@ -17,7 +17,7 @@ import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import type { CodeApi } from '../tools/builtins/execute_code'
 import { CODE_TOOL, type CodeDeclaration, codeDeclaration, declarationBytes as codeDeclarationBytes } from '../tools/code-declaration'
-import { type DescribedTool, type DiscoverySurface, nameKey, type Tool } from '../tools/contracts'
+import { type DescribedPage, type DescribedTool, type DiscoverySurface, type ListedPage, nameKey, type Tool } from '../tools/contracts'
 import type { CallerIdentity, ToolDispatcher, ToolGate } from '../tools/dispatcher'
 import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
@@ -542,22 +542,26 @@ export class ProcessSurface implements DiscoverySurface {
 
   // ────────── DiscoverySurface (tool_list, tool_description) ──────────
 
-  async list(prefix?: string): Promise<{ inContext: string[]; available: string[]; packHints: Record<string, string> }> {
+  async list(prefix?: string, offset = 0): Promise<ListedPage> {
     const [v, turn] = await Promise.all([this.visible(), this.turn()])
     const p = (prefix ?? '').trim().toLowerCase()
+    const max = WORK_BUDGETS.listedNames.limit
     const inContext: string[] = []
     const available: string[] = []
     const packHints: Record<string, string> = {}
+    let count = 0
     for (const t of v.tools) {
       if (p && !t.name.toLowerCase().startsWith(p)) continue
+      // every match is counted; only a page of them is shown (and so written as usage)
+      if (count++ < offset || count > offset + max) continue
       ;(turn.inManifest.has(t.name) ? inContext : available).push(t.name)
       const hint = t.promptHint?.trim()
       if (t.pack && hint && !(t.pack in packHints)) packHints[t.pack] = hint
     }
-    return { inContext, available, packHints }
+    return { count, inContext, available, packHints, ...(offset + max < count ? { nextOffset: offset + max } : {}) }
   }
 
-  async describe(names: readonly string[], max: number): Promise<{ described: DescribedTool[]; unknown: string[]; skipped: string[] }> {
+  async describe(names: readonly string[], max: number): Promise<DescribedPage> {
     const [v, turn] = await Promise.all([this.visible(), this.turn()])
     const unknown: string[] = []
     const known: Tool[] = []
@@ -570,8 +574,19 @@ export class ProcessSurface implements DiscoverySurface {
         known.push(t)
       }
     }
-    const chosen = known.slice(0, max)
-    const skipped = known.slice(max).map((t) => t.name)
+    // Charged by what the answer renders, measured before anything is built or activated: the
+    // first tool that does not fit ends the answer (the measure then costs at most the budget).
+    let room = WORK_BUDGETS.describedBytes.limit
+    let fitting = Math.min(known.length, max)
+    for (let i = 0; i < fitting; i++) {
+      const t = known[i]
+      const bytes = jsonBytes([t.name, t.description, t.inputSchema, searchHintOf(t)], room) * (this.isCode ? 2 : 1)
+      if (bytes > room) fitting = i
+      else room -= bytes
+    }
+    const chosen = known.slice(0, fitting)
+    const skipped = known.slice(fitting).map((t) => t.name)
+    const overBudget = fitting < Math.min(known.length, max)
     const now = this.deps.clock.now()
     const toStamp = chosen.filter((t) => !isFloor(t.name) && (!turn.inManifest.has(t.name) || this.isFresh(t.name, now)))
     if (toStamp.length) await this.stamp(toStamp.map((t) => t.name))
@@ -588,7 +603,7 @@ export class ProcessSurface implements DiscoverySurface {
         ...(this.isCode ? { declaration: codeDeclaration([t]).text } : {}),
       }),
     )
-    return { described, unknown, skipped }
+    return { described, unknown, skipped, ...(overBudget ? { overBudget: skipped[0] } : {}) }
   }
 
   // ────────── internals ──────────

@@ -46,15 +46,38 @@ export interface DescribedTool {
   declaration?: string
 }
 
+/** One `tool_list` answer: at most WORK_BUDGETS.listedNames names, from `offset` on. */
+export interface ListedPage {
+  /** Every visible name the prefix selects, shown or not. */
+  count: number
+  inContext: string[]
+  available: string[]
+  packHints: Record<string, string>
+  /** Where the next page starts, when this one did not show every name. */
+  nextOffset?: number
+}
+
+export interface DescribedPage {
+  described: DescribedTool[]
+  unknown: string[]
+  skipped: string[]
+  /** The first skipped tool, when it was skipped because the answer's bytes (describedBytes) were spent. */
+  overBudget?: string
+}
+
 /** What the discovery meta-tools (tool_list, tool_description) see: a process's surface. */
 export interface DiscoverySurface {
-  /** Visible names whose lower-cased form starts with the lower-cased prefix, split by manifest membership. */
-  list(prefix?: string): Promise<{ inContext: string[]; available: string[]; packHints: Record<string, string> }>
+  /**
+   * Visible names whose lower-cased form starts with the lower-cased prefix, split by manifest
+   * membership; at most WORK_BUDGETS.listedNames of them, from `offset` on (visible order).
+   */
+  list(prefix?: string, offset?: number): Promise<ListedPage>
   /**
    * Describes at most `max` visible tools (in the given order) and activates the deferred ones
-   * among them; invisible names land in `unknown`, visible ones over `max` in `skipped`.
+   * among them, while their descriptions and schemas fit in WORK_BUDGETS.describedBytes;
+   * invisible names land in `unknown`, visible ones past `max` or the bytes in `skipped`.
    */
-  describe(names: readonly string[], max: number): Promise<{ described: DescribedTool[]; unknown: string[]; skipped: string[] }>
+  describe(names: readonly string[], max: number): Promise<DescribedPage>
 }
 
 /**

@@ -4,6 +4,7 @@
  * class by exporting `attacks` from its rows file and spreading it here.
  */
 import type { AttackClass } from './harness'
+import { attacks as discovery } from './rows/discovery'
 import { attacks as modelsAndLimits } from './rows/models'
 import { attacks as sharing } from './rows/sharing'
 import { attacks as tenantWork } from './rows/tenant-work'
@@ -21,4 +22,4 @@ const ordinaryFlood: AttackClass = {
   },
 }
 
-export const ATTACK_CLASSES: AttackClass[] = [ordinaryFlood, ...tenantWork, ...sharing, ...modelsAndLimits]
+export const ATTACK_CLASSES: AttackClass[] = [ordinaryFlood, ...tenantWork, ...sharing, ...modelsAndLimits, ...discovery]

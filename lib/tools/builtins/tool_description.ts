@@ -4,6 +4,7 @@
  */
 
 import { success, toolError } from '../../calls/outcome'
+import { WORK_BUDGETS } from '../../config/expansion-budget'
 import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 import { NO_SURFACE } from './tool_list'
@@ -50,14 +51,25 @@ export const toolDescriptionTool: Tool = {
       return toolError(
         'tool_description needs at least one tool name in `names` (a list or a comma-separated string). Call tool_list to see the names.',
       )
-    const { described, unknown, skipped } = await ctx.surface.describe(names, MAX_DESCRIBED)
+    const { described, unknown, skipped, overBudget } = await ctx.surface.describe(names, MAX_DESCRIBED)
+    const bytes = WORK_BUDGETS.describedBytes.limit.toLocaleString('en-US')
+    if (!described.length && overBudget)
+      return toolError(
+        `Tool '${overBudget}' is too large to describe: its description and schema render to more than ${bytes} bytes (describedBytes).`,
+        { skipped },
+      )
     if (!described.length)
       return toolError(`Unknown tool(s): ${unknown.join(', ')}. Call tool_list to see the tools you can use.`, { unknown })
     return success({
       tools: described,
       ...(unknown.length ? { unknown } : {}),
       ...(skipped.length
-        ? { skipped, skippedReason: `at most ${MAX_DESCRIBED} tools are described per call; ask again for the skipped ones` }
+        ? {
+            skipped,
+            skippedReason: overBudget
+              ? `one answer describes tools up to ${bytes} bytes (describedBytes); ask again for the skipped ones`
+              : `at most ${MAX_DESCRIBED} tools are described per call; ask again for the skipped ones`,
+          }
         : {}),
     })
   },

@@ -1,6 +1,7 @@
 /** Built-in `tool_list` (spec §13): the names a process can use, split by whether their schema is in context. */
 
 import { success, toolError } from '../../calls/outcome'
+import { WORK_BUDGETS } from '../../config/expansion-budget'
 import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 
@@ -9,11 +10,13 @@ export const NO_SURFACE =
 
 export const toolListTool: Tool = {
   name: 'tool_list',
-  description:
-    'List the names of every tool you can use. `inContext` tools are in your tool list now; `available` tools can be loaded with tool_description. Optional `prefix` keeps names starting with it (case-insensitive).',
+  description: `List the names of every tool you can use. \`inContext\` tools are in your tool list now; \`available\` tools can be loaded with tool_description. Optional \`prefix\` keeps names starting with it (case-insensitive). At most ${WORK_BUDGETS.listedNames.limit} names per answer: \`count\` says how many there are, \`nextOffset\` where the next answer starts.`,
   inputSchema: {
     type: 'object',
-    properties: { prefix: { type: 'string', description: 'Only names starting with this (case-insensitive), e.g. "gmail__"' } },
+    properties: {
+      prefix: { type: 'string', description: 'Only names starting with this (case-insensitive), e.g. "gmail__"' },
+      offset: { type: 'integer', minimum: 0, description: 'Skip this many names (the nextOffset of the answer before)' },
+    },
     additionalProperties: false,
   },
   ...PRIMARY_META_BUILTIN,
@@ -23,12 +26,14 @@ export const toolListTool: Tool = {
   async invoke(params, ctx) {
     if (!ctx.surface) return toolError(`tool_list ${NO_SURFACE}.`)
     const prefix = typeof params.prefix === 'string' ? params.prefix : undefined
-    const { inContext, available, packHints } = await ctx.surface.list(prefix)
+    const offset = typeof params.offset === 'number' && Number.isSafeInteger(params.offset) && params.offset > 0 ? params.offset : 0
+    const { count, inContext, available, packHints, nextOffset } = await ctx.surface.list(prefix, offset)
     return success({
-      count: inContext.length + available.length,
+      count,
       inContext,
       available,
       ...(Object.keys(packHints).length ? { packHints } : {}),
+      ...(nextOffset !== undefined ? { nextOffset } : {}),
     })
   },
 }

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import type { AppDeps } from '../../../functions/http/app-deps'
 import { success } from '../../../lib/calls/outcome'
+import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { ProcessRecord } from '../../../lib/recipes/ports'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { RESTAMP_SHARE } from '../../../lib/surface/surface'
@@ -89,6 +90,36 @@ describe('tool_list', () => {
     })
     expect((await call(p, 'tool_list', { prefix: 'zzz' })).content).toEqual({ count: 0, inContext: [], available: [] })
   })
+
+  it('shows at most listedNames names an answer, counts them all, and pages with offset (each name once)', async () => {
+    const ops = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `o${String(from + i).padStart(3, '0')}`).join(', ')
+    // two packs, so the pages cross a pack boundary: 230 + 190 sub-tools
+    await putTool('big', `type: echo_pack\ndescription: Big\nparameters:\n  ops: [${ops(230)}]\n`)
+    await putTool('bigger', `type: echo_pack\ndescription: Bigger\nparameters:\n  ops: [${ops(190, 500)}]\n`)
+    await putDoc('engines/wide.yaml', 'allowedTools: ["@echo"]\n')
+    await putDoc('recipes/wide.yaml', 'engine: wide\n')
+    const wide = (await deps.processes.spawn(T, P, 'alice', { recipe: 'wide' })).process
+    const max = WORK_BUDGETS.listedNames.limit
+    const seen: string[] = []
+    const offsets: (number | undefined)[] = []
+    let offset: number | undefined = 0
+    while (offset !== undefined) {
+      const page = (await call(wide, 'tool_list', { prefix: 'BIG', offset })).content as {
+        count: number
+        inContext: string[]
+        available: string[]
+        nextOffset?: number
+      }
+      expect(page.count).toBe(420)
+      expect(page.inContext.length + page.available.length).toBeLessThanOrEqual(max)
+      seen.push(...page.inContext, ...page.available)
+      offset = page.nextOffset
+      offsets.push(offset)
+    }
+    expect(offsets).toEqual([max, 2 * max, undefined])
+    expect(new Set(seen).size).toBe(420)
+    expect((await call(wide, 'tool_list', { offset: 10_000 })).content).toMatchObject({ inContext: [], available: [] })
+  })
 })
 
 describe('tool_description', () => {
@@ -147,6 +178,60 @@ describe('tool_description', () => {
     expect(out.tools).toHaveLength(25)
     expect(out.skipped).toEqual(names.slice(25))
     expect(out.skippedReason).toContain('at most 25')
+  })
+
+  it('describes tools while their rendering fits describedBytes; the rest are skipped naming it and not activated', async () => {
+    const big = WORK_BUDGETS.describedBytes.limit / 4
+    for (const name of ['w1', 'w2', 'w3', 'w4', 'w5'])
+      await deps.tools.put(
+        T,
+        P,
+        name,
+        JSON.stringify({ type: 'doc_lookup', description: name.padEnd(big, '.'), parameters: { path: 'a.md' } }),
+        {
+          actor: 't',
+        },
+      )
+    const q = (await deps.processes.spawn(T, P, 'alice', {})).process
+    const out = (await call(q, 'tool_description', { names: ['w1', 'w2', 'w3', 'w4', 'w5'] })).content as {
+      tools: { name: string }[]
+      skipped: string[]
+      skippedReason: string
+    }
+    expect(out.tools.map((t) => t.name)).toEqual(['w1', 'w2', 'w3'])
+    expect(out.skipped).toEqual(['w4', 'w5'])
+    expect(out.skippedReason).toContain('describedBytes')
+    expect(JSON.stringify(out).length).toBeLessThanOrEqual(WORK_BUDGETS.describedBytes.limit + 4096)
+    const inManifest = await toolNames(q)
+    expect(inManifest).toEqual(expect.arrayContaining(['w1', 'w2', 'w3']))
+    expect(inManifest).not.toContain('w4')
+    expect(inManifest).not.toContain('w5')
+  })
+
+  it('answers a tool error naming describedBytes for a tool that alone renders past it (code mode counts it twice)', async () => {
+    // a document is at most 1 MiB, so one tool passes the budget only where it is rendered twice
+    const big = Math.ceil(WORK_BUDGETS.describedBytes.limit * 0.6)
+    await deps.tools.put(
+      T,
+      P,
+      'huge',
+      JSON.stringify({ type: 'doc_lookup', description: 'h'.padEnd(big, '.'), parameters: { path: 'a.md' } }),
+      {
+        actor: 't',
+      },
+    )
+    await putDoc('recipes/coder.yaml', 'engine: default\nsurface: code\n')
+    const plain = (await deps.processes.spawn(T, P, 'alice', {})).process
+    expect((await call(plain, 'tool_description', { names: 'huge' })).isError).toBe(false)
+    const coder = (await deps.processes.spawn(T, P, 'alice', { recipe: 'coder' })).process
+    const out = await call(coder, 'tool_description', { names: 'huge,weather' })
+    expect(out).toEqual({
+      isError: true,
+      content: {
+        message: "Tool 'huge' is too large to describe: its description and schema render to more than 1,048,576 bytes (describedBytes).",
+        skipped: ['huge', 'weather'],
+      },
+    })
   })
 
   it('activates a deferred tool: in the manifest from the next turn until activationTtl passes without use', async () => {
