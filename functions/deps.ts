@@ -28,6 +28,7 @@ import type { ProcessStore } from '../lib/recipes/ports'
 import type { Clock } from '../lib/runtime/clock'
 import { systemClock } from '../lib/runtime/clock'
 import { deferred, once } from '../lib/runtime/deferred'
+import { FAIR_GATE_DEFAULTS, FairGate, type FairGateLimits } from '../lib/runtime/fair-gate'
 import type { Logger } from '../lib/runtime/logger'
 import { silentLogger } from '../lib/runtime/logger'
 import { type Metrics, noopMetrics } from '../lib/runtime/metrics'
@@ -121,6 +122,8 @@ export interface CoreOptions {
   auditRetentionDays?: number
   /** 0: audit entries are written only at explicit flushes (the Lambda edge; tests). Default 250 ms. */
   auditFlushDelayMs?: number
+  /** The fair-share gate's limits (default FAIR_GATE_DEFAULTS; docs/reference/limits.md). */
+  fairShare?: Partial<FairGateLimits>
   /** Shared quota counters (default: in memory, so one container's view). */
   quotaStore?: QuotaCounterStore
 }
@@ -301,10 +304,24 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     audit: { recorder, store: auditStore },
     log,
     clock,
+    fairShare: new FairGate(systemGateClock, mainThreadBusy, { ...FAIR_GATE_DEFAULTS, ...opts.fairShare }),
     sandbox,
     yaml,
   }
 }
+
+/** performance.now() and unref'd timers: a waiting request's socket keeps the process up, not the gate. */
+const systemGateClock = {
+  now: () => performance.now(),
+  after(ms: number, fn: () => void) {
+    const timer = setTimeout(fn, ms)
+    timer.unref?.()
+    return () => clearTimeout(timer)
+  },
+}
+
+/** The event loop's busy time so far: one native read, no hooks. */
+const mainThreadBusy = { busyMs: () => performance.eventLoopUtilization().active }
 
 /** Everything in memory: unit and HTTP tests, and benches. */
 export function createMemoryDeps(opts: Partial<CoreOptions> = {}): BuiltDeps & { store: MemoryDocumentStore } {

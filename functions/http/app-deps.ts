@@ -10,6 +10,7 @@ import type { QuotaCounterStore } from '../../lib/quotas/ports'
 import type { ProcessService } from '../../lib/recipes/spawn'
 import type { Clock } from '../../lib/runtime/clock'
 import type { AsyncMethods } from '../../lib/runtime/deferred'
+import type { FairGate } from '../../lib/runtime/fair-gate'
 import type { Logger } from '../../lib/runtime/logger'
 import type { Metrics } from '../../lib/runtime/metrics'
 import type { Tracer } from '../../lib/runtime/tracer'
@@ -50,6 +51,11 @@ export interface AppDeps {
   audit: { recorder: AuditRecorder; store: AuditStore }
   log: Logger
   clock: Clock
+  /**
+   * Admits each tenant's requests by its share of the main thread (lib/runtime/fair-gate.ts). On
+   * Lambda a container serves one request at a time, so it never holds one there.
+   */
+  fairShare: FairGate
   /** Where tenant YAML is parsed: bodies and documents over a few KiB in a worker pool (lib/config/yaml-pool.ts). */
   yaml: YamlParsing
 }

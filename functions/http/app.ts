@@ -7,6 +7,7 @@ import type { AuthEnv } from './auth'
 import { authenticate, tenantLayerWrites } from './auth'
 import { consoleRoutes } from './console/routes'
 import { problem, toProblem } from './errors'
+import { fairShare } from './fair-share'
 import { Hono } from './hono'
 import { observe } from './observe'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
@@ -45,6 +46,8 @@ export function createApp(deps: AppDeps) {
     // '/brain/*', not '/brain/:tenant/*': the router takes no parameter before a wildcard (./hono.ts)
     .use('/brain/*', authenticate(deps.auth, deps.log))
     .use('/brain/*', tenantLayerWrites)
+    // a tenant over its share of the main thread waits behind the others (lib/runtime/fair-gate.ts)
+    .use('/brain/*', fairShare(deps.fairShare))
     .route('/brain/:tenant', serverToolRoutes(deps))
     .route('/brain/:tenant', callableToolRoutes(deps))
     .route('/brain/:tenant', documentRoutes(deps))

@@ -44,8 +44,12 @@ class CountingStore extends MemoryDocumentStore {
 function instrumented(deps: Record<string, unknown>, calls: string[]) {
   const out: Record<string, unknown> = { ...deps }
   for (const [name, service] of Object.entries(deps)) {
-    // observability and the audit log watch every request, refused ones included: they are not what a refusal may not reach
-    if (['auth', 'log', 'clock', 'consoleAssets', 'observability', 'audit'].includes(name) || !service || typeof service !== 'object')
+    // observability, the audit log and the fair-share gate see every request, refused ones included: they are not what a refusal may not reach
+    if (
+      ['auth', 'log', 'clock', 'consoleAssets', 'observability', 'audit', 'fairShare'].includes(name) ||
+      !service ||
+      typeof service !== 'object'
+    )
       continue
     out[name] = new Proxy(service, {
       get(target, prop) {

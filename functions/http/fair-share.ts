@@ -1,0 +1,68 @@
+/**
+ * The fair-share gate at the HTTP edge (lib/runtime/fair-gate.ts): after authentication, so a
+ * request is charged to the tenant its token proves, and before any body is read, so a held
+ * request holds only its headers. Its place is released when its answer is written and its body
+ * received (see `afterBoth`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { MiddlewareHandler } from 'hono'
+import { ServerToolsError } from '../../lib/errors'
+import type { FairGate, Release } from '../../lib/runtime/fair-gate'
+import type { AuthEnv } from './auth'
+
+export function fairShare(gate: FairGate): MiddlewareHandler<AuthEnv> {
+  return async (c, next) => {
+    const entry = gate.enter(c.get('principal').tenant)
+    // @hono/node-server hands the Node request and response over (Lambda and app.request do not)
+    const node = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined
+    let release: Release | undefined
+    if (typeof entry === 'function') release = entry
+    else {
+      // the response closing before the answer is the client going away
+      const outgoing = node?.outgoing
+      const gone = () => entry.cancel()
+      outgoing?.once('close', gone)
+      try {
+        release = await entry.admitted
+      } finally {
+        outgoing?.off('close', gone)
+      }
+      // nobody reads this answer: the connection is closed
+      if (!release) throw new ServerToolsError('OVERLOADED', 'the client went away while its request waited for its share of the server')
+    }
+    try {
+      await next()
+    } finally {
+      // an event stream (MCP) stays open as long as the client listens: only its start is the request's work
+      const streaming = c.res.headers.get('content-type')?.startsWith('text/event-stream') ?? false
+      afterBoth(node, release, streaming)
+    }
+  }
+}
+
+/**
+ * Calls `release` once the response is written and the body received (at once off the node
+ * server): the write and the drain are the request's work too, and a tenant whose requests are
+ * answered before their bodies arrive would otherwise have any number of them arriving at once.
+ */
+function afterBoth(node: { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined, release: Release, streaming: boolean) {
+  let pending = 1
+  const one = () => {
+    if (--pending === 0) release()
+  }
+  const wait = (emitter: IncomingMessage | ServerResponse, done: boolean, event: 'end' | 'finish') => {
+    if (done || emitter.destroyed) return
+    pending++
+    let once = false
+    const fire = () => {
+      if (once) return
+      once = true
+      one()
+    }
+    emitter.once(event, fire)
+    emitter.once('close', fire)
+  }
+  if (node?.incoming) wait(node.incoming, node.incoming.complete, 'end')
+  if (node?.outgoing && !streaming) wait(node.outgoing, node.outgoing.writableFinished, 'finish')
+  one()
+}

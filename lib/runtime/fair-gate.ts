@@ -1,0 +1,447 @@
+/**
+ * A fair share of the main thread between tenants (issue 21). One event loop serves every
+ * tenant and a request that runs cannot be paused, so the lever is when a tenant's next request
+ * starts: the gate charges each tenant the main-thread time its requests drive and, while other
+ * tenants are present, starts the requests of a tenant over its share one at a time — and, far
+ * over it, only when no lighter tenant has a request in flight. A tenant alone is never held,
+ * and a request that arrives while its tenant has nothing in flight or waiting (a client that
+ * calls one at a time) is never held either: holding it would cost it latency and give nobody
+ * anything.
+ *
+ * Charging, without async hooks (they would cost every promise of every request): the main
+ * thread's busy time (a meter port; `performance.eventLoopUtilization`, ~0.1 µs a read) is read
+ * at each admission and release, and the time since the last reading is charged to the requests
+ * in flight over it, two ways:
+ *  - `load`: split equally per request in flight — how much of the server's concurrency a tenant
+ *    holds while the thread is busy. Robust (nothing is guessed) and what decides `limited`.
+ *  - `cpu`: split in proportion to each tenant's intensity, the busy ms per ms in flight it showed
+ *    while its requests were the only ones in flight. A request waiting on a worker or a store
+ *    is in flight but not running; this is what tells a tenant whose requests run 12 ms each from
+ *    one whose requests wait, and what decides `held`.
+ * Both decay with a half-life (`halfLifeMs`) and read as a share of the thread.
+ *
+ * Present tenants (a request in flight or waiting, or one ended within `presenceMs`) share the
+ * thread equally. While fewer than two are present, or they use less than `busyFloor` of it
+ * together, everyone is `free`. Otherwise a tenant whose load is over its share is `limited` (one
+ * request in flight; it stays limited until under `RELEASE_BELOW` of its share, so it does not
+ * flip and start its whole queue at each flip); limited and with cpu over `holdAbove` × the cpu
+ * share, `held` (a request that came while another of the tenant's was in flight or waiting
+ * starts only when no lighter tenant has a request in flight, or after `maxHoldMs`, so a lighter
+ * tenant's slow upstream call cannot starve it). A free tenant has at most `sharedInFlight` in
+ * flight while another is present: a burst from a tenant not charged yet starts that many.
+ *
+ * Waiting is bounded: at most `tenantQueue` requests of one tenant (beyond: RATE_LIMITED) and
+ * `queue` in all (beyond: OVERLOADED) wait, each at most `maxWaitMs` (then OVERLOADED); a
+ * tenant's requests start in the order they came, the least-charged tenant's first, and a
+ * cancelled wait (the client went away) gives its place up at once.
+ */
+import { ServerToolsError } from '../errors'
+
+/** Where the gate reads time and sets its timers (system timers in the composition root, a manual one in tests). */
+export interface GateClock {
+  /** Milliseconds, monotonic. */
+  now(): number
+  /** Calls `fn` after `ms`; the returned function cancels it. */
+  after(ms: number, fn: () => void): () => void
+}
+
+/** The main thread's busy time so far, in ms (only differences are used). */
+export interface BusyMeter {
+  busyMs(): number
+}
+
+export interface FairGateLimits {
+  /** Half-life of a tenant's charges: how long its past use keeps counting. */
+  halfLifeMs: number
+  /** How long a tenant counts as present after its last request ended. */
+  presenceMs: number
+  /** Below this share of the thread used by the present tenants together, nobody is limited. */
+  busyFloor: number
+  /** Requests one free tenant may have in flight while another tenant is present. */
+  sharedInFlight: number
+  /** A limited tenant whose cpu is over this many times the cpu share is held behind lighter tenants. */
+  holdAbove: number
+  /** The longest a held request waits behind lighter tenants' requests. */
+  maxHoldMs: number
+  /** Requests of one tenant waiting at once. */
+  tenantQueue: number
+  /** Requests waiting at once across tenants. */
+  queue: number
+  /** The longest a request waits; past it, OVERLOADED. */
+  maxWaitMs: number
+}
+
+export const FAIR_GATE_DEFAULTS: FairGateLimits = {
+  halfLifeMs: 1_000,
+  presenceMs: 1_000,
+  busyFloor: 0.05,
+  sharedInFlight: 16,
+  holdAbove: 1.25,
+  maxHoldMs: 200,
+  tenantQueue: 256,
+  queue: 4_096,
+  maxWaitMs: 10_000,
+}
+
+/** A tenant's standing: free (under its share), limited (one request at a time), held (behind lighter tenants too). */
+export type GateMode = 'free' | 'limited' | 'held'
+
+/** Ends an admitted request's place; call it once, when the request's work is done (further calls do nothing). */
+export type Release = () => void
+
+/** A request that waits: `admitted` gives its release, or undefined once `cancel` was called. */
+export interface Waiting {
+  readonly admitted: Promise<Release | undefined>
+  cancel(): void
+}
+
+export interface GateCounts {
+  /** Requests started as they came. */
+  atOnce: number
+  /** Requests started after waiting. */
+  waited: number
+  /** Requests refused (a full queue, a wait past maxWaitMs). */
+  refused: number
+}
+
+export interface GateTenantView {
+  tenant: string
+  mode: GateMode
+  inFlight: number
+  waiting: number
+  /** Shares of the main thread lately (0–1): split per request in flight, and by intensity. */
+  load: number
+  cpu: number
+  counts: GateCounts
+}
+
+interface Waiter {
+  since: number
+  /** It came while another request of its tenant was in flight or waiting: only such a request is held. */
+  concurrent: boolean
+  grant: (release: Release) => void
+  cancelTimer: () => void
+}
+
+interface TenantState {
+  name: string
+  inFlight: number
+  queue: Waiter[]
+  /** Busy ms charged per request in flight, and by intensity; both decayed to `chargedAt`. */
+  load: number
+  cpu: number
+  chargedAt: number
+  /** Busy ms, and request-ms in flight, while only this tenant's requests were in flight (decayed). */
+  soloBusy: number
+  soloTime: number
+  /** Whether it was last found over its share (see `mode`). */
+  limited: boolean
+  /** When a request of the tenant last came or ended. */
+  seenAt: number
+  /** Wall ms a request of the tenant took, smoothed (for Retry-After). */
+  wallMs: number
+  counts: GateCounts
+}
+
+interface Present {
+  count: number
+  load: number
+  cpu: number
+}
+
+const LN2 = Math.LN2
+/** A limited tenant is free again under this part of its share. */
+const RELEASE_BELOW = 0.8
+/** What a tenant's requests are taken to keep busy before it has run alone: half their time in flight, weighing as 5 ms of it. */
+const PRIOR_INTENSITY = 0.5
+const PRIOR_MS = 5
+const MAX_RETRY_AFTER_S = 30
+/** Tenants remembered before a request with nothing else in flight forgets the absent ones. */
+const FORGET_ABOVE = 64
+
+const intensity = (s: TenantState) => (s.soloBusy + PRIOR_INTENSITY * PRIOR_MS) / (s.soloTime + PRIOR_MS)
+
+export class FairGate {
+  private readonly tenants = new Map<string, TenantState>()
+  /** Tenants with requests in flight. */
+  private readonly running = new Set<TenantState>()
+  private inFlight = 0
+  private waiting = 0
+  private lastBusy: number
+  private lastAt: number
+  private holdTimer?: { at: number; cancel: () => void }
+
+  constructor(
+    private readonly clock: GateClock,
+    private readonly meter: BusyMeter,
+    readonly limits: FairGateLimits = FAIR_GATE_DEFAULTS,
+  ) {
+    for (const [name, v] of Object.entries(limits))
+      if (!(typeof v === 'number' && v > 0 && Number.isFinite(v)))
+        throw new RangeError(`fair gate limit ${name} must be a positive number, got ${v}`)
+    this.lastBusy = meter.busyMs()
+    this.lastAt = clock.now()
+  }
+
+  /**
+   * A place for one request of `tenant`: its release at once when it may start now, else a
+   * waiting ticket. Throws RATE_LIMITED / OVERLOADED when the waiting room is full.
+   */
+  enter(tenant: string): Release | Waiting {
+    const now = this.clock.now()
+    this.account(now)
+    // the common case on a quiet server, and every request on Lambda: nothing else in flight
+    if (this.inFlight === 0 && this.waiting === 0) {
+      if (this.tenants.size > FORGET_ABOVE) this.present(now)
+      const state = this.tenants.get(tenant) ?? this.state(tenant, now)
+      state.seenAt = now
+      state.counts.atOnce++
+      return this.start(state, now)
+    }
+    const state = this.tenants.get(tenant) ?? this.state(tenant, now)
+    state.seenAt = now
+    const concurrent = state.inFlight > 0 || state.queue.length > 0
+    if (state.queue.length === 0 && this.mayStart(state, now, concurrent, now)) {
+      state.counts.atOnce++
+      return this.start(state, now)
+    }
+    return this.wait(state, now, concurrent)
+  }
+
+  /** Every present tenant's standing now (for tests and the docs' figures). */
+  view(): GateTenantView[] {
+    const now = this.clock.now()
+    this.account(now)
+    const present = this.present(now)
+    return [...this.tenants.values()].map((s) => ({
+      tenant: s.name,
+      mode: this.mode(s, now, present),
+      inFlight: s.inFlight,
+      waiting: s.queue.length,
+      load: this.share(s.load, s, now),
+      cpu: this.share(s.cpu, s, now),
+      counts: { ...s.counts },
+    }))
+  }
+
+  private start(state: TenantState, now: number): Release {
+    if (state.inFlight++ === 0) this.running.add(state)
+    this.inFlight++
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const end = this.clock.now()
+      this.account(end)
+      state.wallMs = state.wallMs * 0.8 + (end - now) * 0.2
+      state.seenAt = end
+      this.inFlight--
+      if (--state.inFlight === 0) this.running.delete(state)
+      this.dispatch(end)
+    }
+  }
+
+  private wait(state: TenantState, now: number, concurrent: boolean): Waiting {
+    const { tenantQueue, queue, maxWaitMs } = this.limits
+    if (state.queue.length >= tenantQueue) {
+      state.counts.refused++
+      throw new ServerToolsError(
+        'RATE_LIMITED',
+        `this tenant already has ${state.queue.length} requests waiting (at most ${tenantQueue}) for its share of the server. Retry later.`,
+        { retryAfterSeconds: this.retryAfter(state), limit: 'tenantQueue' },
+      )
+    }
+    if (this.waiting >= queue) {
+      state.counts.refused++
+      throw new ServerToolsError(
+        'OVERLOADED',
+        `${this.waiting} requests are waiting for their share of the server (at most ${queue}). Retry later.`,
+        {
+          retryAfterSeconds: this.retryAfter(state),
+          limit: 'queue',
+        },
+      )
+    }
+    let cancel!: () => void
+    const admitted = new Promise<Release | undefined>((resolve, reject) => {
+      const waiter: Waiter = {
+        since: now,
+        concurrent,
+        grant: (release) => {
+          waiter.cancelTimer()
+          resolve(release)
+        },
+        cancelTimer: () => {},
+      }
+      waiter.cancelTimer = this.clock.after(maxWaitMs, () => {
+        if (!this.unqueue(state, waiter)) return
+        state.counts.refused++
+        reject(
+          new ServerToolsError(
+            'OVERLOADED',
+            `this request waited ${maxWaitMs} ms for its tenant's share of the server (at most ${maxWaitMs}). Retry later.`,
+            { retryAfterSeconds: this.retryAfter(state), limit: 'maxWaitMs' },
+          ),
+        )
+      })
+      cancel = () => {
+        if (!this.unqueue(state, waiter)) return
+        waiter.cancelTimer()
+        resolve(undefined)
+      }
+      state.queue.push(waiter)
+      this.waiting++
+    })
+    this.armHoldTimer(now)
+    return { admitted, cancel }
+  }
+
+  /** Starts the waiting requests that may start now: the least-charged tenant's first, each tenant's in order. */
+  private dispatch(now: number) {
+    if (this.waiting === 0) return
+    const waiting = [...this.tenants.values()]
+      .filter((s) => s.queue.length > 0)
+      .sort((a, b) => this.share(a.cpu, a, now) - this.share(b.cpu, b, now))
+    for (const state of waiting) {
+      while (state.queue.length > 0 && this.mayStart(state, now, state.queue[0].concurrent, state.queue[0].since)) {
+        const waiter = state.queue.shift()!
+        this.waiting--
+        state.counts.waited++
+        waiter.grant(this.start(state, now))
+      }
+    }
+    this.armHoldTimer(now)
+  }
+
+  private mayStart(state: TenantState, now: number, concurrent: boolean, since: number): boolean {
+    if (this.running.size === 0) return true
+    const present = this.present(now)
+    if (present.count < 2) return true
+    const mode = this.mode(state, now, present)
+    if (mode === 'free') return state.inFlight < this.limits.sharedInFlight
+    if (state.inFlight > 0) return false
+    if (mode === 'limited' || !concurrent || now - since >= this.limits.maxHoldMs) return true
+    const mine = this.share(state.cpu, state, now)
+    for (const other of this.running) if (other !== state && this.share(other.cpu, other, now) < mine) return false
+    return true
+  }
+
+  private mode(state: TenantState, now: number, present: Present): GateMode {
+    if (present.count < 2 || present.load < this.limits.busyFloor) {
+      state.limited = false
+      return 'free'
+    }
+    const load = this.share(state.load, state, now)
+    if (load <= (present.load / present.count) * (state.limited ? RELEASE_BELOW : 1)) {
+      state.limited = false
+      return 'free'
+    }
+    state.limited = true
+    return this.share(state.cpu, state, now) > this.limits.holdAbove * (present.cpu / present.count) ? 'held' : 'limited'
+  }
+
+  /** A decayed charge of `state` read as a share of the thread (steady state: charge = rate × halfLife / ln 2). */
+  private share(charge: number, state: TenantState, now: number): number {
+    return (charge * this.decay(state, now) * LN2) / this.limits.halfLifeMs
+  }
+
+  private decay(state: TenantState, now: number): number {
+    const dt = now - state.chargedAt
+    return dt > 0 ? 2 ** (-dt / this.limits.halfLifeMs) : 1
+  }
+
+  /** Charges the busy time since the last reading to the requests in flight over it (see the module comment). */
+  private account(now: number) {
+    const busy = this.meter.busyMs()
+    const spent = busy - this.lastBusy
+    const elapsed = now - this.lastAt
+    this.lastBusy = busy
+    this.lastAt = now
+    if (spent <= 0 || this.inFlight === 0) return
+    if (this.running.size === 1) {
+      for (const s of this.running) {
+        this.charge(s, spent, spent, now)
+        const keep = elapsed > 0 ? 2 ** (-elapsed / this.limits.halfLifeMs) : 1
+        s.soloBusy = s.soloBusy * keep + spent
+        s.soloTime = s.soloTime * keep + Math.max(elapsed, spent) * s.inFlight
+      }
+      return
+    }
+    let weights = 0
+    for (const s of this.running) weights += s.inFlight * intensity(s)
+    for (const s of this.running) this.charge(s, (spent * s.inFlight) / this.inFlight, (spent * s.inFlight * intensity(s)) / weights, now)
+  }
+
+  private charge(s: TenantState, load: number, cpu: number, now: number) {
+    const keep = this.decay(s, now)
+    s.load = s.load * keep + load
+    s.cpu = s.cpu * keep + cpu
+    s.chargedAt = now
+  }
+
+  /** The tenants present now and their shares together; forgets those gone for longer than `presenceMs`. */
+  private present(now: number): Present {
+    const p: Present = { count: 0, load: 0, cpu: 0 }
+    for (const s of this.tenants.values()) {
+      if (s.inFlight > 0 || s.queue.length > 0 || now - s.seenAt <= this.limits.presenceMs) {
+        p.count++
+        p.load += this.share(s.load, s, now)
+        p.cpu += this.share(s.cpu, s, now)
+      } else this.tenants.delete(s.name)
+    }
+    return p
+  }
+
+  private state(tenant: string, now: number): TenantState {
+    const s: TenantState = {
+      name: tenant,
+      inFlight: 0,
+      queue: [],
+      load: 0,
+      cpu: 0,
+      chargedAt: now,
+      soloBusy: 0,
+      soloTime: 0,
+      limited: false,
+      seenAt: now,
+      wallMs: 0,
+      counts: { atOnce: 0, waited: 0, refused: 0 },
+    }
+    this.tenants.set(tenant, s)
+    return s
+  }
+
+  private unqueue(state: TenantState, waiter: Waiter): boolean {
+    const i = state.queue.indexOf(waiter)
+    if (i < 0) return false
+    state.queue.splice(i, 1)
+    this.waiting--
+    // the request behind it may start now
+    this.dispatch(this.clock.now())
+    return true
+  }
+
+  /** Wakes the gate when the first held request has waited `maxHoldMs`. */
+  private armHoldTimer(now: number) {
+    let first = Number.POSITIVE_INFINITY
+    for (const s of this.tenants.values()) if (s.queue.length > 0 && s.inFlight === 0) first = Math.min(first, s.queue[0].since)
+    const at = first + this.limits.maxHoldMs
+    if (this.holdTimer?.at === at) return
+    this.holdTimer?.cancel()
+    this.holdTimer = undefined
+    if (!Number.isFinite(at)) return
+    const cancel = this.clock.after(Math.max(0, at - now), () => {
+      this.holdTimer = undefined
+      const t = this.clock.now()
+      this.account(t)
+      this.dispatch(t)
+    })
+    this.holdTimer = { at, cancel }
+  }
+
+  /** Seconds until the tenant's waiting requests are likely through (1–30). */
+  private retryAfter(state: TenantState): number {
+    const s = Math.ceil(((state.queue.length + 1) * Math.max(state.wallMs, 1)) / 1000)
+    return Math.min(MAX_RETRY_AFTER_S, Math.max(1, s))
+  }
+}

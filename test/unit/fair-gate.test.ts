@@ -1,0 +1,298 @@
+/**
+ * The fair-share gate (lib/runtime/fair-gate.ts) on a manual clock and a manual busy meter: every
+ * figure is a count of requests or of simulated milliseconds, never a timing of this machine.
+ */
+import { describe, expect, it } from 'vitest'
+import { ServerToolsError } from '../../lib/errors'
+import { FAIR_GATE_DEFAULTS, FairGate, type FairGateLimits, type GateClock, type Release, type Waiting } from '../../lib/runtime/fair-gate'
+
+/** Simulated time: `run(ms)` is the main thread busy for `ms`; `idle(ms)` is time passing with the thread free. */
+class Sim implements GateClock {
+  t = 0
+  busy = 0
+  private timers: { at: number; fn: () => void }[] = []
+  now = () => this.t
+  after(ms: number, fn: () => void) {
+    const timer = { at: this.t + ms, fn }
+    this.timers.push(timer)
+    return () => {
+      this.timers = this.timers.filter((x) => x !== timer)
+    }
+  }
+  run(ms: number) {
+    this.busy += ms
+    this.idle(ms)
+  }
+  idle(ms: number) {
+    const end = this.t + ms
+    for (;;) {
+      const due = this.timers.filter((x) => x.at <= end).sort((a, b) => a.at - b.at)[0]
+      if (!due) break
+      this.timers = this.timers.filter((x) => x !== due)
+      this.t = Math.max(this.t, due.at)
+      due.fn()
+    }
+    this.t = end
+  }
+}
+
+function gateOn(sim: Sim, limits: Partial<FairGateLimits> = {}) {
+  return new FairGate(sim, { busyMs: () => sim.busy }, { ...FAIR_GATE_DEFAULTS, ...limits })
+}
+
+const admitted = (e: Release | Waiting): e is Release => typeof e === 'function'
+
+/** Lets the promise callbacks of granted waits run. */
+const settle = () => new Promise((r) => setTimeout(r, 0))
+
+/** `tenant` runs `count` requests of `ms` busy each, one after the other, alone on the thread. */
+function runAlone(gate: FairGate, sim: Sim, tenant: string, count: number, ms: number) {
+  for (let i = 0; i < count; i++) {
+    const release = gate.enter(tenant)
+    if (!admitted(release)) throw new Error('held while alone')
+    sim.run(ms)
+    release()
+  }
+}
+
+describe('the fair-share gate', () => {
+  it('never holds a tenant alone, however much of the thread it uses and however many requests it has in flight', () => {
+    const sim = new Sim()
+    const gate = gateOn(sim)
+    runAlone(gate, sim, 'solo', 200, 20)
+    const open = Array.from({ length: 300 }, () => gate.enter('solo'))
+    sim.run(500)
+    expect(open.filter(admitted)).toHaveLength(300)
+    for (const release of open as Release[]) release()
+    expect(gate.view()[0].counts).toEqual({ atOnce: 500, waited: 0, refused: 0 })
+  })
+
+  it("holds a tenant far over its share while a lighter tenant's request is in flight, and starts it when that request ends", async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim)
+    runAlone(gate, sim, 'heavy', 100, 10) // 1 s of the thread
+    const light = gate.enter('light')
+    expect(admitted(light)).toBe(true)
+    sim.idle(1) // the light request waits on a store: in flight, not running
+
+    const first = gate.enter('heavy') // nothing of its own in flight: it starts
+    expect(admitted(first)).toBe(true)
+    const second = gate.enter('heavy')
+    expect(admitted(second)).toBe(false)
+    sim.run(10)
+    ;(first as Release)()
+    expect(gate.view().find((v) => v.tenant === 'heavy')).toMatchObject({ mode: 'held', inFlight: 0, waiting: 1 })
+    let started: Release | undefined
+    void (second as Waiting).admitted.then((r) => (started = r))
+    sim.idle(50)
+    await settle()
+    expect(started).toBeUndefined()
+
+    ;(light as Release)()
+    await settle()
+    expect(started).toBeTypeOf('function')
+    expect(gate.view().find((v) => v.tenant === 'heavy')?.counts).toMatchObject({ atOnce: 101, waited: 1 })
+  })
+
+  it('never holds a request that comes while its tenant has nothing in flight or waiting, however far over its share', () => {
+    const sim = new Sim()
+    const gate = gateOn(sim)
+    runAlone(gate, sim, 'heavy', 100, 10)
+    const light = gate.enter('light')
+    expect(admitted(light)).toBe(true)
+    for (let i = 0; i < 20; i++) {
+      const one = gate.enter('heavy')
+      expect(admitted(one)).toBe(true)
+      sim.run(10)
+      ;(one as Release)()
+    }
+    expect(gate.view().find((v) => v.tenant === 'heavy')).toMatchObject({ mode: 'held', counts: { waited: 0 } })
+  })
+
+  it('starts a held request after maxHoldMs when the lighter tenant keeps a request in flight (a slow upstream call)', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { maxHoldMs: 200 })
+    runAlone(gate, sim, 'heavy', 100, 10)
+    const light = gate.enter('light')
+    expect(admitted(light)).toBe(true)
+    const first = gate.enter('heavy') as Release
+    const next = gate.enter('heavy') as Waiting
+    sim.run(10)
+    first()
+    let started: Release | undefined
+    void next.admitted.then((r) => (started = r))
+    sim.idle(189)
+    await settle()
+    expect(started).toBeUndefined()
+    sim.idle(1)
+    await settle()
+    expect(started).toBeTypeOf('function')
+  })
+
+  it('keeps a tenant over its share to one request in flight and starts its waiting requests in the order they came', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { maxHoldMs: 1 })
+    runAlone(gate, sim, 'heavy', 100, 10)
+    const light = gate.enter('light') as Release
+    sim.idle(5)
+    const order: number[] = []
+    const entries = Array.from({ length: 5 }, (_, i) => {
+      const e = gate.enter('heavy')
+      if (admitted(e)) order.push(i)
+      else void e.admitted.then((r) => order.push(i) && r)
+      return e
+    })
+    light()
+    await settle()
+    // one at a time: each starts when the one before it ends
+    for (let i = 0; i < 5; i++) {
+      await settle()
+      expect(gate.view().find((v) => v.tenant === 'heavy')?.inFlight).toBe(1)
+      const entry = entries[i]
+      const release = admitted(entry) ? entry : await entry.admitted
+      sim.run(10)
+      release?.()
+    }
+    await settle()
+    expect(order).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('refuses past the tenant queue with RATE_LIMITED and past the whole queue with OVERLOADED, each with a Retry-After', () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { tenantQueue: 3, queue: 4 })
+    for (let i = 0; i < 50; i++) {
+      runAlone(gate, sim, 'heavy', 1, 10)
+      runAlone(gate, sim, 'other', 1, 10)
+    }
+    const light = gate.enter('light')
+    expect(admitted(light)).toBe(true)
+    expect(admitted(gate.enter('heavy'))).toBe(true) // its one request in flight
+    const waits = Array.from({ length: 3 }, () => gate.enter('heavy'))
+    expect(waits.filter(admitted)).toHaveLength(0)
+    const refusal = (() => {
+      try {
+        gate.enter('heavy')
+      } catch (e) {
+        return e as ServerToolsError
+      }
+    })()
+    expect(refusal).toBeInstanceOf(ServerToolsError)
+    expect(refusal).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 'tenantQueue', retryAfterSeconds: expect.any(Number) } })
+    expect(refusal?.message).toMatch(/3 requests waiting \(at most 3\)/)
+
+    expect(admitted(gate.enter('other'))).toBe(true)
+    expect(admitted(gate.enter('other'))).toBe(false) // the fourth place of the whole queue
+    expect(() => gate.enter('other')).toThrow(
+      expect.objectContaining({ code: 'OVERLOADED', details: expect.objectContaining({ limit: 'queue' }) }),
+    )
+  })
+
+  it('gives a cancelled wait its place back at once: the queue shrinks and the next request still starts in order', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { tenantQueue: 2, maxHoldMs: 10_000 })
+    runAlone(gate, sim, 'heavy', 100, 10)
+    const light = gate.enter('light') as Release
+    const running = gate.enter('heavy') as Release
+    const first = gate.enter('heavy') as Waiting
+    const second = gate.enter('heavy') as Waiting
+    expect(() => gate.enter('heavy')).toThrow(expect.objectContaining({ code: 'RATE_LIMITED' }))
+    first.cancel()
+    expect(await first.admitted).toBeUndefined()
+    expect(gate.view().find((v) => v.tenant === 'heavy')?.waiting).toBe(1)
+    const third = gate.enter('heavy') // the cancelled one's place
+    expect(admitted(third)).toBe(false)
+    running()
+    light()
+    const started = await second.admitted
+    expect(started).toBeTypeOf('function')
+    expect(gate.view().find((v) => v.tenant === 'heavy')).toMatchObject({ inFlight: 1, waiting: 1 })
+  })
+
+  it('refuses a request that waited maxWaitMs with OVERLOADED naming the limit', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { maxWaitMs: 1_000, maxHoldMs: 5_000 })
+    runAlone(gate, sim, 'heavy', 100, 10)
+    gate.enter('light')
+    gate.enter('heavy')
+    const waiting = gate.enter('heavy') as Waiting
+    const outcome = waiting.admitted.then(
+      () => 'started',
+      (e: ServerToolsError) => e,
+    )
+    sim.idle(1_000)
+    expect(await outcome).toMatchObject({ code: 'OVERLOADED', details: { limit: 'maxWaitMs' } })
+    expect(gate.view().find((v) => v.tenant === 'heavy')).toMatchObject({ waiting: 0, counts: { refused: 1 } })
+  })
+})
+
+/**
+ * Three tenants on one simulated thread, shared by processor sharing (every request in flight
+ * runs an equal slice of each 0.1 ms): two floods of 10 ms requests with 4 in flight each, and a
+ * light tenant with one 1 ms request in flight at a time, 3 ms of waiting on a store after it.
+ * The light tenant's latencies count from 1 s on: the gate needs its half-life to know the
+ * tenants' shares, and what it admitted before that runs to its end, as on the real thread.
+ */
+async function threeTenants(withGate: boolean, ms: number) {
+  const sim = new Sim()
+  const gate = gateOn(sim, { maxHoldMs: 50 })
+  const TICK = 0.1
+  const kinds = { a: { work: 10, io: 0, clients: 4 }, b: { work: 10, io: 0, clients: 4 }, light: { work: 1, io: 3, clients: 1 } }
+  type Tenant = keyof typeof kinds
+  type Req = { tenant: Tenant; left: number; io: number; release?: Release; startedAt: number }
+  const running: Req[] = []
+  const waiting = new Set<Req>()
+  const busy = { a: 0, b: 0, light: 0 }
+  const lightLatency: number[] = []
+  const submit = (tenant: Tenant) => {
+    const req: Req = { tenant, left: kinds[tenant].work, io: kinds[tenant].io, startedAt: sim.t }
+    if (!withGate) return void running.push(req)
+    const e = gate.enter(tenant)
+    if (admitted(e)) {
+      req.release = e
+      running.push(req)
+      return
+    }
+    waiting.add(req)
+    void e.admitted.then((release) => {
+      waiting.delete(req)
+      req.release = release
+      running.push(req)
+    })
+  }
+  for (const t of Object.keys(kinds) as Tenant[]) for (let i = 0; i < kinds[t].clients; i++) submit(t)
+  for (let step = 0; step < ms / TICK; step++) {
+    const cpu = running.filter((r) => r.left > 0)
+    for (const r of cpu) {
+      r.left -= TICK / cpu.length
+      busy[r.tenant] += TICK / cpu.length
+    }
+    if (cpu.length) sim.run(TICK)
+    else sim.idle(TICK)
+    for (const r of running) if (r.left <= 0 && !cpu.includes(r)) r.io -= TICK
+    for (const r of running.filter((r) => r.left <= 0 && r.io <= 0)) {
+      running.splice(running.indexOf(r), 1)
+      r.release?.()
+      if (r.tenant === 'light' && r.startedAt >= 1_000) lightLatency.push(sim.t - r.startedAt)
+      submit(r.tenant)
+    }
+    // the granted waits' callbacks
+    for (let i = 0; i < 3; i++) await null
+  }
+  const sorted = lightLatency.sort((x, y) => x - y)
+  return { gate, busy, lightP99: sorted[Math.floor(sorted.length * 0.99)] }
+}
+
+describe('fairness between three tenants (simulated thread)', () => {
+  it('keeps the light tenant within 2x of its alone latency (3x without the gate) and gives the two floods equal parts of the thread', async () => {
+    const alone = 4 // 1 ms of work and 3 ms on a store, nobody else
+    const open = await threeTenants(false, 3_000)
+    expect(open.lightP99).toBeGreaterThan(2.5 * alone)
+
+    const gated = await threeTenants(true, 3_000)
+    expect(gated.lightP99).toBeLessThanOrEqual(2 * alone)
+    expect(Math.max(gated.busy.a, gated.busy.b) / Math.min(gated.busy.a, gated.busy.b)).toBeLessThan(1.2)
+    // the thread is not left idle for fairness' sake: the floods still use most of it
+    expect(gated.busy.a + gated.busy.b).toBeGreaterThan(0.6 * 3_000)
+    expect(gated.gate.view().find((v) => v.tenant === 'light')?.counts.waited).toBe(0)
+  })
+})
