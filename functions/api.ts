@@ -64,6 +64,8 @@ const deps = createAwsDeps({
   ownEndpoints: ownEndpointsFromEnv(process.env),
   // one request per container at a time: the worker watchdog would protect nobody else (docs/operations/security.md)
   sandbox: sandboxSettingsFromEnv('inline'),
+  // one request per container at a time: no other tenant to share the thread with
+  fairShare: false,
   log,
 })
 

@@ -122,8 +122,8 @@ export interface CoreOptions {
   auditRetentionDays?: number
   /** 0: audit entries are written only at explicit flushes (the Lambda edge; tests). Default 250 ms. */
   auditFlushDelayMs?: number
-  /** The fair-share gate's limits (default FAIR_GATE_DEFAULTS; docs/reference/limits.md). */
-  fairShare?: Partial<FairGateLimits>
+  /** The fair-share gate's limits (default FAIR_GATE_DEFAULTS; docs/reference/limits.md); false: no gate (FAIR_SHARE=off). */
+  fairShare?: Partial<FairGateLimits> | false
   /** Shared quota counters (default: in memory, so one container's view). */
   quotaStore?: QuotaCounterStore
 }
@@ -304,7 +304,9 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     audit: { recorder, store: auditStore },
     log,
     clock,
-    fairShare: new FairGate(systemGateClock, mainThreadBusy, { ...FAIR_GATE_DEFAULTS, ...opts.fairShare }),
+    ...(opts.fairShare === false
+      ? {}
+      : { fairShare: new FairGate(systemGateClock, mainThreadBusy, { ...FAIR_GATE_DEFAULTS, ...opts.fairShare }) }),
     sandbox,
     yaml,
   }
@@ -365,6 +367,7 @@ export interface AwsDepsConfig {
   /** Listeners of the runtime and the HTTP port; the emulator endpoints above are added to them. */
   ownEndpoints?: OwnEndpoints
   sandbox?: SandboxSettings
+  fairShare?: CoreOptions['fairShare']
 }
 
 /** Production composition: DynamoDB + S3 adapters; their clients built once per cold start. */
@@ -414,6 +417,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
       egressAllow: config.egressAllow,
       ownEndpoints,
       sandbox: config.sandbox,
+      fairShare: config.fairShare,
       observability: config.observability,
       auditStore,
       quotaStore,

@@ -30,6 +30,7 @@ import {
   awsCredentialsFromEnv,
   awsRegionFromEnv,
   envLogger,
+  fairShareFromEnv,
   nodeServerOptions,
   nodeServerTimeoutsFromEnv,
   observabilityFromEnv,
@@ -124,6 +125,7 @@ async function main() {
     ownEndpoints,
     // a long-running server: a stalled script must not hold other requests (docs/operations/security.md)
     sandbox: sandboxSettingsFromEnv('worker'),
+    fairShare: fairShareFromEnv(),
     log,
   })
   await Promise.all([

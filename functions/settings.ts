@@ -332,3 +332,11 @@ export function surfaceSettingsFromEnv(env: Record<string, string | undefined> =
     out.spawnRate = { ...(perMinute !== undefined ? { perMinute } : {}), ...(burst !== undefined ? { burst } : {}) }
   return out
 }
+
+/** FAIR_SHARE: `on` (default) or `off` — the per-tenant fair-share gate (docs/reference/limits.md#a-fair-share-of-the-main-thread). */
+export function fairShareFromEnv(env: Record<string, string | undefined> = process.env): false | undefined {
+  const raw = env.FAIR_SHARE?.trim().toLowerCase()
+  if (raw === undefined || raw === '' || raw === 'on') return undefined
+  if (raw === 'off') return false
+  throw new Error(`FAIR_SHARE must be on or off, got '${env.FAIR_SHARE}'`)
+}

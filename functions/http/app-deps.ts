@@ -53,9 +53,9 @@ export interface AppDeps {
   clock: Clock
   /**
    * Admits each tenant's requests by its share of the main thread (lib/runtime/fair-gate.ts). On
-   * Lambda a container serves one request at a time, so it never holds one there.
+   * Lambda a container serves one request at a time, so it never holds one there. Absent: none (FAIR_SHARE=off).
    */
-  fairShare: FairGate
+  fairShare?: FairGate
   /** Where tenant YAML is parsed: bodies and documents over a few KiB in a worker pool (lib/config/yaml-pool.ts). */
   yaml: YamlParsing
 }

@@ -10,7 +10,8 @@ import { ServerToolsError } from '../../lib/errors'
 import type { FairGate, Release } from '../../lib/runtime/fair-gate'
 import type { AuthEnv } from './auth'
 
-export function fairShare(gate: FairGate): MiddlewareHandler<AuthEnv> {
+export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv> {
+  if (!gate) return (_, next) => next()
   return async (c, next) => {
     const entry = gate.enter(c.get('principal').tenant)
     // @hono/node-server hands the Node request and response over (Lambda and app.request do not)

@@ -1,0 +1,156 @@
+/**
+ * The fair-share gate on the HTTP path (functions/http/fair-share.ts over lib/runtime/fair-gate.ts):
+ * a real node server on 127.0.0.1, real sockets, the app as `npm start` composes it. Counted,
+ * not timed: how many calls of a tenant a tool saw running at once, how many requests waited or
+ * were refused, what each answered.
+ */
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import { success } from '../../lib/calls/outcome'
+import type { FairGateLimits } from '../../lib/runtime/fair-gate'
+import type { Tool } from '../../lib/tools/contracts'
+import { tokenFor } from '../support/http'
+
+const servers: ReturnType<typeof serve>[] = []
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    ;(s as unknown as { closeAllConnections(): void }).closeAllConnections()
+    await new Promise<void>((r) => s.close(() => r()))
+  }
+})
+
+/** A built-in that runs until the test lets it go, counting its calls running at once per tenant. */
+function heldTool() {
+  const running = new Map<string, number>()
+  const most = new Map<string, number>()
+  let started = 0
+  let open!: () => void
+  let gate = new Promise<void>((r) => (open = r))
+  const tool: Tool = {
+    name: 'hold',
+    description: 'Runs until released.',
+    inputSchema: { type: 'object', properties: {} },
+    labels: [],
+    primary: true,
+    deferred: false,
+    source: 'builtin',
+    typeId: 'builtin',
+    async invoke(_params, ctx) {
+      const tenant = ctx.tenant
+      started++
+      running.set(tenant, (running.get(tenant) ?? 0) + 1)
+      most.set(tenant, Math.max(most.get(tenant) ?? 0, running.get(tenant)!))
+      await gate
+      running.set(tenant, running.get(tenant)! - 1)
+      return success({ ok: true })
+    },
+  }
+  return {
+    tool,
+    most: (tenant: string) => most.get(tenant) ?? 0,
+    started: () => started,
+    /** Lets every running and later call finish. */
+    releaseAll: () => open(),
+    /** Lets the running calls finish and holds the later ones again. */
+    releaseRunning: () => {
+      const was = open
+      gate = new Promise<void>((r) => (open = r))
+      was()
+    },
+  }
+}
+
+async function start(limits: Partial<FairGateLimits>) {
+  const hold = heldTool()
+  const deps = createMemoryDeps({ extraBuiltins: [hold.tool], fairShare: { busyFloor: 1e-9, ...limits } })
+  const app = createApp(deps)
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  servers.push(server)
+  await new Promise<void>((r) => server.once('listening', () => r()))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const call = async (tenant: string, tool: string, signal?: AbortSignal) =>
+    fetch(`${base}/brain/${tenant}/projects/p1/tools/${tool}/invoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await tokenFor(tenant)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ params: {} }),
+      signal,
+    })
+  const view = (tenant: string) => deps.fairShare?.view().find((v) => v.tenant === tenant)
+  return { hold, call, view }
+}
+
+/** Waits (polling, bounded) until `cond` holds: a count the server reached, never a duration asserted. */
+async function until(cond: () => boolean, what: string) {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10))
+  if (!cond()) throw new Error(`never: ${what}`)
+}
+
+describe('the fair-share gate over HTTP', () => {
+  it('never holds a tenant alone: 12 calls at once all run at once and all answer', async () => {
+    const { hold, call, view } = await start({ sharedInFlight: 2 })
+    const answers = Array.from({ length: 12 }, () => call('solo', 'hold'))
+    await until(() => hold.started() === 12, '12 calls running')
+    hold.releaseAll()
+    expect((await Promise.all(answers)).map((r) => r.status)).toEqual(Array(12).fill(200))
+    expect(hold.most('solo')).toBe(12)
+    expect(view('solo')?.counts).toEqual({ atOnce: 12, waited: 0, refused: 0 })
+  })
+
+  it("keeps a tenant to its share of requests in flight while another tenant's call runs, and answers every request once it may start", async () => {
+    const { hold, call, view } = await start({ sharedInFlight: 2 })
+    const light = call('light', 'hold')
+    await until(() => hold.started() === 1, 'the light call running')
+    const heavy = Array.from({ length: 10 }, () => call('heavy', 'hold'))
+    await until(() => view('heavy')?.waiting === 8, "8 of heavy's calls waiting")
+    expect(hold.most('heavy')).toBe(2)
+    hold.releaseAll()
+    expect((await Promise.all([light, ...heavy])).map((r) => r.status)).toEqual(Array(11).fill(200))
+    // one or two at a time while the light tenant was present, never more
+    expect(hold.most('heavy')).toBeLessThanOrEqual(2)
+    expect(view('heavy')?.counts).toMatchObject({ waited: 8, refused: 0 })
+    expect(view('light')?.counts).toEqual({ atOnce: 1, waited: 0, refused: 0 })
+  })
+
+  it('refuses calls past the tenant queue with a 429 problem naming the limit and a Retry-After, and still answers the ones it held', async () => {
+    const { hold, call, view } = await start({ sharedInFlight: 1, tenantQueue: 3 })
+    const light = call('light', 'hold')
+    await until(() => hold.started() === 1, 'the light call running')
+    const heavy = Array.from({ length: 10 }, () => call('heavy', 'hold'))
+    await until(() => (view('heavy')?.counts.refused ?? 0) === 6, '6 refusals')
+    hold.releaseAll()
+    const answers = await Promise.all(heavy)
+    const refused = answers.filter((r) => r.status === 429)
+    expect(refused).toHaveLength(6)
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(4)
+    const problem = (await refused[0].json()) as { detail: string }
+    expect(refused[0].headers.get('content-type')).toMatch(/problem\+json/)
+    expect(Number(refused[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(problem).toMatchObject({ status: 429, code: 'RATE_LIMITED', limit: 'tenantQueue' })
+    expect(problem.detail).toMatch(/3 requests waiting \(at most 3\)/)
+    expect((await light).status).toBe(200)
+  })
+
+  it('gives a waiting request its place back when its client goes away, and starts the next one in its place', async () => {
+    const { hold, call, view } = await start({ sharedInFlight: 1 })
+    const light = call('light', 'hold')
+    await until(() => hold.started() === 1, 'the light call running')
+    const first = call('heavy', 'hold')
+    await until(() => hold.started() === 2, "heavy's first call running")
+    const leaving = new AbortController()
+    const gone = call('heavy', 'hold', leaving.signal).catch((e: Error) => e.name)
+    await until(() => view('heavy')?.waiting === 1, 'one waiting')
+    const next = call('heavy', 'hold')
+    await until(() => view('heavy')?.waiting === 2, 'two waiting')
+    leaving.abort()
+    expect(await gone).toBe('AbortError')
+    await until(() => view('heavy')?.waiting === 1, 'the one that left is gone from the queue')
+    hold.releaseRunning() // light's and heavy's first call end; the one behind the leaver starts
+    await until(() => hold.started() === 3, 'the next call running')
+    hold.releaseAll()
+    expect((await Promise.all([light, first, next])).map((r) => r.status)).toEqual([200, 200, 200])
+    expect(hold.started()).toBe(3) // the call whose client left never ran
+  })
+})
