@@ -72,7 +72,7 @@ interface Split {
   start: number
   end: number
   object: boolean
-  commas: number[]
+  commas: Int32Array
   children: Map<number, Split> | undefined
 }
 
@@ -87,6 +87,10 @@ interface Frame {
 }
 
 class Malformed extends Error {}
+
+/** The characters the scan stops at (`"` `,` `[` `]` `{` `}`): one load decides for every other one. */
+const STRUCTURE = new Uint8Array(126)
+for (const c of '",[]{}') STRUCTURE[c.charCodeAt(0)] = 1
 
 /**
  * `JSON.parse(text)` in slices, refusing nesting deeper than `maxDepth` with the line and column
@@ -112,7 +116,10 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
 
   // ── the scan: depth, string ends, and the commas of every container still open ──
   const stack: Frame[] = []
-  const commas: number[] = []
+  // the commas of the open containers, in a typed array grown by doubling: pushing onto a JS array
+  // was half the scan's time
+  let commas = new Int32Array(1024)
+  let count = 0
   let root: Split | undefined
   // the last key of the root object (a string at depth 1 followed by ':'), for itemLimits
   let keyStart = -1
@@ -123,6 +130,7 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
     const from = i
     for (; i < stop; i++) {
       const c = text.charCodeAt(i)
+      if (c > 125 || !STRUCTURE[c]) continue
       if (c === 34 /* " */) {
         let j = i
         for (;;) {
@@ -139,7 +147,7 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
         i = j
       } else if (c === 91 /* [ */ || c === 123 /* { */) {
         if (stack.length >= maxDepth) return { ok: false, issue: tooDeepAt(text, i, maxDepth, opts.path), tooDeep: true }
-        const frame: Frame = { open: i, object: c === 123, from: commas.length, children: undefined }
+        const frame: Frame = { open: i, object: c === 123, from: count, children: undefined }
         // the member's key sits right before its colon; a gap longer than any real one is not rescanned per bracket
         if (limits && c === 91 && stack.length === 1 && stack[0].object && keyEnd > keyStart && i - keyEnd <= 64) {
           const member = memberName(text, keyStart, keyEnd, i)
@@ -150,7 +158,14 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
         const top = stack[stack.length - 1]
         if (!top) return syntax()
         // past its limit an array's commas are only counted: it is refused, never parsed
-        if (!top.limit || top.limit.commas < top.limit.limit) commas.push(i)
+        if (!top.limit || top.limit.commas < top.limit.limit) {
+          if (count === commas.length) {
+            const grown = new Int32Array(commas.length * 2)
+            grown.set(commas)
+            commas = grown
+          }
+          commas[count++] = i
+        }
         if (top.limit) top.limit.commas++
       } else if (c === 93 /* ] */ || c === 125 /* } */) {
         const top = stack.pop()
@@ -161,14 +176,20 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
           return { ok: false, overLimit: { member: top.limit.member, items: top.limit.commas + 1, limit: top.limit.limit } }
         }
         if (i + 1 - top.open > chunk) {
-          const split: Split = { start: top.open, end: i + 1, object: top.object, commas: commas.slice(top.from), children: top.children }
-          commas.length = top.from
+          const split: Split = {
+            start: top.open,
+            end: i + 1,
+            object: top.object,
+            commas: commas.slice(top.from, count),
+            children: top.children,
+          }
+          count = top.from
           const parent = stack[stack.length - 1]
-          if (parent) (parent.children ??= new Map()).set(commas.length - parent.from, split)
+          if (parent) (parent.children ??= new Map()).set(count - parent.from, split)
           else root = split
           continue
         }
-        commas.length = top.from
+        count = top.from
       }
     }
     work.scanned += i - from
