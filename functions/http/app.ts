@@ -8,6 +8,7 @@ import { authenticate, tenantLayerWrites } from './auth'
 import { consoleRoutes } from './console/routes'
 import { problem, toProblem } from './errors'
 import { fairShare } from './fair-share'
+import { headerOf } from './headers'
 import { Hono } from './hono'
 import { observe } from './observe'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
@@ -31,7 +32,7 @@ export function createApp(deps: AppDeps) {
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
     .use('*', async (c, next) => {
-      if (Number(c.req.header('content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) {
+      if (Number(headerOf(c, 'content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) {
         throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
       }
       await next()

@@ -6,6 +6,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { Logger } from '../../lib/runtime/logger'
+import { headerOf } from './headers'
 import { signHs256 } from './hs256'
 import { type AuthSettings, createTokenVerifier } from './token-verifier'
 
@@ -55,7 +56,7 @@ export const isValidProjectId = (id: string) => id === TENANT_LAYER_ID || ID_PAT
 export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHandler<AuthEnv> {
   const verify = createTokenVerifier(settings, log)
   return async (c, next) => {
-    const header = c.req.header('authorization') ?? ''
+    const header = headerOf(c, 'authorization') ?? ''
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
     if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
     const { tenant: tokenTenant, subject, scopes, issuer } = await verify(match[1])

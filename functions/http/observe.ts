@@ -14,6 +14,7 @@ import type { AuditDraft } from '../../lib/audit/recorder'
 import { isServerToolsError } from '../../lib/errors'
 import type { AppDeps } from './app-deps'
 import { type AuthEnv, decodedPathPart, isValidTenantId, pathSegment } from './auth'
+import { headerOf } from './headers'
 import { type RequestContext, requestContext } from './request-context'
 
 /** Write routes and the action each one is audited as (`.put` / `.delete` added from the method). */
@@ -55,7 +56,7 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
     const method = c.req.method
     let route = 'unmatched'
     await tracer.continueFrom(
-      (name) => c.req.header(name),
+      (name) => headerOf(c, name),
       () =>
         tracer.span(
           method,
@@ -127,7 +128,7 @@ function auditEntryOf(c: Context<AuthEnv>, routeKey: string, ctx: RequestContext
     action: ALLOW_LIST.test(target) ? action.replace('document.', 'allow-list.') : action,
     outcome: ok ? 'ok' : 'failed',
     ...(ok ? {} : { reason: isServerToolsError(error) ? error.code : `HTTP_${status}` }),
-    ...versionOf('versionBefore', c.req.header('if-match')),
+    ...versionOf('versionBefore', headerOf(c, 'if-match')),
     ...(ok ? versionOf('versionAfter', c.res.headers.get('etag') ?? undefined) : {}),
     // a secret's hash would let whoever reads the log confirm a guess of its value
     ...(body?.byteLength && !secret ? { contentHash: `sha256:${createHash('sha256').update(body).digest('hex')}` } : {}),
@@ -174,7 +175,7 @@ const decodePart = (p: string) => {
 function requestIdOf(c: Context): string {
   const lambda = (c.env as { lambdaContext?: { awsRequestId?: unknown } } | undefined)?.lambdaContext?.awsRequestId
   if (typeof lambda === 'string' && lambda) return lambda
-  const given = c.req.header('x-request-id')
+  const given = headerOf(c, 'x-request-id')
   return given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID()
 }
 
@@ -189,7 +190,7 @@ function sourceAddressOf(c: Context): string | undefined {
 
 /** `x-server-tools-client` (the CLI sends `cli <command>`), bounded. */
 function clientOf(c: Context): { client?: string } {
-  const v = c.req.header('x-server-tools-client')
+  const v = headerOf(c, 'x-server-tools-client')
   return v && /^[\w .:/-]{1,64}$/.test(v) ? { client: v } : {}
 }
 

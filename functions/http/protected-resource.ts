@@ -9,6 +9,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import { ALL_SCOPES, isValidProjectId, isValidTenantId } from './auth'
+import { headerOf } from './headers'
 import type { AuthSettings } from './token-verifier'
 
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource'
@@ -69,7 +70,7 @@ export function bearerChallenge(settings: AuthSettings): MiddlewareHandler {
     const metadata = `${baseUrlOf(settings, c)}${PROTECTED_RESOURCE_PATH}${resourcePathOf(c.req.path) ?? ''}`
     const params = [`resource_metadata="${metadata}"`]
     if (status === 403) params.unshift('error="insufficient_scope"', `scope="${requiredScope}"`)
-    else if (c.req.header('authorization')) {
+    else if (headerOf(c, 'authorization')) {
       // RFC 6750 §3: say why (expired, bad signature…) so a client knows to refresh rather than re-ask
       const why = err instanceof ServerToolsError ? err.message.replace(/["\\\x00-\x1f\x7f-\uffff]/g, '').slice(0, 200) : undefined
       params.unshift('error="invalid_token"', ...(why ? [`error_description="${why}"`] : []))

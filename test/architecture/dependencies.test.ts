@@ -220,6 +220,29 @@ function upwardImports(files: readonly string[]): string[] {
   })
 }
 
+/**
+ * Request headers are read through functions/http/headers.ts: on @hono/node-server, `c.req.header`
+ * and `c.req.raw.headers` build a whole web Headers for the request (~16 µs of a tool call's CPU).
+ */
+function webHeaderReads(file: string): string[] {
+  const onReq = (e: ts.Expression) => ts.isPropertyAccessExpression(e) && e.name.text === 'req'
+  return findInTree(file, (node) => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const callee = node.expression
+      if (callee.name.text === 'header' && onReq(callee.expression)) return 'calls c.req.header (use headerOf)'
+    }
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.name.text === 'headers' &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'raw' &&
+      onReq(node.expression.expression)
+    )
+      return 'reads c.req.raw.headers (use headerOf)'
+    return undefined
+  })
+}
+
 /** Compares lib/stores/aws/dynamo/ with the SDK's signer and marshaller, so it imports them. */
 /** The tests that hold our DynamoDB client to the SDK: signer and values, endpoints, retries. */
 const SDK_CONFORMANCE_TESTS = [
@@ -269,6 +292,9 @@ const RULES: Record<string, () => string[]> = {
       .filter((i) => i.target === app)
       .map((i) => at(i, 'imports the app that imports it'))
   },
+
+  'functions/ reads request headers only through functions/http/headers.ts (c.req.header builds a web Headers on node-server)': () =>
+    FUNCTIONS.filter((f) => f !== 'functions/http/headers.ts').flatMap(webHeaderReads),
 
   'lib/ and functions/ never import test/ or bench/': () =>
     [...LIB, ...FUNCTIONS]
@@ -337,6 +363,16 @@ describe('architecture', () => {
       '1 @aws-sdk/client-s3',
       '2 functions/deps.ts',
       '3 hono/jwt',
+    ])
+    const headers = snippet(
+      'headers',
+      ["// c.req.header('a')", "const a = c.req.header('a')", 'const b = c.req.raw.headers.get("b")', "const d = headerOf(c, 'd')"].join(
+        '\n',
+      ),
+    )
+    expect(webHeaderReads(headers)).toEqual([
+      'snippet/headers.ts:2 calls c.req.header (use headerOf)',
+      'snippet/headers.ts:3 reads c.req.raw.headers (use headerOf)',
     ])
     const upward = source(
       'lib/sandbox/snippet-upward.ts',

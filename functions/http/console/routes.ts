@@ -5,6 +5,7 @@
 
 import { gzipSync } from 'node:zlib'
 import type { Context, MiddlewareHandler } from 'hono'
+import { headerOf } from '../headers'
 import { Hono } from '../hono'
 import type { PageId } from './pages'
 
@@ -78,7 +79,7 @@ export function consoleRoutes(
     if (!asset) return c.text('not found', 404)
     c.header('etag', asset.etag)
     c.header('cache-control', c.req.query('v') ? 'public, max-age=31536000, immutable' : 'no-cache')
-    if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304)
+    if (headerOf(c, 'if-none-match') === asset.etag) return c.body(null, 304)
     return send(c, await once(`asset:${c.req.param('file')}`, () => asset.body), asset.type)
   })
   return app
@@ -93,7 +94,7 @@ interface Body {
 function send(c: Context, body: Body, type: string) {
   c.header('content-type', type)
   c.header('vary', 'accept-encoding')
-  if (!/\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) return c.body(body.text)
+  if (!/\bgzip\b/.test(headerOf(c, 'accept-encoding') ?? '')) return c.body(body.text)
   c.header('content-encoding', 'gzip')
   return c.body(body.gzip as Uint8Array<ArrayBuffer>)
 }

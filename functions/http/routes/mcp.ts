@@ -21,6 +21,7 @@ import type { ProcessSurface } from '../../../lib/surface/surface'
 import type { AppDeps, McpProtocol } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
+import { headerOf } from '../headers'
 import { Hono } from '../hono'
 import { projectParam, rawBody, requestSignal, tenantParam } from '../request'
 
@@ -45,7 +46,7 @@ function rpcError(status: number, code: number, message: string, headers: Record
 }
 const PROCESS_GONE = 'Process not found: it does not exist, has expired or was ended, or belongs to another subject'
 /** A 2026-07-28 client's GET or DELETE: the revision has neither (no standalone stream, no session to end). */
-const modernVersionHeader = (c: Context) => (c.req.header('mcp-protocol-version') ?? '') >= '2026-07-28'
+const modernVersionHeader = (c: Context) => (headerOf(c, 'mcp-protocol-version') ?? '') >= '2026-07-28'
 const modernNotAllowed = () =>
   rpcError(405, -32000, 'Method Not Allowed: MCP 2026-07-28 has no session to end and no standalone stream', { allow: 'POST' })
 const modernResponse = (a: { status: number; body: string; contentType?: string }) =>
@@ -79,7 +80,7 @@ export function mcpRoutes(deps: AppDeps) {
 
   /** `MCP-Protocol-Version`: absent = 2025-03-26 (transport spec); one we do not serve = 400. */
   async function versionError(c: Context): Promise<Response | undefined> {
-    const v = c.req.header('mcp-protocol-version')
+    const v = headerOf(c, 'mcp-protocol-version')
     const { isServedVersion, SERVED_PROTOCOL_VERSIONS } = await loadProtocol()
     if (v === undefined || isServedVersion(v)) return undefined
     return rpcError(
@@ -116,13 +117,13 @@ export function mcpRoutes(deps: AppDeps) {
     // (on 2026-07-28 too, where a tools/call may spawn the caller's process). Checked before anything loads.
     assertScope(c, initializing || methods.includes('tools/call') ? 'tools:invoke' : 'tools:read')
     const p = await loadProtocol()
-    if (!Array.isArray(body) && p.isModernRequest((h) => c.req.header(h), body)) return modernPost(c, pathId, body, p)
+    if (!Array.isArray(body) && p.isModernRequest((h) => headerOf(c, h), body)) return modernPost(c, pathId, body, p)
 
     if (!initializing) {
       const bad = await versionError(c)
       if (bad) return bad
     }
-    const header = c.req.header('mcp-session-id')
+    const header = headerOf(c, 'mcp-session-id')
     let surface: ProcessSurface | undefined
     if (pathId !== undefined) {
       if (header !== undefined && header !== pathId) return sessionNotFound()
@@ -185,7 +186,7 @@ export function mcpRoutes(deps: AppDeps) {
    */
   async function modernPost(c: Context<AuthEnv>, pathId: string | undefined, message: unknown, p: McpProtocol): Promise<Response> {
     const m = message as JsonRpcMessage
-    const bad = p.modernRequestError((h) => c.req.header(h), message)
+    const bad = p.modernRequestError((h) => headerOf(c, h), message)
     if (bad) return modernResponse(bad)
     // no client notification is defined on this transport: accepted, nothing to do
     if (m.id === undefined) return new Response(null, { status: 202 })
@@ -235,7 +236,7 @@ export function mcpRoutes(deps: AppDeps) {
   async function get(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
     assertScope(c, 'tools:read')
     if (modernVersionHeader(c)) return modernNotAllowed()
-    const header = c.req.header('mcp-session-id')
+    const header = headerOf(c, 'mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
     const bad = await versionError(c)
@@ -253,7 +254,7 @@ export function mcpRoutes(deps: AppDeps) {
   async function del(c: Context<AuthEnv>, pathId: string | undefined): Promise<Response> {
     assertScope(c, 'tools:invoke')
     if (modernVersionHeader(c)) return modernNotAllowed()
-    const header = c.req.header('mcp-session-id')
+    const header = headerOf(c, 'mcp-session-id')
     if (pathId === undefined && header === undefined) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
     if (pathId !== undefined && header !== undefined && header !== pathId) return sessionNotFound()
     const bad = await versionError(c)
@@ -288,7 +289,7 @@ export function mcpRoutes(deps: AppDeps) {
 function batchRefusal(c: Context, messages: JsonRpcMessage[]): Response | undefined {
   const init = messages.find((m) => m && typeof m === 'object' && m.method === 'initialize') as { params?: { protocolVersion?: unknown } }
   const asked = init?.params?.protocolVersion
-  const version = c.req.header('mcp-protocol-version') ?? (typeof asked === 'string' ? asked : undefined)
+  const version = headerOf(c, 'mcp-protocol-version') ?? (typeof asked === 'string' ? asked : undefined)
   if (version !== undefined && version >= FIRST_VERSION_WITHOUT_BATCHES)
     return rpcError(
       400,
@@ -332,9 +333,9 @@ function directRequest(
   if (m === null || typeof m !== 'object' || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !methods.includes(m.method))
     return undefined
   if (!((typeof m.id === 'string' && m.id) || (typeof m.id === 'number' && Number.isFinite(m.id)))) return undefined
-  const accept = c.req.header('accept') ?? ''
+  const accept = headerOf(c, 'accept') ?? ''
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined
-  if ((c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase() !== 'application/json') return undefined
+  if ((headerOf(c, 'content-type') ?? '').split(';')[0].trim().toLowerCase() !== 'application/json') return undefined
   return { id: m.id as string | number, method: m.method, params: m.params }
 }
 
@@ -360,7 +361,7 @@ function listChangedFirst(json: string): Response {
 function transportRequest(c: Context): Request {
   const headers = new Headers()
   for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) {
-    const v = c.req.header(h)
+    const v = headerOf(c, h)
     if (v !== undefined) headers.set(h, v)
   }
   return { method: c.req.method, url: `http://mcp.local${c.req.path}`, headers } as unknown as Request
@@ -370,7 +371,7 @@ function transportRequest(c: Context): Request {
 function sdkRequest(c: Context, message: unknown): Request {
   const headers = new Headers()
   for (const h of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) {
-    const v = c.req.header(h)
+    const v = headerOf(c, h)
     if (v !== undefined) headers.set(h, v)
   }
   return new Request(`http://mcp.local${c.req.path}`, { method: 'POST', headers, body: JSON.stringify(message) })
