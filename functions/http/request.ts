@@ -38,7 +38,7 @@ const TEXT_TYPES = [
 
 /** The body as UTF-8 text, refusing what is too large or not text. */
 export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}): Promise<string> {
-  const type = (headerOf(c, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
+  const type = mediaTypeOf(c)
   if (type && !TEXT_TYPES.includes(type) && !(opts.allowAnyText && type.startsWith('text/'))) {
     throw new ServerToolsError(
       'UNSUPPORTED_MEDIA_TYPE',
@@ -50,11 +50,17 @@ export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}
   const buf = await rawBody(c)
   if (buf.byteLength > MAX_DOCUMENT_BYTES) throw tooLarge()
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buf)
+    return UTF8.decode(buf)
   } catch {
     throw invalidInput('the body is not valid UTF-8 text')
   }
 }
+
+/** Stateless between calls (never asked to `stream`), so one decoder serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The content type without its parameters, lower-cased (`''` when absent). */
+const mediaTypeOf = (c: Context) => (headerOf(c, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
 
 const tooLarge = () => new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
 
@@ -158,7 +164,7 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
 export async function objectBody(c: Context, yaml: YamlParsing, itemLimits?: ItemLimits): Promise<Record<string, unknown>> {
   const text = await bodyText(c)
   if (!text.trim()) return {}
-  const type = (headerOf(c, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
+  const type = mediaTypeOf(c)
   let data: unknown
   if (YAML_TYPES.includes(type)) {
     const parsed = await yaml.parse(text, { tenant: tenantParam(c) })

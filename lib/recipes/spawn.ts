@@ -101,10 +101,11 @@ export class ProcessService {
   async get(key: CallerProcessKey): Promise<ProcessRecord> {
     if (!PROCESS_ID_PATTERN.test(key.id))
       throw invalidInput(`process id '${key.id.slice(0, 80)}' is malformed`, [{ pointer: '/id', message: 'invalid process id' }])
-    const { subject, ...stored } = key
+    const reading = this.deps.processes.get({ tenant: key.tenant, project: key.project, id: key.id }, this.deps.clock.now())
     // every turn on a process reads documents next: their freshness check goes out with the process read
-    const [rec] = await Promise.all([this.deps.processes.get(stored, this.deps.clock.now()), this.deps.freshen?.(key.tenant)])
-    if (!rec || rec.createdBy !== subject)
+    const freshening = this.deps.freshen?.(key.tenant)
+    const rec = freshening ? (await Promise.all([reading, freshening]))[0] : await reading
+    if (!rec || rec.createdBy !== key.subject)
       throw notFound(`no process '${key.id}' of yours in project '${key.project}' (it may have expired, or another subject spawned it)`)
     return rec
   }
