@@ -11,6 +11,7 @@
  * docs/reference/limits.md lists these numbers for tenants; a test checks that every entry here
  * is listed there with its number.
  */
+import { formatCount } from '../runtime/count-format'
 
 /** One work item: its limit, the unit it counts and where the count is taken. */
 export interface WorkBudget {
@@ -196,10 +197,6 @@ export const EXPANSION_LIMITS = Object.fromEntries(EXPANSION_ITEMS.map((k) => [k
   Record<(typeof EXPANSION_ITEMS)[number], number>
 >
 
-// one formatter for every refusal: toLocaleString builds a new one per call, and a pack of 1,000
-// operations over their budgets refuses 1,000 times per expansion
-const count = new Intl.NumberFormat('en-US')
-
 export class BudgetExceeded extends Error {
   readonly limit: number
   readonly what: string
@@ -208,7 +205,7 @@ export class BudgetExceeded extends Error {
     // a tenant's refusal, not a fault: no stack to capture (an expansion may refuse once per operation)
     const depth = Error.stackTraceLimit
     Error.stackTraceLimit = 0
-    super(`${what} is over its budget of ${count.format(limit)}`)
+    super(`${what} is over its budget of ${formatCount(limit)}`)
     Error.stackTraceLimit = depth
     this.limit = limit
     this.what = what

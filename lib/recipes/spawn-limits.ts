@@ -5,16 +5,14 @@
 import { EXPANSION_LIMITS } from '../config/expansion-budget'
 import type { ItemLimits } from '../config/json-slices'
 import { invalidInput } from '../errors'
+import { formatCount } from '../runtime/count-format'
 
 /** A spawn's allowedTools names at most this many entries. */
 export const MAX_SPAWN_ALLOWED_TOOLS = 256
 
-// one formatter for every refusal: toLocaleString builds a new one per call (~0.4 ms a refusal)
-const count = new Intl.NumberFormat('en-US')
-
 /** The problem of a model chain longer than the budget allows (spawn bodies and recipe documents). */
 export const modelChainTooLong = (length: number) =>
-  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${count.format(length)})`
+  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${formatCount(length)})`
 
 export const allowedToolsTooLong = () => `allowedTools may hold at most ${MAX_SPAWN_ALLOWED_TOOLS} entries`
 

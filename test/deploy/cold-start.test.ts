@@ -206,6 +206,30 @@ describe('the Lambda cold start', () => {
     expect(JSON.parse(manifest.body).tools.map((t: { name: string }) => t.name)).toContain('tool_list')
   })
 
+  it('imports the handler without building an Intl formatter or comparing by locale (the first loads ICU locale data)', async () => {
+    // every constructor of Intl and every built-in that makes one behind the scenes, counted while the handler is imported
+    const probe = `
+      const { installLambdaRuntime } = await import(${JSON.stringify(new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href)});
+      installLambdaRuntime();
+      const used = [];
+      for (const name of Object.getOwnPropertyNames(Intl)) {
+        const C = Intl[name];
+        if (typeof C !== 'function') continue;
+        Intl[name] = new Proxy(C, { construct: (t, a, n) => (used.push('Intl.' + name), Reflect.construct(t, a, n)), apply: (t, th, a) => (used.push('Intl.' + name), Reflect.apply(t, th, a)) });
+      }
+      for (const [proto, names] of [[Number.prototype, ['toLocaleString']], [BigInt.prototype, ['toLocaleString']], [Date.prototype, ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']], [String.prototype, ['localeCompare', 'toLocaleUpperCase', 'toLocaleLowerCase']], [Array.prototype, ['toLocaleString']]]) {
+        for (const name of names) {
+          const f = proto[name];
+          proto[name] = function (...a) { used.push(name); return f.apply(this, a); };
+        }
+      }
+      await import(${JSON.stringify(pathToFileURL(outfile).href)});
+      process.stdout.write(JSON.stringify(used));
+      process.exit(0);`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { cwd: dir, env, timeout: 30_000 })
+    expect(JSON.parse(stdout.trimEnd().split('\n').pop() ?? '')).toEqual([])
+  })
+
   it('serves a tool call without evaluating the agent surface either', async () => {
     const toolDir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-tool-'))
     try {
