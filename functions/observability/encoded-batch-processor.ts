@@ -14,8 +14,8 @@
  * …_MAX_QUEUE_SIZE, …_SCHEDULE_DELAY, …_EXPORT_TIMEOUT): sampled spans only; at most
  * maxQueueSize spans waiting, later ones dropped and counted; one export at a time; forceFlush
  * exports everything ended before it and rejects if any of it failed; the export runs with
- * tracing suppressed. The posting itself (endpoint, headers, timeout, retries) is the SDK's OTLP
- * HTTP transport, handed bytes instead of spans.
+ * tracing suppressed. The posting itself (endpoint, headers, compression, timeout, retries) is
+ * the SDK's OTLP/HTTP exporter, handed bytes instead of spans.
  */
 import { context, diag, TraceFlags } from '@opentelemetry/api'
 import { type ExportResult, ExportResultCode, getNumberFromEnv, globalErrorHandler, suppressTracing } from '@opentelemetry/core'

@@ -11,12 +11,8 @@
 import { metrics as metricsApi } from '@opentelemetry/api'
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { createOtlpNetworkExportDelegate, OTLPExporterBase } from '@opentelemetry/otlp-exporter-base'
-import {
-  convertLegacyHttpOptions,
-  createOtlpHttpExportDelegate,
-  createOtlpHttpExporterMetrics,
-} from '@opentelemetry/otlp-exporter-base/node-http'
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base'
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer'
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
@@ -26,7 +22,6 @@ import { FrameContextManager } from './context-manager'
 import { type EncodedBatch, EncodedBatchProcessor } from './encoded-batch-processor'
 import { otelMetrics } from './otel-metrics'
 import { otelTracer } from './otel-tracer'
-import { bodyTransport } from './otlp-http-transport'
 
 export { otelTracer } from './otel-tracer'
 
@@ -87,20 +82,15 @@ export function spanProcessorFromEnv(env: Record<string, string | undefined>): S
   return new EncodedBatchProcessor(encodedBatchExporter())
 }
 
-/**
- * OTLP/HTTP for bytes already encoded: the SDK's configuration (endpoint, headers, compression,
- * timeout, keep-alive agent from OTEL_EXPORTER_OTLP_*) and export delegate (concurrency limit,
- * partial-success handling), posted by bodyTransport.
- */
+/** The SDK's OTLP/HTTP exporter (endpoint, headers, compression, timeout, retries from OTEL_EXPORTER_OTLP_*), handed bytes already encoded. */
 export function encodedBatchExporter(): OTLPExporterBase<EncodedBatch> {
-  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' })
-  const helper = { name: 'span' as const, countItems: (batch: EncodedBatch) => batch.spans }
   return new OTLPExporterBase<EncodedBatch>(
-    createOtlpNetworkExportDelegate(
-      options,
+    createOtlpHttpExportDelegate(
+      convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
       { serializeRequest: (batch) => batch.body, deserializeResponse: ProtobufTraceSerializer.deserializeResponse },
-      createOtlpHttpExporterMetrics('otlp_http_span_exporter', helper, options.url, undefined),
-      bodyTransport(options),
+      'otlp_http_span_exporter',
+      { name: 'span', countItems: (batch) => batch.spans },
+      undefined, // no self-observability metrics, like the JSON exporter's default
     ),
   )
 }
