@@ -30,7 +30,7 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { performance } from 'node:perf_hooks'
+import { PerformanceObserver, performance } from 'node:perf_hooks'
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { createMemoryDeps } from '../functions/deps'
 import { createApp } from '../functions/http/app'
@@ -50,6 +50,12 @@ const turn = () => new Promise<void>((r) => setImmediate(r))
 
 /** CPU microseconds per request of each round measured, by variant. */
 const cpuPerRequest: Record<string, number[]> = {}
+/** Garbage-collector pauses (µs per request) of each round, by variant: where keeping span objects for a batch shows. */
+const gcPerRequest: Record<string, number[]> = {}
+let gcMs = 0
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration
+})
 
 /** Requests completed in `ms` with `CONCURRENCY` in flight, per second. */
 async function throughput(send: Send, ms: number, name?: string, settle?: () => Promise<void>): Promise<number> {
@@ -65,12 +71,18 @@ async function throughput(send: Send, ms: number, name?: string, settle?: () => 
     }
   }
   const cpu0 = process.cpuUsage()
+  const gc0 = gcMs
   const t0 = performance.now()
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
   await settle?.()
   const cpu = process.cpuUsage(cpu0)
-  if (name) (cpuPerRequest[name] ??= []).push((cpu.user + cpu.system) / done)
-  return (done * 1000) / (performance.now() - t0)
+  const rate = (done * 1000) / (performance.now() - t0)
+  if (name) {
+    ;(cpuPerRequest[name] ??= []).push((cpu.user + cpu.system) / done)
+    await turn() // the observer hears of the round's last collections a turn later
+    ;(gcPerRequest[name] ??= []).push(((gcMs - gc0) * 1000) / done)
+  }
+  return rate
 }
 
 /** Counts the spans the SDK ends, beside the deployment's processor. */
@@ -200,6 +212,7 @@ const ratioOf = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]))
 
 export async function benchObservability(opts: { log?: (line: string) => void } = {}) {
   const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
+  gcObserver.observe({ entryTypes: ['gc'] })
   const json = (process.env.BENCH_OTLP_PROTOCOL ?? 'http/protobuf') === 'http/json'
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -284,6 +297,8 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
       `           spans ended ${spans.counts.ended}, received ${received.spans} (${(spans.counts.ended / sdkRequests).toFixed(2)} per request), ${(received.bytes / Math.max(1, received.spans)).toFixed(0)} bytes/span on the wire`,
     )
     log(`  CPU      off ${cpu('off')}   api ${cpu('api')}   sdk ${cpu('sdk')}`)
+    const gc = (name: string) => `${median(gcPerRequest[name] ?? [0]).toFixed(1)}`
+    log(`  GC       off ${gc('off')}   api ${gc('api')}   sdk ${gc('sdk')} µs of pauses/req`)
     log(
       `  writes   audit off ${median(phase3.auditOff).toFixed(0)} req/s   audit on ${median(phase3.auditOn).toFixed(0)} req/s   (on/off ${ratioOf(phase3.auditOn, phase3.auditOff).toFixed(3)})`,
     )
@@ -302,6 +317,7 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     }
     return { summary }
   } finally {
+    gcObserver.disconnect()
     await new Promise((r) => receiver.close(r))
   }
 }
