@@ -187,6 +187,27 @@ describe('precompiling the patterns of a tenant value', () => {
     expect(result.patterns).toBeLessThan(64 * 17)
   })
 
+  it("compiles an OpenAPI document's patterns one per turn before its operations are expanded", async () => {
+    const paths = Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [
+        `/items${i}`,
+        {
+          get: {
+            operationId: `item${i}`,
+            parameters: [{ name: 'q', in: 'query', schema: { type: 'string', pattern: `^[a-z]{1,40}-spec${i}$` } }],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      ]),
+    )
+    const { parseSpec } = await import('../../../lib/tools/types/runtime/rest_api')
+    const { result, turns } = await turnsDuring(() => parseSpec({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths }))
+    expect(result.ok && result.operations).toHaveLength(30)
+    expect(turns).toBeGreaterThanOrEqual(30)
+    const again = await precompilePatterns({ paths })
+    expect(again).toMatchObject({ patterns: 30, slices: 1 })
+  })
+
   it('counts a refused pattern without instructions and compiles nothing twice within one value', async () => {
     const value = { a: { pattern: '(a)\\1' }, b: [{ pattern: '(a)\\1' }, { pattern: '^c$' }], c: { pattern: 7 } }
     const result = await precompilePatterns(value)

@@ -7,6 +7,7 @@
 import { toolError } from '../../../calls/outcome'
 import { BudgetExceeded } from '../../../config/expansion-budget'
 import { validateAgainst } from '../../../config/json-schema'
+import { precompilePatterns } from '../../../config/patterns'
 import type { ServerToolConfig } from '../../../config/server-tool'
 import {
   type SecretValues,
@@ -35,6 +36,8 @@ export interface ParsedSpec {
 export async function parseSpec(input: unknown): Promise<ParsedSpec> {
   const read = await readOpenApiInSlices(input)
   if (!read.ok) return { ok: false, message: read.message, operations: [], problems: [] }
+  // the operations' schemas are checked synchronously: their patterns compiled first, one per turn, up to the pack's budget
+  await precompilePatterns(read.doc)
   try {
     const { operations, problems } = await extractOperations(read.doc)
     return { ok: true, doc: read.doc, operations, problems }
