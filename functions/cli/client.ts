@@ -86,10 +86,20 @@ export class ServerToolsClient {
 
   /** One snapshot of a layer: every document with its version and content hash (and body, for exports). */
   async listLayer(project: string, opts: { bodies?: boolean } = {}): Promise<ListedDocument[]> {
-    const { documents } = await this.json<{ documents: ListedDocument[] }>(
+    const { documents } = await this.json<{ documents: (ListedDocument & { bodyOmitted?: boolean })[] }>(
       'GET',
       `/projects/${enc(project)}/documents${opts.bodies ? '?bodies=true' : ''}`,
     )
+    // One answer carries bodies up to the service's documentBodies budget; the rest, one by one.
+    for (const d of documents) {
+      if (!d.bodyOmitted) continue
+      const res = await this.send('GET', `/projects/${enc(project)}/documents/${d.path.split('/').map(enc).join('/')}`)
+      const body = await res.text()
+      if (res.headers.get('etag') !== `"${d.version}"`)
+        throw new ApiError(409, `${d.path} in ${project} changed while the layer was read (listed at version ${d.version}); run again`)
+      d.body = body
+      delete d.bodyOmitted
+    }
     return documents
   }
 

@@ -391,10 +391,16 @@ export function openApiDocument() {
             tenant,
             project,
             p('prefix', 'Path prefix', false),
-            { name: 'bodies', in: 'query', required: false, schema: { type: 'boolean', default: false }, description: 'Include each body' },
+            {
+              name: 'bodies',
+              in: 'query',
+              required: false,
+              schema: { type: 'boolean', default: false },
+              description: 'Include each body, up to 2 MiB of bodies an answer (documentBodies); the rest carry bodyOmitted: true',
+            },
           ],
           responses: {
-            200: { description: '{ documents: [{ path, version, sha256, bytes, updatedAt, updatedBy, body? }] }' },
+            200: { description: '{ documents: [{ path, version, sha256, bytes, updatedAt, updatedBy, body?, bodyOmitted? }] }' },
             400: problem,
           },
         },

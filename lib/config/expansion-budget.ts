@@ -166,6 +166,14 @@ export const WORK_BUDGETS = {
       "bytes of one `tool_description` answer's descriptions and schemas as rendered JSON (counted twice in code mode, where each is declared as TypeScript too), measured before it is rendered",
     refusal: 'the tools that do not fit are `skipped` with the budget named; one that alone does not fit is a tool error naming it',
   },
+  // A layer holds any number of documents of up to 1 MiB each: 20 of them made one export
+  // answer 19.5 MB (139 CPU ms) and every further document added to every export.
+  documentBodies: {
+    limit: 2 * 1024 * 1024,
+    counts: 'bytes (UTF-8) of the document bodies one `GET …/documents?bodies=true` answer carries, taken in path order while they fit',
+    refusal:
+      'the documents that do not fit are listed without `body`, with `bodyOmitted: true`; read each at `GET …/documents/{path}` (the CLI does)',
+  },
   // Every turn of a process reads the catalog and the learned limit of each entry (issue 21 N5).
   modelChain: {
     limit: 16,

@@ -1,5 +1,6 @@
 /** Raw documents of one layer, read through the cascade. */
 import type { MiddlewareHandler } from 'hono'
+import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'
@@ -36,17 +37,24 @@ export function documentRoutes(deps: AppDeps) {
       if (bodies !== undefined && bodies !== 'true' && bodies !== 'false')
         throw invalidInput('bodies must be true or false', [{ pointer: '/bodies', message: `got '${bodies.slice(0, 20)}'` }])
       const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
-      // One consistent snapshot of the layer: versions and content hashes (for plans), bodies on request (for exports).
+      // One consistent snapshot of the layer: versions and content hashes (for plans), bodies on
+      // request (for exports) while they fit one answer's budget; the rest are read one by one.
+      let room = bodies === 'true' ? WORK_BUDGETS.documentBodies.limit : 0
       return c.json({
-        documents: docs.map((d) => ({
-          path: d.key.path,
-          version: d.version,
-          sha256: d.sha256,
-          bytes: Buffer.byteLength(d.body),
-          updatedAt: d.updatedAt,
-          updatedBy: d.updatedBy,
-          ...(bodies === 'true' ? { body: d.body } : {}),
-        })),
+        documents: docs.map((d) => {
+          const bytes = Buffer.byteLength(d.body)
+          const fits = bytes <= room
+          if (fits) room -= bytes
+          return {
+            path: d.key.path,
+            version: d.version,
+            sha256: d.sha256,
+            bytes,
+            updatedAt: d.updatedAt,
+            updatedBy: d.updatedBy,
+            ...(bodies === 'true' ? (fits ? { body: d.body } : { bodyOmitted: true }) : {}),
+          }
+        }),
       })
     })
     .get('/projects/:project/documents/:path{.+}', requireScope('tools:read'), async (c) => {
