@@ -258,6 +258,17 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       return c.test(text)
     }
     const equal = (a: unknown, b: unknown) => deepEqual(a, b, spend)
+    // a long object's keys listed once per validation: every schema that visits it (anyOf
+    // branches, allOf parts) is still charged its keys, but 40 branches over 8,000 keys listed
+    // them 40 times; short objects are listed again (cheaper than remembering them)
+    let keyLists: Map<object, string[]> | undefined
+    const keysOf = (obj: object): string[] => {
+      let keys = keyLists?.get(obj)
+      if (keys) return keys
+      keys = Object.keys(obj)
+      if (keys.length >= 64) (keyLists ??= new Map()).set(obj, keys)
+      return keys
+    }
     // one function per validation, not a closure per schema node: nodes are what the budget counts
     const reject = (out: boolean, path: string, sp: string, keyword: string, params: Record<string, unknown>, message: string): false => {
       if (out) fail(keyword, path, `${sp}/${keyword}`, params, message)
@@ -371,7 +382,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       }
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
         const obj = v as Record<string, unknown>
-        const keys = Object.keys(obj)
+        const keys = keysOf(obj)
         spend(keys.length)
         if (s.maxProperties !== undefined && keys.length > s.maxProperties)
           ok = reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
