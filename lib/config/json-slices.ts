@@ -216,15 +216,16 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
   }
   const assemble = async (s: Split): Promise<unknown> => {
     const out: unknown = s.object ? {} : []
-    // member k spans (bounds[k], bounds[k + 1]) exclusive of the separators
-    const bounds = [s.start, ...s.commas, s.end - 1]
-    const members = bounds.length - 1
+    // member k spans (bound(k), bound(k + 1)) exclusive of the separators: the opening bracket,
+    // its commas, the closing bracket (read in place: a 1 MiB list has half a million commas)
+    const members = s.commas.length + 1
+    const bound = (k: number) => (k === 0 ? s.start : k === members ? s.end - 1 : s.commas[k - 1])
     let run = -1 // first member of the pending run of unsplit members
     const flush = async (to: number) => {
       if (run < 0) return
       // a blank run is one empty member: right only as the whole of an empty container (`[ ]`)
-      if ((members > 1 || s.children) && isBlank(text, bounds[run] + 1, bounds[to])) throw new Malformed()
-      const part = await parse(bounds[run] + 1, bounds[to], s.object ? '{}' : '[]')
+      if ((members > 1 || s.children) && isBlank(text, bound(run) + 1, bound(to))) throw new Malformed()
+      const part = await parse(bound(run) + 1, bound(to), s.object ? '{}' : '[]')
       if (s.object) join(out as Record<string, unknown>, part as Record<string, unknown>)
       else for (const item of part as unknown[]) (out as unknown[]).push(item)
       run = -1
@@ -232,24 +233,24 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
     for (let k = 0; k < members; k++) {
       const child = s.children?.get(k)
       if (!child) {
-        if (run >= 0 && bounds[k + 1] - bounds[run] > chunk) await flush(k)
+        if (run >= 0 && bound(k + 1) - bound(run) > chunk) await flush(k)
         if (run < 0) run = k
         continue
       }
       await flush(k)
-      blank(child.end, bounds[k + 1])
+      blank(child.end, bound(k + 1))
       const value = await assemble(child)
       if (s.object) {
         // `"key" :` before the value: the key parsed alone, the rest only blank space and one colon
-        const head = text.slice(bounds[k] + 1, child.start)
+        const head = text.slice(bound(k) + 1, child.start)
         const colon = head.lastIndexOf(':')
         if (colon < 0) throw new Malformed()
-        blank(bounds[k] + 1 + colon + 1, child.start)
-        const key = await parse(bounds[k] + 1, bounds[k] + 1 + colon)
+        blank(bound(k) + 1 + colon + 1, child.start)
+        const key = await parse(bound(k) + 1, bound(k) + 1 + colon)
         if (typeof key !== 'string') throw new Malformed()
         join(out as Record<string, unknown>, { [key]: value })
       } else {
-        blank(bounds[k] + 1, child.start)
+        blank(bound(k) + 1, child.start)
         ;(out as unknown[]).push(value)
       }
     }
