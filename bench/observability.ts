@@ -50,7 +50,7 @@ const turn = () => new Promise<void>((r) => setImmediate(r))
 
 /** CPU microseconds per request of each round measured, by variant. */
 const cpuPerRequest: Record<string, number[]> = {}
-/** Garbage-collector pauses (µs per request) of each round, by variant: where keeping span objects for a batch shows. */
+/** Garbage-collector pauses (µs per request) of each round, by variant: where keeping span objects for a batch would show. */
 const gcPerRequest: Record<string, number[]> = {}
 let gcMs = 0
 const gcObserver = new PerformanceObserver((list) => {
