@@ -103,8 +103,11 @@ export class DynamoDocumentStore implements DocumentStore {
     const all = [...unique.values()]
     for (let i = 0; i < all.length; i += BATCH_GET_LIMIT) chunks.push(all.slice(i, i + BATCH_GET_LIMIT))
 
-    const items = (await Promise.all(chunks.map((c) => this.batchGet(c)))).flat()
-    const docs = await Promise.all(items.map((item) => this.hydrate(item)))
+    // a cascade lookup is one chunk of two keys whose bodies are inline: no fan-out, nothing to await per item
+    const items = chunks.length === 1 ? await this.batchGet(chunks[0]) : (await Promise.all(chunks.map((c) => this.batchGet(c)))).flat()
+    const docs = items.some((item) => item.bodyKey !== undefined && !item.deleted)
+      ? await Promise.all(items.map((item) => this.hydrate(item)))
+      : items.map((item) => (item.deleted ? undefined : documentOf(item, item.body)))
     const out = new Map<string, StoredDocument>()
     for (const d of docs) if (d) out.set(docId(d.key), d)
     return out
@@ -449,17 +452,7 @@ export class DynamoDocumentStore implements DocumentStore {
         return this.hydrate(fresh, rereads - 1)
       }
     }
-    return {
-      key: { scope: item.scope, path: item.path },
-      body: body ?? '',
-      ...(item.json !== undefined && item.bodyKey === undefined ? { json: item.json } : {}),
-      version: Number(item.version),
-      sha256: item.sha256,
-      createdAt: item.createdAt,
-      createdBy: item.createdBy,
-      updatedAt: item.updatedAt,
-      updatedBy: item.updatedBy,
-    }
+    return documentOf(item, body)
   }
 
   private async deleteBlobQuietly(key: string) {
@@ -478,6 +471,21 @@ export class DynamoDocumentStore implements DocumentStore {
     } catch (e) {
       throw storeError(e, 'the documents table')
     }
+  }
+}
+
+/** An item and its body (inline, or read from its blob) as a document. */
+function documentOf(item: DocumentItem, body: string | undefined): StoredDocument {
+  return {
+    key: { scope: item.scope, path: item.path },
+    body: body ?? '',
+    ...(item.json !== undefined && item.bodyKey === undefined ? { json: item.json } : {}),
+    version: Number(item.version),
+    sha256: item.sha256,
+    createdAt: item.createdAt,
+    createdBy: item.createdBy,
+    updatedAt: item.updatedAt,
+    updatedBy: item.updatedBy,
   }
 }
 
