@@ -5,6 +5,7 @@
  */
 import type { AttackClass } from './harness'
 import { attacks as discovery } from './rows/discovery'
+import { attacks as layerExport } from './rows/export'
 import { attacks as modelsAndLimits } from './rows/models'
 import { attacks as sharing } from './rows/sharing'
 import { attacks as tenantWork } from './rows/tenant-work'
@@ -22,4 +23,4 @@ const ordinaryFlood: AttackClass = {
   },
 }
 
-export const ATTACK_CLASSES: AttackClass[] = [ordinaryFlood, ...tenantWork, ...sharing, ...modelsAndLimits, ...discovery]
+export const ATTACK_CLASSES: AttackClass[] = [ordinaryFlood, ...tenantWork, ...sharing, ...modelsAndLimits, ...discovery, ...layerExport]
