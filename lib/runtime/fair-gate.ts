@@ -215,7 +215,7 @@ export class FairGate {
     const present = this.present(now)
     return [...this.tenants.values()].map((s) => ({
       tenant: s.name,
-      mode: this.mode(s, now, present),
+      mode: this.peekMode(s, now, present),
       inFlight: s.inFlight,
       waiting: s.queue.length,
       load: this.share(s.load, s, now),
@@ -338,6 +338,14 @@ export class FairGate {
     }
     state.limited = true
     return this.share(state.cpu, state, now) > this.limits.holdAbove * (present.cpu / present.count) ? 'held' : 'limited'
+  }
+
+  /** The mode without moving the limited flag: looking must not change what the gate decides next. */
+  private peekMode(state: TenantState, now: number, present: Present): GateMode {
+    const limited = state.limited
+    const mode = this.mode(state, now, present)
+    state.limited = limited
+    return mode
   }
 
   /** A decayed charge of `state` read as a share of the thread (steady state: charge = rate × halfLife / ln 2). */
