@@ -51,6 +51,12 @@ export interface SurfaceSettings {
    * again when asked), never the container's memory.
    */
   manifestMemoBytes?: number
+  /**
+   * Visible sets and turns kept for reuse, all processes together (default 64 MiB, each process
+   * weighed at 1 KiB a tool it can see): processes over large packs push out the oldest (computed
+   * again when asked), never the container's memory.
+   */
+  surfaceMemoBytes?: number
   /** Activations that keep their class (spec §14.2 max-activated-tools, default 40). */
   maxActivated: number
   /** A process lives this long after its last write (default 24 h). */
@@ -81,6 +87,10 @@ export const DEFAULT_SURFACE_SETTINGS: SurfaceSettings = {
   mcpSessionIdleMs: DEFAULT_MCP_SESSION_IDLE_MS,
 }
 export const DEFAULT_MANIFEST_MEMO_BYTES = 64 * 1024 * 1024
+/** What the per-process memo of visible sets and turns may hold, all processes together. */
+export const SURFACE_MEMO_BYTES = 64 * 1024 * 1024
+/** One tool's weight there (its visible entry and its turn's maps): ~0.9 KB measured. */
+export const SURFACE_MEMO_TOOL_BYTES = 1024
 
 /** Measured demand per tool for a role (spec §14.4); the Usage feature plugs in here. */
 export interface DemandSource {
@@ -152,12 +162,17 @@ export function codeChoice(recipe: EndpointSurface | undefined, endpoints: Endpo
 
 export class SurfaceService {
   private readonly meta: Map<string, Tool>
-  /** Per process: the last visible set and turn, reused while their inputs are unchanged. */
-  private readonly memo = new BoundedCache<string, SurfaceMemo>(5_000)
+  /**
+   * Per process: the last visible set and turn, reused while their inputs are unchanged. Weighed
+   * by the tools each holds: a process over a 1,000-operation pack kept ~0.9 MB here (measured:
+   * 40 such processes, +35.6 MB of heap), so 5,000 entries alone bounded nothing.
+   */
+  private readonly memo: BoundedCache<string, SurfaceMemo>
   /** Every memoised body of every process counts against this. */
   private readonly bodyBudget: ByteBudget
 
   constructor(private readonly deps: SurfaceDeps) {
+    this.memo = new BoundedCache(5_000, { maxBytes: deps.settings.surfaceMemoBytes ?? SURFACE_MEMO_BYTES })
     this.bodyBudget = new ByteBudget(deps.settings.manifestMemoBytes ?? DEFAULT_MANIFEST_MEMO_BYTES)
     this.meta = new Map(deps.metaTools.map((t) => [t.name, t]))
     for (const n of META_TOOLS) if (!this.meta.has(n)) throw new Error(`the surface needs the meta-tool '${n}'`)
@@ -689,7 +704,7 @@ export class ProcessSurface implements DiscoverySurface {
     const memo = this.memo.get(this.memoKey)
     if (memo && memo.clientTools === clientTools && sameTools(memo.inventory, inventory)) return memo.visible
     const visible = this.buildVisible(inventory, clientTools)
-    this.memo.set(this.memoKey, { inventory, clientTools, visible })
+    this.memo.set(this.memoKey, { inventory, clientTools, visible }, SURFACE_MEMO_TOOL_BYTES * (inventory.length + clientTools.length))
     return visible
   }
 

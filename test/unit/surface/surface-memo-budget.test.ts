@@ -1,0 +1,42 @@
+/**
+ * The per-process memo of visible sets and turns is weighed by the tools each process sees
+ * (SurfaceSettings.surfaceMemoBytes, 1 KiB a tool): a process over a 1,000-operation pack kept
+ * ~0.9 MB there, and 5,000 entries by count alone let spawns hold gigabytes (issue 21, third pass).
+ */
+import { describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../../functions/deps'
+import { SURFACE_MEMO_TOOL_BYTES } from '../../../lib/surface/surface'
+import { echoPackFactory } from '../../support/pack-factory'
+
+async function setUp(surfaceMemoBytes?: number) {
+  const deps = createMemoryDeps({ extraFactories: [echoPackFactory], surface: surfaceMemoBytes === undefined ? {} : { surfaceMemoBytes } })
+  const ops = Array.from({ length: 300 }, (_, i) => `o${i}`).join(', ')
+  await deps.tools.put('acme', 'p1', 'wide', `type: echo_pack\ndescription: Wide\nprimary: true\nparameters:\n  ops: [${ops}]\n`, {
+    actor: 't',
+  })
+  const spawn = async () => ({
+    tenant: 'acme',
+    project: 'p1',
+    id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id,
+    subject: 'alice',
+  })
+  return { deps, a: await spawn(), b: await spawn() }
+}
+
+describe('the surface memo budget', () => {
+  it('computes a process’s turn again once processes over many tools pushed it out, and keeps it while they fit', async () => {
+    // room for one process's 300-odd tools, not two
+    const { deps, a, b } = await setUp(400 * SURFACE_MEMO_TOOL_BYTES)
+    const first = await deps.surface.manifestBytes(a)
+    expect(await deps.surface.manifestBytes(a)).toBe(first)
+    await deps.surface.manifestBytes(b)
+    const again = await deps.surface.manifestBytes(a)
+    expect(again).not.toBe(first)
+    expect(again).toEqual(first)
+
+    const roomy = await setUp()
+    const kept = await roomy.deps.surface.manifestBytes(roomy.a)
+    await roomy.deps.surface.manifestBytes(roomy.b)
+    expect(await roomy.deps.surface.manifestBytes(roomy.a)).toBe(kept)
+  })
+})
