@@ -153,12 +153,15 @@ function targetOf(path: string): string {
 
 function scopeOf(path: string): Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> {
   const parts = path.split('/')
+  // each part decoded once: this runs on every request
   const seg = (i: number) => (parts[i] === undefined ? undefined : decodedPathPart(parts[i]))
   const out: Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> = { tenant: seg(2) }
   if (seg(3) === 'projects') {
     out.project = seg(4)
-    if (seg(5) === 'processes' && seg(6)) out.process = seg(6)
-    if ((seg(5) === 'tools' || seg(5) === 'server-tools') && seg(6)) out.tool = seg(6)
+    const kind = seg(5)
+    const id = kind === 'processes' || kind === 'tools' || kind === 'server-tools' ? seg(6) : undefined
+    if (id && kind === 'processes') out.process = id
+    else if (id) out.tool = id
   }
   return out
 }
