@@ -1,7 +1,6 @@
 /** The HTTP app, built from its dependencies: no AWS, no env, no globals. */
 
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
-import { ServerToolsError } from '../../lib/errors'
 import type { AppDeps } from './app-deps'
 import type { AuthEnv } from './auth'
 import { authenticate, tenantLayerWrites } from './auth'
@@ -12,6 +11,7 @@ import { headerOf } from './headers'
 import { Hono } from './hono'
 import { observe } from './observe'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
+import { bodyTooLarge } from './request'
 import { auditRoutes } from './routes/audit'
 import { callableToolRoutes } from './routes/callable-tools'
 import { documentRoutes } from './routes/documents'
@@ -32,9 +32,7 @@ export function createApp(deps: AppDeps) {
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
     .use('*', async (c, next) => {
-      if (Number(headerOf(c, 'content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) {
-        throw new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
-      }
+      if (Number(headerOf(c, 'content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) throw bodyTooLarge(c)
       await next()
     })
     // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it

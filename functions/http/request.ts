@@ -46,9 +46,9 @@ export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}
     )
   }
   const declared = Number(headerOf(c, 'content-length') ?? 0)
-  if (declared > MAX_DOCUMENT_BYTES) throw tooLarge()
+  if (declared > MAX_DOCUMENT_BYTES) throw bodyTooLarge(c)
   const buf = await rawBody(c)
-  if (buf.byteLength > MAX_DOCUMENT_BYTES) throw tooLarge()
+  if (buf.byteLength > MAX_DOCUMENT_BYTES) throw bodyTooLarge(c)
   try {
     return UTF8.decode(buf)
   } catch {
@@ -62,7 +62,16 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 /** The content type without its parameters, lower-cased (`''` when absent). */
 const mediaTypeOf = (c: Context) => (headerOf(c, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
 
-const tooLarge = () => new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+/**
+ * A 413 leaves the rest of the body unread on the connection: answered on a kept-alive socket,
+ * the client's next request would be read after those bytes (or hang behind a detached
+ * request), so the answer also closes the connection.
+ */
+export const bodyTooLarge = (c: Context) => {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+  if (outgoing && typeof outgoing.setHeader === 'function' && !outgoing.headersSent) outgoing.setHeader('connection', 'close')
+  return new ServerToolsError('TOO_LARGE', `the body may be at most ${MAX_DOCUMENT_BYTES} bytes`)
+}
 
 /**
  * The body's bytes, never more than the limit. On @hono/node-server the IncomingMessage is read
@@ -80,7 +89,7 @@ export const REQUEST_BODY = 'requestBody' as const
 
 async function readRawBody(c: Context): Promise<Uint8Array> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
-  if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(incoming)
+  if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(c, incoming)
   return new Uint8Array(await c.req.arrayBuffer())
 }
 
@@ -89,7 +98,7 @@ async function readRawBody(c: Context): Promise<Uint8Array> {
  * machinery (~9 µs of CPU per small body over HTTP, scratch measurement in
  * docs/operations/cold-start-and-latency.md).
  */
-function readIncoming(incoming: IncomingMessage): Promise<Uint8Array> {
+function readIncoming(c: Context, incoming: IncomingMessage): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     // gone before this route read it: no event would come
     if (incoming.destroyed) return reject(bodyEnded(incoming.errored ?? undefined))
@@ -105,7 +114,7 @@ function readIncoming(incoming: IncomingMessage): Promise<Uint8Array> {
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size > MAX_DOCUMENT_BYTES) {
-        done(() => reject(tooLarge()))
+        done(() => reject(bodyTooLarge(c)))
         // As Node's own stream destroyer (which `for await` used) ends a server request: detached
         // from its socket first, so the 413 still goes out while nothing more is kept.
         ;(incoming as { socket: unknown }).socket = null

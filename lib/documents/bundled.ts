@@ -10,6 +10,7 @@
  * whose text no longer matches is simply read from its text.
  */
 import { checkDocumentText } from '../config/text-hygiene'
+import { BoundedCache } from '../runtime/bounded-cache'
 import { sha256 } from '../runtime/hash'
 
 /** The file beside the bundled documents that holds their JSON forms (not itself a document). */
@@ -30,11 +31,19 @@ export interface BundledSource {
   one(path: string): BundledFile | undefined
 }
 
+/** How many missed paths a layer remembers before it forgets the oldest. */
+export const MISSES_REMEMBERED = 1_024
+
 export class BundledLayer {
   /** Every file, once a listing needed them. */
   private everything: Map<string, BundledFile> | undefined
-  /** Lookups before that, hits and misses alike. */
-  private readonly looked = new Map<string, BundledFile | undefined>()
+  /** Files found before that: at most the layer's own files. */
+  private readonly looked = new Map<string, BundledFile>()
+  /**
+   * Paths not found: callers pick the names (any tool name a tenant calls), so misses are
+   * remembered only up to a bound — an unbounded memo of misses grows with every name tried.
+   */
+  private readonly missed = new BoundedCache<string, true>(MISSES_REMEMBERED)
   /** The layer never changes, so each prefix's listing is computed once (listings are hot). */
   private readonly listings = new Map<string, BundledFile[]>()
   private readonly source: BundledSource
@@ -45,11 +54,16 @@ export class BundledLayer {
 
   get(path: string): BundledFile | undefined {
     if (this.everything) return this.everything.get(path)
-    if (!this.looked.has(path)) {
-      const found = this.source.one(path)
-      this.looked.set(path, found && Object.freeze({ ...found }))
+    const known = this.looked.get(path)
+    if (known || this.missed.get(path)) return known
+    const found = this.source.one(path)
+    if (!found) {
+      this.missed.set(path, true)
+      return undefined
     }
-    return this.looked.get(path)
+    const frozen = Object.freeze({ ...found })
+    this.looked.set(path, frozen)
+    return frozen
   }
 
   list(prefix: string): BundledFile[] {

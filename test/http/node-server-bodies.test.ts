@@ -3,7 +3,7 @@
  * directly from the Node request, capped while read; headers read from its raw header list.
  */
 
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { type AddressInfo, connect } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -45,7 +45,12 @@ function raw(to: number, text: string, opts: { end?: boolean; destroyAfterMs?: n
   })
 }
 
-function send(path: string, chunks: string[], headers: Record<string, string | number> = {}): Promise<{ status: number; body: string }> {
+function send(
+  path: string,
+  chunks: string[],
+  headers: Record<string, string | number> = {},
+  agent: Agent | false = false,
+): Promise<{ status: number; body: string; connection?: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -53,13 +58,13 @@ function send(path: string, chunks: string[], headers: Record<string, string | n
         port,
         path,
         method: 'PUT',
-        agent: false,
+        agent,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/yaml', ...headers },
       },
       (res) => {
         let body = ''
         res.on('data', (d) => (body += d))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }))
       },
     )
     req.on('error', (e) =>
@@ -89,6 +94,36 @@ describe('request bodies on the node server', () => {
       { 'content-type': 'text/markdown' },
     )
     expect(res.status).toBe(413)
+  })
+
+  it('closes a kept-alive connection after a 413, so the next request on the same agent is answered', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const chunk = `${'#'.repeat(64 * 1024)}\n`
+      const streamed = await send(
+        '/brain/acme/projects/p1/documents/big.md',
+        Array.from({ length: 20 }, () => chunk),
+        { 'content-type': 'text/markdown' },
+        agent,
+      )
+      expect(streamed).toMatchObject({ status: 413, connection: 'close' })
+      const declared = await send(
+        '/brain/acme/projects/p1/documents/big.md',
+        [chunk],
+        { 'content-type': 'text/markdown', 'content-length': 2 * 1024 * 1024 },
+        agent,
+      ).catch((e: Error) => ({ status: 0, body: e.message, connection: undefined }))
+      expect(declared).toMatchObject({ status: 413, connection: 'close' })
+      const next = await send(
+        '/brain/acme/projects/p1/server-tools/after-413',
+        ['type: doc_lookup\ndescription: After a 413\nparameters:\n  path: a.md\n'],
+        {},
+        agent,
+      )
+      expect(next.status).toBe(201)
+    } finally {
+      agent.destroy()
+    }
   })
 
   it('answers an empty tool-call body as a call without a tool name', async () => {

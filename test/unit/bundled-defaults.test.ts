@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { bundledDefaults, defaultsDir, loadBundledFiles } from '../../functions/defaults'
 import { createMemoryDeps } from '../../functions/deps'
 import { nameFromPath, SERVER_TOOLS_PREFIX } from '../../lib/config/server-tool'
-import { BUNDLED_FORMS_FILE, BundledLayer, buildBundledForms, withBundledForms } from '../../lib/documents/bundled'
+import { BUNDLED_FORMS_FILE, BundledLayer, buildBundledForms, MISSES_REMEMBERED, withBundledForms } from '../../lib/documents/bundled'
 
 describe('the bundled defaults', () => {
   it('are every one valid: each passes the checks a write of it through the API passes', async () => {
@@ -98,5 +98,22 @@ describe('a bundled lookup', () => {
     expect(layer.list('b/').map((f) => f.path)).toEqual(['b/y.md'])
     expect(layer.get('b/y.md')?.body).toBe('y')
     expect(calls).toEqual(['one a/x.md', 'one nope.md', 'all'])
+  })
+
+  it('remembers a bounded number of misses, however many names callers try, and every hit', () => {
+    const reads: string[] = []
+    const files = [{ path: 'a/x.md', body: 'x' }]
+    const layer = new BundledLayer({
+      all: () => files,
+      one: (path) => (reads.push(path), files.find((f) => f.path === path)),
+    })
+    layer.get('a/x.md')
+    for (let i = 0; i < MISSES_REMEMBERED * 3; i++) layer.get(`tool-${i}.md`)
+    reads.length = 0
+    // the oldest misses were forgotten (read again), the latest are remembered, the hit is kept
+    layer.get('tool-0.md')
+    layer.get(`tool-${MISSES_REMEMBERED * 3 - 1}.md`)
+    expect(layer.get('a/x.md')?.body).toBe('x')
+    expect(reads).toEqual(['tool-0.md'])
   })
 })
