@@ -23,7 +23,7 @@
  * Present tenants (a request in flight or waiting, or one ended within `presenceMs`) share the
  * thread equally. While fewer than two are present, or they use less than `busyFloor` of it
  * together, everyone is `free`. Otherwise a tenant whose load is over its share is `limited` (one
- * request in flight; it stays limited until under `RELEASE_BELOW` of its share, so it does not
+ * request in flight, one more each `maxHoldMs` its requests stay in flight; it stays limited until under `RELEASE_BELOW` of its share, so it does not
  * flip and start its whole queue at each flip); limited and with cpu over `holdAbove` × the cpu
  * share, `held` (a request that came while another of the tenant's was in flight or waiting
  * starts only when no lighter tenant has a request in flight, or after `maxHoldMs`, so a lighter
@@ -138,6 +138,8 @@ interface TenantState {
   limited: boolean
   /** When a request of the tenant last came or ended. */
   seenAt: number
+  /** When a request of the tenant last started. */
+  startedAt: number
   /** Wall ms a request of the tenant took, smoothed (for Retry-After). */
   wallMs: number
   counts: GateCounts
@@ -225,6 +227,7 @@ export class FairGate {
   }
 
   private start(state: TenantState, now: number): Release {
+    state.startedAt = now
     if (state.inFlight++ === 0) this.running.add(state)
     this.inFlight++
     let done = false
@@ -319,7 +322,12 @@ export class FairGate {
     if (present.count < 2) return true
     const mode = this.mode(state, now, present)
     if (mode === 'free') return state.inFlight < this.limits.sharedInFlight
-    if (state.inFlight > 0) return false
+    // Busy time is charged to whatever is in flight, so a tenant whose requests wait on a worker,
+    // a store or an upstream (a stalled script, a slow REST tool) is charged the loop's other work
+    // too: its next request starts at most `maxHoldMs` after its previous one started, so its
+    // concurrency is paced, never stopped (a flood still gains only one request in flight per
+    // `maxHoldMs`, and waits past `maxWaitMs` are refused).
+    if (state.inFlight > 0) return now - Math.max(since, state.startedAt) >= this.limits.maxHoldMs
     if (mode === 'limited' || !concurrent || now - since >= this.limits.maxHoldMs) return true
     const mine = this.share(state.cpu, state, now)
     for (const other of this.running) if (other !== state && this.share(other.cpu, other, now) < mine) return false
@@ -412,6 +420,7 @@ export class FairGate {
       soloTime: 0,
       limited: false,
       seenAt: now,
+      startedAt: Number.NEGATIVE_INFINITY,
       wallMs: 0,
       counts: { atOnce: 0, waited: 0, refused: 0 },
     }
@@ -429,10 +438,11 @@ export class FairGate {
     return true
   }
 
-  /** Wakes the gate when the first held request has waited `maxHoldMs`. */
+  /** Wakes the gate when the first held or paced request has waited `maxHoldMs` (see `mayStart`). */
   private armHoldTimer(now: number) {
     let first = Number.POSITIVE_INFINITY
-    for (const s of this.tenants.values()) if (s.queue.length > 0 && s.inFlight === 0) first = Math.min(first, s.queue[0].since)
+    for (const s of this.tenants.values())
+      if (s.queue.length > 0) first = Math.min(first, s.inFlight > 0 ? Math.max(s.queue[0].since, s.startedAt) : s.queue[0].since)
     const at = first + this.limits.maxHoldMs
     if (this.holdTimer?.at === at) return
     this.holdTimer?.cancel()

@@ -131,7 +131,7 @@ describe('the fair-share gate', () => {
 
   it('keeps a tenant over its share to one request in flight and starts its waiting requests in the order they came', async () => {
     const sim = new Sim()
-    const gate = gateOn(sim, { maxHoldMs: 1 })
+    const gate = gateOn(sim, { maxHoldMs: 50 })
     runAlone(gate, sim, 'heavy', 100, 10)
     const light = gate.enter('light') as Release
     sim.idle(5)
@@ -155,6 +155,34 @@ describe('the fair-share gate', () => {
     }
     await settle()
     expect(order).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('paces a tenant over its share whose requests wait rather than run: one more in flight each maxHoldMs, never stopped', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { maxHoldMs: 200 })
+    runAlone(gate, sim, 'waits', 100, 10)
+    runAlone(gate, sim, 'other', 1, 1)
+    const other = gate.enter('other') as Release
+    // four requests that wait on a worker or an upstream, charged the loop's other work meanwhile
+    const first = gate.enter('waits')
+    expect(admitted(first)).toBe(true)
+    sim.run(20)
+    const later = Array.from({ length: 3 }, () => gate.enter('waits'))
+    expect(later.filter(admitted)).toHaveLength(0)
+    const inFlight = () => gate.view().find((v) => v.tenant === 'waits')?.inFlight
+    sim.idle(150)
+    await settle()
+    expect(inFlight()).toBe(1)
+    sim.idle(60) // 200 ms after the first started
+    await settle()
+    expect(inFlight()).toBe(2)
+    sim.idle(200)
+    await settle()
+    expect(inFlight()).toBe(3)
+    sim.idle(200)
+    await settle()
+    expect(inFlight()).toBe(4)
+    other()
   })
 
   it('refuses past the tenant queue with RATE_LIMITED and past the whole queue with OVERLOADED, each with a Retry-After', () => {
