@@ -54,18 +54,7 @@ describe('DynamoToolUsageStore on dynalite', () => {
 
   it('moves a closed day into a day row in a partition of its own, with expiresAt (the table TTL attribute) and the tools moved', async () => {
     const { store, tableName } = await freshUsageStore()
-    const at = (day: string, calls: number) =>
-      store.increment({
-        tenant: 'acme',
-        project: 'shop',
-        role: 'coder',
-        tool: 'file_read',
-        family: 'file',
-        calls,
-        discoveryHits: 0,
-        listedHits: 0,
-        day,
-      })
+    const at = (day: string, calls: number) => store.increment(fileRead(day, calls, 0))
     await at('2026-03-01', 2)
     await at('2026-03-02', 5)
     expect(await store.rawDayItem('acme', 'shop', 'coder', '2026-03-01')).toEqual({
@@ -88,18 +77,7 @@ describe('DynamoToolUsageStore on dynalite', () => {
 
   it("sends one UpdateItem per increment within a day; a tool's first of a new day adds the refusal, one read and the move", async () => {
     const { store } = await freshUsageStore()
-    const at = (day: string) =>
-      store.increment({
-        tenant: 'acme',
-        project: 'shop',
-        role: 'coder',
-        tool: 'file_read',
-        family: 'file',
-        calls: 1,
-        discoveryHits: 1,
-        listedHits: 1,
-        day,
-      })
+    const at = (day: string) => store.increment(fileRead(day, 1, 1))
     await at('2026-03-01')
     await at('2026-03-01')
     expect(store.roundTrips).toBe(2)
@@ -109,4 +87,17 @@ describe('DynamoToolUsageStore on dynalite', () => {
     await at('2026-03-02')
     expect(store.roundTrips).toBe(8)
   })
+})
+
+/** coder's file_read in acme/shop on `day`: `calls` calls, `hits` discovery and listing hits. */
+const fileRead = (day: string, calls: number, hits: number) => ({
+  tenant: 'acme',
+  project: 'shop',
+  role: 'coder',
+  tool: 'file_read',
+  family: 'file',
+  calls,
+  discoveryHits: hits,
+  listedHits: hits,
+  day,
 })

@@ -10,6 +10,7 @@ import type { DocumentKey } from '../../lib/documents/ports'
 import { type StampedCacheOptions, StampedDocumentCache } from '../../lib/documents/stamped-cache'
 import { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { MemoryTenantStampStore } from '../../lib/stores/memory/tenant-stamp-store'
+import { latch } from '../support/latch'
 
 const KEY: DocumentKey = { scope: 'acme#p1', path: 'server-tools/a.yaml' }
 const OTHER: DocumentKey = { scope: 'acme#_tenant', path: 'server-tools/b.yaml' }
@@ -114,14 +115,8 @@ describe('StampedDocumentCache', () => {
     const [a, b] = [container(), container()]
     await write(a, KEY, 'v1')
     // b's request reads the stamp and the document (v1), then a writes v2 before b's answer is back
-    let release: () => void = () => {}
-    const gate = new Promise<void>((r) => {
-      release = r
-    })
-    let didRead: () => void = () => {}
-    const hasRead = new Promise<void>((r) => {
-      didRead = r
-    })
+    const { opened: gate, open: release } = latch()
+    const { opened: hasRead, open: didRead } = latch()
     const inner = store.get.bind(store)
     const slow = Object.assign(store, {
       get: async (k: DocumentKey) => {
@@ -150,10 +145,7 @@ describe('StampedDocumentCache', () => {
     // b holds no view of the tenant: its document read goes out beside its stamp read, and here is
     // answered first (v1); a's whole write completes before the stamp read is, which then shows
     // the generation after it — a view holding v1 under that generation would be stale
-    let release: () => void = () => {}
-    const gate = new Promise<void>((r) => {
-      release = r
-    })
+    const { opened: gate, open: release } = latch()
     const read = stamps.read.bind(stamps)
     stamps.read = async (tenant: string) => {
       await gate

@@ -12,6 +12,7 @@ import { QuotaRuleSource } from '../../../lib/quotas/limiter'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryDocumentStore } from '../../../lib/stores/memory/document-store'
 import { MemoryTenantStampStore } from '../../../lib/stores/memory/tenant-stamp-store'
+import { latch } from '../../support/latch'
 
 const KEY = { scope: 'acme#_tenant', path: 'quotas.yaml' }
 const rules = (n: number) =>
@@ -37,10 +38,7 @@ describe('QuotaRuleSource on a cold container', () => {
     }
     await a.put({ key: KEY, body: rules(1), actor: 'u' })
     // b's read of the rules is answered before its stamp read, and a second rule is written in between
-    let release: () => void = () => {}
-    const gate = new Promise<void>((r) => {
-      release = r
-    })
+    const { opened: gate, open: release } = latch()
     const read = stamps.read.bind(stamps)
     stamps.read = async (tenant: string) => {
       await gate

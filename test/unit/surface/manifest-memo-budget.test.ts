@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
+import { spawnRef } from '../../support/processes'
 
 const doc = (description: string) =>
   `type: doc_lookup\ndescription: ${description}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`
@@ -11,13 +12,7 @@ const doc = (description: string) =>
 async function setUp(manifestMemoBytes?: number) {
   const deps = createMemoryDeps({ surface: manifestMemoBytes === undefined ? {} : { manifestMemoBytes } })
   for (const name of ['alpha', 'beta', 'gamma']) await deps.tools.put('acme', 'p1', name, doc(`The ${name} tool.`), { actor: 't' })
-  const spawn = async () => ({
-    tenant: 'acme',
-    project: 'p1',
-    id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id,
-    subject: 'alice',
-  })
-  return { deps, a: await spawn(), b: await spawn() }
+  return { deps, a: await spawnRef(deps), b: await spawnRef(deps) }
 }
 
 describe('the manifest memo budget', () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import { SURFACE_MEMO_TOOL_BYTES } from '../../../lib/surface/surface'
 import { echoPackFactory } from '../../support/pack-factory'
+import { spawnRef } from '../../support/processes'
 
 async function setUp(surfaceMemoBytes?: number) {
   const deps = createMemoryDeps({ extraFactories: [echoPackFactory], surface: surfaceMemoBytes === undefined ? {} : { surfaceMemoBytes } })
@@ -14,13 +15,7 @@ async function setUp(surfaceMemoBytes?: number) {
   await deps.tools.put('acme', 'p1', 'wide', `type: echo_pack\ndescription: Wide\nprimary: true\nparameters:\n  ops: [${ops}]\n`, {
     actor: 't',
   })
-  const spawn = async () => ({
-    tenant: 'acme',
-    project: 'p1',
-    id: (await deps.processes.spawn('acme', 'p1', 'alice', { recipe: 'default' })).process.id,
-    subject: 'alice',
-  })
-  return { deps, a: await spawn(), b: await spawn() }
+  return { deps, a: await spawnRef(deps), b: await spawnRef(deps) }
 }
 
 describe('the surface memo budget', () => {
