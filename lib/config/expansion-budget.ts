@@ -306,7 +306,7 @@ export function expandedSize(value: unknown, limit: number): number {
 
 /** Undefined when a schema a tenant wrote (or a remote server sent) is within the schema budget. */
 export function schemaOverBudget(schema: unknown, limit: number = EXPANSION_LIMITS.schemaNodes): string | undefined {
-  return countNodes(schema, limit) > limit ? `the schema has more than ${limit.toLocaleString('en-US')} nodes` : undefined
+  return countNodes(schema, limit) > limit ? `the schema has more than ${formatCount(limit)} nodes` : undefined
 }
 
 /**

@@ -18,6 +18,7 @@
 import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
 import { BoundedCache } from '../runtime/bounded-cache'
+import { formatCount } from '../runtime/count-format'
 import { WORK_BUDGETS } from './expansion-budget'
 
 /** A pattern RE2 can run: `test` searches anywhere in the text, like ECMA `RegExp.prototype.test`. */
@@ -296,7 +297,7 @@ function build(source: string): CompiledPattern | PatternProblem {
   const estimate = estimatedSize(translated)
   if (estimate > ESTIMATE_LIMIT)
     return {
-      message: `the pattern would compile to about ${estimate >= SATURATED ? 'a billion or more' : estimate.toLocaleString('en-US')} instructions, more than its budget of ${WORK_BUDGETS.patternProgram.limit.toLocaleString('en-US')} (repeat counts multiply); refused before compiling`,
+      message: `the pattern would compile to about ${estimate >= SATURATED ? 'a billion or more' : formatCount(estimate)} instructions, more than its budget of ${formatCount(WORK_BUDGETS.patternProgram.limit)} (repeat counts multiply); refused before compiling`,
       position: 1,
     }
   let re: RE2JS
@@ -318,7 +319,7 @@ function build(source: string): CompiledPattern | PatternProblem {
   const limit = WORK_BUDGETS.patternProgram.limit
   if (size > limit)
     return {
-      message: `the pattern compiles to ${size.toLocaleString('en-US')} instructions, more than its budget of ${limit.toLocaleString('en-US')} (repeat counts multiply)`,
+      message: `the pattern compiles to ${formatCount(size)} instructions, more than its budget of ${formatCount(limit)} (repeat counts multiply)`,
       position: 1,
     }
   return { source, size, test: (text) => re.test(text) }

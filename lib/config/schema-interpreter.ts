@@ -20,6 +20,7 @@
  */
 import { createRequire } from 'node:module'
 import type { ErrorObject } from 'ajv'
+import { formatCount } from '../runtime/count-format'
 import { type ExpansionBudget, WORK_BUDGETS } from './expansion-budget'
 import type { JsonSchema } from './json-schema'
 import { type CompiledPattern, compilePattern, isPatternProblem, matchCost } from './patterns'
@@ -136,7 +137,7 @@ export function schemaProblem(root: unknown, pack?: PackPatterns): SchemaProblem
     instructions += p.size
     const limit = WORK_BUDGETS.schemaPatterns.limit
     if (instructions > limit)
-      return { pointer: at, message: `the schema's patterns compile to more than ${limit.toLocaleString('en-US')} instructions together` }
+      return { pointer: at, message: `the schema's patterns compile to more than ${formatCount(limit)} instructions together` }
     return undefined
   }
   const schema = (s: unknown, at: string, depth: number): SchemaProblem | undefined => {
@@ -145,8 +146,7 @@ export function schemaProblem(root: unknown, pack?: PackPatterns): SchemaProblem
     if (seen.has(s)) return undefined
     seen.add(s)
     if (depth > 64) return { pointer: at, message: 'the schema nests more than 64 levels deep' }
-    if (++nodes > MAX_SCHEMA_NODES)
-      return { pointer: at, message: `the schema has more than ${MAX_SCHEMA_NODES.toLocaleString('en-US')} nodes` }
+    if (++nodes > MAX_SCHEMA_NODES) return { pointer: at, message: `the schema has more than ${formatCount(MAX_SCHEMA_NODES)} nodes` }
     for (const [k, v] of Object.entries(s as Record<string, unknown>)) {
       const here = `${at}/${escapePointer(k)}`
       const bad = (message: string): SchemaProblem => ({ pointer: here, message })
@@ -484,7 +484,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         instancePath: '',
         schemaPath: '#',
         params: { limit: maxSteps },
-        message: `is too costly to validate against this schema (over the validation budget of ${maxSteps.toLocaleString('en-US')} steps or ${MAX_DEPTH} levels)`,
+        message: `is too costly to validate against this schema (over the validation budget of ${formatCount(maxSteps)} steps or ${MAX_DEPTH} levels)`,
       } as ErrorObject)
       valid = false
     }

@@ -20,6 +20,7 @@
  */
 import { isMainThread, type MessagePort, parentPort, type Worker, workerData } from 'node:worker_threads'
 import type { Issue } from '../errors'
+import { formatCount } from '../runtime/count-format'
 import { FairQueue, overloaded } from '../runtime/fair-queue'
 import { startWorker } from '../runtime/threads'
 import { parseYaml, type YamlParsing, type YamlPositions, type YamlResult, yamlModule, yamlPositions } from './yaml'
@@ -175,7 +176,7 @@ export class YamlWorkerPool implements YamlParsing {
     if (why.lost === 'failed') throw new Error(`YAML parsing failed: ${why.message}`)
     const message =
       why.lost === 'deadline'
-        ? `parsing the document took longer than its ${this.deadlineMs.toLocaleString('en-US')} ms budget (yamlParseMs); send it as JSON, or in smaller documents`
+        ? `parsing the document took longer than its ${formatCount(this.deadlineMs)} ms budget (yamlParseMs); send it as JSON, or in smaller documents`
         : `parsing the document needed more than its ${this.heapMb} MiB heap budget (yamlParseHeap); send it as JSON, or in smaller documents`
     if (why.lost === 'deadline') this.counts.refusedDeadline++
     else this.counts.refusedHeap++

@@ -10,6 +10,7 @@
 import { createRequire } from 'node:module'
 import type { Document, LineCounter } from 'yaml'
 import type { Issue } from '../errors'
+import { formatCount } from '../runtime/count-format'
 import { expandedSize, WORK_BUDGETS } from './expansion-budget'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH, yamlTooDeep } from './nesting'
 
@@ -168,7 +169,7 @@ export function parseYaml(source: YamlSource, path?: string): YamlResult {
         issues: [
           {
             path,
-            message: `the document expands to more than ${limit.toLocaleString('en-US')} units of data (a node, or 16 characters of text; every use of an anchor counts again)`,
+            message: `the document expands to more than ${formatCount(limit)} units of data (a node, or 16 characters of text; every use of an anchor counts again)`,
           },
         ],
       }

@@ -6,6 +6,7 @@
  */
 import type { QuickJSAsyncContext, QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten'
 import type { SiblingTools, ToolOutcome } from '../calls/outcome'
+import { formatCount } from '../runtime/count-format'
 import type { AsyncEngine, Engine, Interruptible } from './engines'
 import { jsonDeeperThanLimit, utf8Bytes } from './json'
 import { formatBytes, type SandboxLimits } from './limits'
@@ -290,7 +291,7 @@ function interruption(state: RunState, { limits, timeoutMs }: RunSettings): Sand
   if (state.reason === 'fuel')
     return {
       error: 'RESOURCE_EXHAUSTED',
-      message: `the script used up its statement budget (about ${limits.maxStatements.toLocaleString('en-US')} statements)`,
+      message: `the script used up its statement budget (about ${formatCount(limits.maxStatements)} statements)`,
     }
   return undefined
 }
@@ -450,7 +451,7 @@ function checkedText(text: string, limits: SandboxLimits): Read {
     return {
       result: {
         error: 'RESOURCE_EXHAUSTED',
-        message: `the result is ${huge ? `more than ${formatBytes(bytes)}` : `${bytes.toLocaleString('en-US')} bytes`} of JSON; the limit is ${limits.maxResultBytes.toLocaleString('en-US')} (${formatBytes(limits.maxResultBytes)})`,
+        message: `the result is ${huge ? `more than ${formatBytes(bytes)}` : `${formatCount(bytes)} bytes`} of JSON; the limit is ${formatCount(limits.maxResultBytes)} (${formatBytes(limits.maxResultBytes)})`,
       },
     }
   if (jsonDeeperThanLimit(text, limits.maxResultDepth)) return { result: tooDeep(limits) }

@@ -11,6 +11,7 @@ import { EXPANSION_LIMITS, jsonBytes } from '../config/expansion-budget'
 import type { JsonSchema } from '../config/json-schema'
 import { invalidConfig } from '../errors'
 import type { NativeDeferral } from '../models/documents'
+import { formatCount } from '../runtime/count-format'
 import type { Tool } from '../tools/contracts'
 import { toGeminiSchema } from './gemini'
 import type { StrictDialect } from './strict'
@@ -158,7 +159,7 @@ export function annotationsOf(labels: readonly string[]): { readOnlyHint?: boole
 const refused = new WeakSet<Tool>()
 
 function overManifestBudget(what: string, limit: number) {
-  const message = `${what} renders to more than ${limit.toLocaleString('en-US')} bytes of JSON, over the manifest budget (manifestBytes)`
+  const message = `${what} renders to more than ${formatCount(limit)} bytes of JSON, over the manifest budget (manifestBytes)`
   return invalidConfig(`${message}; narrow the tools' schemas or the tools the recipe allows`, [{ message }])
 }
 

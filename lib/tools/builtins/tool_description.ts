@@ -5,6 +5,7 @@
 
 import { success, toolError } from '../../calls/outcome'
 import { WORK_BUDGETS } from '../../config/expansion-budget'
+import { formatCount } from '../../runtime/count-format'
 import type { Tool } from '../contracts'
 import { PRIMARY_META_BUILTIN } from '../contracts'
 import { NO_SURFACE } from './tool_list'
@@ -52,7 +53,7 @@ export const toolDescriptionTool: Tool = {
         'tool_description needs at least one tool name in `names` (a list or a comma-separated string). Call tool_list to see the names.',
       )
     const { described, unknown, skipped, overBudget } = await ctx.surface.describe(names, MAX_DESCRIBED)
-    const bytes = WORK_BUDGETS.describedBytes.limit.toLocaleString('en-US')
+    const bytes = formatCount(WORK_BUDGETS.describedBytes.limit)
     if (!described.length && overBudget)
       return toolError(
         `Tool '${overBudget}' is too large to describe: its description and schema render to more than ${bytes} bytes (describedBytes).`,

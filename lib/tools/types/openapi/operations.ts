@@ -13,6 +13,7 @@ import {
 } from '../../../config/expansion-budget'
 import type { JsonSchema } from '../../../config/json-schema'
 import { schemaProblem } from '../../../config/schema-interpreter'
+import { formatCount } from '../../../runtime/count-format'
 import { deref, inlineSchema, type OpenApiDocument, pointersWalked } from './document'
 import { derivedOperationId, sanitizeLocalName } from './names'
 
@@ -200,7 +201,7 @@ export async function extractOperations(
       patterns: patterns.budget.used,
     })
   }
-  if (dropped) problems.push(`and ${dropped.toLocaleString('en-US')} more problems`)
+  if (dropped) problems.push(`and ${formatCount(dropped)} more problems`)
   return { operations, problems }
 }
 
