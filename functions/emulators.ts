@@ -33,18 +33,21 @@ export interface Emulators {
   close(): Promise<void>
 }
 
-/**
- * Starts both emulators on 127.0.0.1. `dynamoPath` keeps DynamoDB data on disk (leveldb);
- * without it the data lives in memory. `s3Directory` is where s3rver keeps objects.
- */
-export async function startEmulators(opts: {
+export interface EmulatorOptions {
   s3Directory: string
   dynamoPath?: string
   dynamoPort?: number
   s3Port?: number
   /** Start only these (default both): `npm start` with one store given elsewhere. */
   only?: { dynamo: boolean; s3: boolean }
-}): Promise<Emulators> {
+}
+
+/**
+ * Starts both emulators on 127.0.0.1, on the calling thread (the test setup's way; `npm start`
+ * runs them on a thread of their own, functions/emulator-thread.ts). `dynamoPath` keeps DynamoDB
+ * data on disk (leveldb); without it the data lives in memory. `s3Directory` is where s3rver keeps objects.
+ */
+export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> {
   const only = opts.only ?? { dynamo: true, s3: true }
   let dynamo: Server | undefined
   let s3: S3rverInstance | undefined

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { deploymentAllowList } from '../lib/egress/allow-list'
+import type { Logger } from '../lib/runtime/logger'
 import { LocalSecretStore } from '../lib/secrets/local'
 import { auditTableSpec } from '../lib/stores/aws/audit-store'
 import { destroyAwsClients } from '../lib/stores/aws/clients'
@@ -21,7 +22,7 @@ import { documentsTableSpec, ensureBucket, ensureTable } from '../lib/stores/aws
 import { quotaCountersTableSpec } from '../lib/stores/aws/quota-store'
 import { toolUsageTableSpec } from '../lib/stores/aws/tool-usage-store'
 import { createAwsDeps } from './deps'
-import { startEmulators } from './emulators'
+import { startEmulatorThread } from './emulator-thread'
 import { createApp } from './http/app'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import {
@@ -51,8 +52,12 @@ const QUOTAS_TABLE = process.env.QUOTAS_TABLE || 'server-tools-quota-counters'
 const AUDIT_TABLE = process.env.AUDIT_TABLE || 'server-tools-audit'
 const BUCKET = process.env.BLOBS_BUCKET || 'server-tools-blobs'
 
-/** Which stores to use, and the emulators to start for those not given. */
-async function storesFor(dataDir: string) {
+/**
+ * Which stores to use, and the emulators to start for those not given — on a thread of their own
+ * (functions/emulator-thread.ts), so that no store request is parsed or answered on the event loop
+ * that serves tenants.
+ */
+async function storesFor(dataDir: string, log: Logger) {
   const settings = storeSettingsFromEnv()
   const stores = process.env.STORES?.trim() || 'local'
   if (stores !== 'local' && stores !== 'aws') throw new Error(`STORES must be local or aws, got '${stores}'`)
@@ -63,11 +68,13 @@ async function storesFor(dataDir: string) {
   if (needS3) mkdirSync(join(dataDir, 's3'), { recursive: true })
   const emulators =
     needDynamo || needS3
-      ? await startEmulators({
-          s3Directory: join(dataDir, 's3'),
-          dynamoPath: join(dataDir, 'dynamodb'),
-          only: { dynamo: needDynamo, s3: needS3 },
-        })
+      ? await startEmulatorThread(
+          { s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb'), only: { dynamo: needDynamo, s3: needS3 } },
+          {
+            // store calls are refused from now on (store errors, never a hung request); say why once
+            onCrash: (e) => log.log('error', 'embedded_stores_stopped', { reason: e.message, action: 'restart the service' }),
+          },
+        )
       : undefined
   const fromEnv = awsCredentialsFromEnv()
   return {
@@ -92,13 +99,13 @@ async function main() {
 
   const jwtSecret = process.env.AUTH_JWT_SECRET || localSecret(join(dataDir, 'jwt-secret'))
   const auth = authSettingsFromEnv()
-  const stores = await storesFor(dataDir)
-  // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
-  const ownEndpoints = ownEndpointsFromEnv(process.env)
   // traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations/observability.md); EMF lines only with METRICS=emf
   const observability = observabilityFromEnv({ emf: false })
   const log = envLogger(observability.tracer, [jwtSecret])
   observability.useLog(log)
+  const stores = await storesFor(dataDir, log)
+  // the emulators (added by createAwsDeps) and this server's own port: never reachable by a tool
+  const ownEndpoints = ownEndpointsFromEnv(process.env)
   const deps = createAwsDeps({
     documentsTable: DOCUMENTS_TABLE,
     toolUsageTable: TOOL_USAGE_TABLE,
