@@ -70,6 +70,14 @@ export const WORK_BUDGETS = {
     counts: 'characters of JSON scanned or parsed between two turns given back to the event loop',
     refusal: 'nothing is refused: the parse pauses, and other requests run',
   },
+  // An answer of megabytes was one JSON.stringify and one socket write (issue 21 D2, D3): 1 MiB
+  // of tool descriptions held the shared thread ~5 ms at once. This bounds each stretch of it.
+  jsonRenderSlice: {
+    limit: 64 * 1024,
+    counts:
+      'characters of a JSON answer rendered and written between two turns given back to the event loop (answers longer than this are streamed: lib/runtime/json-render.ts)',
+    refusal: 'nothing is refused: the answer is written in pieces, its bytes exactly those of one JSON.stringify',
+  },
   schemaNodes: {
     limit: 2_000,
     counts: "nodes of one tool's input or output schema after `$ref`s are inlined (compile work is linear in them)",

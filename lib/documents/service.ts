@@ -6,7 +6,7 @@ import { checkDocumentWrite, unsafeCharacter } from '../config/text-hygiene'
 import { INLINE_YAML, type YamlParsing, type YamlSource } from '../config/yaml'
 import { type Issue, invalidConfig, invalidInput, ServerToolsError } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
-import type { DocumentStore, StoredDocument } from './ports'
+import type { DocumentStore, SizedDocument, StoredDocument } from './ports'
 import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
 import { deleteConditions, liveVersion, type Preconditions, writeConditions } from './preconditions'
 
@@ -79,5 +79,10 @@ export class DocumentService {
   /** This layer's documents under a prefix (metadata only is what callers usually want). */
   list(tenant: string, project: string, prefix = ''): Promise<StoredDocument[]> {
     return this.store.list(scopeOf(tenant, project), prefix)
+  }
+
+  /** This layer's documents under a prefix with their sizes, bodies while they fit `bodyBytes` (DocumentStore.listSized). */
+  listSized(tenant: string, project: string, prefix: string, bodyBytes: number): Promise<SizedDocument[]> {
+    return this.store.listSized(scopeOf(tenant, project), prefix, bodyBytes)
   }
 }

@@ -158,6 +158,11 @@ export class StampedDocumentCache implements DocumentStore {
     return docs.map((d) => copyDoc(d) as StoredDocument)
   }
 
+  /** Read through: an export reads what the store holds now, and a listing of bodies is no turn's working set. */
+  listSized(scope: string, prefix: string, bodyBytes: number) {
+    return this.inner.listSized(scope, prefix, bodyBytes)
+  }
+
   async listVersions(scope: string, prefix: string): Promise<DocumentVersion[]> {
     if (this.beside([scope])) return this.inner.listVersions(scope, prefix)
     const view = await this.view(tenantOf(scope))

@@ -8,18 +8,44 @@ import type { Tool } from '../tools/contracts'
 
 const lines = new WeakMap<Tool, string>()
 
-/** The first sentence of a description (up to 160 characters). */
-export function firstSentence(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  const m = /^(.+?[.!?])(?:\s|$)/.exec(flat)
-  const s = (m ? m[1] : flat).trim()
-  return s.length > 160 ? `${s.slice(0, 157).trimEnd()}…` : s
+const HINT_CHARS = 160
+/** Flattened characters that decide a hint: 160 shown, the one after a full stop, one to spare. */
+const DECIDING_CHARS = HINT_CHARS + 2
+const hints = new WeakMap<Tool, string>()
+
+/**
+ * The first sentence of a description (up to 160 characters). Only the start of the text can
+ * show, so only a prefix of it is flattened and searched (issue 21 D2: a tool_description answer
+ * of 25 descriptions of 100,000 characters flattened and searched all 2.5 million of them, twice).
+ * `work.chars` adds up the characters flattened.
+ */
+export function firstSentence(text: string, work?: { chars: number }): string {
+  for (let take = 4 * DECIDING_CHARS; ; take *= 4) {
+    const whole = take >= text.length
+    if (work) work.chars += whole ? text.length : take
+    // A prefix flattened is a prefix of the whole text flattened; cut after its last non-space, it
+    // decides the hint as the whole text would once it holds DECIDING_CHARS (whitespace runs may
+    // need a longer prefix: it grows until it holds them, at most the whole text).
+    const flat = (whole ? text : text.slice(0, take)).replace(/\s+/g, ' ').trim()
+    if (whole || flat.length >= DECIDING_CHARS) return sentenceOf(flat)
+  }
 }
 
-/** The searchHint, else the description's first sentence. */
+function sentenceOf(flat: string): string {
+  const m = /^(.+?[.!?])(?:\s|$)/.exec(flat)
+  const s = (m ? m[1] : flat).trim()
+  return s.length > HINT_CHARS ? `${s.slice(0, HINT_CHARS - 3).trimEnd()}…` : s
+}
+
+/** The searchHint, else the description's first sentence (once per tool object: tools are immutable once resolved). */
 export function searchHintOf(tool: Tool): string {
-  const hint = tool.searchHint?.trim()
-  return hint ? hint : firstSentence(tool.description)
+  let hint = hints.get(tool)
+  if (hint === undefined) {
+    const own = tool.searchHint?.trim()
+    hint = own ? own : firstSentence(tool.description)
+    hints.set(tool, hint)
+  }
+  return hint
 }
 
 function lineOf(tool: Tool): string {

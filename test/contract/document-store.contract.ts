@@ -409,6 +409,28 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       expect((await store.get(key(path)))?.json).toBeUndefined()
     })
 
+    it('lists every live document under a prefix with its UTF-8 size, carrying bodies in path order while they fit', async () => {
+      const big = bodyOfBytes(INLINE_BODY_LIMIT + 10)
+      await store.put({ key: key('notes/a.md'), body: big, actor: 'alice' })
+      await store.put({ key: key('notes/b.md'), body: bodyOfBytes(300), actor: 'alice' })
+      await store.put({ key: key('notes/c.md'), body: big, actor: 'bob' })
+      await store.put({ key: key('notes/d.md'), body: 'd', actor: 'alice' })
+      await store.put({ key: key('notes/gone.md'), body: 'x', actor: 'alice' })
+      await store.delete(key('notes/gone.md'))
+      await store.put({ key: key('other/e.md'), body: 'e', actor: 'alice' })
+      const listed = await store.listSized(project, 'notes/', INLINE_BODY_LIMIT + 10 + 300)
+      expect(listed.map((d) => [d.key.path, d.bytes, d.body === undefined ? undefined : Buffer.byteLength(d.body)])).toEqual([
+        ['notes/a.md', INLINE_BODY_LIMIT + 10, INLINE_BODY_LIMIT + 10],
+        ['notes/b.md', 300, 300],
+        ['notes/c.md', INLINE_BODY_LIMIT + 10, undefined],
+        ['notes/d.md', 1, undefined],
+      ])
+      expect(listed[0].body === big).toBe(true)
+      const all = await store.list(project, 'notes/')
+      expect(listed.map(({ body: _, bytes: __, ...meta }) => meta)).toEqual(all.map(({ body: _, json: __, ...meta }) => meta))
+      expect((await store.listSized(project, 'notes/', 0)).every((d) => d.body === undefined)).toBe(true)
+    })
+
     it('lists the path and version of every live document under a prefix, sorted, in one round trip', async () => {
       await store.put({ key: key('server-tools/b.yaml'), body: 'b', actor: 'alice' })
       await store.put({ key: key('server-tools/a.yaml'), body: bodyOfBytes(INLINE_BODY_LIMIT + 10), actor: 'alice' })

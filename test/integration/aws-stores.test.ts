@@ -32,6 +32,15 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
     fresh = await freshDocumentStore()
   })
 
+  it('lists a layer of large documents reading only the blobs of the bodies it carries', async () => {
+    for (let i = 0; i < 6; i++)
+      await fresh.store.put({ key: { ...key, path: `notes/n${i}.md` }, body: bodyOfBytes(200_000), actor: 'alice' })
+    const get = vi.spyOn(fresh.blobs, 'get')
+    const listed = await fresh.store.listSized(key.scope, 'notes/', 450_000)
+    expect(listed.map((d) => d.body !== undefined)).toEqual([true, true, false, false, false, false])
+    expect(get).toHaveBeenCalledTimes(2)
+  })
+
   it('stores a small body inline in the item', async () => {
     await fresh.store.put({ key, body: 'small', actor: 'alice' })
     const item = await fresh.store.rawItem(key)

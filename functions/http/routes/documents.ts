@@ -8,6 +8,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { assertTenantAdmin, decodedPathPart, principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -36,25 +37,26 @@ export function documentRoutes(deps: AppDeps) {
       const bodies = c.req.query('bodies')
       if (bodies !== undefined && bodies !== 'true' && bodies !== 'false')
         throw invalidInput('bodies must be true or false', [{ pointer: '/bodies', message: `got '${bodies.slice(0, 20)}'` }])
-      const docs = await deps.documents.list(tenantParam(c), projectParam(c), c.req.query('prefix') ?? '')
       // One consistent snapshot of the layer: versions and content hashes (for plans), bodies on
       // request (for exports) while they fit one answer's budget; the rest are read one by one.
-      let room = bodies === 'true' ? WORK_BUDGETS.documentBodies.limit : 0
-      return c.json({
-        documents: docs.map((d) => {
-          const bytes = Buffer.byteLength(d.body)
-          const fits = bytes <= room
-          if (fits) room -= bytes
-          return {
-            path: d.key.path,
-            version: d.version,
-            sha256: d.sha256,
-            bytes,
-            updatedAt: d.updatedAt,
-            updatedBy: d.updatedBy,
-            ...(bodies === 'true' ? (fits ? { body: d.body } : { bodyOmitted: true }) : {}),
-          }
-        }),
+      // Sizes come from the store: no body is read (or measured) that the answer will not carry.
+      const carry = bodies === 'true'
+      const docs = await deps.documents.listSized(
+        tenantParam(c),
+        projectParam(c),
+        c.req.query('prefix') ?? '',
+        carry ? WORK_BUDGETS.documentBodies.limit : 0,
+      )
+      return jsonAnswer(c, {
+        documents: docs.map((d) => ({
+          path: d.key.path,
+          version: d.version,
+          sha256: d.sha256,
+          bytes: d.bytes,
+          updatedAt: d.updatedAt,
+          updatedBy: d.updatedBy,
+          ...(carry ? (d.body !== undefined ? { body: d.body } : { bodyOmitted: true }) : {}),
+        })),
       })
     })
     .get('/projects/:project/documents/:path{.+}', requireScope('tools:read'), async (c) => {

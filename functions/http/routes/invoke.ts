@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { objectBody, projectParam, requestSignal, tenantParam } from '../request'
 
 export function invokeRoutes(deps: AppDeps) {
@@ -25,6 +26,6 @@ export function invokeRoutes(deps: AppDeps) {
         refused: 'throw',
       },
     )
-    return c.json(outcome)
+    return jsonAnswer(c, outcome)
   })
 }

@@ -11,6 +11,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { etag, objectBody, preconditionsOf, projectParam, requestSignal, tenantParam } from '../request'
 
 export function processRoutes(deps: AppDeps) {
@@ -75,7 +76,7 @@ export function processRoutes(deps: AppDeps) {
       // A client tool (spec §7): the backend runs it with the validated params.
       if (outcome.clientCall)
         return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
-      return c.json({ isError: outcome.isError, content: outcome.content })
+      return jsonAnswer(c, { isError: outcome.isError, content: outcome.content })
     })
     .put('/projects/:project/processes/:id/client-tools', requireScope('tools:invoke'), async (c) => {
       // Version 0 = no client tools declared yet, so If-None-Match: * means "declare only once".

@@ -22,8 +22,17 @@
  */
 
 import { randomBytes } from 'node:crypto'
-import type { BlobStore, DeleteOptions, DocumentKey, DocumentStore, NewDocument, PutOptions, StoredDocument } from '../../documents/ports'
-import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
+import type {
+  BlobStore,
+  DeleteOptions,
+  DocumentKey,
+  DocumentStore,
+  NewDocument,
+  PutOptions,
+  SizedDocument,
+  StoredDocument,
+} from '../../documents/ports'
+import { carriedWithin, checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound, ServerToolsError } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
@@ -118,6 +127,31 @@ export class DynamoDocumentStore implements DocumentStore {
     const docs = (await Promise.all(items.map((item) => this.hydrate(item)))).filter((d): d is StoredDocument => !!d)
     // DynamoDB orders range keys by UTF-8 bytes; sort by JS string order like every other adapter.
     return docs.sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
+  }
+
+  async listSized(scope: string, prefix: string, bodyBytes: number) {
+    const items = (await this.query(scope, prefix, false))
+      .filter((item) => !item.deleted)
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    // items written before `bytes` was stored are measured from their body (a blob is read for it)
+    const sized = await Promise.all(
+      items.map(async (item) => {
+        if (item.bytes !== undefined) return { item, bytes: Number(item.bytes), doc: undefined }
+        const doc = await this.hydrate(item)
+        return { item, bytes: doc ? Buffer.byteLength(doc.body) : 0, doc }
+      }),
+    )
+    const carried = carriedWithin(sized, bodyBytes)
+    const out = await Promise.all(
+      sized.map(async (s): Promise<SizedDocument | undefined> => {
+        const { body: _, json: __, ...meta } = documentOf(s.item, undefined)
+        if (!carried.has(s)) return { ...meta, bytes: s.bytes }
+        const doc = s.doc ?? (await this.hydrate(s.item))
+        // deleted while listed (a blob gone with its item): as if the listing had come a moment later
+        return doc ? { ...meta, version: doc.version, sha256: doc.sha256, bytes: s.bytes, body: doc.body } : undefined
+      }),
+    )
+    return out.filter((d): d is SizedDocument => d !== undefined)
   }
 
   async listVersions(scope: string, prefix: string) {

@@ -5,9 +5,10 @@ import type {
   DocumentVersion,
   NewDocument,
   PutOptions,
+  SizedDocument,
   StoredDocument,
 } from '../../documents/ports'
-import { checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
+import { carriedWithin, checkedSize, docId, INLINE_BODY_LIMIT } from '../../documents/ports'
 import { conflict, notFound } from '../../errors'
 import type { Clock } from '../../runtime/clock'
 import { iso, systemClock } from '../../runtime/clock'
@@ -98,6 +99,26 @@ export class MemoryDocumentStore implements DocumentStore {
     const out: StoredDocument[] = []
     for (const d of this.sortedScope(scope)) if (d.key.path.startsWith(prefix)) out.push(clone(d)!)
     return out
+  }
+
+  async listSized(scope: string, prefix: string, bodyBytes: number) {
+    this.roundTrips++
+    const docs = this.sortedScope(scope)
+      .filter((d) => d.key.path.startsWith(prefix))
+      .map((d) => ({ doc: d, bytes: this.bytesOf(d) }))
+    const carried = carriedWithin(docs, bodyBytes)
+    return docs.map(({ doc, bytes }, i): SizedDocument => {
+      const { body, json: _, ...meta } = clone(doc)!
+      return { ...meta, bytes, ...(carried.has(docs[i]) ? { body } : {}) }
+    })
+  }
+
+  /** Sizes measured once per stored body (a stored document object is replaced, never changed, by a write). */
+  private readonly sizes = new WeakMap<StoredDocument, number>()
+  private bytesOf(d: StoredDocument): number {
+    let n = this.sizes.get(d)
+    if (n === undefined) this.sizes.set(d, (n = Buffer.byteLength(d.body)))
+    return n
   }
 
   async listVersions(scope: string, prefix: string) {

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseModelRef, parseProviderDocument } from '../../../lib/models/documents'
 import { parseDuration, parseEngine, parseRecipe } from '../../../lib/recipes/documents'
@@ -99,6 +100,36 @@ describe('discovery blocks (spec §13, §14.3)', () => {
   it('cuts a first sentence at 160 characters', () => {
     expect(firstSentence('A'.repeat(300))).toHaveLength(158)
     expect(firstSentence('Short one! Then more.')).toBe('Short one!')
+  })
+
+  it('finds the first sentence of a 100,000-character description in its first 648 characters', () => {
+    const work = { chars: 0 }
+    expect(firstSentence(`Finds things. ${'x'.repeat(100_000)}`, work)).toBe('Finds things.')
+    expect(work.chars).toBe(648)
+    const long = { chars: 0 }
+    expect(firstSentence('y'.repeat(100_000), long)).toBe(`${'y'.repeat(157)}…`)
+    expect(long.chars).toBe(648)
+  })
+
+  it('gives the hint flattening the whole text would give, whatever the whitespace and punctuation', () => {
+    const whole = (text: string) => {
+      const flat = text.replace(/\s+/g, ' ').trim()
+      const m = /^(.+?[.!?])(?:\s|$)/.exec(flat)
+      const s = (m ? m[1] : flat).trim()
+      return s.length > 160 ? `${s.slice(0, 157).trimEnd()}…` : s
+    }
+    const piece = fc.oneof(
+      fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '\t', '.', '!', '?', '\u2028', '\u00a0', '€'), maxLength: 40 }),
+      fc.integer({ min: 0, max: 3_000 }).map((n) => ' '.repeat(n)),
+      fc.integer({ min: 0, max: 400 }).map((n) => 'w'.repeat(n)),
+    )
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (parts) => {
+        const text = parts.join('')
+        expect(firstSentence(text)).toBe(whole(text))
+      }),
+      { numRuns: 2_000 },
+    )
   })
 })
 

@@ -1,0 +1,38 @@
+/**
+ * A JSON answer that may be large (a tool call's content, a layer export): within one slice it
+ * is `c.json`; longer, it is streamed, each piece rendered only when the connection has taken the
+ * one before and after a turn of the event loop (lib/runtime/json-render.ts: issue 21 D2, D3).
+ * The bytes are exactly those `c.json` would send; only the framing differs (chunked, no
+ * content-length).
+ */
+import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { jsonBytes, WORK_BUDGETS, yieldToEventLoop } from '../../lib/config/expansion-budget'
+import { jsonPieces } from '../../lib/runtime/json-render'
+
+const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
+const UTF8 = new TextEncoder()
+
+export function jsonAnswer(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
+  if (jsonBytes(value, SLICE) <= SLICE) return c.json(value as object, status)
+  const pieces = jsonPieces(value, SLICE)
+  let first = true
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // the first piece goes out in the handler's own turn; each later one waits for a turn of the loop
+        if (!first) await yieldToEventLoop()
+        first = false
+        const next = pieces.next()
+        if (next.done) controller.close()
+        else controller.enqueue(UTF8.encode(next.value))
+      },
+      cancel() {
+        pieces.return(undefined)
+      },
+    },
+    // nothing rendered ahead of what the connection takes
+    { highWaterMark: 0 },
+  )
+  return c.body(body, status, { 'content-type': 'application/json' })
+}
