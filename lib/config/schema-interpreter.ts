@@ -347,20 +347,21 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (s.minItems !== undefined && v.length < s.minItems)
           ok = reject(out, path, sp, 'minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
         if (s.uniqueItems === true) {
-          // like Ajv: with typed `items`, items of another type take no part in the comparison
+          // like Ajv: with `items` typed as scalars only, items of another type take no part
           const itemTypes =
             s.items && typeof s.items === 'object' && !Array.isArray(s.items) && s.items.type !== undefined
               ? ([] as string[]).concat(s.items.type)
-              : undefined
-          const dup = duplicate(v, (item) => !itemTypes || itemTypes.some((t) => hasType(item, t)), spend)
+              : []
+          const scalars = itemTypes.length > 0 && !itemTypes.some((t) => t === 'object' || t === 'array')
+          const dup = scalars ? duplicateScalar(v, (item) => itemTypes.some((t) => hasType(item, t)), spend) : duplicate(v, spend)
           if (dup)
             ok = reject(
               out,
               path,
               sp,
               'uniqueItems',
-              { i: dup[1], j: dup[0] },
-              `must NOT have duplicate items (items ## ${dup[1]} and ${dup[0]} are identical)`,
+              { i: dup.i, j: dup.j },
+              `must NOT have duplicate items (items ## ${dup.j} and ${dup.i} are identical)`,
             )
         }
         if (Array.isArray(s.items)) {
@@ -570,23 +571,68 @@ function deepEqual(a: unknown, b: unknown, spend: (units: number) => void): bool
   return ka.length === kb.length && ka.every((k) => Object.hasOwn(b as object, k) && deepEqual((a as any)[k], (b as any)[k], spend))
 }
 
-/** The first pair of equal items, [earlier, later], like Ajv reports them. */
-function duplicate(items: unknown[], compared: (item: unknown) => boolean, spend: (units: number) => void): [number, number] | undefined {
+/**
+ * The pair of equal scalars Ajv reports: scanning from the end, the first item met again (`i`
+ * the earlier, `j` the later of the two).
+ */
+function duplicateScalar(
+  items: unknown[],
+  compared: (item: unknown) => boolean,
+  spend: (units: number) => void,
+): { i: number; j: number } | undefined {
   const seen = new Map<string, number>()
-  for (let j = 0; j < items.length; j++) {
-    const item = items[j]
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]
     spend(1)
     if (!compared(item)) continue
-    if (item === null || typeof item !== 'object') {
-      const key = `${typeof item}:${String(item)}`
-      const i = seen.get(key)
-      if (i !== undefined) return [i, j]
-      seen.set(key, j)
-      continue
-    }
-    for (let i = 0; i < j; i++) {
-      if (compared(items[i]) && deepEqual(items[i], item, spend)) return [i, j]
-    }
+    const key = `${typeof item}:${String(item)}`
+    const j = seen.get(key)
+    if (j !== undefined) return { i, j }
+    seen.set(key, i)
   }
   return undefined
+}
+
+/**
+ * The pair of equal items Ajv reports for objects and untyped items: the last item equal to an
+ * earlier one (`i`), and the nearest earlier one equal to it (`j`). Each item is written once as
+ * a canonical key, so the work is linear in the items: comparing each with every earlier one was
+ * quadratic, and 1,000 distinct objects of three keys (half a million comparisons) went over the
+ * budget that 7,000 steps of keys now decide (issue 21 N8).
+ */
+function duplicate(items: unknown[], spend: (units: number) => void): { i: number; j: number } | undefined {
+  const last = new Map<string, number>()
+  let found: { i: number; j: number } | undefined
+  for (let x = 0; x < items.length; x++) {
+    const item = items[x]
+    spend(1)
+    const key = item === null || typeof item !== 'object' ? `${typeof item}:${String(item)}` : `object:${canonicalKey(item, spend)}`
+    const p = last.get(key)
+    if (p !== undefined) found = { i: x, j: p }
+    last.set(key, x)
+  }
+  return found
+}
+
+/**
+ * A text equal for two values exactly when `deepEqual` finds them equal: keys sorted, strings
+ * quoted, numbers as `String` writes them (-0 as 0, as `===` compares them). One step per value
+ * node, one per 32 characters of a string or key.
+ */
+function canonicalKey(v: unknown, spend: (units: number) => void): string {
+  spend(1)
+  if (v === null) return 'null'
+  if (typeof v === 'string') {
+    spend(v.length >> 5)
+    return JSON.stringify(v)
+  }
+  if (typeof v !== 'object') return typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalKey(x, spend)).join(',')}]`
+  const keys = Object.keys(v).sort()
+  return `{${keys
+    .map((k) => {
+      spend(k.length >> 5)
+      return `${JSON.stringify(k)}:${canonicalKey((v as Record<string, unknown>)[k], spend)}`
+    })
+    .join(',')}}`
 }

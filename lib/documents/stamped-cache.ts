@@ -37,7 +37,16 @@
  */
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import type { DeleteOptions, DocumentKey, DocumentStore, DocumentVersion, NewDocument, PutOptions, StoredDocument } from './ports'
+import type {
+  DeleteOptions,
+  DocumentKey,
+  DocumentStore,
+  DocumentVersion,
+  NewDocument,
+  PutOptions,
+  SizedDocument,
+  StoredDocument,
+} from './ports'
 import { docId } from './ports'
 
 /** A tenant's stamp: its generation and the writes in progress (write id → when it began, epoch ms). */
@@ -158,9 +167,17 @@ export class StampedDocumentCache implements DocumentStore {
     return docs.map((d) => copyDoc(d) as StoredDocument)
   }
 
-  /** Read through: an export reads what the store holds now, and a listing of bodies is no turn's working set. */
-  listSized(scope: string, prefix: string, bodyBytes: number) {
-    return this.inner.listSized(scope, prefix, bodyBytes)
+  async listSized(scope: string, prefix: string, bodyBytes: number): Promise<SizedDocument[]> {
+    if (this.beside([scope])) return this.inner.listSized(scope, prefix, bodyBytes)
+    const view = await this.view(tenantOf(scope))
+    if (!view) return this.inner.listSized(scope, prefix, bodyBytes)
+    const docs = await this.cached(
+      view,
+      `s\u0000${scope}\u0000${prefix}\u0000${bodyBytes}`,
+      () => this.inner.listSized(scope, prefix, bodyBytes),
+      (docs) => docs.reduce((n, d) => n + (d.body?.length ?? 0) + 256, 0),
+    )
+    return docs.map((d) => ({ ...d, key: { ...d.key } }))
   }
 
   async listVersions(scope: string, prefix: string): Promise<DocumentVersion[]> {

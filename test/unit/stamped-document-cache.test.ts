@@ -59,6 +59,20 @@ describe('StampedDocumentCache', () => {
     expect(stamps.requests - stampReads).toBe(5)
   })
 
+  it('serves a repeated export (a sized listing with bodies) from the view, and the next one after a write from the store', async () => {
+    const { store, container, request } = world()
+    const [a, b] = [container(), container()]
+    await write(a, KEY, 'v1')
+    const exported = () => request(() => a.listSized('acme#p1', 'server-tools/', 1_000))
+    await exported()
+    await exported()
+    const reads = store.roundTrips
+    for (let i = 0; i < 3; i++) expect((await exported()).map((d) => [d.body, d.bytes])).toEqual([['v1', 2]])
+    expect(store.roundTrips - reads).toBe(0)
+    await write(b, KEY, 'v2!')
+    expect((await exported()).map((d) => [d.body, d.bytes, d.version])).toEqual([['v2!', 3, 2]])
+  })
+
   it('shows a write through one container on the next request of another', async () => {
     const { container, request } = world()
     const [a, b] = [container(), container()]

@@ -36,6 +36,33 @@ const cases: [string, JsonSchema, unknown[]][] = [
     { type: 'array', items: { type: 'string', pattern: '^a' }, minItems: 1, maxItems: 3, uniqueItems: true },
     [['ab'], [], ['ab', 'ab'], ['b', 'c', 'ad', 'ae'], [{ a: 1 }, { a: 1 }]],
   ],
+  [
+    'uniqueItems over objects, arrays and numbers (keys in any order, -0 and 0)',
+    { type: 'array', uniqueItems: true },
+    [
+      [
+        { a: 1, b: [1, { c: 'x' }] },
+        { b: [1, { c: 'x' }], a: 1 },
+      ],
+      [{ a: 1 }, { b: 1 }, { a: '1' }, { a: [1] }, [1], ['1'], [[1]], { a: null }, {}],
+      [{ a: 1 }, [1, 2], { b: 2 }, [1, 2], { a: 1 }],
+      [0, -0],
+      [{ n: 0 }, { n: -0 }],
+      ['{"a":1}', { a: 1 }, 'object:{"a":1}'],
+      [null, 'null', { x: null }, { x: 'null' }],
+    ],
+  ],
+  [
+    'uniqueItems with typed items: objects compare every item, scalars only their own types',
+    {
+      type: 'object',
+      properties: {
+        o: { type: 'array', items: { type: 'object' }, uniqueItems: true },
+        s: { type: 'array', items: { type: ['string', 'number'] }, uniqueItems: true },
+      },
+    },
+    [{ o: [1, { a: 1 }, 1] }, { s: ['1', 1, true, true, 2] }, { s: ['1', 1, 2, 1.0, '1'] }, { o: [{ a: [] }, { a: {} }] }],
+  ],
   ['numbers', { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 10, multipleOf: 0.5 }, [0.5, 0, 10, 3.3, 9.5, Infinity]],
   ['type lists and null', { type: ['string', 'null'] }, ['x', null, 1, {}]],
   ['anyOf with nullable branches', { anyOf: [{ type: 'string' }, { type: 'null' }] }, ['x', null, 3]],
@@ -196,6 +223,16 @@ describe('the interpreted JSON Schema validator', () => {
     expect(validate.errors).toEqual([expect.objectContaining({ keyword: 'budget' })])
     expect(validate.steps).toBeGreaterThan(WORK_BUDGETS.schemaValidation.limit)
     expect(issuesFromAjv(validate.errors ?? [], value)[0].message).toMatch(/over the validation budget of 20,000 steps/)
+  })
+
+  it('decides uniqueItems over 1,000 distinct objects in steps linear in their nodes (pairwise, a million comparisons)', () => {
+    const validate = interpret({ type: 'array', uniqueItems: true })
+    const items = Array.from({ length: 1_000 }, (_, i) => ({ id: i, kind: 'x', tags: ['a'] }))
+    expect(validate(items)).toBe(true)
+    // per item: the array's step, the object, three members and the tag list's item
+    expect(validate.steps).toBeLessThanOrEqual(2 + 1_000 * 7)
+    expect(validate([...items, { tags: ['a'], kind: 'x', id: 500 }])).toBe(false)
+    expect(validate.errors?.[0].params).toEqual({ i: 1_000, j: 500 })
   })
 
   it('validates what legitimate tool calls send well inside the budget', () => {
