@@ -96,7 +96,7 @@ export const WORK_BUDGETS = {
   schemaValidation: {
     limit: 20_000,
     counts:
-      'steps of one validation of a value against a schema: one per keyword visit, per value node compared (enum, const, uniqueItems), per object key examined, per error, per 32 characters measured, per 8 characters format-checked; a pattern match costs characters × (program instructions + 64) / 256',
+      'steps of one validation of a value against a schema: one per keyword visit, per value node compared (enum, const) or hashed (uniqueItems: one pass, equal hashes compared node by node), per object key examined, per error, per 32 characters measured, per 8 characters format-checked; a pattern match costs characters × (program instructions + 64) / 256',
     refusal: "the call's arguments (or the tool's output) are refused as too costly to validate, naming this budget",
   },
   schemaDepth: {

@@ -8,7 +8,7 @@
  * code cannot be budgeted. A recursive `anyOf` of two branches costs 2^depth against a nested
  * value (measured: 18 levels, 4.8 s, with a 300-byte schema). Here every unit of work is charged to
  * one budget per validation (WORK_BUDGETS.schemaValidation): a keyword visit, a value node
- * compared (`enum`, `const`, `uniqueItems`), a key examined, an error, 32 characters measured,
+ * compared (`enum`, `const`) or hashed (`uniqueItems`), a key examined, an error, 32 characters measured,
  * 8 characters checked against a format, and a pattern match by its cost (lib/config/patterns.ts, RE2: linear in the
  * text). A validation that would cost more ends in a `budget` error naming the budget (issue 21
  * N8: a 1.3 KB schema bought ~0.8 s per call under the old 200,000-step budget, which counted
@@ -595,44 +595,81 @@ function duplicateScalar(
 
 /**
  * The pair of equal items Ajv reports for objects and untyped items: the last item equal to an
- * earlier one (`i`), and the nearest earlier one equal to it (`j`). Each item is written once as
- * a canonical key, so the work is linear in the items: comparing each with every earlier one was
- * quadratic, and 1,000 distinct objects of three keys (half a million comparisons) went over the
- * budget that 7,000 steps of keys now decide (issue 21 N8).
+ * earlier one (`i`), and the nearest earlier one equal to it (`j`). Items are bucketed by a
+ * structural hash and compared only within their bucket, so the work is linear in the items:
+ * comparing each with every earlier one was quadratic, and 1,000 distinct objects of three keys
+ * (half a million comparisons) went over the budget that 7,000 steps of hashing now decide
+ * (issue 21 N8). Colliding items are compared node by node, each node charged: a crafted
+ * collision costs steps like any other comparison.
  */
 function duplicate(items: unknown[], spend: (units: number) => void): { i: number; j: number } | undefined {
-  const last = new Map<string, number>()
+  const buckets = new Map<number, number[]>()
   let found: { i: number; j: number } | undefined
   for (let x = 0; x < items.length; x++) {
-    const item = items[x]
     spend(1)
-    const key = item === null || typeof item !== 'object' ? `${typeof item}:${String(item)}` : `object:${canonicalKey(item, spend)}`
-    const p = last.get(key)
-    if (p !== undefined) found = { i: x, j: p }
-    last.set(key, x)
+    const h = hashOf(items[x], spend)
+    const bucket = buckets.get(h)
+    if (!bucket) {
+      buckets.set(h, [x])
+      continue
+    }
+    for (let b = bucket.length - 1; b >= 0; b--)
+      if (deepEqual(items[bucket[b]], items[x], spend)) {
+        found = { i: x, j: bucket[b] }
+        break
+      }
+    bucket.push(x)
   }
   return found
 }
 
+const NUMBER_BITS = new Float64Array(1)
+const NUMBER_WORDS = new Int32Array(NUMBER_BITS.buffer)
+
+/** murmur3's finaliser: every input bit reaches every output bit. */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return (h ^ (h >>> 16)) | 0
+}
+
+function hashText(s: string, seed: number): number {
+  let h = seed
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193)
+  return mix(h)
+}
+
 /**
- * A text equal for two values exactly when `deepEqual` finds them equal: keys sorted, strings
- * quoted, numbers as `String` writes them (-0 as 0, as `===` compares them). One step per value
- * node, one per 32 characters of a string or key.
+ * A hash equal for values `deepEqual` finds equal (an object's members summed, so their order
+ * does not count; -0 as 0). One step per value node, one per 32 characters of a string or key.
  */
-function canonicalKey(v: unknown, spend: (units: number) => void): string {
+function hashOf(v: unknown, spend: (units: number) => void): number {
   spend(1)
-  if (v === null) return 'null'
-  if (typeof v === 'string') {
-    spend(v.length >> 5)
-    return JSON.stringify(v)
+  if (v === null) return 0x2f0b3c1d
+  switch (typeof v) {
+    case 'string':
+      spend(v.length >> 5)
+      return hashText(v, 0x811c9dc5)
+    case 'number':
+      NUMBER_BITS[0] = v === 0 ? 0 : v
+      return mix(NUMBER_WORDS[0] ^ Math.imul(NUMBER_WORDS[1], 0x9e3779b1))
+    case 'boolean':
+      return v ? 0x4a7c15e3 : 0x1b873593
+    case 'object':
+      break
+    default:
+      return 0x27d4eb2f
   }
-  if (typeof v !== 'object') return typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalKey(x, spend)).join(',')}]`
-  const keys = Object.keys(v).sort()
-  return `{${keys
-    .map((k) => {
-      spend(k.length >> 5)
-      return `${JSON.stringify(k)}:${canonicalKey((v as Record<string, unknown>)[k], spend)}`
-    })
-    .join(',')}}`
+  if (Array.isArray(v)) {
+    let h = 0x3c6ef372 ^ v.length
+    for (let i = 0; i < v.length; i++) h = Math.imul(h, 31) + hashOf(v[i], spend)
+    return mix(h)
+  }
+  let h = 0x5bd1e995
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue
+    spend(k.length >> 5)
+    h = (h + mix(hashText(k, 0x7f4a7c15) + Math.imul(hashOf((v as Record<string, unknown>)[k], spend), 0x9e3779b1))) | 0
+  }
+  return mix(h)
 }
