@@ -14,7 +14,9 @@
  * inside the process, so node's own start is left out on both sides) — goal ≤ 1.3× — and of the
  * first invocation's end, which for the service includes the usage write after the response.
  *
- * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every sample to <dir>/service and <dir>/floor (`--cpu-prof`),
+ * COLDSTART_CPU_PROF=<dir> writes a V8 CPU profile of every sample's import and first response (node:inspector
+ * in the process, sampling every COLDSTART_CPU_PROF_INTERVAL µs, default 100; the profiler's own cost is in that
+ * run's figures) to <dir>/service, <dir>/floor and <dir>/baseline,
  * to see which modules the cold start compiles and evaluates; with COLDSTART_UNMINIFIED=1 the
  * bundles keep esbuild's `// <module path>` comments, so samples can be attributed to modules.
  * COLDSTART_ROUNDS sets the rounds (default 30); COLDSTART_SAMPLES=<file> appends every round's
@@ -24,9 +26,9 @@
  * the same rounds, interleaved: the A/B of a change, printed as service / baseline.
  */
 import { execFile } from 'node:child_process'
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { startEmulators } from '../functions/emulators'
@@ -222,13 +224,29 @@ export async function benchColdstart() {
   }
 }
 
+let probes = 0
+
 /** One fresh node process: import the bundle, answer one event, report where the time went. */
 async function probe(outfile: string, exported: string, event: unknown, env: Record<string, string>, cwd: string): Promise<Sample> {
   // The runtime's part (the awslambda global, the response stream) is in place before the
   // handler is imported, as in Lambda; the clock starts at the import.
-  const code = `
+  // COLDSTART_CPU_PROF: the profiler runs from the import to the first response only (node:inspector
+  // in the process), so the profile is the cold start's, not node's own start or the exit
+  const profiler = `
+    async function startProfile() {
+      const { Session } = await import('node:inspector/promises');
+      const { writeFileSync } = await import('node:fs');
+      const session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: Number(process.env.COLDSTART_PROFILE_INTERVAL) || 100 });
+      await session.post('Profiler.start');
+      return { stop: async () => { const { profile } = await session.post('Profiler.stop'); writeFileSync(process.env.COLDSTART_PROFILE_TO, JSON.stringify(profile)); session.disconnect(); } };
+    }`
+  const code = `${process.env.COLDSTART_CPU_PROF ? profiler : ''}
     const { installLambdaRuntime, invokeStreaming } = await import(${JSON.stringify(STREAMING_RUNTIME)});
     installLambdaRuntime();
+    const profile = process.env.COLDSTART_PROFILE_TO && await startProfile();
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const m = await import(${JSON.stringify(pathToFileURL(outfile).href)});
@@ -238,6 +256,7 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     const res = await first.response;
     const t2 = performance.now();
     const c = process.cpuUsage(c0);
+    if (profile) await profile.stop();
     const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).length;
     await first.done;
     const tEnd = performance.now();
@@ -247,12 +266,18 @@ async function probe(outfile: string, exported: string, event: unknown, env: Rec
     await second.done;
     process.stdout.write(JSON.stringify({ import: t1 - t0, first: t2 - t1, end: tEnd - t1, second: t3 - tEnd, total: t2, cpu: (c.user + c.system) / 1000, cpuImport: (ci.user + ci.system) / 1000, status: res.statusCode, builtins }));
     process.exit(0);`
-  const prof = process.env.COLDSTART_CPU_PROF
-    ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.COLDSTART_CPU_PROF, env.AUTH_JWT_SECRET ? 'service' : 'floor')]
-    : []
-  const { stdout } = await promisify(execFile)(process.execPath, [...prof, '--input-type=module', '-e', code], {
+  const profileDir =
+    process.env.COLDSTART_CPU_PROF && join(process.env.COLDSTART_CPU_PROF, { bare: 'floor' }[basename(cwd)] ?? basename(cwd))
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const profileEnv = profileDir
+    ? {
+        COLDSTART_PROFILE_TO: join(profileDir, `${(probes++).toString().padStart(3, '0')}.cpuprofile`),
+        COLDSTART_PROFILE_INTERVAL: process.env.COLDSTART_CPU_PROF_INTERVAL ?? '100',
+      }
+    : {}
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
     cwd,
-    env,
+    env: { ...env, ...profileEnv },
     timeout: 30_000,
   })
   // the function's own EMF metric lines (as in Lambda) come first; the sample is the last line

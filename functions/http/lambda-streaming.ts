@@ -65,14 +65,15 @@ export function streamingLambdaHandler(app: FetchApp, runtime: AwsLambdaRuntime,
   return runtime.streamifyResponse(async (event, responseStream, context) => {
     try {
       let request: Request | undefined
+      const body = bodyOf(event)
       try {
-        request = requestOf(event)
+        request = requestOf(event, body)
       } catch (e) {
         // what hono/aws-lambda answered for an event it could not turn into a Request
         if (!(e instanceof TypeError)) throw e
       }
       const response = request
-        ? await app.fetch(request, { event, requestContext: event.requestContext, lambdaContext: context })
+        ? await app.fetch(request, { event, requestContext: event.requestContext, lambdaContext: context, ...(body ? { body } : {}) })
         : new Response('Invalid request', { status: 400 })
       await writeResponse(runtime, responseStream, response)
     } finally {
@@ -81,16 +82,31 @@ export function streamingLambdaHandler(app: FetchApp, runtime: AwsLambdaRuntime,
   })
 }
 
-function requestOf(event: HttpEventV2): Request {
-  const headers = new Headers()
-  if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '))
-  for (const [name, value] of Object.entries(event.headers ?? {})) if (value) headers.set(name, headerValue(value))
-  const query = event.rawQueryString ? `?${event.rawQueryString}` : ''
-  const host = event.requestContext.domainName ?? headers.get('host') ?? 'localhost'
+/**
+ * The body's bytes, as the Request gets them. They are also handed to the app beside the Request
+ * (`env.body`), so a route reads them as they are (functions/http/request.ts) instead of through
+ * the Request's body stream.
+ */
+function bodyOf(event: HttpEventV2): Uint8Array | undefined {
   const method = event.requestContext.http.method
-  const init: RequestInit = { method, headers }
-  if (event.body !== undefined && method !== 'GET' && method !== 'HEAD')
-    init.body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body
+  if (event.body === undefined || method === 'GET' || method === 'HEAD') return undefined
+  // bytes of their own (a small Buffer is a view into a shared pool), as Request.arrayBuffer() gave
+  return event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body, 'base64')) : UTF8.encode(event.body)
+}
+
+const UTF8 = new TextEncoder()
+
+function requestOf(event: HttpEventV2, body: Uint8Array | undefined): Request {
+  // A record, not a Headers filled by set(): the Request validates and copies the fields once
+  // either way, and the record skips a second Headers and its sorted copy. Names are lower-cased
+  // here, so a repeated name replaces the earlier one as set() did (cookies first, as before).
+  const headers: Record<string, string> = {}
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ')
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value) headers[name.toLowerCase()] = headerValue(value)
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : ''
+  const host = event.requestContext.domainName ?? headers.host ?? 'localhost'
+  const init: RequestInit = { method: event.requestContext.http.method, headers }
+  if (body) init.body = body
   return new Request(`https://${host}${event.rawPath}${query}`, init)
 }
 

@@ -76,7 +76,8 @@ export const bodyTooLarge = (c: Context) => {
 /**
  * The body's bytes, never more than the limit. On @hono/node-server the IncomingMessage is read
  * directly: materialising a web Request for it (a stream, an AbortController) measured as the
- * largest single cost of a tool call. Elsewhere (Lambda, app.request) the body is already in memory.
+ * largest single cost of a tool call. On Lambda the edge passes the event's body beside the Request;
+ * elsewhere (app.request) the Request's body is read.
  */
 export async function rawBody(c: Context): Promise<Uint8Array> {
   const body = await readRawBody(c)
@@ -88,8 +89,12 @@ export async function rawBody(c: Context): Promise<Uint8Array> {
 export const REQUEST_BODY = 'requestBody' as const
 
 async function readRawBody(c: Context): Promise<Uint8Array> {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  const env = c.env as { incoming?: IncomingMessage; body?: unknown } | undefined
+  const incoming = env?.incoming
   if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(c, incoming)
+  // On Lambda the edge hands over the event's body as bytes (functions/http/lambda-streaming.ts):
+  // read through the Request, the same bytes would go through a web stream first.
+  if (env?.body instanceof Uint8Array) return env.body
   return new Uint8Array(await c.req.arrayBuffer())
 }
 

@@ -41,6 +41,12 @@ const MIN_EMBEDDED_BASE64 = 6
 
 export class SecretScrubber {
   private readonly forms = new Map<string, string>()
+  /**
+   * Values added but not yet spelled out in every form: the forms are computed by the first
+   * scrub. The service's logger holds the deployment's secret from import on, and a cold start
+   * whose request logs nothing never needs them (docs/operations/cold-start-and-latency.md).
+   */
+  private readonly unspelled: { name: string; value: string }[] = []
   private search?: LiteralSearch<string>
   private readonly states: Int32Array[] = []
   /** Characters searched so far, over every layer of every text (the work scrubbing did). */
@@ -53,17 +59,23 @@ export class SecretScrubber {
   }
 
   get isEmpty() {
-    return this.forms.size === 0
+    // a value that is not empty has at least one form: itself
+    return this.forms.size === 0 && this.unspelled.length === 0
   }
 
   add(name: string, value: string) {
-    if (!value) return
-    for (const form of reflectedForms(value)) this.remember(form, name)
+    if (value) this.unspelled.push({ name, value })
   }
 
   /** A value computed from a secret (a Basic credential, a signature) that must not leak either. */
   addDerived(name: string, derived: string) {
+    // after what was added before it: a form found under two names keeps the first
+    this.spell()
     this.remember(derived, name)
+  }
+
+  private spell() {
+    for (const { name, value } of this.unspelled.splice(0)) for (const form of reflectedForms(value)) this.remember(form, name)
   }
 
   private remember(form: string, name: string) {
@@ -86,6 +98,7 @@ export class SecretScrubber {
 
   /** What `scrubText` redacts: the regions of `text` holding a secret in any layer, merged, in order. */
   regions(text: string): Span<string>[] {
+    this.spell()
     if (!this.forms.size || !text) return []
     this.search ??= new LiteralSearch(this.forms)
     return this.spansInLayers(text, this.search)
@@ -142,6 +155,7 @@ export class SecretScrubber {
 
   /** Deep copy with every string (and object key) scrubbed. */
   scrub<T>(value: T): T {
+    this.spell()
     if (!this.forms.size) return value
     return this.walk(value, 0) as T
   }

@@ -6,6 +6,7 @@
 import { Hono } from 'hono'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { lambdaRuntime, streamingLambdaHandler } from '../../functions/http/lambda-streaming'
+import { rawBody } from '../../functions/http/request'
 import { installLambdaRuntime, invokeStreaming } from '../../scripts/lambda-streaming-runtime.mjs'
 
 beforeAll(() => installLambdaRuntime())
@@ -70,6 +71,29 @@ describe('the Lambda response-streaming adapter', () => {
       who: 'Zo%C3%AB',
       url: 'https://abc.lambda-url.us-east-1.on.aws/echo?q=1',
     })
+  })
+
+  it('hands a route reading the body the event body as its bytes, the same the Request holds, for text, base64 and empty bodies', async () => {
+    const app = new Hono().post('/read', async (c) => {
+      const direct = await rawBody(c)
+      // read without the Request's body stream, which stays unread for whoever wants it
+      const streamUnread = !c.req.raw.bodyUsed
+      return c.json({
+        direct: [...direct],
+        viaRequest: [...new Uint8Array(await c.req.arrayBuffer())],
+        own: direct.byteOffset === 0 && direct.buffer.byteLength === direct.byteLength,
+        streamUnread,
+      })
+    })
+    const binary = Uint8Array.from([0, 255, 1, 128, 10])
+    for (const [body, isBase64Encoded, bytes] of [
+      ['{"a":"é€😀"}', false, [...Buffer.from('{"a":"é€😀"}', 'utf8')]],
+      [Buffer.from(binary).toString('base64'), true, [...binary]],
+      ['', false, []],
+    ] as const) {
+      const res = await invokeStreaming(handlerFor(app), event('POST', '/read', { body, isBase64Encoded })).response
+      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ direct: bytes, viaRequest: bytes, own: true, streamUnread: true })
+    }
   })
 
   it('runs the work after the response once the stream has ended, and ends the invocation only when it is done', async () => {

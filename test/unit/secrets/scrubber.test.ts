@@ -51,6 +51,22 @@ describe('SecretScrubber', () => {
     expect(s.scrubText('hunter2 red')).toBe('[redacted secret:PW] [redacted secret:R]')
   })
 
+  it('names a text that is both an added value and a derived value after whichever came first, as forms are spelled out on first use', () => {
+    const derivedFirst = new SecretScrubber()
+    derivedFirst.addDerived('DERIVED', 'hunter2')
+    derivedFirst.add('VALUE', 'hunter2')
+    expect(derivedFirst.scrubText('hunter2')).toBe('[redacted secret:DERIVED]')
+    const valueFirst = new SecretScrubber()
+    valueFirst.add('VALUE', 'hunter2')
+    valueFirst.addDerived('DERIVED', 'hunter2')
+    expect(valueFirst.isEmpty).toBe(false)
+    expect(valueFirst.scrubText('hunter2')).toBe('[redacted secret:VALUE]')
+    // a value added after the first scrub is searched from then on
+    valueFirst.add('LATE', 'swordfish')
+    expect(valueFirst.scrub({ k: 'swordfish' })).toEqual({ k: '[redacted secret:LATE]' })
+    expect(new SecretScrubber(new Map([['EMPTY', '']])).isEmpty).toBe(true)
+  })
+
   it('prefers the longest match when one secret contains another', () => {
     const s = new SecretScrubber(
       new Map([
