@@ -1,34 +1,35 @@
 /**
  * A fair share of the main thread between tenants (issue 21). One event loop serves every
  * tenant and a request that runs cannot be paused, so the lever is when a tenant's next request
- * starts: the gate charges each tenant the main-thread time its requests drive and, while other
- * tenants are present, starts the requests of a tenant over its share one at a time — and, far
- * over it, only when no lighter tenant has a request in flight. A tenant alone is never held,
- * and a request that arrives while its tenant has nothing in flight or waiting (a client that
- * calls one at a time) is never held either: holding it would cost it latency and give nobody
- * anything.
+ * starts. A tenant alone is never held, and neither is a client that calls one at a time (none of
+ * its requests arrived while another of its own was in flight or waiting, in the last
+ * `presenceMs`): holding it would cost it latency and give nobody anything.
  *
- * Charging, without async hooks (they would cost every promise of every request): the main
- * thread's busy time (a meter port; `performance.eventLoopUtilization`, ~0.1 µs a read) is read
- * at each admission and release, and the time since the last reading is charged to the requests
- * in flight over it, two ways:
- *  - `load`: split equally per request in flight — how much of the server's concurrency a tenant
- *    holds while the thread is busy. Robust (nothing is guessed) and what decides `limited`.
- *  - `cpu`: split in proportion to each tenant's intensity, the busy ms per ms in flight it showed
- *    while its requests were the only ones in flight. A request waiting on a worker or a store
- *    is in flight but not running; this is what tells a tenant whose requests run 12 ms each from
- *    one whose requests wait, and what decides `held`.
- * Both decay with a half-life (`halfLifeMs`) and read as a share of the thread.
- *
- * Present tenants (a request in flight or waiting, or one ended within `presenceMs`) share the
- * thread equally. While fewer than two are present, or they use less than `busyFloor` of it
- * together, everyone is `free`. Otherwise a tenant whose load is over its share is `limited` (one
- * request in flight, one more each `maxHoldMs` its requests stay in flight; it stays limited until under `RELEASE_BELOW` of its share, so it does not
- * flip and start its whole queue at each flip); limited and with cpu over `holdAbove` × the cpu
- * share, `held` (a request that came while another of the tenant's was in flight or waiting
- * starts only when no lighter tenant has a request in flight, or after `maxHoldMs`, so a lighter
- * tenant's slow upstream call cannot starve it). A free tenant has at most `sharedInFlight` in
- * flight while another is present: a burst from a tenant not charged yet starts that many.
+ * Two decisions, on two signals:
+ *  - `held` rests on what the gate counts itself, nothing estimated: a request that arrives while
+ *    its tenant already has `d - 1` others in flight or waiting (`d` its demand; a tenant's demand
+ *    is the most any of its requests arrived with in the last `presenceMs`) waits while a lighter
+ *    tenant — one of smaller demand, in flight now or within the last `maxHoldMs` — has a request
+ *    in flight; it starts in that tenant's gaps, and its tenant keeps one request in flight, one
+ *    more each `maxHoldMs`. A client calling one at a time (demand 1) is never held, and beside a
+ *    flood it has at most the flood's one request running beside each of its own — also when the
+ *    flood's connections happen to leave nothing of it in flight for a moment.
+ *    (An earlier version estimated each tenant's busy ms per ms in flight from the intervals only
+ *    its requests were in flight; a victim calling back to back is never alone while a flood
+ *    runs, the estimates blurred together and the flood was rarely held: docs/decisions.md.)
+ *  - `limited`, between tenants that both send many requests at once: the main thread's busy
+ *    time (a meter port; `performance.eventLoopUtilization`, ~0.1 µs a read) is read at each
+ *    admission and release and the time since the last reading is split equally between the
+ *    requests in flight over it (`load`, how much of the server's concurrency a tenant holds
+ *    while the thread is busy; it decays with a half-life, `halfLifeMs`, and reads as a share of
+ *    the thread). Present tenants (a request in flight or waiting, or one ended within
+ *    `presenceMs`) share the thread equally; while fewer than two are present, or they use less
+ *    than `busyFloor` of it together, everyone is `free` (and nobody is held). A tenant whose load
+ *    is over its share is `limited`: one request in flight, one more each `maxHoldMs` its requests
+ *    stay in flight (so requests that wait on a worker or an upstream are paced, never stopped);
+ *    it stays limited until under `RELEASE_BELOW` of its share, so it does not flip and start its
+ *    whole queue at each flip. A free tenant has at most `sharedInFlight` in flight while another
+ *    is present: a burst from a tenant not charged yet starts that many.
  *
  * Waiting is bounded: at most `tenantQueue` requests of one tenant (beyond: RATE_LIMITED) and
  * `queue` in all (beyond: OVERLOADED) wait, each at most `maxWaitMs` (then OVERLOADED); a
@@ -59,9 +60,7 @@ export interface FairGateLimits {
   busyFloor: number
   /** Requests one free tenant may have in flight while another tenant is present. */
   sharedInFlight: number
-  /** A limited tenant whose cpu is over this many times the cpu share is held behind lighter tenants. */
-  holdAbove: number
-  /** The longest a held request waits behind lighter tenants' requests. */
+  /** The longest a held request waits behind lighter tenants' requests; also how far apart a limited or held tenant's requests start while its others are in flight. */
   maxHoldMs: number
   /** Requests of one tenant waiting at once. */
   tenantQueue: number
@@ -76,14 +75,13 @@ export const FAIR_GATE_DEFAULTS: FairGateLimits = {
   presenceMs: 1_000,
   busyFloor: 0.05,
   sharedInFlight: 16,
-  holdAbove: 1.25,
   maxHoldMs: 200,
   tenantQueue: 256,
   queue: 4_096,
   maxWaitMs: 10_000,
 }
 
-/** A tenant's standing: free (under its share), limited (one request at a time), held (behind lighter tenants too). */
+/** A tenant's standing: free (under its share), limited (one request at a time), held (its concurrent requests behind lighter tenants' too). */
 export type GateMode = 'free' | 'limited' | 'held'
 
 /** Ends an admitted request's place; call it once, when the request's work is done (further calls do nothing). */
@@ -109,16 +107,17 @@ export interface GateTenantView {
   mode: GateMode
   inFlight: number
   waiting: number
-  /** Shares of the main thread lately (0–1): split per request in flight, and by intensity. */
+  /** Share of the main thread lately (0–1), split per request in flight. */
   load: number
-  cpu: number
+  /** The most requests of it in flight and waiting at one of its arrivals in the last `presenceMs`. */
+  demand: number
   counts: GateCounts
 }
 
 interface Waiter {
   since: number
-  /** It came while another request of its tenant was in flight or waiting: only such a request is held. */
-  concurrent: boolean
+  /** Requests of its tenant in flight or waiting when it arrived, itself included: over 1, it may be held. */
+  demand: number
   grant: (release: Release) => void
   cancelTimer: () => void
 }
@@ -127,13 +126,12 @@ interface TenantState {
   name: string
   inFlight: number
   queue: Waiter[]
-  /** Busy ms charged per request in flight, and by intensity; both decayed to `chargedAt`. */
+  /** Busy ms charged per request in flight, decayed to `chargedAt`. */
   load: number
-  cpu: number
   chargedAt: number
-  /** Busy ms, and request-ms in flight, while only this tenant's requests were in flight (decayed). */
-  soloBusy: number
-  soloTime: number
+  /** The most requests of it in flight and waiting at an arrival within `presenceMs` (that one included), and when. */
+  demand: number
+  demandAt: number
   /** Whether it was last found over its share (see `mode`). */
   limited: boolean
   /** When a request of the tenant last came or ended. */
@@ -148,20 +146,14 @@ interface TenantState {
 interface Present {
   count: number
   load: number
-  cpu: number
 }
 
 const LN2 = Math.LN2
 /** A limited tenant is free again under this part of its share. */
 const RELEASE_BELOW = 0.8
-/** What a tenant's requests are taken to keep busy before it has run alone: half their time in flight, weighing as 5 ms of it. */
-const PRIOR_INTENSITY = 0.5
-const PRIOR_MS = 5
 const MAX_RETRY_AFTER_S = 30
 /** Tenants remembered before a request with nothing else in flight forgets the absent ones. */
 const FORGET_ABOVE = 64
-
-const intensity = (s: TenantState) => (s.soloBusy + PRIOR_INTENSITY * PRIOR_MS) / (s.soloTime + PRIOR_MS)
 
 export class FairGate {
   private readonly tenants = new Map<string, TenantState>()
@@ -170,7 +162,6 @@ export class FairGate {
   private inFlight = 0
   private waiting = 0
   private lastBusy: number
-  private lastAt: number
   private holdTimer?: { at: number; cancel: () => void }
 
   constructor(
@@ -182,7 +173,6 @@ export class FairGate {
       if (!(typeof v === 'number' && v > 0 && Number.isFinite(v)))
         throw new RangeError(`fair gate limit ${name} must be a positive number, got ${v}`)
     this.lastBusy = meter.busyMs()
-    this.lastAt = clock.now()
   }
 
   /**
@@ -197,17 +187,18 @@ export class FairGate {
       if (this.tenants.size > FORGET_ABOVE) this.present(now)
       const state = this.tenants.get(tenant) ?? this.state(tenant, now)
       state.seenAt = now
+      this.arrive(state, 1, now)
       state.counts.atOnce++
       return this.start(state, now)
     }
     const state = this.tenants.get(tenant) ?? this.state(tenant, now)
     state.seenAt = now
-    const concurrent = state.inFlight > 0 || state.queue.length > 0
-    if (state.queue.length === 0 && this.mayStart(state, now, concurrent, now)) {
+    const demand = this.arrive(state, state.inFlight + state.queue.length + 1, now)
+    if (state.queue.length === 0 && this.mayStart(state, now, demand, now)) {
       state.counts.atOnce++
       return this.start(state, now)
     }
-    return this.wait(state, now, concurrent)
+    return this.wait(state, now, demand)
   }
 
   /** Every present tenant's standing now (for tests and the docs' figures). */
@@ -221,7 +212,7 @@ export class FairGate {
       inFlight: s.inFlight,
       waiting: s.queue.length,
       load: this.share(s.load, s, now),
-      cpu: this.share(s.cpu, s, now),
+      demand: s.demand,
       counts: { ...s.counts },
     }))
   }
@@ -244,7 +235,7 @@ export class FairGate {
     }
   }
 
-  private wait(state: TenantState, now: number, concurrent: boolean): Waiting {
+  private wait(state: TenantState, now: number, demand: number): Waiting {
     const { tenantQueue, queue, maxWaitMs } = this.limits
     if (state.queue.length >= tenantQueue) {
       state.counts.refused++
@@ -269,7 +260,7 @@ export class FairGate {
     const admitted = new Promise<Release | undefined>((resolve, reject) => {
       const waiter: Waiter = {
         since: now,
-        concurrent,
+        demand,
         grant: (release) => {
           waiter.cancelTimer()
           resolve(release)
@@ -304,9 +295,9 @@ export class FairGate {
     if (this.waiting === 0) return
     const waiting = [...this.tenants.values()]
       .filter((s) => s.queue.length > 0)
-      .sort((a, b) => this.share(a.cpu, a, now) - this.share(b.cpu, b, now))
+      .sort((a, b) => this.share(a.load, a, now) - this.share(b.load, b, now))
     for (const state of waiting) {
-      while (state.queue.length > 0 && this.mayStart(state, now, state.queue[0].concurrent, state.queue[0].since)) {
+      while (state.queue.length > 0 && this.mayStart(state, now, state.queue[0].demand, state.queue[0].since)) {
         const waiter = state.queue.shift()!
         this.waiting--
         state.counts.waited++
@@ -316,25 +307,41 @@ export class FairGate {
     this.armHoldTimer(now)
   }
 
-  private mayStart(state: TenantState, now: number, concurrent: boolean, since: number): boolean {
+  private mayStart(state: TenantState, now: number, demand: number, since: number): boolean {
     if (this.running.size === 0) return true
     const present = this.present(now)
     if (present.count < 2) return true
     const mode = this.mode(state, now, present)
-    if (mode === 'free') return state.inFlight < this.limits.sharedInFlight
+    const held = demand > 1 && present.load >= this.limits.busyFloor && this.lighter(state, demand, now)
+    if (mode === 'free' && !held) return state.inFlight < this.limits.sharedInFlight
     // Busy time is charged to whatever is in flight, so a tenant whose requests wait on a worker,
     // a store or an upstream (a stalled script, a slow REST tool) is charged the loop's other work
     // too: its next request starts at most `maxHoldMs` after its previous one started, so its
     // concurrency is paced, never stopped (a flood still gains only one request in flight per
     // `maxHoldMs`, and waits past `maxWaitMs` are refused).
     if (state.inFlight > 0) return now - Math.max(since, state.startedAt) >= this.limits.maxHoldMs
-    if (mode === 'limited' || !concurrent || now - since >= this.limits.maxHoldMs) return true
-    const mine = this.share(state.cpu, state, now)
-    for (const other of this.running) if (other !== state && this.share(other.cpu, other, now) < mine) return false
+    if (!held || now - since >= this.limits.maxHoldMs) return true
+    for (const other of this.running) if (other !== state && other.demand < demand) return false
     return true
   }
 
-  private mode(state: TenantState, now: number, present: Present): GateMode {
+  /** Records an arrival with `count` requests of its tenant in flight and waiting; the tenant's demand now. */
+  private arrive(state: TenantState, count: number, now: number): number {
+    if (count >= state.demand || now - state.demandAt > this.limits.presenceMs) {
+      state.demand = count
+      state.demandAt = now
+    }
+    return state.demand
+  }
+
+  /** Whether a tenant whose requests arrive with less demand than `demand` is active: in flight, or seen within `maxHoldMs`. */
+  private lighter(state: TenantState, demand: number, now: number): boolean {
+    for (const other of this.tenants.values())
+      if (other !== state && other.demand < demand && (other.inFlight > 0 || now - other.seenAt <= this.limits.maxHoldMs)) return true
+    return false
+  }
+
+  private mode(state: TenantState, now: number, present: Present): Exclude<GateMode, 'held'> {
     if (present.count < 2 || present.load < this.limits.busyFloor) {
       state.limited = false
       return 'free'
@@ -345,7 +352,7 @@ export class FairGate {
       return 'free'
     }
     state.limited = true
-    return this.share(state.cpu, state, now) > this.limits.holdAbove * (present.cpu / present.count) ? 'held' : 'limited'
+    return 'limited'
   }
 
   /** The mode without moving the limited flag: looking must not change what the gate decides next. */
@@ -353,6 +360,7 @@ export class FairGate {
     const limited = state.limited
     const mode = this.mode(state, now, present)
     state.limited = limited
+    if (present.count >= 2 && present.load >= this.limits.busyFloor && this.lighter(state, Math.max(2, state.demand), now)) return 'held'
     return mode
   }
 
@@ -370,39 +378,24 @@ export class FairGate {
   private account(now: number) {
     const busy = this.meter.busyMs()
     const spent = busy - this.lastBusy
-    const elapsed = now - this.lastAt
     this.lastBusy = busy
-    this.lastAt = now
     if (spent <= 0 || this.inFlight === 0) return
-    if (this.running.size === 1) {
-      for (const s of this.running) {
-        this.charge(s, spent, spent, now)
-        const keep = elapsed > 0 ? 2 ** (-elapsed / this.limits.halfLifeMs) : 1
-        s.soloBusy = s.soloBusy * keep + spent
-        s.soloTime = s.soloTime * keep + Math.max(elapsed, spent) * s.inFlight
-      }
-      return
-    }
-    let weights = 0
-    for (const s of this.running) weights += s.inFlight * intensity(s)
-    for (const s of this.running) this.charge(s, (spent * s.inFlight) / this.inFlight, (spent * s.inFlight * intensity(s)) / weights, now)
+    for (const s of this.running) this.charge(s, (spent * s.inFlight) / this.inFlight, now)
   }
 
-  private charge(s: TenantState, load: number, cpu: number, now: number) {
+  private charge(s: TenantState, load: number, now: number) {
     const keep = this.decay(s, now)
     s.load = s.load * keep + load
-    s.cpu = s.cpu * keep + cpu
     s.chargedAt = now
   }
 
   /** The tenants present now and their shares together; forgets those gone for longer than `presenceMs`. */
   private present(now: number): Present {
-    const p: Present = { count: 0, load: 0, cpu: 0 }
+    const p: Present = { count: 0, load: 0 }
     for (const s of this.tenants.values()) {
       if (s.inFlight > 0 || s.queue.length > 0 || now - s.seenAt <= this.limits.presenceMs) {
         p.count++
         p.load += this.share(s.load, s, now)
-        p.cpu += this.share(s.cpu, s, now)
       } else this.tenants.delete(s.name)
     }
     return p
@@ -414,10 +407,9 @@ export class FairGate {
       inFlight: 0,
       queue: [],
       load: 0,
-      cpu: 0,
       chargedAt: now,
-      soloBusy: 0,
-      soloTime: 0,
+      demand: 1,
+      demandAt: now,
       limited: false,
       seenAt: now,
       startedAt: Number.NEGATIVE_INFINITY,

@@ -324,3 +324,124 @@ describe('fairness between three tenants (simulated thread)', () => {
     expect(gated.gate.view().find((v) => v.tenant === 'light')?.counts.waited).toBe(0)
   })
 })
+
+/**
+ * A tenant calling one at a time (1 ms of work, then 1 ms on a store) beside a flood of cheap
+ * requests on two connections (`floodWork` ms each), on the processor-sharing thread of
+ * `threeTenants`: per light request, how many flood requests were in flight at its start and how
+ * many started while it was in flight — what the light request waits behind.
+ */
+async function lightBesideFlood(withGate: boolean, floodWork: number, ms: number) {
+  const sim = new Sim()
+  const gate = gateOn(sim)
+  const TICK = 0.1
+  type Req = { tenant: 'light' | 'flood'; left: number; io: number; release?: Release; startedFloods: number; floodsAtStart: number }
+  const running: Req[] = []
+  const done = { light: 0, flood: 0 }
+  const perLight: { atStart: number; startedDuring: number }[] = []
+  const begin = (req: Req) => {
+    if (req.tenant === 'light') req.floodsAtStart = running.filter((r) => r.tenant === 'flood').length
+    else for (const r of running) if (r.tenant === 'light') r.startedFloods++
+    running.push(req)
+  }
+  const submit = (tenant: Req['tenant']) => {
+    const req: Req = {
+      tenant,
+      left: tenant === 'light' ? 1 : floodWork,
+      io: tenant === 'light' ? 1 : 0,
+      startedFloods: 0,
+      floodsAtStart: 0,
+    }
+    if (!withGate) return begin(req)
+    const e = gate.enter(tenant)
+    if (admitted(e)) {
+      req.release = e
+      return begin(req)
+    }
+    void e.admitted.then((release) => {
+      req.release = release
+      begin(req)
+    })
+  }
+  submit('flood')
+  submit('flood')
+  submit('light')
+  // a client's next request comes one tick after its answer (the round trip), as over a socket
+  const next: Req['tenant'][] = []
+  for (let step = 0; step < ms / TICK; step++) {
+    for (const t of next.splice(0)) submit(t)
+    const cpu = running.filter((r) => r.left > 0)
+    for (const r of cpu) r.left -= TICK / cpu.length
+    if (cpu.length) sim.run(TICK)
+    else sim.idle(TICK)
+    for (const r of running) if (r.left <= 0 && !cpu.includes(r)) r.io -= TICK
+    for (const r of running.filter((r) => r.left <= 0 && r.io <= 0)) {
+      running.splice(running.indexOf(r), 1)
+      r.release?.()
+      done[r.tenant]++
+      if (r.tenant === 'light') perLight.push({ atStart: r.floodsAtStart, startedDuring: r.startedFloods })
+      next.push(r.tenant)
+    }
+    for (let i = 0; i < 3; i++) await null
+  }
+  return { gate, done, perLight: perLight.slice(perLight.length >> 2) }
+}
+
+describe('a tenant calling one at a time beside a flood', () => {
+  it("starts none of the flood's requests while the light tenant's request is in flight, and at most one in each of its gaps", async () => {
+    for (const floodWork of [0.5, 1.5, 4]) {
+      const open = await lightBesideFlood(false, floodWork, 2_000)
+      expect(Math.max(...open.perLight.map((l) => l.atStart + l.startedDuring))).toBeGreaterThanOrEqual(2)
+
+      const gated = await lightBesideFlood(true, floodWork, 2_000)
+      expect(Math.max(...gated.perLight.map((l) => l.startedDuring))).toBe(0)
+      expect(Math.max(...gated.perLight.map((l) => l.atStart))).toBe(1)
+      // held, not starved: the flood's requests still get at least half as much of the thread as the light tenant's
+      expect(gated.done.flood * floodWork).toBeGreaterThanOrEqual(0.5 * gated.done.light)
+      expect(gated.gate.view().find((v) => v.tenant === 'light')?.counts.waited).toBe(0)
+    }
+  })
+
+  it('holds a flood whose two connections leave nothing of it in flight for a moment: its next request still waits for the light tenant', async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim)
+    runAlone(gate, sim, 'flood', 100, 2)
+    let light = gate.enter('light') as Release
+    const first = gate.enter('flood') as Release
+    const second = gate.enter('flood') as Waiting
+    sim.run(2)
+    first()
+    light()
+    ;(await second.admitted)?.()
+    sim.idle(1)
+    // nothing of the flood in flight or waiting now; the light tenant's next call runs
+    light = gate.enter('light') as Release
+    const third = gate.enter('flood')
+    expect(admitted(third)).toBe(false)
+    let started: Release | undefined
+    void (third as Waiting).admitted.then((r) => (started = r))
+    sim.run(2)
+    await settle()
+    expect(started).toBeUndefined()
+    light()
+    await settle()
+    expect(started).toBeTypeOf('function')
+    // a tenant that only ever called one at a time is not held for it
+    expect(gate.view().find((v) => v.tenant === 'light')?.counts).toEqual({ atOnce: 2, waited: 0, refused: 0 })
+  })
+
+  it('holds nobody behind a tenant whose last request ended more than maxHoldMs ago', () => {
+    const flood = (idle: number) => {
+      const sim = new Sim()
+      const gate = gateOn(sim, { maxHoldMs: 200 })
+      runAlone(gate, sim, 'a', 50, 5)
+      // one long request: the busier tenant by load, so 'a' is under its share (free) either way
+      runAlone(gate, sim, 'one-at-a-time', 1, 500)
+      sim.idle(idle)
+      gate.enter('a')
+      return { second: admitted(gate.enter('a')), mode: gate.view().find((v) => v.tenant === 'a')?.mode }
+    }
+    expect(flood(150)).toEqual({ second: false, mode: 'held' })
+    expect(flood(201)).toEqual({ second: true, mode: 'free' })
+  })
+})
