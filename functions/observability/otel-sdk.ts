@@ -20,6 +20,7 @@ import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProc
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { FrameContextManager } from './context-manager'
 import { type EncodedBatch, EncodedBatchProcessor } from './encoded-batch-processor'
+import { PooledIdGenerator } from './id-generator'
 import { otelMetrics } from './otel-metrics'
 import { otelTracer } from './otel-tracer'
 
@@ -48,7 +49,11 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
     .merge(resourceFromAttributes({ 'service.name': opts.serviceName ?? 'server-tools' }))
     .merge(detectResources({ detectors: [envDetector] }))
   const processor = opts.spanExporter ? new BatchSpanProcessor(opts.spanExporter) : spanProcessorFromEnv(process.env)
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor, ...(opts.extraSpanProcessors ?? [])] })
+  const provider = new NodeTracerProvider({
+    resource,
+    idGenerator: new PooledIdGenerator(),
+    spanProcessors: [processor, ...(opts.extraSpanProcessors ?? [])],
+  })
   provider.register({ contextManager: new FrameContextManager() })
   let meterProvider: MeterProvider | undefined
   if (opts.metricExporter !== false) {
@@ -61,7 +66,7 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
     metricsApi.setGlobalMeterProvider(meterProvider)
   }
   return {
-    tracer: otelTracer(),
+    tracer: otelTracer('server-tools', undefined, { tracer: provider.getTracer('server-tools') }),
     metrics: meterProvider ? otelMetrics(meterProvider.getMeter('server-tools')) : undefined,
     async flush() {
       await Promise.all([provider.forceFlush(), meterProvider?.forceFlush()])

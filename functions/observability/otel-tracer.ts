@@ -5,17 +5,22 @@
  * mode, where this port opens none at all (see sdkRegistered).
  */
 import {
+  type Context,
   context,
   INVALID_SPANID,
   INVALID_TRACEID,
+  type Tracer as OtelTracer,
   ProxyTracerProvider,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api'
 import { type ActiveSpan, type Attributes, noopTracer, type Tracer } from '../../lib/runtime/tracer'
+import { asyncFrames } from '../http/request-context'
+import { LinkedContext } from './context-manager'
 
 /** What the API's own provider delegates to while no SDK is registered (a singleton of the API). */
 const UNREGISTERED = new ProxyTracerProvider().getDelegate()
@@ -86,13 +91,14 @@ function failed(handle: Handle, e: unknown) {
   handle.span.end()
 }
 
-export function otelTracer(name = 'server-tools', version?: string): Tracer {
-  const tracer = trace.getTracer(name, version)
+export function otelTracer(name = 'server-tools', version?: string, local?: LocalSdk): Tracer {
+  const tracer = local?.tracer ?? trace.getTracer(name, version)
   const options = { internal: { kind: SpanKind.INTERNAL }, server: { kind: SpanKind.SERVER }, client: { kind: SpanKind.CLIENT } }
-  let registered = false
+  let registered = local !== undefined
   const live = () => registered || (registered = sdkRegistered())
   return {
     span<T>(spanName: string, opts: { kind?: keyof typeof options; attributes?: Attributes }, fn: (span: ActiveSpan) => Promise<T>) {
+      if (local) return localSpan(tracer, spanName, options[opts.kind ?? 'internal'], opts.attributes, fn)
       if (!live()) return noopTracer.span(spanName, opts, fn)
       const parent = context.active()
       const span = tracer.startSpan(spanName, options[opts.kind ?? 'internal'], parent)
@@ -114,9 +120,38 @@ export function otelTracer(name = 'server-tools', version?: string): Tracer {
       return context.bind(context.active(), fn)
     },
     ids() {
-      const c = trace.getActiveSpan()?.spanContext()
+      const c = (local ? trace.getSpan(activeFrame()) : trace.getActiveSpan())?.spanContext()
       // an SDK's ids and an extracted parent's are valid hex already; only a suppressed span's are the invalid zeros
       return c && c.traceId !== INVALID_TRACEID && c.spanId !== INVALID_SPANID ? { traceId: c.traceId, spanId: c.spanId } : undefined
     },
   }
+}
+
+/**
+ * The SDK this process started (otel-sdk.ts), whose context manager keeps the context in the
+ * request's async frame (FrameContextManager). Its spans go to its tracer directly, and a span's
+ * context is read from and entered into the frame directly: through the API, each span looked up
+ * the global tracer provider and context manager four times, copied its parent context's map, and
+ * made closures for the hop; a span here is the SDK's span, one LinkedContext and one frame.
+ */
+export interface LocalSdk {
+  tracer: OtelTracer
+}
+
+const activeFrame = (): Context => (asyncFrames.current()?.trace as Context | undefined) ?? ROOT_CONTEXT
+
+function localSpan<T>(
+  tracer: OtelTracer,
+  name: string,
+  options: { kind: SpanKind },
+  attributes: Attributes | undefined,
+  fn: (span: ActiveSpan) => Promise<T>,
+): Promise<T> {
+  const frame = asyncFrames.current()
+  const parent = (frame?.trace as Context | undefined) ?? ROOT_CONTEXT
+  const span = tracer.startSpan(name, options, parent)
+  if (attributes && span.isRecording()) span.setAttributes(attributes)
+  const handle = new Handle(span)
+  // what FrameContextManager.with(trace.setSpan(parent, span), …) enters, built without the API's copy
+  return asyncFrames.run({ request: frame?.request, trace: trace.setSpan(LinkedContext.over(parent), span) }, () => inSpan(handle, fn))
 }

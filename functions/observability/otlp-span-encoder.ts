@@ -141,24 +141,35 @@ export class ProtobufBytes {
     this.pos += this.buf.write(s, this.pos, bytes, 'utf8')
   }
 
-  /** Starts a nested message: returns where its length goes (one byte reserved). */
-  begin(field: number): number {
+  /**
+   * Starts a nested message: returns where its length goes, `reserved` bytes (1 or 2) kept for it.
+   * Two for a message that is usually 128 bytes to 16 KiB long (a span): its body then stays where
+   * it was written, instead of moving one byte along when it ends.
+   */
+  begin(field: number, reserved: 1 | 2 = 1): number {
     this.tag(field, 2)
-    this.reserve(1)
-    return this.pos++
+    this.reserve(reserved)
+    const at = this.pos
+    this.pos += reserved
+    return at
   }
 
-  /** Ends the nested message `begin` started, moving its body when the length needs more than a byte. */
-  end(at: number) {
-    const length = this.pos - at - 1
-    if (length < 128) {
+  /** Ends the nested message `begin` started, moving its body when its length takes other than the bytes reserved. */
+  end(at: number, reserved: 1 | 2 = 1) {
+    const length = this.pos - at - reserved
+    if (reserved === 1 && length < 128) {
       this.buf[at] = length
       return
     }
+    if (reserved === 2 && length >= 128 && length < 16384) {
+      this.buf[at] = (length & 127) | 128
+      this.buf[at + 1] = length >>> 7
+      return
+    }
     const size = varintSize(length)
-    this.reserve(size - 1)
-    this.buf.copy(this.buf, at + size, at + 1, this.pos)
-    this.pos += size - 1
+    if (size > reserved) this.reserve(size - reserved)
+    this.buf.copy(this.buf, at + size, at + reserved, this.pos)
+    this.pos += size - reserved
     let v = length
     let p = at
     while (v > 127) {
@@ -215,7 +226,7 @@ function writeAnyValue(w: ProtobufBytes, value: AttributeValue | null | undefine
 
 /** One `Span` message as field 2 of ScopeSpans. */
 export function writeSpan(w: ProtobufBytes, span: ReadableSpan) {
-  const at = w.begin(2)
+  const at = w.begin(2, 2)
   const ctx = span.spanContext()
   w.hexBytes(1, ctx.traceId)
   w.hexBytes(2, ctx.spanId)
@@ -257,7 +268,7 @@ export function writeSpan(w: ProtobufBytes, span: ReadableSpan) {
   }
   w.tag(16, 5)
   w.fixed32((ctx.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0))
-  w.end(at)
+  w.end(at, 2)
 }
 
 function writeEvent(w: ProtobufBytes, event: TimedEvent) {

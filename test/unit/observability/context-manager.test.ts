@@ -6,7 +6,7 @@
 import { createContextKey, ROOT_CONTEXT } from '@opentelemetry/api'
 import { describe, expect, it } from 'vitest'
 import { type RequestContext, requestContext } from '../../../functions/http/request-context'
-import { FrameContextManager } from '../../../functions/observability/context-manager'
+import { FrameContextManager, LinkedContext } from '../../../functions/observability/context-manager'
 
 const SPAN = createContextKey('test span')
 const request = (requestId: string): RequestContext => ({ requestId, actor: () => undefined })
@@ -48,5 +48,35 @@ describe('one async-local storage for the request and the trace', () => {
     )
     expect(cm.active().getValue(SPAN)).toBeUndefined()
     expect(bound(7)).toEqual({ x: 7, span: 'sandbox.run', request: 'r-3' })
+  })
+})
+
+describe('LinkedContext: a span’s context is its parent plus one value', () => {
+  const keys = Array.from({ length: 40 }, (_, i) => createContextKey(`key ${i}`))
+
+  it('reads, overrides and deletes values as the API’s own context does, however long the chain (variants of length and order)', () => {
+    for (const length of [1, 2, 15, 16, 17, 40]) {
+      let ours = LinkedContext.over(ROOT_CONTEXT.setValue(keys[0], 'from the API'))
+      let theirs = ROOT_CONTEXT.setValue(keys[0], 'from the API')
+      for (let i = 0; i < length; i++) {
+        // every third step deletes an earlier key, every fourth overrides one
+        const key = keys[i % 3 === 2 ? i - 1 : i % 4 === 3 ? 0 : i + 1]
+        if (i % 3 === 2) {
+          ours = ours.deleteValue(key)
+          theirs = theirs.deleteValue(key)
+        } else {
+          ours = ours.setValue(key, `value ${i}`)
+          theirs = theirs.setValue(key, `value ${i}`)
+        }
+      }
+      for (const key of keys) expect([length, ours.getValue(key)]).toEqual([length, theirs.getValue(key)])
+    }
+  })
+
+  it('leaves its parent as it was', () => {
+    const parent = LinkedContext.over(ROOT_CONTEXT).setValue(SPAN, 'server')
+    parent.setValue(SPAN, 'tool')
+    parent.deleteValue(SPAN)
+    expect(parent.getValue(SPAN)).toBe('server')
   })
 })
