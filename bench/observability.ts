@@ -3,8 +3,11 @@
  *
  *   off    POST /tools/whoami/invoke, tracing off (lib's no-op tracer; the default)
  *   api    the same through @opentelemetry/api with no SDK registered ("API only", e.g. before an ADOT layer)
- *   sdk    the same with the SDK: NodeTracerProvider, BatchSpanProcessor, OTLP/HTTP exporter posting
- *          to a receiver this bench runs on 127.0.0.1 (OTEL_EXPORTER_OTLP_ENDPOINT)
+ *   sdk    the same with the SDK as a deployment starts it (functions/observability/otel-sdk.ts):
+ *          the export the standard variables configure, OTLP/HTTP to a collector on 127.0.0.1
+ *          (OTEL_EXPORTER_OTLP_ENDPOINT) run in a child process (bench/otlp-receiver.ts), as a
+ *          deployment's collector is another process; beside it the same SDK exporting to a
+ *          collector in this process, printed for reference (its work then counts as the service's)
  *   audit  PUT /documents/<path> (a write: one audit entry each) with the audit log on, against the
  *          same writes with an audit store that keeps nothing
  *
@@ -16,21 +19,24 @@
  * ends with a turn of the event loop, as it does behind a socket, so the batch processor's timer
  * and the exporter's HTTP posts run within the rounds (without it a round is one long chain of
  * microtasks: the processor's queue fills, and the spans it drops cost nothing to export).
- * Every span must reach the receiver: the run counts spans ended (a span processor beside the
- * deployment's) and the spans in the bodies the receiver got (it walks each protobuf request down
- * to its spans, or counts them in a JSON one), and the goal is not met if one is missing. Variants run in short alternating rounds and a ratio is
- * the median of per-round ratios; an SDK round ends when its spans are exported (a flush inside
- * the timed round), so no round pays for another's. CPU time per request (process.cpuUsage, the receiver's work
- * included) is reported beside it, less sensitive than throughput to other load on the machine.
+ * Every span must reach its collector: the run counts spans ended (a span processor beside the
+ * deployment's) and the spans in the bodies each collector got (it walks each protobuf request down
+ * to its spans, or counts them in a JSON one), and the goal is not met if one is missing. Variants
+ * run in short alternating rounds and a ratio is the median of per-round ratios; an SDK round ends
+ * when its spans are exported (a flush inside the timed round, answered by the collector), so no
+ * round pays for another's. CPU time per request (process.cpuUsage: this process, so the in-process
+ * collector's work is in its figure and the child's is not) is reported beside it, less sensitive
+ * than throughput to other load on the machine.
  * The SDK registers itself globally, after which @opentelemetry/api records: so the run has two
- * phases, off ↔ api first, then off ↔ sdk; each ratio is against the `off` rounds of its own phase.
+ * phases, off ↔ api first, then off ↔ sdk ↔ sdk with the collector in this process; each ratio is
+ * against the `off` rounds of its own phase.
  * The OTLP protocol is the SDK's default (http/protobuf); BENCH_OTLP_PROTOCOL=http/json measures JSON.
  *
  * Run with `npm run bench -- observability` or `npx tsx bench/run.ts observability`.
  */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type ChildProcess, fork } from 'node:child_process'
 import { PerformanceObserver, performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { createMemoryDeps } from '../functions/deps'
 import { createApp } from '../functions/http/app'
@@ -38,6 +44,7 @@ import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { createObservability, type Observability } from '../functions/observability'
 import type { AuditStore } from '../lib/audit/ports'
 import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
+import { listenOtlp, type Received } from './otlp-receiver'
 
 const SECRET = 'bench-observability-secret'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12)
@@ -97,50 +104,6 @@ function endedCounter() {
     shutdown: async () => {},
   }
   return { counts, counter }
-}
-
-/** Reads a varint at `at` of `buf`: [value, next position]. */
-function varint(buf: Buffer, at: number): [number, number] {
-  let v = 0
-  let scale = 1
-  for (;;) {
-    const b = buf[at++]
-    v += (b & 127) * scale
-    if (b < 128) return [v, at]
-    scale *= 128
-  }
-}
-
-/** Calls `fn` with the bounds of each length-delimited field `field` of the message in buf[from, to); skips every other field. */
-function eachField(buf: Buffer, from: number, to: number, field: number, fn: (start: number, end: number) => void) {
-  let at = from
-  while (at < to) {
-    const [tag, next] = varint(buf, at)
-    at = next
-    const wire = tag & 7
-    if (wire === 0) at = varint(buf, at)[1]
-    else if (wire === 1) at += 8
-    else if (wire === 5) at += 4
-    else if (wire === 2) {
-      const [length, start] = varint(buf, at)
-      at = start + length
-      if (tag >>> 3 === field) fn(start, at)
-    } else throw new Error(`OTLP body: wire type ${wire}`)
-  }
-}
-
-/** Spans in an OTLP/HTTP traces body: ExportTraceServiceRequest → ResourceSpans (1) → ScopeSpans (2) → Span (2). */
-function spansIn(body: Buffer, json: boolean): number {
-  if (json) return body.toString('utf8').split('"startTimeUnixNano"').length - 1
-  let n = 0
-  eachField(body, 0, body.length, 1, (a, b) =>
-    eachField(body, a, b, 2, (c, d) =>
-      eachField(body, c, d, 2, () => {
-        n++
-      }),
-    ),
-  )
-  return n
 }
 
 const median = (xs: number[]) => {
@@ -210,25 +173,41 @@ async function rounds(
 
 const ratioOf = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]))
 
+/** bench/otlp-receiver.ts in a child process (this process's loader flags, so TypeScript runs): its endpoint, and its counts on demand. */
+async function childReceiver(protocol: string): Promise<{ endpoint: string; count(): Promise<Received>; close(): void }> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./otlp-receiver.ts', import.meta.url)), {
+    env: { ...process.env, BENCH_OTLP_RECEIVER_CHILD: protocol },
+  })
+  const next = <T>(key: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (!(key in m)) return
+        child.off('message', onMessage)
+        resolve(m[key] as T)
+      }
+      child.on('message', onMessage)
+      child.once('exit', (code) => reject(new Error(`the OTLP receiver process exited (${code})`)))
+    })
+  const endpoint = await next<string>('endpoint')
+  return {
+    endpoint,
+    count: () => {
+      const answer = next<Received>('received')
+      child.send('count')
+      return answer
+    },
+    close: () => child.disconnect(),
+  }
+}
+
 export async function benchObservability(opts: { log?: (line: string) => void } = {}) {
   const log = opts.log ?? ((line: string) => process.stdout.write(`${line}\n`))
   gcObserver.observe({ entryTypes: ['gc'] })
   const json = (process.env.BENCH_OTLP_PROTOCOL ?? 'http/protobuf') === 'http/json'
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks)
-      received.requests++
-      received.bytes += body.length
-      if (req.url === '/v1/traces') received.spans += spansIn(body, json)
-      // an empty ExportTraceServiceResponse: no bytes in protobuf, {} in JSON
-      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '')
-    })
-  })
-  const received = { requests: 0, bytes: 0, spans: 0 }
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()))
-  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
+  const protocol = process.env.BENCH_OTLP_PROTOCOL ?? 'http/protobuf'
+  // the collector a deployment exports to is another process; the in-process one is the reference figure
+  const collector = await childReceiver(protocol)
+  const local = await listenOtlp(json)
   const modules = { api: () => import('../functions/lazy/otel-api'), sdk: () => import('../functions/lazy/otel-sdk') }
   try {
     // phase 1: off ↔ API only (nothing registered globally yet)
@@ -236,32 +215,38 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     await api.ready()
     const phase1 = await rounds({ off: await toolCalls(undefined), api: await toolCalls(api) }, ROUNDS)
 
-    // phase 2: off ↔ SDK + batch exporter to the loopback receiver
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint
-    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = process.env.BENCH_OTLP_PROTOCOL ?? 'http/protobuf'
-    // the deployment's own export (spanProcessorFromEnv), with a counter of ended spans beside it
-    const spans = endedCounter()
-    const sdk = createObservability({
-      mode: 'sdk',
-      modules,
-      sdkOptions: { metricExporter: false, extraSpanProcessors: [spans.counter] },
+    // phase 2: off ↔ SDK + batch exporter, to a collector in another process and to one in this process
+    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = protocol
+    // the deployment's own export (spanProcessorFromEnv), with a counter of ended spans beside it; the
+    // exporter reads its endpoint when the SDK starts. The second SDK cannot register globally (the
+    // first did): its spans go to its own provider all the same (otelTracer's LocalSdk), in the same frames.
+    const sdkWith = async (endpoint: string) => {
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint
+      const spans = endedCounter()
+      const observability = createObservability({
+        mode: 'sdk',
+        modules,
+        sdkOptions: { metricExporter: false, extraSpanProcessors: [spans.counter] },
+      })
+      await observability.ready()
+      const send = await toolCalls(observability)
+      const counted = { requests: 0 }
+      const counting: Send = (i) => {
+        counted.requests++
+        return send(i)
+      }
+      return { observability, spans: spans.counts, send: counting, counted }
+    }
+    const remote = await sdkWith(collector.endpoint)
+    const inProcess = await sdkWith(local.endpoint)
+    const phase2 = await rounds({ off: await toolCalls(undefined), sdk: remote.send, sdkLocal: inProcess.send }, ROUNDS, {
+      sdk: () => remote.observability.flush(),
+      sdkLocal: () => inProcess.observability.flush(),
     })
-    await sdk.ready()
-    const sdkSend = await toolCalls(sdk)
-    let sdkRequests = 0
-    const phase2 = await rounds(
-      {
-        off: await toolCalls(undefined),
-        sdk: (i) => {
-          sdkRequests++
-          return sdkSend(i)
-        },
-      },
-      ROUNDS,
-      { sdk: () => sdk.flush() },
-    )
-    await sdk.flush()
-    const dropped = spans.counts.ended - received.spans
+    await Promise.all([remote.observability.flush(), inProcess.observability.flush()])
+    const received = await collector.count()
+    const dropped = remote.spans.ended - received.spans
+    const droppedLocal = inProcess.spans.ended - local.received.spans
 
     // audit: tool calls (reads) and writes, storage requests counted; writes timed with the log on and off
     const readStore = new MemoryAuditStore()
@@ -280,25 +265,32 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     const ratios = [
       { name: 'api / off (tool calls, tracing through @opentelemetry/api, no SDK)', value: ratioOf(phase1.api, phase1.off), goal: 0.98 },
       {
-        name: `sdk / off (tool calls, SDK + batch OTLP/HTTP ${process.env.OTEL_EXPORTER_OTLP_PROTOCOL} export to 127.0.0.1)`,
+        name: `sdk / off (tool calls, SDK + batch OTLP/HTTP ${protocol} export to a collector process on 127.0.0.1)`,
         value: ratioOf(phase2.sdk, phase2.off),
         goal: 0.9,
         unmetIf: dropped !== 0 ? `${dropped} spans ended but not received` : undefined,
       },
     ]
+    const reference = `sdk / off with the collector in this process (its work counted as the service's; reference, no goal): ${ratioOf(phase2.sdkLocal, phase2.off).toFixed(3)}${droppedLocal !== 0 ? ` (${droppedLocal} spans ended but not received)` : ''}`
     log('')
     log('observability — tool calls through app.fetch, 16 in flight, medians of alternating rounds')
     log(`  phase 1  off ${median(phase1.off).toFixed(0)} req/s   api ${median(phase1.api).toFixed(0)} req/s`)
     const cpu = (name: string) => `${median(cpuPerRequest[name] ?? [0]).toFixed(1)} µs CPU/req`
     log(
-      `  phase 2  off ${median(phase2.off).toFixed(0)} req/s   sdk ${median(phase2.sdk).toFixed(0)} req/s   (receiver got ${received.requests} OTLP posts, ${(received.bytes / 1024).toFixed(0)} KiB)`,
+      `  phase 2  off ${median(phase2.off).toFixed(0)} req/s   sdk ${median(phase2.sdk).toFixed(0)} req/s   sdk, collector in this process ${median(phase2.sdkLocal).toFixed(0)} req/s`,
     )
-    log(
-      `           spans ended ${spans.counts.ended}, received ${received.spans} (${(spans.counts.ended / sdkRequests).toFixed(2)} per request), ${(received.bytes / Math.max(1, received.spans)).toFixed(0)} bytes/span on the wire`,
-    )
-    log(`  CPU      off ${cpu('off')}   api ${cpu('api')}   sdk ${cpu('sdk')}`)
+    for (const [name, sdk, got] of [
+      ['collector process', remote, received],
+      ['collector in this process', inProcess, local.received],
+    ] as const)
+      log(
+        `           ${name}: ${got.requests} OTLP posts, ${(got.bytes / 1024).toFixed(0)} KiB; spans ended ${sdk.spans.ended}, received ${got.spans} (${(sdk.spans.ended / sdk.counted.requests).toFixed(2)} per request), ${(got.bytes / Math.max(1, got.spans)).toFixed(0)} bytes/span on the wire`,
+      )
+    log(`  CPU      off ${cpu('off')}   api ${cpu('api')}   sdk ${cpu('sdk')}   sdk, collector in this process ${cpu('sdkLocal')}`)
     const gc = (name: string) => `${median(gcPerRequest[name] ?? [0]).toFixed(1)}`
-    log(`  GC       off ${gc('off')}   api ${gc('api')}   sdk ${gc('sdk')} µs of pauses/req`)
+    log(
+      `  GC       off ${gc('off')}   api ${gc('api')}   sdk ${gc('sdk')}   sdk, collector in this process ${gc('sdkLocal')} µs of pauses/req`,
+    )
     log(
       `  writes   audit off ${median(phase3.auditOff).toFixed(0)} req/s   audit on ${median(phase3.auditOn).toFixed(0)} req/s   (on/off ${ratioOf(phase3.auditOn, phase3.auditOff).toFixed(3)})`,
     )
@@ -309,6 +301,8 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
       log(`  ${line}`)
       summary.push(`observability ${line}`)
     }
+    log(`  ${reference}`)
+    summary.push(`observability ${reference}`)
     const readLine = `audit storage requests per read request: ${readStore.requests / reads} (goal 0) ${readStore.requests === 0 ? 'met' : 'NOT met'}`
     const writeLine = `audit storage requests per write request: ${perWrite.toFixed(3)} (goal ≤ 1) ${perWrite <= 1 ? 'met' : 'NOT met'} (${appends} appends for ${on.sent()} writes; ${readable ? 'entries readable' : 'NO entries'})`
     for (const line of [readLine, writeLine]) {
@@ -318,7 +312,8 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     return { summary }
   } finally {
     gcObserver.disconnect()
-    await new Promise((r) => receiver.close(r))
+    collector.close()
+    await local.close()
   }
 }
 

@@ -44,7 +44,7 @@ const HEAVY: RegExp[] = [
   /^lib\/egress\/(client|guard|connector)\.ts$/,
   // tracing configured off: neither the OpenTelemetry API nor its SDK is evaluated
   /node_modules\/@opentelemetry\//,
-  /^functions\/observability\/otel-(sdk|tracer|metrics)\.ts$/,
+  /^functions\/observability\/(otel-(sdk|tracer|metrics)|context-manager|id-generator|encoded-batch-processor|otlp-span-encoder)\.ts$/,
 ]
 /** What a tool call (outside any process) must not evaluate either: the agent surface. */
 const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
