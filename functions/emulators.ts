@@ -3,7 +3,7 @@
  * the ones the test setup starts. The same AWS adapters talk to them as to AWS.
  * dynalite has no TTL API and no streams; neither emulator throttles.
  */
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 
@@ -56,6 +56,7 @@ export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> 
   if (only.dynamo) {
     const dynalite = require('dynalite') as DynaliteFactory
     const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })
+    survivesAbortedRequests(server)
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(opts.dynamoPort ?? 0, LOOPBACK, () => resolve())
@@ -88,4 +89,21 @@ export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> 
       ])
     },
   }
+}
+
+/**
+ * dynalite answers a request stream's 'error' with `throw err`: a client that goes away mid-body
+ * (an SDK attempt timing out, a killed client) was an uncaught exception — the whole `npm start`
+ * process while the stores ran on its thread, every store after that since. Its listener is
+ * taken off each request as it arrives, and the half-read request's socket just closed.
+ */
+function survivesAbortedRequests(server: Server) {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[]
+  server.removeAllListeners('request')
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const own = new Set(req.listeners('error'))
+    for (const handle of handlers) handle.call(server, req, res)
+    for (const listener of req.listeners('error')) if (!own.has(listener)) req.off('error', listener as (e: Error) => void)
+    req.on('error', () => res.destroy())
+  })
 }

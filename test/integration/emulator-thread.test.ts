@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
@@ -138,6 +139,38 @@ describe("npm start's embedded stores on their own thread", () => {
       )
     } finally {
       await new Promise((r) => squatter.close(r))
+    }
+  })
+
+  it('keep answering after clients go away in the middle of request bodies (dynalite threw on those)', async () => {
+    const crashes: string[] = []
+    const emulators = await startEmulatorThread(onDisk(fresh()), { onCrash: (e) => crashes.push(e.message) })
+    try {
+      const { port } = new URL(emulators.dynamoEndpoint)
+      for (const [declared, sent] of [
+        [100, '{"a":'],
+        [5_000, `{"TableName":"${'x'.repeat(2_000)}`],
+        [10, ''],
+      ] as const) {
+        await new Promise<void>((resolve) => {
+          const socket = net.connect(Number(port), '127.0.0.1', () => {
+            socket.write(
+              `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: ${declared}\r\n\r\n${sent}`,
+              () => setTimeout(() => socket.destroy(), 50),
+            )
+          })
+          socket.on('close', () => resolve())
+        })
+      }
+      const clients = clientsFor(emulators)
+      try {
+        expect(await clients.dynamo.call('ListTables', {})).toEqual({ TableNames: [] })
+      } finally {
+        destroyAwsClients(clients)
+      }
+      expect(crashes).toEqual([])
+    } finally {
+      await emulators.close()
     }
   })
 
