@@ -104,7 +104,8 @@ function requestOf(event: HttpEventV2, body: Uint8Array | undefined): Request {
   if (event.cookies?.length) headers.cookie = event.cookies.join('; ')
   for (const [name, value] of Object.entries(event.headers ?? {})) if (value) headers[name.toLowerCase()] = headerValue(value)
   const query = event.rawQueryString ? `?${event.rawQueryString}` : ''
-  const host = event.requestContext.domainName ?? headers.host ?? 'localhost'
+  // as Headers.get answered: the value without surrounding HTTP whitespace
+  const host = event.requestContext.domainName ?? headers.host?.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '') ?? 'localhost'
   const init: RequestInit = { method: event.requestContext.http.method, headers }
   if (body) init.body = body
   return new Request(`https://${host}${event.rawPath}${query}`, init)

@@ -73,6 +73,16 @@ describe('the Lambda response-streaming adapter', () => {
     })
   })
 
+  it('takes the URL host from the Host header, as Headers.get answers it, when the event names no domain', async () => {
+    const app = new Hono().get('/where', (c) => c.text(c.req.url))
+    const ev = event('GET', '/where', {
+      headers: { Host: ' api.example.test\t' },
+      requestContext: { http: { method: 'GET', path: '/where' } },
+    })
+    const res = await invokeStreaming(handlerFor(app), ev).response
+    expect(res.body.toString('utf8')).toBe('https://api.example.test/where')
+  })
+
   it('hands a route reading the body the event body as its bytes, the same the Request holds, for text, base64 and empty bodies', async () => {
     const app = new Hono().post('/read', async (c) => {
       const direct = await rawBody(c)
