@@ -8,12 +8,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { FairGate, Release } from '../../lib/runtime/fair-gate'
+import { useTurnWait } from '../../lib/runtime/turns'
 import type { AuthEnv } from './auth'
+import { requestContext } from './request-context'
 
 export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv> {
   if (!gate) return (_, next) => next()
+  // every yield of long work in lib asks the request it runs for (one port for the process; each
+  // request's context names its own gate, so apps side by side in one process do not mix)
+  useTurnWait(currentTurnWait)
   return async (c, next) => {
-    const entry = gate.enter(c.get('principal').tenant)
+    const tenant = c.get('principal').tenant
+    const entry = gate.enter(tenant)
     // @hono/node-server hands the Node request and response over (Lambda and app.request do not)
     const node = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined
     let release: Release | undefined
@@ -31,6 +37,8 @@ export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv
       // nobody reads this answer: the connection is closed
       if (!release) throw new ServerToolsError('OVERLOADED', 'the client went away while its request waited for its share of the server')
     }
+    const context = requestContext.current()
+    if (context) context.turnWait = () => gate.pause(tenant)
     try {
       await next()
     } finally {
@@ -40,6 +48,8 @@ export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv
     }
   }
 }
+
+const currentTurnWait = () => requestContext.current()?.turnWait?.()
 
 /**
  * Calls `release` once the response is written and the body received (at once off the node

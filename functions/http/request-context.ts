@@ -20,6 +20,8 @@ export interface RequestContext {
   /** Who the token says the caller is, once it is verified (read when needed: authentication comes later). */
   actor: () => { subject?: string; issuer?: string } | undefined
   traceId?: string
+  /** What a slice of this request's long work waits for between turns (set by the fair-share gate: functions/http/fair-share.ts). */
+  turnWait?: () => Promise<void> | undefined
 }
 
 /** What the one storage holds: the request's context, and the trace context when an SDK keeps one here. */

@@ -12,6 +12,7 @@
  * is listed there with its number.
  */
 import { formatCount } from '../runtime/count-format'
+import { nextTurn } from '../runtime/turns'
 
 /** One work item: its limit, the unit it counts and where the count is taken. */
 export interface WorkBudget {
@@ -348,5 +349,5 @@ export function jsonBytes(value: unknown, limit: number): number {
   return bytes
 }
 
-/** Lets other work run between slices of a long expansion (each slice stays within the budget). */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+/** Lets other work run between slices of a long expansion (each slice stays within the budget); a held tenant's slice may also wait (lib/runtime/turns.ts). */
+export const yieldToEventLoop = nextTurn

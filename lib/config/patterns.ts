@@ -19,6 +19,7 @@ import { createRequire } from 'node:module'
 import type { RE2JS } from 're2js'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { formatCount } from '../runtime/count-format'
+import { nextTurn } from '../runtime/turns'
 import { WORK_BUDGETS } from './expansion-budget'
 
 /** A pattern RE2 can run: `test` searches anywhere in the text, like ECMA `RegExp.prototype.test`. */
@@ -99,8 +100,6 @@ export interface Precompiled {
 
 /** Nodes of a value walked in one turn of the event loop (a node costs well under a microsecond). */
 const WALK_SLICE = 2_000
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
  * Compiles the distinct patterns a tenant's value holds — every string under a `pattern` key and

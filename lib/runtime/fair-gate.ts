@@ -100,6 +100,8 @@ export interface GateCounts {
   waited: number
   /** Requests refused (a full queue, a wait past maxWaitMs). */
   refused: number
+  /** Slices of its requests paused behind a lighter tenant's request (see `pause`). */
+  paused: number
 }
 
 export interface GateTenantView {
@@ -163,6 +165,8 @@ export class FairGate {
   private waiting = 0
   private lastBusy: number
   private holdTimer?: { at: number; cancel: () => void }
+  /** Requests paused between two slices of their work (see `pause`). */
+  private readonly paused = new Set<{ state: TenantState; resume: () => void }>()
 
   constructor(
     private readonly clock: GateClock,
@@ -199,6 +203,36 @@ export class FairGate {
       return this.start(state, now)
     }
     return this.wait(state, now, demand)
+  }
+
+  /**
+   * Where a long request of `tenant` waits between two slices of its work (lib/runtime/turns.ts):
+   * undefined to go on at once; while its tenant would be held (see `mayStart`: demand over a
+   * lighter tenant's, the thread over `busyFloor`) and that lighter tenant has a request in
+   * flight, a promise that resolves when none has, at most `maxHoldMs` later. A request admitted
+   * in a lighter tenant's gap then runs one slice beside each of that tenant's requests, not all
+   * of its work.
+   */
+  pause(tenant: string): Promise<void> | undefined {
+    const state = this.tenants.get(tenant)
+    if (!state || state.inFlight === 0 || state.demand <= 1 || !this.lighterRunning(state)) return undefined
+    const now = this.clock.now()
+    this.account(now)
+    const present = this.present(now)
+    if (present.count < 2 || present.load < this.limits.busyFloor) return undefined
+    state.counts.paused++
+    return new Promise<void>((resolve) => {
+      const entry = {
+        state,
+        resume: () => {
+          if (!this.paused.delete(entry)) return
+          cancel()
+          resolve()
+        },
+      }
+      const cancel = this.clock.after(this.limits.maxHoldMs, entry.resume)
+      this.paused.add(entry)
+    })
   }
 
   /** Every present tenant's standing now (for tests and the docs' figures). */
@@ -290,8 +324,9 @@ export class FairGate {
     return { admitted, cancel }
   }
 
-  /** Starts the waiting requests that may start now: the least-charged tenant's first, each tenant's in order. */
+  /** Resumes the paused slices no lighter tenant's request holds any more, then starts the waiting requests that may start now: the least-charged tenant's first, each tenant's in order. */
   private dispatch(now: number) {
+    for (const p of this.paused) if (!this.lighterRunning(p.state)) p.resume()
     if (this.waiting === 0) return
     const waiting = [...this.tenants.values()]
       .filter((s) => s.queue.length > 0)
@@ -321,8 +356,13 @@ export class FairGate {
     // `maxHoldMs`, and waits past `maxWaitMs` are refused).
     if (state.inFlight > 0) return now - Math.max(since, state.startedAt) >= this.limits.maxHoldMs
     if (!held || now - since >= this.limits.maxHoldMs) return true
-    for (const other of this.running) if (other !== state && other.demand < demand) return false
-    return true
+    return !this.lighterRunning(state, demand)
+  }
+
+  /** Whether a tenant of smaller demand than `demand` has a request in flight. */
+  private lighterRunning(state: TenantState, demand = state.demand): boolean {
+    for (const other of this.running) if (other !== state && other.demand < demand) return true
+    return false
   }
 
   /** Records an arrival with `count` requests of its tenant in flight and waiting; the tenant's demand now. */
@@ -414,7 +454,7 @@ export class FairGate {
       seenAt: now,
       startedAt: Number.NEGATIVE_INFINITY,
       wallMs: 0,
-      counts: { atOnce: 0, waited: 0, refused: 0 },
+      counts: { atOnce: 0, waited: 0, refused: 0, paused: 0 },
     }
     this.tenants.set(tenant, s)
     return s

@@ -97,7 +97,7 @@ describe('the fair-share gate over HTTP', () => {
     hold.releaseAll()
     expect((await Promise.all(answers)).map((r) => r.status)).toEqual(Array(12).fill(200))
     expect(hold.most('solo')).toBe(12)
-    expect(view('solo')?.counts).toEqual({ atOnce: 12, waited: 0, refused: 0 })
+    expect(view('solo')?.counts).toEqual({ atOnce: 12, waited: 0, refused: 0, paused: 0 })
   })
 
   it('keeps a tenant sending many calls at once to one in flight while a tenant calling one at a time has its call running, and answers every request', async () => {
@@ -111,8 +111,8 @@ describe('the fair-share gate over HTTP', () => {
     expect(view('heavy')?.mode).toBe('held')
     hold.releaseAll()
     expect((await Promise.all([light, ...heavy])).map((r) => r.status)).toEqual(Array(11).fill(200))
-    expect(view('heavy')?.counts).toMatchObject({ atOnce: 1, waited: 9, refused: 0 })
-    expect(view('light')?.counts).toEqual({ atOnce: 1, waited: 0, refused: 0 })
+    expect(view('heavy')?.counts).toMatchObject({ atOnce: 1, waited: 9, refused: 0, paused: 0 })
+    expect(view('light')?.counts).toEqual({ atOnce: 1, waited: 0, refused: 0, paused: 0 })
   })
 
   it('refuses calls past the tenant queue with a 429 problem naming the limit and a Retry-After, and still answers the ones it held', async () => {

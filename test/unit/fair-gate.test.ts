@@ -64,7 +64,7 @@ describe('the fair-share gate', () => {
     sim.run(500)
     expect(open.filter(admitted)).toHaveLength(300)
     for (const release of open as Release[]) release()
-    expect(gate.view()[0].counts).toEqual({ atOnce: 500, waited: 0, refused: 0 })
+    expect(gate.view()[0].counts).toEqual({ atOnce: 500, waited: 0, refused: 0, paused: 0 })
   })
 
   it("holds a tenant far over its share while a lighter tenant's request is in flight, and starts it when that request ends", async () => {
@@ -427,7 +427,57 @@ describe('a tenant calling one at a time beside a flood', () => {
     await settle()
     expect(started).toBeTypeOf('function')
     // a tenant that only ever called one at a time is not held for it
-    expect(gate.view().find((v) => v.tenant === 'light')?.counts).toEqual({ atOnce: 2, waited: 0, refused: 0 })
+    expect(gate.view().find((v) => v.tenant === 'light')?.counts).toEqual({ atOnce: 2, waited: 0, refused: 0, paused: 0 })
+  })
+
+  it("pauses a flood's running request between slices while the light tenant's request is in flight: resumed when it ends, or after maxHoldMs", async () => {
+    const sim = new Sim()
+    const gate = gateOn(sim, { maxHoldMs: 200 })
+    runAlone(gate, sim, 'flood', 100, 2)
+    const flood = gate.enter('flood') as Release
+    gate.enter('flood') // its second connection: demand 2
+    let light = gate.enter('light') as Release
+    sim.run(5)
+    let resumed = 0
+    const slice = () => {
+      const wait = gate.pause('flood')
+      expect(wait).toBeInstanceOf(Promise)
+      void wait?.then(() => resumed++)
+    }
+    slice()
+    sim.run(5)
+    await settle()
+    expect(resumed).toBe(0)
+    light()
+    await settle()
+    expect(resumed).toBe(1)
+    // the light tenant's next call: the flood's next slice waits for it, at most maxHoldMs
+    light = gate.enter('light') as Release
+    slice()
+    sim.idle(199)
+    await settle()
+    expect(resumed).toBe(1)
+    sim.idle(1)
+    await settle()
+    expect(resumed).toBe(2)
+    light()
+    flood()
+    expect(gate.view().find((v) => v.tenant === 'flood')?.counts.paused).toBe(2)
+  })
+
+  it('never pauses a tenant calling one at a time, a tenant alone, or a flood while no lighter request is in flight', () => {
+    const sim = new Sim()
+    const gate = gateOn(sim)
+    runAlone(gate, sim, 'flood', 100, 2)
+    const a = gate.enter('flood') as Release
+    gate.enter('flood')
+    expect(gate.pause('flood')).toBeUndefined() // alone
+    const light = gate.enter('light') as Release
+    sim.run(5)
+    expect(gate.pause('light')).toBeUndefined()
+    light()
+    expect(gate.pause('flood')).toBeUndefined()
+    a()
   })
 
   it('holds nobody behind a tenant whose last request ended more than maxHoldMs ago', () => {
