@@ -9,6 +9,7 @@ import { type Issue, invalidInput, ServerToolsError } from '../../../lib/errors'
 import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { tenantParam } from '../request'
 
 const ISO = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,3})?)?Z)?$/
@@ -49,6 +50,6 @@ export function auditRoutes(deps: Pick<AppDeps, 'audit' | 'clock'>) {
       { limit, ...(cursor ? { cursor } : {}) },
       Math.floor(deps.clock.now() / 1000),
     )
-    return c.json(page)
+    return jsonAnswer(c, page)
   })
 }

@@ -9,12 +9,13 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { projectParam, tenantParam } from '../request'
 
 export function callableToolRoutes(deps: Pick<AppDeps, 'tools'>) {
   return new Hono<AuthEnv>().get('/projects/:project/tools', requireScope('tools:read'), async (c) => {
     const { tools, problems } = await deps.tools.listAll(tenantParam(c), projectParam(c))
-    return c.json({ tools: tools.map(callableView), problems })
+    return jsonAnswer(c, { tools: tools.map(callableView), problems })
   })
 }
 

@@ -75,7 +75,7 @@ export function processRoutes(deps: AppDeps) {
       })
       // A client tool (spec §7): the backend runs it with the validated params.
       if (outcome.clientCall)
-        return c.json({ isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
+        return jsonAnswer(c, { isError: false, runOn: 'client', name: outcome.clientCall.name, params: outcome.clientCall.params })
       return jsonAnswer(c, { isError: outcome.isError, content: outcome.content })
     })
     .put('/projects/:project/processes/:id/client-tools', requireScope('tools:invoke'), async (c) => {

@@ -4,6 +4,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../request'
 
 export function serverToolRoutes(deps: AppDeps) {
@@ -14,12 +15,12 @@ export function serverToolRoutes(deps: AppDeps) {
     .get('/projects/:project/server-tools', requireScope('tools:read'), async (c) => {
       const label = c.req.query('label')
       const includeDisabled = c.req.query('includeDisabled') === 'true'
-      return c.json(await deps.tools.listViews(tenantParam(c), projectParam(c), { label, includeDisabled }))
+      return jsonAnswer(c, await deps.tools.listViews(tenantParam(c), projectParam(c), { label, includeDisabled }))
     })
     .get('/projects/:project/server-tools/:name', requireScope('tools:read'), async (c) => {
       const view = await deps.tools.getView(tenantParam(c), projectParam(c), c.req.param('name'))
       c.header('etag', etag(view.version))
-      return c.json(view)
+      return jsonAnswer(c, view)
     })
     .put('/projects/:project/server-tools/:name', requireScope('tools:write'), async (c) => {
       const project = projectParam(c)

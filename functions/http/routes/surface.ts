@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { objectBody, projectParam, tenantParam } from '../request'
 
 export function surfaceRoutes(deps: AppDeps) {
@@ -16,6 +17,6 @@ export function surfaceRoutes(deps: AppDeps) {
       await objectBody(c, deps.yaml, SPAWN_ITEM_LIMITS),
     )
     c.header('cache-control', 'no-store')
-    return c.json(preview)
+    return jsonAnswer(c, preview)
   })
 }
