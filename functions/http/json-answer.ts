@@ -1,14 +1,14 @@
 /**
  * A JSON answer that may be large (a tool call's content, a layer export): within one slice it
  * is `c.json`; longer, it is streamed, each piece rendered only when the connection has taken the
- * one before and after a turn of the event loop (lib/runtime/json-render.ts: issue 21 D2, D3).
+ * one before and after a turn of the event loop (lib/config/json-render.ts: issue 21 D2, D3).
  * The bytes are exactly those `c.json` would send; only the framing differs (chunked, no
  * content-length).
  */
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { jsonBytes, WORK_BUDGETS, yieldToEventLoop } from '../../lib/config/expansion-budget'
-import { jsonPieces } from '../../lib/runtime/json-render'
+import { jsonPieces } from '../../lib/config/json-render'
 
 const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
 const UTF8 = new TextEncoder()

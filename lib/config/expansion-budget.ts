@@ -76,7 +76,7 @@ export const WORK_BUDGETS = {
   jsonRenderSlice: {
     limit: 64 * 1024,
     counts:
-      'characters of a JSON answer rendered and written between two turns given back to the event loop (answers longer than this are streamed: lib/runtime/json-render.ts)',
+      'characters of a JSON answer rendered and written between two turns given back to the event loop (answers longer than this are streamed: lib/config/json-render.ts)',
     refusal: 'nothing is refused: the answer is written in pieces, its bytes exactly those of one JSON.stringify',
   },
   schemaNodes: {

@@ -243,6 +243,22 @@ function webHeaderReads(file: string): string[] {
   })
 }
 
+/**
+ * Route answers are rendered through functions/http/json-answer.ts: `c.json` is one
+ * JSON.stringify and one write however large the answer (issue 21 D2, D3: a megabyte at once).
+ */
+function wholeJsonAnswers(file: string): string[] {
+  return findInTree(file, (node) =>
+    ts.isCallExpression(node) &&
+    ts.isPropertyAccessExpression(node.expression) &&
+    node.expression.name.text === 'json' &&
+    ts.isIdentifier(node.expression.expression) &&
+    node.expression.expression.text === 'c'
+      ? 'calls c.json (use jsonAnswer)'
+      : undefined,
+  )
+}
+
 /** Compares lib/stores/aws/dynamo/ with the SDK's signer and marshaller, so it imports them. */
 /** The tests that hold our DynamoDB client to the SDK: signer and values, endpoints, retries. */
 const SDK_CONFORMANCE_TESTS = [
@@ -295,6 +311,9 @@ const RULES: Record<string, () => string[]> = {
 
   'functions/ reads request headers only through functions/http/headers.ts (c.req.header builds a web Headers on node-server)': () =>
     FUNCTIONS.filter((f) => f !== 'functions/http/headers.ts').flatMap(webHeaderReads),
+
+  'functions/http/routes/ answers JSON through jsonAnswer (c.json renders and writes a large answer in one stretch)': () =>
+    FUNCTIONS.filter((f) => isUnder(f, 'functions/http/routes')).flatMap(wholeJsonAnswers),
 
   'lib/ and functions/ never import test/ or bench/': () =>
     [...LIB, ...FUNCTIONS]
@@ -370,6 +389,14 @@ describe('architecture', () => {
         '\n',
       ),
     )
+    expect(
+      wholeJsonAnswers(
+        snippet(
+          'answers',
+          ['// c.json({})', "const t = 'c.json(x)'", 'return c.json({ a: 1 })', 'return jsonAnswer(c, { a: 1 })'].join('\n'),
+        ),
+      ),
+    ).toEqual(['snippet/answers.ts:3 calls c.json (use jsonAnswer)'])
     expect(webHeaderReads(headers)).toEqual([
       'snippet/headers.ts:2 calls c.req.header (use headerOf)',
       'snippet/headers.ts:3 reads c.req.raw.headers (use headerOf)',

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { jsonPieces } from '../../lib/runtime/json-render'
+import { jsonPieces } from '../../lib/config/json-render'
 
 const SLICE = 256
 

@@ -78,7 +78,8 @@ export function documentRoutes(deps: AppDeps) {
         preconditions: preconditionsOf(c),
       })
       c.header('etag', etag(stored.version))
-      return c.json(
+      return jsonAnswer(
+        c,
         { path: stored.key.path, version: stored.version, sha256: stored.sha256, updatedAt: stored.updatedAt, updatedBy: stored.updatedBy },
         stored.created ? 201 : 200,
       )

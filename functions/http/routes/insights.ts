@@ -6,6 +6,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { projectParam, tenantParam } from '../request'
 
 export function insightRoutes(deps: Pick<AppDeps, 'usage'>) {
@@ -20,6 +21,6 @@ export function insightRoutes(deps: Pick<AppDeps, 'usage'>) {
         ])
       }
     }
-    return c.json(await deps.usage.insights(tenantParam(c), projectParam(c), { days }))
+    return jsonAnswer(c, await deps.usage.insights(tenantParam(c), projectParam(c), { days }))
   })
 }

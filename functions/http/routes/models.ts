@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { isValidProjectId, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { objectBody, tenantParam } from '../request'
 
 /** No provider takes a request with more tools than this; a count above it is not an observation. */
@@ -41,6 +42,6 @@ export function modelRoutes(deps: AppDeps) {
       ...(typeof count === 'number' ? { requestedToolCount: count } : {}),
       ...(typeof project === 'string' ? { project } : {}),
     })
-    return c.json(answer)
+    return jsonAnswer(c, answer)
   })
 }

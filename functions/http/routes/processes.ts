@@ -31,9 +31,9 @@ export function processRoutes(deps: AppDeps) {
         objectBody(c, deps.yaml, SPAWN_ITEM_LIMITS),
       )
       c.header('location', `/brain/${tenant}/projects/${project}/processes/${process.id}`)
-      return c.json({ ...view(process), warnings }, 201)
+      return jsonAnswer(c, { ...view(process), warnings }, 201)
     })
-    .get('/projects/:project/processes/:id', requireScope('tools:read'), async (c) => c.json(view(await deps.processes.get(key(c)))))
+    .get('/projects/:project/processes/:id', requireScope('tools:read'), async (c) => jsonAnswer(c, view(await deps.processes.get(key(c)))))
     .get('/projects/:project/processes/:id/manifest', requireScope('tools:read'), async (c) => {
       const format = (c.req.query('format') ?? 'native') as ManifestFormat
       if (!MANIFEST_FORMATS.includes(format))
@@ -91,12 +91,12 @@ export function processRoutes(deps: AppDeps) {
         conditions.createOnly ? 0 : conditions.expectedVersion,
       )
       c.header('etag', etag(result.version))
-      return c.json({ clientTools: result.names, version: result.version, warnings: result.warnings })
+      return jsonAnswer(c, { clientTools: result.names, version: result.version, warnings: result.warnings })
     })
     .post('/projects/:project/processes/:id/diagnostics/empty-response', requireScope('tools:invoke'), async (c) => {
       const input = diagnosisInput(await objectBody(c, deps.yaml))
       const surface = await deps.surface.open(key(c))
-      return c.json(await surface.diagnoseEmptyResponse(input))
+      return jsonAnswer(c, await surface.diagnoseEmptyResponse(input))
     })
 }
 

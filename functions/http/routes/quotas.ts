@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps'
 import type { AuthEnv } from '../auth'
 import { ID_PATTERN, isValidProjectId, requireScope, TENANT_LAYER_ID } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { tenantParam } from '../request'
 
 export function quotaRoutes(deps: AppDeps) {
@@ -15,6 +16,6 @@ export function quotaRoutes(deps: AppDeps) {
       throw invalidInput(`project '${project.slice(0, 80)}' must match ${ID_PATTERN} or be '${TENANT_LAYER_ID}'`, [
         { pointer: '/project', message: 'invalid project id' },
       ])
-    return c.json({ project, rules: await deps.quotas.limiter.status(tenant, project) })
+    return jsonAnswer(c, { project, rules: await deps.quotas.limiter.status(tenant, project) })
   })
 }

@@ -10,13 +10,14 @@ import { assertSecretName, assertSecretValue } from '../../../lib/secrets/ports'
 import type { AuthEnv } from '../auth'
 import { principalOf, requireScope } from '../auth'
 import { Hono } from '../hono'
+import { jsonAnswer } from '../json-answer'
 import { bodyText, tenantParam } from '../request'
 
 export function secretRoutes(deps: { secrets: SecretStore }) {
   return new Hono<AuthEnv>()
     .get('/secrets', requireScope('tools:read'), async (c) => {
       const names = await deps.secrets.list(tenantParam(c))
-      return c.json({ secrets: names.map((name) => ({ name })) })
+      return jsonAnswer(c, { secrets: names.map((name) => ({ name })) })
     })
     .put('/secrets/:name', requireScope('secrets:write'), async (c) => {
       const name = c.req.param('name')
@@ -31,7 +32,7 @@ export function secretRoutes(deps: { secrets: SecretStore }) {
       assertSecretValue(body.value)
       const result = await deps.secrets.put(tenantParam(c), name, body.value)
       c.header('cache-control', 'no-store')
-      return c.json({ name, updatedBy: principalOf(c).subject }, result === 'created' ? 201 : 200)
+      return jsonAnswer(c, { name, updatedBy: principalOf(c).subject }, result === 'created' ? 201 : 200)
     })
     .delete('/secrets/:name', requireScope('secrets:write'), async (c) => {
       const name = c.req.param('name')

@@ -10,7 +10,10 @@ import { bodyText, etag, preconditionsOf, projectParam, tenantParam } from '../r
 export function serverToolRoutes(deps: AppDeps) {
   return new Hono<AuthEnv>()
     .get('/tool-types', requireScope('tools:read'), (c) =>
-      c.json(deps.tools.listTypes().map((f) => ({ typeId: f.typeId, kind: f.kind, parametersSchema: f.parametersSchema }))),
+      jsonAnswer(
+        c,
+        deps.tools.listTypes().map((f) => ({ typeId: f.typeId, kind: f.kind, parametersSchema: f.parametersSchema })),
+      ),
     )
     .get('/projects/:project/server-tools', requireScope('tools:read'), async (c) => {
       const label = c.req.query('label')
@@ -31,7 +34,7 @@ export function serverToolRoutes(deps: AppDeps) {
       })
       c.header('etag', etag(view.version))
       if (created) c.header('location', `/brain/${tenantParam(c)}/projects/${project}/server-tools/${view.name}`)
-      return c.json(view, created ? 201 : 200)
+      return jsonAnswer(c, view, created ? 201 : 200)
     })
     .delete('/projects/:project/server-tools/:name', requireScope('tools:write'), async (c) => {
       await deps.tools.delete(tenantParam(c), projectParam(c), c.req.param('name'), preconditionsOf(c))

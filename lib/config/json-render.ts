@@ -11,7 +11,7 @@
  * walked member by member, and a longer string is cut into runs of code units (never between
  * the two halves of a surrogate pair, so every run is escaped as the whole string would be).
  */
-import { jsonBytes } from '../config/expansion-budget'
+import { jsonBytes } from './expansion-budget'
 
 /** Whether JSON.stringify leaves a member out of an object (and writes `null` for it in an array). */
 const skipped = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol'
