@@ -11,6 +11,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { success } from '../../lib/calls/outcome'
 import type { FairGateLimits } from '../../lib/runtime/fair-gate'
+import { nextTurn } from '../../lib/runtime/turns'
 import type { Tool } from '../../lib/tools/contracts'
 import { tokenFor } from '../support/http'
 
@@ -63,9 +64,40 @@ function heldTool() {
   }
 }
 
+/**
+ * A built-in whose work is `SLICES` slices with a yield of lib's (nextTurn) between each, as a
+ * sliced parse or expansion does; it starts slicing when the test lets it (`go`).
+ */
+function slicedTool() {
+  let slices = 0
+  let go!: () => void
+  const started = new Promise<void>((r) => (go = r))
+  const tool: Tool = {
+    name: 'sliced',
+    description: 'Works in slices.',
+    inputSchema: { type: 'object', properties: {} },
+    labels: [],
+    primary: true,
+    deferred: false,
+    source: 'builtin',
+    typeId: 'builtin',
+    async invoke() {
+      await started
+      for (let i = 0; i < SLICES; i++) {
+        slices++
+        await nextTurn()
+      }
+      return success({ slices })
+    },
+  }
+  return { tool, slices: () => slices, go: () => go() }
+}
+const SLICES = 5
+
 async function start(limits: Partial<FairGateLimits>) {
   const hold = heldTool()
-  const deps = createMemoryDeps({ extraBuiltins: [hold.tool], fairShare: { busyFloor: 1e-9, ...limits } })
+  const sliced = slicedTool()
+  const deps = createMemoryDeps({ extraBuiltins: [hold.tool, sliced.tool], fairShare: { busyFloor: 1e-9, ...limits } })
   const app = createApp(deps)
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   servers.push(server)
@@ -79,7 +111,7 @@ async function start(limits: Partial<FairGateLimits>) {
       signal,
     })
   const view = (tenant: string) => deps.fairShare?.view().find((v) => v.tenant === tenant)
-  return { hold, call, view }
+  return { hold, sliced, call, view }
 }
 
 /** Waits (polling, bounded) until `cond` holds: a count the server reached, never a duration asserted. */
@@ -90,8 +122,7 @@ async function until(cond: () => boolean, what: string) {
 
 describe('the fair-share gate over HTTP', () => {
   it('never holds a tenant alone: 12 calls at once all run at once and all answer', async () => {
-    // maxHoldMs well past the time ten calls take to arrive on a loaded machine: none is paced in meanwhile
-    const { hold, call, view } = await start({ sharedInFlight: 2, maxHoldMs: 2_000 })
+    const { hold, call, view } = await start({ sharedInFlight: 2 })
     const answers = Array.from({ length: 12 }, () => call('solo', 'hold'))
     await until(() => hold.started() === 12, '12 calls running')
     hold.releaseAll()
@@ -113,6 +144,29 @@ describe('the fair-share gate over HTTP', () => {
     expect((await Promise.all([light, ...heavy])).map((r) => r.status)).toEqual(Array(11).fill(200))
     expect(view('heavy')?.counts).toMatchObject({ atOnce: 1, waited: 9, refused: 0, paused: 0 })
     expect(view('light')?.counts).toEqual({ atOnce: 1, waited: 0, refused: 0, paused: 0 })
+  })
+
+  it("pauses a flood's running call at each yield of its work while a tenant calling one at a time has its call running, and finishes it when that call ends", async () => {
+    // a pause as long as the test may take: only the light call's end resumes it
+    const { hold, sliced, call, view } = await start({ maxHoldMs: 9_000 })
+    const flood = call('heavy', 'sliced')
+    await until(() => view('heavy')?.inFlight === 1, "heavy's sliced call running")
+    const second = call('heavy', 'hold') // heavy's demand is 2 now
+    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
+    const light = call('light', 'hold')
+    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    sliced.go()
+    await until(() => (view('heavy')?.counts.paused ?? 0) >= 1, 'a slice paused')
+    const slicesWhilePaused = sliced.slices()
+    // the light call still runs: more turns of the loop pass, the sliced call goes no further
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
+    expect(sliced.slices()).toBe(slicesWhilePaused)
+    expect(slicesWhilePaused).toBeLessThan(SLICES)
+    hold.releaseAll()
+    expect((await light).status).toBe(200)
+    expect(await (await flood).json()).toMatchObject({ isError: false, content: { slices: SLICES } })
+    expect((await second).status).toBe(200)
+    expect(view('light')?.counts).toMatchObject({ waited: 0, paused: 0 })
   })
 
   it('refuses calls past the tenant queue with a 429 problem naming the limit and a Retry-After, and still answers the ones it held', async () => {
