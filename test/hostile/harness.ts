@@ -101,6 +101,8 @@ export interface ProbeSample {
   cpuMs: number
   /** Time the app's event loop has been busy since it started, in ms. */
   loopBusyMs: number
+  /** CPU time of the app's main thread — the one serving requests — since it started, in ms (10 ms ticks; NaN without /proc). */
+  mainCpuMs: number
 }
 
 export interface HostileApp {
@@ -187,7 +189,16 @@ export async function startApp(
   let nextProbe = 1
   child.on(
     'message',
-    (m: { probe?: number; rss: number; heapUsed: number; loopMaxMs: number; loopP99Ms: number; cpuUs: number; loopBusyMs: number }) => {
+    (m: {
+      probe?: number
+      rss: number
+      heapUsed: number
+      loopMaxMs: number
+      loopP99Ms: number
+      cpuUs: number
+      mainCpuMs: number
+      loopBusyMs: number
+    }) => {
       const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
       if (!done) return
       pending.delete(m.probe!)
@@ -198,6 +209,7 @@ export async function startApp(
         loopP99Ms: Math.round(m.loopP99Ms * 10) / 10,
         cpuMs: m.cpuUs / 1000,
         loopBusyMs: m.loopBusyMs,
+        mainCpuMs: m.mainCpuMs,
       })
     },
   )
