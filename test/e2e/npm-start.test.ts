@@ -1,6 +1,7 @@
 /**
  * `npm start` as a person uses it: start the local service on a fresh DATA_DIR, follow the
- * printed instructions with real HTTP, stop it with SIGINT, start it again, find the data.
+ * printed instructions with real HTTP, stop it with SIGTERM (as a supervisor does), start it again,
+ * find the data, stop it with SIGINT (Ctrl-C). The stores run on a thread of their own (functions/emulator-thread.ts).
  */
 
 import type { ChildProcess } from 'node:child_process'
@@ -73,7 +74,7 @@ describe('npm start', () => {
       (await fetch(`${first.url}/projects/p1/server-tools/hello`, { headers: { authorization: `Bearer ${otherTenant}` } })).status,
     ).toBe(403)
 
-    expect(await stop(first.child)).toBe(0)
+    expect(await stop(first.child, 'SIGTERM')).toBe(0)
 
     const second = await start()
     expect(second.token).toBeTruthy()

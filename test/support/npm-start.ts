@@ -30,10 +30,10 @@ export async function startLocalService(dataDir: string, env: Record<string, str
   return { url, origin: new URL(url).origin, token: /export ST_TOKEN=(\S+)/.exec(out)![1], child }
 }
 
-/** SIGINT, as Ctrl-C: resolves with the exit code. */
-export function stopLocalService(child: ChildProcess): Promise<number | null> {
+/** SIGINT, as Ctrl-C (or SIGTERM, as a supervisor): resolves with the exit code. */
+export function stopLocalService(child: ChildProcess, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode)
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  child.kill('SIGINT')
+  child.kill(signal)
   return exited
 }
