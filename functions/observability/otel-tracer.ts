@@ -6,6 +6,7 @@
  */
 import {
   type Context,
+  type ContextManager,
   context,
   INVALID_SPANID,
   INVALID_TRACEID,
@@ -20,7 +21,7 @@ import {
 } from '@opentelemetry/api'
 import { type ActiveSpan, type Attributes, noopTracer, type Tracer } from '../../lib/runtime/tracer'
 import { asyncFrames } from '../http/request-context'
-import { LinkedContext } from './context-manager'
+import { FrameContextManager, LinkedContext } from './context-manager'
 
 /** What the API's own provider delegates to while no SDK is registered (a singleton of the API). */
 const UNREGISTERED = new ProxyTracerProvider().getDelegate()
@@ -93,6 +94,8 @@ function failed(handle: Handle, e: unknown) {
 
 export function otelTracer(name = 'server-tools', version?: string, local?: LocalSdk): Tracer {
   const tracer = local?.tracer ?? trace.getTracer(name, version)
+  // the local SDK's contexts live in the request's frames whichever context manager won the global registration
+  const contexts: Pick<ContextManager, 'active' | 'with' | 'bind'> = local ? frames : context
   const options = { internal: { kind: SpanKind.INTERNAL }, server: { kind: SpanKind.SERVER }, client: { kind: SpanKind.CLIENT } }
   let registered = local !== undefined
   const live = () => registered || (registered = sdkRegistered())
@@ -107,20 +110,20 @@ export function otelTracer(name = 'server-tools', version?: string, local?: Loca
       return context.with(trace.setSpan(parent, span), inSpan<T>, undefined, new Handle(span), fn)
     },
     inject(headers) {
-      propagation.inject(context.active(), headers)
+      propagation.inject(contexts.active(), headers)
     },
     continueFrom(header, fn) {
       // with neither an SDK nor a propagator registered, an extracted context would only be carried, never read
       if (!live() && propagation.fields().length === 0) return fn()
       // most requests carry no trace of their own: then there is nothing to extract or to enter
       if (header('traceparent') === undefined && header('baggage') === undefined) return fn()
-      return context.with(propagation.extract(context.active(), header, headerGetter), fn)
+      return contexts.with(propagation.extract(contexts.active(), header, headerGetter), fn)
     },
     bind(fn) {
-      return context.bind(context.active(), fn)
+      return contexts.bind(contexts.active(), fn)
     },
     ids() {
-      const c = (local ? trace.getSpan(activeFrame()) : trace.getActiveSpan())?.spanContext()
+      const c = trace.getSpan(contexts.active())?.spanContext()
       // an SDK's ids and an extracted parent's are valid hex already; only a suppressed span's are the invalid zeros
       return c && c.traceId !== INVALID_TRACEID && c.spanId !== INVALID_SPANID ? { traceId: c.traceId, spanId: c.spanId } : undefined
     },
@@ -133,12 +136,15 @@ export function otelTracer(name = 'server-tools', version?: string, local?: Loca
  * context is read from and entered into the frame directly: through the API, each span looked up
  * the global tracer provider and context manager four times, copied its parent context's map, and
  * made closures for the hop; a span here is the SDK's span, one LinkedContext and one frame.
+ * The port's other context work (continueFrom, inject, bind, ids) goes through the frames too, so
+ * it is one context even where another SDK won the global registration (an ADOT layer's, loaded
+ * first; a second SDK in one process).
  */
 export interface LocalSdk {
   tracer: OtelTracer
 }
 
-const activeFrame = (): Context => (asyncFrames.current()?.trace as Context | undefined) ?? ROOT_CONTEXT
+const frames = new FrameContextManager()
 
 function localSpan<T>(
   tracer: OtelTracer,
