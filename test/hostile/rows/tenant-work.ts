@@ -274,6 +274,16 @@ export const rowSet: HostileRowSet = {
       },
     },
     {
+      name: 'variant: uniqueItems over 1,000 distinct three-key objects (half a million pairs compared pairwise) is answered, in steps linear in the items',
+      async run(app) {
+        const id = await processWith(app, 'n8f', uniqueObjects)
+        const value = { v: Array.from({ length: 1_000 }, (_, i) => ({ id: i, kind: 'x', tags: ['a'] })) }
+        assert.equal((await callTool(app, 'n8f', id, value)).isError, false)
+        const { valid, steps } = stepsOf(uniqueObjects, value)
+        assert.ok(valid && steps <= 8 * 1_000, `${steps} steps`)
+      },
+    },
+    {
       name: 'variant: 40 anyOf branches over an 8,000-key object (every branch lists every key) is refused at the budget',
       async run(app) {
         const id = await processWith(app, 'n8c', manyBranches)
