@@ -151,6 +151,13 @@ export interface ToolFactory<P = any> extends ToolParameters<P> {
    * catalog): the service then calls create on every resolution and the factory keeps its own cache.
    */
   dynamic?: boolean
+  /**
+   * For a dynamic factory: what an expansion of `config` depends on beyond the config (a spec
+   * document's layer, path and version), read cheaply. The service keeps the expansion under it
+   * as it keeps a static factory's, so the same token gives the same Tool objects; undefined (or
+   * no method): expanded on every resolution.
+   */
+  dependencyToken?(config: ServerToolConfig<P>, env: FactoryEnv): Promise<string | undefined>
   create(config: ServerToolConfig<P>, env: FactoryEnv): Promise<ToolSpec[]>
 }
 

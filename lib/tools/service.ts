@@ -25,7 +25,7 @@ import { invalidConfig, invalidInput, notFound, ServerToolsError } from '../erro
 import { BoundedCache, parsedWeight } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
-import { nameKey, type Tool, type ToolFactory, type ToolSource, type ToolSpec } from './contracts'
+import { type FactoryEnv, nameKey, type Tool, type ToolFactory, type ToolSource, type ToolSpec } from './contracts'
 import { type Provenance, provenanceOf } from './provenance'
 import type { BuiltinRegistry, FactoryRegistry } from './registry'
 
@@ -71,6 +71,8 @@ export class ServerToolService {
   /** Parsed configurations, weighed by their text: 10,000 documents of up to 1 MiB would be 10 GB. */
   private readonly configs = new BoundedCache<string, ConfigResult>(10_000, { maxBytes: CONFIG_CACHE_BYTES })
   private readonly expansions = new BoundedCache<string, Promise<{ tools: Tool[]; problems: string[] }>>(10_000)
+  /** A dynamic expansion's configuration key → the key (with its dependency token) of the expansion kept for it. */
+  private readonly dependentKeys = new BoundedCache<string, string>(10_000)
   private readonly listings = new BoundedCache<string, { fingerprint: LayerFingerprint; tools: Tool[]; problems: ListingProblem[] }>(2_000)
   /**
    * What the last expansion of a pack document (per project, layer, path and version) left out:
@@ -356,32 +358,45 @@ export class ServerToolService {
     return `${tenant}|${project}|${hit.source}|${cacheKey(hit.source, hit.path, hit.version)}`
   }
 
-  private expand(
+  private async expand(
     tenant: string,
     project: string,
     hit: ConfigHit,
     config: ServerToolConfig,
   ): Promise<{ tools: Tool[]; problems: string[] }> {
     const factory = this.deps.factories.find(config.type)!
-    const key = this.expansionKey(tenant, project, hit)
-    const cached = factory.dynamic ? undefined : this.expansions.get(key)
-    if (cached) return cached
+    const base = this.expansionKey(tenant, project, hit)
     const problems: string[] = []
+    const env: FactoryEnv = {
+      tenant,
+      project,
+      documents: this.deps.cascade.reader(tenant, project),
+      log: this.deps.log,
+      clock: this.deps.clock,
+      problem: (m) => problems.push(m),
+    }
+    // A dynamic factory that can name what its expansion read (a spec document's version) is kept
+    // like a static one under that name: a 1,000-operation pack was expanded again on every
+    // listing — every turn and every tool_list of the process (issue 21 D1: 1,000 tools built and
+    // text-checked, then the surface's visible set and turn rebuilt, in one stretch per request).
+    const token = factory.dynamic ? await factory.dependencyToken?.(config, env) : ''
+    const key = token ? `${base}|${token}` : base
+    if (token !== undefined) {
+      const cached = this.expansions.get(key)
+      if (cached) return cached
+    }
     const run = factory
-      .create(config, {
-        tenant,
-        project,
-        documents: this.deps.cascade.reader(tenant, project),
-        log: this.deps.log,
-        clock: this.deps.clock,
-        problem: (m) => problems.push(m),
-      })
+      .create(config, env)
       .then((specs) => ({ tools: buildTools(config, specs, sourceOf(hit.source), factory, (m) => problems.push(m)), problems }))
     run.then(
-      (r) => this.expansionProblems.set(key, r.problems),
-      (e) => this.expansionProblems.set(key, [expansionFailure(e)]),
+      (r) => this.expansionProblems.set(base, r.problems),
+      (e) => this.expansionProblems.set(base, [expansionFailure(e)]),
     )
-    if (!factory.dynamic) {
+    if (token !== undefined) {
+      // one kept expansion per configuration hit: the one of an older spec version goes
+      const previous = this.dependentKeys.get(base)
+      if (previous !== undefined && previous !== key) this.expansions.delete(previous)
+      if (token) this.dependentKeys.set(base, key)
       this.expansions.set(key, run)
       run.catch(() => this.expansions.delete(key)) // a failed expansion is retried next time
     }

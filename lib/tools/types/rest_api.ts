@@ -269,6 +269,14 @@ export class RestApiToolFactory implements ToolFactory<RestApiParameters> {
       return this.cached(`inline|${shortHash(inline)}|${inline.length}`, () => ({ text: inline }), parseSpec, env)
     return 'exactly one of specInline and specPath is required'
   }
+  /** An inline spec is the config's own; a specPath one is named by its document's layer, path and version. */
+  async dependencyToken(config: ServerToolConfig<RestApiParameters>, env: FactoryEnv): Promise<string | undefined> {
+    const path = config.parameters.specPath
+    if (path === undefined) return ''
+    const doc = await env.documents.read(path)
+    return doc ? `${doc.source}|${doc.path}|${doc.version}` : `absent|${path}`
+  }
+
   /** The operations become sub-tools in the runtime, loaded by the first expansion (lib/tools/types/runtime). */
   async create(config: ServerToolConfig<RestApiParameters>, env: FactoryEnv): Promise<ToolSpec[]> {
     const runtimes = await this.deps.load()
