@@ -38,7 +38,16 @@ export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv
       if (!release) throw new ServerToolsError('OVERLOADED', 'the client went away while its request waited for its share of the server')
     }
     const context = requestContext.current()
-    if (context) context.turnWait = () => gate.pause(tenant)
+    // a pause that lasted all of maxHoldMs waited on a lighter request that is slow, not busy: this
+    // request pauses no more, so its added time is one maxHoldMs plus the lighter calls it let go first
+    let pausing = true
+    if (context)
+      context.turnWait = () =>
+        pausing
+          ? gate.pause(tenant)?.then((full) => {
+              if (full) pausing = false
+            })
+          : undefined
     try {
       await next()
     } finally {

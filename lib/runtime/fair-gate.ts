@@ -209,11 +209,12 @@ export class FairGate {
    * Where a long request of `tenant` waits between two slices of its work (lib/runtime/turns.ts):
    * undefined to go on at once; while its tenant would be held (see `mayStart`: demand over a
    * lighter tenant's, the thread over `busyFloor`) and that lighter tenant has a request in
-   * flight, a promise that resolves when none has, at most `maxHoldMs` later. A request admitted
-   * in a lighter tenant's gap then runs one slice beside each of that tenant's requests, not all
-   * of its work.
+   * flight, a promise that resolves when none has, at most `maxHoldMs` later — to true when it
+   * waited all of `maxHoldMs` (the lighter request waits on something slow, not on the thread: the
+   * caller should stop pausing that request). A request admitted in a lighter tenant's gap then
+   * runs one slice beside each of that tenant's requests, not all of its work.
    */
-  pause(tenant: string): Promise<void> | undefined {
+  pause(tenant: string): Promise<boolean> | undefined {
     const state = this.tenants.get(tenant)
     if (!state || state.inFlight === 0 || state.demand <= 1 || !this.lighterRunning(state)) return undefined
     const now = this.clock.now()
@@ -221,16 +222,14 @@ export class FairGate {
     const present = this.present(now)
     if (present.count < 2 || present.load < this.limits.busyFloor) return undefined
     state.counts.paused++
-    return new Promise<void>((resolve) => {
-      const entry = {
-        state,
-        resume: () => {
-          if (!this.paused.delete(entry)) return
-          cancel()
-          resolve()
-        },
+    return new Promise<boolean>((resolve) => {
+      const end = (full: boolean) => {
+        if (!this.paused.delete(entry)) return
+        cancel()
+        resolve(full)
       }
-      const cancel = this.clock.after(this.limits.maxHoldMs, entry.resume)
+      const entry = { state, resume: () => end(false) }
+      const cancel = this.clock.after(this.limits.maxHoldMs, () => end(true))
       this.paused.add(entry)
     })
   }

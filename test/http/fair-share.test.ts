@@ -169,6 +169,24 @@ describe('the fair-share gate over HTTP', () => {
     expect(view('light')?.counts).toMatchObject({ waited: 0, paused: 0 })
   })
 
+  it("stops pausing a flood's call once one pause waited all of maxHoldMs (the light call waits on something slow): one pause, then every slice", async () => {
+    const { hold, sliced, call, view } = await start({ maxHoldMs: 50 })
+    const flood = call('heavy', 'sliced')
+    await until(() => view('heavy')?.inFlight === 1, "heavy's sliced call running")
+    const second = call('heavy', 'hold')
+    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
+    const light = call('light', 'hold')
+    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    sliced.go()
+    // the light call is still running when the sliced call ends
+    expect(await (await flood).json()).toMatchObject({ isError: false, content: { slices: SLICES } })
+    expect(view('light')?.inFlight).toBe(1)
+    expect(view('heavy')?.counts.paused).toBe(1)
+    hold.releaseAll()
+    expect((await light).status).toBe(200)
+    expect((await second).status).toBe(200)
+  })
+
   it('refuses calls past the tenant queue with a 429 problem naming the limit and a Retry-After, and still answers the ones it held', async () => {
     const { hold, call, view } = await start({ sharedInFlight: 1, tenantQueue: 3 })
     const light = call('light', 'hold')

@@ -439,10 +439,14 @@ describe('a tenant calling one at a time beside a flood', () => {
     let light = gate.enter('light') as Release
     sim.run(5)
     let resumed = 0
+    let fullPauses = 0
     const slice = () => {
       const wait = gate.pause('flood')
       expect(wait).toBeInstanceOf(Promise)
-      void wait?.then(() => resumed++)
+      void wait?.then((full) => {
+        resumed++
+        fullPauses += full ? 1 : 0
+      })
     }
     slice()
     sim.run(5)
@@ -463,6 +467,8 @@ describe('a tenant calling one at a time beside a flood', () => {
     light()
     flood()
     expect(gate.view().find((v) => v.tenant === 'flood')?.counts.paused).toBe(2)
+    // the second waited all of maxHoldMs: the caller is told, to stop pausing that request
+    expect(fullPauses).toBe(1)
   })
 
   it('never pauses a tenant calling one at a time, a tenant alone, or a flood while no lighter request is in flight', () => {
