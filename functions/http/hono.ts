@@ -159,7 +159,7 @@ function matchLabels(parts: Part[], path: string): Record<string, string> | unde
         const rest = path.slice(pos + 1)
         const m = part.pattern.exec(rest)
         const span = m?.indices?.[0]
-        if (!span || span[0] !== 0 || span[1] === 0) return undefined
+        if (span?.[0] !== 0 || span[1] === 0) return undefined
         value = rest.slice(span[0], span[1])
         pos += span[1] + 1
       } else {
