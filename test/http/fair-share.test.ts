@@ -23,6 +23,19 @@ afterEach(async () => {
   }
 })
 
+/** A primary built-in with no parameters that runs `invoke`. */
+const builtin = (name: string, description: string, invoke: Tool['invoke']): Tool => ({
+  name,
+  description,
+  inputSchema: { type: 'object', properties: {} },
+  labels: [],
+  primary: true,
+  deferred: false,
+  source: 'builtin',
+  typeId: 'builtin',
+  invoke,
+})
+
 /** A built-in that runs until the test lets it go, counting its calls running at once per tenant. */
 function heldTool() {
   const running = new Map<string, number>()
@@ -30,25 +43,15 @@ function heldTool() {
   let started = 0
   let open!: () => void
   let gate = new Promise<void>((r) => (open = r))
-  const tool: Tool = {
-    name: 'hold',
-    description: 'Runs until released.',
-    inputSchema: { type: 'object', properties: {} },
-    labels: [],
-    primary: true,
-    deferred: false,
-    source: 'builtin',
-    typeId: 'builtin',
-    async invoke(_params, ctx) {
-      const tenant = ctx.tenant
-      started++
-      running.set(tenant, (running.get(tenant) ?? 0) + 1)
-      most.set(tenant, Math.max(most.get(tenant) ?? 0, running.get(tenant)!))
-      await gate
-      running.set(tenant, running.get(tenant)! - 1)
-      return success({ ok: true })
-    },
-  }
+  const tool = builtin('hold', 'Runs until released.', async (_params, ctx) => {
+    const tenant = ctx.tenant
+    started++
+    running.set(tenant, (running.get(tenant) ?? 0) + 1)
+    most.set(tenant, Math.max(most.get(tenant) ?? 0, running.get(tenant)!))
+    await gate
+    running.set(tenant, running.get(tenant)! - 1)
+    return success({ ok: true })
+  })
   return {
     tool,
     most: (tenant: string) => most.get(tenant) ?? 0,
@@ -72,24 +75,14 @@ function slicedTool() {
   let slices = 0
   let go!: () => void
   const started = new Promise<void>((r) => (go = r))
-  const tool: Tool = {
-    name: 'sliced',
-    description: 'Works in slices.',
-    inputSchema: { type: 'object', properties: {} },
-    labels: [],
-    primary: true,
-    deferred: false,
-    source: 'builtin',
-    typeId: 'builtin',
-    async invoke() {
-      await started
-      for (let i = 0; i < SLICES; i++) {
-        slices++
-        await nextTurn()
-      }
-      return success({ slices })
-    },
-  }
+  const tool = builtin('sliced', 'Works in slices.', async () => {
+    await started
+    for (let i = 0; i < SLICES; i++) {
+      slices++
+      await nextTurn()
+    }
+    return success({ slices })
+  })
   return { tool, slices: () => slices, go: () => go() }
 }
 const SLICES = 5

@@ -254,6 +254,33 @@ describe('the fair-share gate', () => {
 })
 
 /**
+ * One tick of the simulated thread, shared by processor sharing: every request still working runs
+ * an equal slice of it (`onSlice` hears each), one that has worked waits out its I/O, and those
+ * done leave `running` with their places released; answers them.
+ */
+function tick<R extends { left: number; io: number; release?: Release }>(
+  sim: Sim,
+  running: R[],
+  ms: number,
+  onSlice?: (r: R, slice: number) => void,
+): R[] {
+  const cpu = running.filter((r) => r.left > 0)
+  for (const r of cpu) {
+    r.left -= ms / cpu.length
+    onSlice?.(r, ms / cpu.length)
+  }
+  if (cpu.length) sim.run(ms)
+  else sim.idle(ms)
+  for (const r of running) if (r.left <= 0 && !cpu.includes(r)) r.io -= ms
+  const done = running.filter((r) => r.left <= 0 && r.io <= 0)
+  for (const r of done) {
+    running.splice(running.indexOf(r), 1)
+    r.release?.()
+  }
+  return done
+}
+
+/**
  * Three tenants on one simulated thread, shared by processor sharing (every request in flight
  * runs an equal slice of each 0.1 ms): two floods of 10 ms requests with 4 in flight each, and a
  * light tenant with one 1 ms request in flight at a time, 3 ms of waiting on a store after it.
@@ -289,17 +316,7 @@ async function threeTenants(withGate: boolean, ms: number) {
   }
   for (const t of Object.keys(kinds) as Tenant[]) for (let i = 0; i < kinds[t].clients; i++) submit(t)
   for (let step = 0; step < ms / TICK; step++) {
-    const cpu = running.filter((r) => r.left > 0)
-    for (const r of cpu) {
-      r.left -= TICK / cpu.length
-      busy[r.tenant] += TICK / cpu.length
-    }
-    if (cpu.length) sim.run(TICK)
-    else sim.idle(TICK)
-    for (const r of running) if (r.left <= 0 && !cpu.includes(r)) r.io -= TICK
-    for (const r of running.filter((r) => r.left <= 0 && r.io <= 0)) {
-      running.splice(running.indexOf(r), 1)
-      r.release?.()
+    for (const r of tick(sim, running, TICK, (r, slice) => (busy[r.tenant] += slice))) {
       if (r.tenant === 'light' && r.startedAt >= 1_000) lightLatency.push(sim.t - r.startedAt)
       submit(r.tenant)
     }
@@ -370,14 +387,7 @@ async function lightBesideFlood(withGate: boolean, floodWork: number, ms: number
   const next: Req['tenant'][] = []
   for (let step = 0; step < ms / TICK; step++) {
     for (const t of next.splice(0)) submit(t)
-    const cpu = running.filter((r) => r.left > 0)
-    for (const r of cpu) r.left -= TICK / cpu.length
-    if (cpu.length) sim.run(TICK)
-    else sim.idle(TICK)
-    for (const r of running) if (r.left <= 0 && !cpu.includes(r)) r.io -= TICK
-    for (const r of running.filter((r) => r.left <= 0 && r.io <= 0)) {
-      running.splice(running.indexOf(r), 1)
-      r.release?.()
+    for (const r of tick(sim, running, TICK)) {
       done[r.tenant]++
       if (r.tenant === 'light') perLight.push({ atStart: r.floodsAtStart, startedDuring: r.startedFloods })
       next.push(r.tenant)
