@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer } from 'node:net'
 
 // Neither package ships type declarations; these are the slices we use.
 type DynaliteFactory = (opts: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number; path?: string }) => Server
@@ -47,6 +47,15 @@ export interface EmulatorOptions {
  * runs them on a thread of their own, functions/emulator-thread.ts). `dynamoPath` keeps DynamoDB
  * data on disk (leveldb); without it the data lives in memory. `s3Directory` is where s3rver keeps objects.
  */
+/** Resolves when `port` can be bound on loopback (and is free again), rejects with the bind's error. */
+function portIsFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(port, LOOPBACK, () => probe.close(() => resolve()))
+  })
+}
+
 export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> {
   const only = opts.only ?? { dynamo: true, s3: true }
   let dynamo: Server | undefined
@@ -54,6 +63,10 @@ export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> 
   let dynamoEndpoint = ''
   let s3Endpoint = ''
   if (only.dynamo) {
+    // dynalite opens its leveldb as it is made, and closes it only through a server that listened:
+    // a port found taken after that would leave the database open in a thread about to end (a
+    // worker terminated mid-open can take the whole process down), so a given port is tried first
+    if (opts.dynamoPort) await portIsFree(opts.dynamoPort)
     const dynalite = require('dynalite') as DynaliteFactory
     const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })
     survivesAbortedRequests(server)
@@ -67,7 +80,14 @@ export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> 
   if (only.s3) {
     const S3rver = require('s3rver') as S3rverCtor
     s3 = new S3rver({ address: LOOPBACK, port: opts.s3Port ?? 0, silent: true, directory: opts.s3Directory, configureBuckets: [] })
-    s3Endpoint = `http://${LOOPBACK}:${(await s3.run()).port}`
+    try {
+      s3Endpoint = `http://${LOOPBACK}:${(await s3.run()).port}`
+    } catch (e) {
+      // the DynamoDB side is up: closed, so its leveldb is not left open behind a failed start
+      const started = dynamo
+      if (started) await new Promise<void>((resolve) => started.close(() => resolve()))
+      throw e
+    }
   }
   return {
     dynamoEndpoint,

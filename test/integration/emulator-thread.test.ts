@@ -5,7 +5,7 @@
  * 127.0.0.1; the only crash that is staged is the thread's own termination (a real `terminate()`,
  * what an uncaught error in the thread ends in).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import net from 'node:net'
@@ -133,10 +133,15 @@ describe("npm start's embedded stores on their own thread", () => {
     const squatter = http.createServer()
     await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r))
     const port = (squatter.address() as AddressInfo).port
+    const dir = fresh()
     try {
-      await expect(startEmulatorThread({ ...onDisk(fresh()), dynamoPort: port })).rejects.toThrow(
+      await expect(startEmulatorThread({ ...onDisk(dir), dynamoPort: port })).rejects.toThrow(
         /^the embedded stores did not start: .*EADDRINUSE/,
       )
+      // the port was found taken before dynalite began to open its leveldb (which makes its directory):
+      // nothing native was opening in the thread as it was ended (a worker terminated while leveldb
+      // opened took a CI run's test process down)
+      expect(existsSync(join(dir, 'dynamodb'))).toBe(false)
     } finally {
       await new Promise((r) => squatter.close(r))
     }
