@@ -23,6 +23,14 @@ import { type EmulatorOptions, type Emulators, startEmulators } from './emulator
 /** Marks workerData as ours, so that this module loaded in another worker never starts serving. */
 export const EMULATOR_THREAD_MARK = 'server-tools.emulator-thread'
 
+/**
+ * The thread's young generation, smaller than V8's default (up to 3 × 16 MiB semi-spaces): the
+ * stores keep little between requests, and a second isolate's nursery grown to the default is that
+ * much more of the process's RSS for nothing (the discovery suite's RSS grew 102 MB with the
+ * default here, against its 100 MB goal).
+ */
+const STORE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 }
+
 /** How long the thread may take to load its modules and bind both ports. */
 const STARTUP_MS = 30_000
 
@@ -40,7 +48,7 @@ export function startEmulatorThread(
     onCrash?: (error: Error) => void
   } = {},
 ): Promise<EmulatorThread> {
-  const thread = startWorker(import.meta.url, { [EMULATOR_THREAD_MARK]: true, opts })
+  const thread = startWorker(import.meta.url, { [EMULATOR_THREAD_MARK]: true, opts }, STORE_THREAD_LIMITS)
   let closing = false
   let closed: (() => void) | undefined
   return new Promise<EmulatorThread>((resolve, reject) => {
