@@ -2,9 +2,9 @@
  * Memoised manifest bodies of all processes share one byte budget (SurfaceSettings.manifestMemoBytes):
  * many processes push out the oldest bodies, which are rendered again when asked.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
-import { spawnRef } from '../../support/processes'
+import { expectPushedOutThenKept, spawnRef } from '../../support/processes'
 
 const doc = (description: string) =>
   `type: doc_lookup\ndescription: ${description}\nprimary: true\nparameters:\n  path: documents/getting-started.md\n`
@@ -20,17 +20,6 @@ describe('the manifest memo budget', () => {
     const measured = await setUp()
     const size = (await measured.deps.surface.manifestBytes(measured.a)).length
     // room for one body (counted at 5 bytes a character), not two
-    const { deps, a, b } = await setUp(Math.floor(size * 7.5))
-    const first = await deps.surface.manifestBytes(a)
-    expect(await deps.surface.manifestBytes(a)).toBe(first)
-    await deps.surface.manifestBytes(b)
-    const again = await deps.surface.manifestBytes(a)
-    expect(again).not.toBe(first)
-    expect(again).toEqual(first)
-
-    const roomy = await setUp()
-    const kept = await roomy.deps.surface.manifestBytes(roomy.a)
-    await roomy.deps.surface.manifestBytes(roomy.b)
-    expect(await roomy.deps.surface.manifestBytes(roomy.a)).toBe(kept)
+    await expectPushedOutThenKept(await setUp(Math.floor(size * 7.5)), await setUp())
   })
 })

@@ -3,11 +3,11 @@
  * (SurfaceSettings.surfaceMemoBytes, 1 KiB a tool): a process over a 1,000-operation pack kept
  * ~0.9 MB there, and 5,000 entries by count alone let spawns hold gigabytes (issue 21, third pass).
  */
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { createMemoryDeps } from '../../../functions/deps'
 import { SURFACE_MEMO_TOOL_BYTES } from '../../../lib/surface/surface'
 import { echoPackFactory } from '../../support/pack-factory'
-import { spawnRef } from '../../support/processes'
+import { expectPushedOutThenKept, spawnRef } from '../../support/processes'
 
 async function setUp(surfaceMemoBytes?: number) {
   const deps = createMemoryDeps({ extraFactories: [echoPackFactory], surface: surfaceMemoBytes === undefined ? {} : { surfaceMemoBytes } })
@@ -21,17 +21,6 @@ async function setUp(surfaceMemoBytes?: number) {
 describe('the surface memo budget', () => {
   it('computes a process’s turn again once processes over many tools pushed it out, and keeps it while they fit', async () => {
     // room for one process's 300-odd tools, not two
-    const { deps, a, b } = await setUp(400 * SURFACE_MEMO_TOOL_BYTES)
-    const first = await deps.surface.manifestBytes(a)
-    expect(await deps.surface.manifestBytes(a)).toBe(first)
-    await deps.surface.manifestBytes(b)
-    const again = await deps.surface.manifestBytes(a)
-    expect(again).not.toBe(first)
-    expect(again).toEqual(first)
-
-    const roomy = await setUp()
-    const kept = await roomy.deps.surface.manifestBytes(roomy.a)
-    await roomy.deps.surface.manifestBytes(roomy.b)
-    expect(await roomy.deps.surface.manifestBytes(roomy.a)).toBe(kept)
+    await expectPushedOutThenKept(await setUp(400 * SURFACE_MEMO_TOOL_BYTES), await setUp())
   })
 })
