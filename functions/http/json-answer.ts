@@ -11,7 +11,6 @@ import { jsonBytes, WORK_BUDGETS, yieldToEventLoop } from '../../lib/config/expa
 import { jsonPieces } from '../../lib/config/json-render'
 
 const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
-const UTF8 = new TextEncoder()
 
 export function jsonAnswer(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
   if (jsonBytes(value, SLICE) <= SLICE) return c.json(value as object, status)
@@ -25,7 +24,7 @@ export function jsonAnswer(c: Context, value: unknown, status: ContentfulStatusC
         first = false
         const next = pieces.next()
         if (next.done) controller.close()
-        else controller.enqueue(UTF8.encode(next.value))
+        else controller.enqueue(next.value)
       },
       cancel() {
         pieces.return(undefined)

@@ -5,7 +5,8 @@
  */
 
 import type { ToolOutcome } from '../calls/outcome'
-import { EXPANSION_LIMITS, jsonBytes, WORK_BUDGETS } from '../config/expansion-budget'
+import { EXPANSION_LIMITS, WORK_BUDGETS } from '../config/expansion-budget'
+import { withRendered } from '../config/json-render'
 import { invalidInput, ServerToolsError } from '../errors'
 import type { EndpointSurface, NativeDeferral } from '../models/documents'
 import type { SurfaceDocuments } from '../recipes/catalog'
@@ -23,6 +24,7 @@ import type { ServerToolService } from '../tools/service'
 import { usageRole } from '../usage/role'
 import { type Bucket, classify, type EndpointLimits, type Turn } from './classify'
 import { clientToolsOf, isClientTool } from './client-tools'
+import { DESCRIBED_MEMO_BYTES, type DescribedParts, DescribedRenderings } from './described'
 import { type DiagnosisMessage, diagnoseEmptyResponse, type PhantomOrigin } from './diagnosis'
 import { demotedDiscoveryBlock, discoveryBlock, distinctHints, searchHintOf } from './discovery'
 import { CAPABILITY_FLOOR, INVOKE_TOOL, isFloor, META_TOOLS } from './families'
@@ -57,6 +59,12 @@ export interface SurfaceSettings {
    * again when asked), never the container's memory.
    */
   surfaceMemoBytes?: number
+  /**
+   * What tool_description renders of each tool version (its size, its long members as UTF-8
+   * JSON), kept for every process, all tenants together (default 32 MiB): past it the oldest go
+   * and are rendered again when asked.
+   */
+  describedMemoBytes?: number
   /** Activations that keep their class (spec §14.2 max-activated-tools, default 40). */
   maxActivated: number
   /** A process lives this long after its last write (default 24 h). */
@@ -170,10 +178,13 @@ export class SurfaceService {
   private readonly memo: BoundedCache<string, SurfaceMemo>
   /** Every memoised body of every process counts against this. */
   private readonly bodyBudget: ByteBudget
+  /** What tool_description renders of each tool version, kept for every process (./described.ts). */
+  private readonly renderings: DescribedRenderings
 
   constructor(private readonly deps: SurfaceDeps) {
     this.memo = new BoundedCache(5_000, { maxBytes: deps.settings.surfaceMemoBytes ?? SURFACE_MEMO_BYTES })
     this.bodyBudget = new ByteBudget(deps.settings.manifestMemoBytes ?? DEFAULT_MANIFEST_MEMO_BYTES)
+    this.renderings = new DescribedRenderings(deps.settings.describedMemoBytes ?? DESCRIBED_MEMO_BYTES)
     this.meta = new Map(deps.metaTools.map((t) => [t.name, t]))
     for (const n of META_TOOLS) if (!this.meta.has(n)) throw new Error(`the surface needs the meta-tool '${n}'`)
   }
@@ -182,10 +193,15 @@ export class SurfaceService {
     return this.deps.settings
   }
 
+  /** Tool versions tool_description has measured and rendered since start (tests count them). */
+  async describedRenders(): Promise<number> {
+    return this.renderings.renders
+  }
+
   /** The caller's process (ProcessService.get: another subject's process is NOT_FOUND). */
   async open(key: CallerProcessKey): Promise<ProcessSurface> {
     const record = await this.deps.processes.get(key)
-    const surface = new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget)
+    const surface = new ProcessSurface(this.deps, this.meta, record, this.memo, true, this.bodyBudget, this.renderings)
     await surface.keepAlive()
     return surface
   }
@@ -266,6 +282,7 @@ export class ProcessSurface implements DiscoverySurface {
     /** false for a detached surface (a preview): no process exists whose budget the logs would report. */
     private readonly stored = true,
     private readonly bodyBudget = new ByteBudget(DEFAULT_MANIFEST_MEMO_BYTES),
+    private readonly renderings = new DescribedRenderings(),
   ) {
     this.gate = {
       resolve: (name) => this.resolveForCall(name),
@@ -591,32 +608,44 @@ export class ProcessSurface implements DiscoverySurface {
     }
     // Charged by what the answer renders, measured before anything is built or activated: the
     // first tool that does not fit ends the answer (the measure then costs at most the budget).
+    // The measure and the long members' renderings are kept per tool version (./described.ts).
     let room = WORK_BUDGETS.describedBytes.limit
     let fitting = Math.min(known.length, max)
+    const parts: DescribedParts[] = []
     for (let i = 0; i < fitting; i++) {
-      const t = known[i]
-      const bytes = jsonBytes([t.name, t.description, t.inputSchema, searchHintOf(t)], room) * (this.isCode ? 2 : 1)
+      const p = this.renderings.of(known[i], this.isCode)
+      const bytes = p.measured * (this.isCode ? 2 : 1)
       if (bytes > room) fitting = i
-      else room -= bytes
+      else {
+        room -= bytes
+        parts.push(p)
+      }
     }
     const chosen = known.slice(0, fitting)
     const skipped = known.slice(fitting).map((t) => t.name)
     const overBudget = fitting < Math.min(known.length, max)
     const now = this.deps.clock.now()
-    const toStamp = chosen.filter((t) => !isFloor(t.name) && (!turn.inManifest.has(t.name) || this.isFresh(t.name, now)))
+    // as a call does (noteUse): a fresh activation stamped within the last RESTAMP_SHARE of its TTL is not written again
+    const toStamp = chosen.filter(
+      (t) => !isFloor(t.name) && (!turn.inManifest.has(t.name) || this.isFresh(t.name, now)) && !this.recentlyStamped(t.name, now),
+    )
     if (toStamp.length) await this.stamp(toStamp.map((t) => t.name))
     const described = chosen.map(
-      (t): DescribedTool => ({
-        name: t.name,
-        description: t.description,
-        paramsSchema: t.inputSchema,
-        primary: turn.bucket.get(t.name) === 'primary',
-        deferred: !turn.inManifest.has(t.name),
-        activated: this.isFresh(t.name, this.deps.clock.now()),
-        searchHint: searchHintOf(t),
-        source: t.source,
-        ...(this.isCode ? { declaration: codeDeclaration([t]).text } : {}),
-      }),
+      (t, i): DescribedTool =>
+        withRendered(
+          {
+            name: t.name,
+            description: t.description,
+            paramsSchema: t.inputSchema,
+            primary: turn.bucket.get(t.name) === 'primary',
+            deferred: !turn.inManifest.has(t.name),
+            activated: this.isFresh(t.name, this.deps.clock.now()),
+            searchHint: searchHintOf(t),
+            source: t.source,
+            ...(parts[i].declaration !== undefined ? { declaration: parts[i].declaration } : {}),
+          },
+          parts[i].rendered,
+        ),
     )
     return { described, unknown, skipped, ...(overBudget ? { overBudget: skipped[0] } : {}) }
   }
@@ -657,8 +686,7 @@ export class ProcessSurface implements DiscoverySurface {
     if (this.baseBucket(tool) === 'deferred' || this.isFresh(tool.name, now)) {
       // A fresh activation stamped within the last RESTAMP_SHARE of its TTL keeps its stamp: a
       // call then rewrites nothing (its TTL runs from at most that much earlier than the last use).
-      const at = this.record.activations[tool.name]
-      if (at !== undefined && now >= at && now - at < this.record.activationTtlMs * RESTAMP_SHARE) return
+      if (this.recentlyStamped(tool.name, now)) return
       return this.stamp([tool.name])
     }
     if (this.record.models.length && !(await this.turn()).inManifest.has(tool.name)) return this.stamp([tool.name])
@@ -668,6 +696,12 @@ export class ProcessSurface implements DiscoverySurface {
     if (isFloor(t.name) || this.promoted.has(t.name)) return 'primary'
     if (this.deferForced.has(t.name)) return 'deferred'
     return t.primary && !t.deferred ? 'primary' : 'deferred'
+  }
+
+  /** Stamped within the last RESTAMP_SHARE of the activation TTL: its TTL runs from at most that much earlier than now. */
+  private recentlyStamped(name: string, now: number) {
+    const at = this.record.activations[name]
+    return at !== undefined && now >= at && now - at < this.record.activationTtlMs * RESTAMP_SHARE
   }
 
   private isFresh(name: string, now: number) {

@@ -1,0 +1,94 @@
+/**
+ * tool_description answers assembled from what was rendered once per tool version
+ * (lib/surface/described.ts, issue 21 D2): counted in renders and compared byte for byte with
+ * the answer's own JSON, never timed.
+ */
+import { describe, expect, it } from 'vitest'
+import { createMemoryDeps } from '../../functions/deps'
+import { createApp } from '../../functions/http/app'
+import { client, tokenFor } from '../support/http'
+
+const LONG = 150_000
+
+async function setUp(tenants: string[]) {
+  const deps = createMemoryDeps({})
+  const app = createApp(deps)
+  const apis = Object.fromEntries(await Promise.all(tenants.map(async (t) => [t, client(app, await tokenFor(t))] as const)))
+  return { deps, apis }
+}
+
+/** A doc_lookup tool whose description is `text` padded to LONG characters (escapes and non-ASCII included). */
+const longTool = (text: string) => ({
+  type: 'doc_lookup',
+  description: `${text} "quoted"\n€😀 `.padEnd(LONG, 'x'),
+  parameters: { path: 'documents/getting-started.md' },
+})
+
+async function describeTools(api: ReturnType<typeof client>, base: string, id: string, names: unknown) {
+  const res = await api.post(`${base}/processes/${id}/tool-calls`, { name: 'tool_description', params: { names } })
+  expect(res.status).toBe(200)
+  const text = await res.text()
+  const body = JSON.parse(text) as { isError: boolean; content: { tools: { name: string; description: string }[] } }
+  // the bytes are those one JSON.stringify of the answer gives: nothing doubled, nothing stale in between
+  expect(text).toBe(JSON.stringify(body))
+  expect(body.isError).toBe(false)
+  return body.content.tools
+}
+
+describe('tool_description answers from renderings kept per tool version', () => {
+  it('renders each tool once however often, in whichever order and subset, and through however many processes it is described', async () => {
+    const { deps, apis } = await setUp(['acme'])
+    const api = apis.acme
+    const base = '/brain/acme/projects/p1'
+    const names = ['t0', 't1', 't2', 't3', 't4', 't5']
+    for (const n of names) expect((await api.put(`${base}/server-tools/${n}`, longTool(n))).status).toBe(201)
+    const renders = await deps.surface.describedRenders()
+    const variants: unknown[] = [names, [...names].reverse(), ['t3', 't1'], 't5,t0,t2', ['t4', 't4', ' t4 '], names.join(',')]
+    for (let round = 0; round < 2; round++) {
+      const { id } = await (await api.post(`${base}/processes`, {})).json()
+      for (const v of variants) {
+        const tools = await describeTools(api, base, id, v)
+        for (const t of tools) expect(t.description).toBe(longTool(t.name).description)
+      }
+    }
+    expect((await deps.surface.describedRenders()) - renders).toBe(names.length)
+  })
+
+  it('answers a changed description at the next call, rendering only the new version', async () => {
+    const { deps, apis } = await setUp(['acme'])
+    const api = apis.acme
+    const base = '/brain/acme/projects/p1'
+    for (const n of ['a', 'b']) expect((await api.put(`${base}/server-tools/${n}`, longTool(`${n} first`))).status).toBe(201)
+    const { id } = await (await api.post(`${base}/processes`, {})).json()
+    expect((await describeTools(api, base, id, ['a', 'b'])).map((t) => t.description)).toEqual([
+      longTool('a first').description,
+      longTool('b first').description,
+    ])
+    const renders = await deps.surface.describedRenders()
+    expect((await api.put(`${base}/server-tools/a`, longTool('a second'))).status).toBe(200)
+    expect((await describeTools(api, base, id, ['a', 'b'])).map((t) => t.description)).toEqual([
+      longTool('a second').description,
+      longTool('b first').description,
+    ])
+    expect((await deps.surface.describedRenders()) - renders).toBe(1)
+  })
+
+  it('keeps each tenant its own renderings: the same name and the same text in two tenants are rendered once each', async () => {
+    const { deps, apis } = await setUp(['acme', 'umbrella'])
+    for (const [tenant, text] of [
+      ['acme', 'shared text'],
+      ['umbrella', 'shared text'],
+    ] as const)
+      expect((await apis[tenant].put(`/brain/${tenant}/projects/p1/server-tools/same`, longTool(text))).status).toBe(201)
+    expect((await apis.umbrella.put('/brain/umbrella/projects/p1/server-tools/other', longTool('umbrella only'))).status).toBe(201)
+    expect((await apis.acme.put('/brain/acme/projects/p1/server-tools/other', longTool('acme only'))).status).toBe(201)
+    const renders = await deps.surface.describedRenders()
+    for (const tenant of ['acme', 'umbrella']) {
+      const base = `/brain/${tenant}/projects/p1`
+      const { id } = await (await apis[tenant].post(`${base}/processes`, {})).json()
+      const tools = await describeTools(apis[tenant], base, id, ['same', 'other'])
+      expect(tools.map((t) => t.description)).toEqual([longTool('shared text').description, longTool(`${tenant} only`).description])
+    }
+    expect((await deps.surface.describedRenders()) - renders).toBe(4)
+  })
+})
