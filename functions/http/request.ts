@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { Context } from 'hono'
+import { JsonByteScan } from '../../lib/config/json-byte-scan'
 import { CHUNK_CHARS, type ItemLimits, parseJsonInSlices } from '../../lib/config/json-slices'
 import { jsonSyntaxIssue, jsonTooDeep, MAX_NESTING_DEPTH } from '../../lib/config/nesting'
 import type { YamlParsing } from '../../lib/config/yaml'
@@ -36,8 +37,16 @@ const TEXT_TYPES = [
   'application/octet-stream',
 ]
 
-/** The body as UTF-8 text, refusing what is too large or not text. */
-export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}): Promise<string> {
+/**
+ * Reads a body's chunks as they arrive and refuses it the moment a budget is certainly passed,
+ * before the body is whole: `kept` are the chunks read before this one.
+ */
+export interface BodyGuard {
+  feed(chunk: Uint8Array, kept: readonly Uint8Array[]): Error | undefined
+}
+
+/** The body as UTF-8 text, refusing what is too large or not text (or what `guard` refuses while it streams). */
+export async function bodyText(c: Context, opts: { allowAnyText?: boolean; guard?: BodyGuard } = {}): Promise<string> {
   const type = mediaTypeOf(c)
   if (type && !TEXT_TYPES.includes(type) && !(opts.allowAnyText && type.startsWith('text/'))) {
     throw new ServerToolsError(
@@ -47,7 +56,7 @@ export async function bodyText(c: Context, opts: { allowAnyText?: boolean } = {}
   }
   const declared = Number(headerOf(c, 'content-length') ?? 0)
   if (declared > MAX_DOCUMENT_BYTES) throw bodyTooLarge(c)
-  const buf = await rawBody(c)
+  const buf = await rawBody(c, opts.guard)
   if (buf.byteLength > MAX_DOCUMENT_BYTES) throw bodyTooLarge(c)
   try {
     return UTF8.decode(buf)
@@ -79,8 +88,8 @@ export const bodyTooLarge = (c: Context) => {
  * largest single cost of a tool call. On Lambda the edge passes the event's body beside the Request;
  * elsewhere (app.request) the Request's body is read.
  */
-export async function rawBody(c: Context): Promise<Uint8Array> {
-  const body = await readRawBody(c)
+export async function rawBody(c: Context, guard?: BodyGuard): Promise<Uint8Array> {
+  const body = await readRawBody(c, guard)
   // kept for the audit entry's content hash (functions/http/observe.ts): the bytes the route read
   c.set(REQUEST_BODY, body)
   return body
@@ -88,12 +97,14 @@ export async function rawBody(c: Context): Promise<Uint8Array> {
 
 export const REQUEST_BODY = 'requestBody' as const
 
-async function readRawBody(c: Context): Promise<Uint8Array> {
+async function readRawBody(c: Context, guard: BodyGuard | undefined): Promise<Uint8Array> {
   const env = c.env as { incoming?: IncomingMessage; body?: unknown } | undefined
   const incoming = env?.incoming
-  if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(c, incoming)
+  if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(c, incoming, guard)
   // On Lambda the edge hands over the event's body as bytes (functions/http/lambda-streaming.ts):
-  // read through the Request, the same bytes would go through a web stream first.
+  // read through the Request, the same bytes would go through a web stream first. Either way the
+  // body is whole already, so `guard` has nothing left to save: the sliced parse checks the same
+  // budgets before it parses anything.
   if (env?.body instanceof Uint8Array) return env.body
   return new Uint8Array(await c.req.arrayBuffer())
 }
@@ -103,7 +114,7 @@ async function readRawBody(c: Context): Promise<Uint8Array> {
  * machinery (~9 µs of CPU per small body over HTTP, scratch measurement in
  * docs/operations/cold-start-and-latency.md).
  */
-function readIncoming(c: Context, incoming: IncomingMessage): Promise<Uint8Array> {
+function readIncoming(c: Context, incoming: IncomingMessage, guard: BodyGuard | undefined): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     // gone before this route read it: no event would come
     if (incoming.destroyed) return reject(bodyEnded(incoming.errored ?? undefined))
@@ -124,7 +135,14 @@ function readIncoming(c: Context, incoming: IncomingMessage): Promise<Uint8Array
         // from its socket first, so the 413 still goes out while nothing more is kept.
         ;(incoming as { socket: unknown }).socket = null
         incoming.destroy()
-      } else chunks.push(chunk)
+        return
+      }
+      const refusal = guard?.feed(chunk, chunks)
+      // Refused while it streams: what was kept is let go, and the rest of the body is read by
+      // nobody (the stream flows on with no listener; the server drains it once the answer is
+      // out), so the whole body never exists as one buffer or one string.
+      if (refusal) done(() => reject(refusal))
+      else chunks.push(chunk)
     }
     const onEnd = () => done(() => resolve(Buffer.concat(chunks, size)))
     // The client went away (or timed out) mid-body: its error, not the service's — a 400 nobody
@@ -176,9 +194,9 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
  * millisecond; `itemLimits` refuses an over-long array from that scan, before anything is parsed.
  */
 export async function objectBody(c: Context, yaml: YamlParsing, itemLimits?: ItemLimits): Promise<Record<string, unknown>> {
-  const text = await bodyText(c)
-  if (!text.trim()) return {}
   const type = mediaTypeOf(c)
+  const text = await bodyText(c, { guard: YAML_TYPES.includes(type) ? undefined : jsonGuard(c, itemLimits) })
+  if (!text.trim()) return {}
   let data: unknown
   if (YAML_TYPES.includes(type)) {
     const parsed = await yaml.parse(text, { tenant: tenantParam(c) })
@@ -206,6 +224,33 @@ export async function objectBody(c: Context, yaml: YamlParsing, itemLimits?: Ite
     throw invalidInput('the body must be a JSON object', [{ pointer: '', message: 'expected an object' }])
   return data as Record<string, unknown>
 }
+
+/**
+ * The budgets the sliced parse checks (nesting depth, `itemLimits`), checked on the bytes as they
+ * arrive (lib/config/json-byte-scan.ts): an over-long `models` list is refused at its limit + 1,
+ * whatever follows it, with nothing of the body decoded (issue 21 N5). A body that declares it
+ * fits one parse chunk is not streamed: the whole of it costs less than the scan's own setup.
+ */
+function jsonGuard(c: Context, itemLimits: ItemLimits | undefined): BodyGuard | undefined {
+  const declared = headerOf(c, 'content-length')
+  if (declared !== undefined && Number(declared) <= CHUNK_CHARS) return undefined
+  const scan = new JsonByteScan(MAX_NESTING_DEPTH, itemLimits?.limits)
+  return {
+    feed(chunk, kept) {
+      const refusal = scan.feed(chunk)
+      if (!refusal) return undefined
+      if (refusal.kind === 'overLimit') return itemLimits!.refuse(refusal.member, refusal.atLeast, { atLeast: true })
+      // the position is counted in characters, as the parsed text's would be: only the bytes up to
+      // the bracket that went too deep are decoded, once
+      const before = kept.reduce((sum, k) => sum + k.length, 0)
+      const prefix = Buffer.concat([...kept, chunk.subarray(0, refusal.offset - before + 1)])
+      const issue = jsonTooDeep(LENIENT_UTF8.decode(prefix))
+      return invalidInput(`the body is nested deeper than ${refusal.max} levels`, issue ? [issue] : [])
+    },
+  }
+}
+
+const LENIENT_UTF8 = new TextDecoder('utf-8')
 
 export const etag = (version: number) => `"${version}"`
 

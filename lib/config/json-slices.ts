@@ -3,10 +3,11 @@
  * (issue 21: one `JSON.parse` of a 530 KB tool call, or of a 340 KB spawn body, held the shared
  * thread for ~4–10 ms at a time, and two connections sending them back to back held it for most
  * of every second). The text is scanned once — the nesting depth counted on the way, as
- * jsonTooDeep counts it — and every container longer than `chunkChars` is split at its own commas;
- * the runs of its members are handed to V8's `JSON.parse` a chunk at a time, so no native parse
- * reads more than `chunkChars` of structure (a single string or number longer than that is parsed
- * whole: strings are the cheapest characters to parse). Between slices of `sliceChars` scanned or
+ * jsonTooDeep counts it — and every container with more than `chunkChars` of structure (its
+ * characters outside strings) is split at its own commas; the runs of its members are handed to
+ * V8's `JSON.parse` a chunk at a time, so no native parse reads more than `chunkChars` of
+ * structure (strings, however long, are parsed whole: they are the cheapest characters to parse,
+ * and cutting around them copies them). Between slices of `sliceChars` scanned or
  * parsed, the parse pauses (setImmediate by default), so other requests' I/O runs in between.
  *
  * The value is exactly `JSON.parse(text)`'s — duplicate keys keep the first key's place and the
@@ -31,9 +32,11 @@ export interface JsonSliceWork {
   parses: number
   /** Characters of the largest single JSON.parse. */
   largestParse: number
+  /** Characters outside strings of the JSON.parse with the most of them (counted only when the caller passes `work`). */
+  largestStructure: number
 }
 
-export const newJsonSliceWork = (): JsonSliceWork => ({ pauses: 0, scanned: 0, parses: 0, largestParse: 0 })
+export const newJsonSliceWork = (): JsonSliceWork => ({ pauses: 0, scanned: 0, parses: 0, largestParse: 0, largestStructure: 0 })
 
 export interface SlicedParseOptions {
   maxDepth?: number
@@ -53,8 +56,11 @@ export interface SlicedParseOptions {
 export interface ItemLimits {
   /** Most items of an array that is a member of the root object, by member name. */
   limits: Readonly<Record<string, number>>
-  /** The refusal, worded as the route's own check of the parsed body words it. */
-  refuse(member: string, items: number): Error
+  /**
+   * The refusal, worded as the route's own check of the parsed body words it; `atLeast` when the
+   * array was refused as it streamed, at its limit + 1 items, before its end was read.
+   */
+  refuse(member: string, items: number, opts?: { atLeast?: boolean }): Error
 }
 
 export type SlicedParse =
@@ -81,6 +87,8 @@ interface Frame {
   object: boolean
   /** Where this frame's commas start in the shared list (its children's are cut off as they close). */
   from: number
+  /** Characters inside strings scanned before this container opened. */
+  strings: number
   children: Map<number, Split> | undefined
   /** Set for an array under `itemLimits`: its items are counted, its commas not kept. */
   limit?: { member: string; limit: number; commas: number }
@@ -102,6 +110,7 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
   const sliceChars = opts.sliceChars ?? SLICE_CHARS
   const pause = opts.pause ?? yieldToEventLoop
   const work = opts.work ?? newJsonSliceWork()
+  const measured = opts.work !== undefined
   const limits = opts.itemLimits
   const n = text.length
   let budget = sliceChars
@@ -124,6 +133,8 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
   // the last key of the root object (a string at depth 1 followed by ':'), for itemLimits
   let keyStart = -1
   let keyEnd = -1
+  // characters inside strings so far: a container is measured by its structure, not its strings
+  let strings = 0
   let i = 0
   while (i < n) {
     const stop = Math.min(n, i + Math.max(1, budget))
@@ -144,10 +155,11 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
           keyStart = i
           keyEnd = j + 1
         }
+        strings += j - i - 1
         i = j
       } else if (c === 91 /* [ */ || c === 123 /* { */) {
         if (stack.length >= maxDepth) return { ok: false, issue: tooDeepAt(text, i, maxDepth, opts.path), tooDeep: true }
-        const frame: Frame = { open: i, object: c === 123, from: count, children: undefined }
+        const frame: Frame = { open: i, object: c === 123, from: count, strings, children: undefined }
         // the member's key sits right before its colon; a gap longer than any real one is not rescanned per bracket
         if (limits && c === 91 && stack.length === 1 && stack[0].object && keyEnd > keyStart && i - keyEnd <= 64) {
           const member = memberName(text, keyStart, keyEnd, i)
@@ -175,7 +187,10 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
           work.scanned += i + 1 - from
           return { ok: false, overLimit: { member: top.limit.member, items: top.limit.commas + 1, limit: top.limit.limit } }
         }
-        if (i + 1 - top.open > chunk) {
+        // Long strings are the cheapest characters JSON.parse reads, and a piece wrapped around one
+        // is a copy of it (issue 21 N1: a 200,000-character argument cost 2.5x one JSON.parse when
+        // cut around): a container is split for its structure only.
+        if (i + 1 - top.open - (strings - top.strings) > chunk) {
           const split: Split = {
             start: top.open,
             end: i + 1,
@@ -202,6 +217,7 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
     const piece = wrap ? `${wrap[0]}${text.slice(from, to)}${wrap[1]}` : text.slice(from, to)
     work.parses++
     if (piece.length > work.largestParse) work.largestParse = piece.length
+    if (measured) work.largestStructure = Math.max(work.largestStructure, structureOf(piece))
     let value: unknown
     try {
       value = JSON.parse(piece)
@@ -267,6 +283,28 @@ export async function parseJsonInSlices(text: string, opts: SlicedParseOptions =
     if (e instanceof Malformed) return syntax()
     throw e
   }
+}
+
+/** Characters of a JSON text outside its strings (a test's and a bench's count, not the parse's). */
+function structureOf(text: string): number {
+  let outside = 0
+  let i = 0
+  for (;;) {
+    const open = text.indexOf('"', i)
+    if (open < 0) return outside + text.length - i
+    outside += open + 1 - i
+    let end = open
+    do end = text.indexOf('"', end + 1)
+    while (end > 0 && oddBackslashesBefore(text, end))
+    if (end < 0) return outside
+    i = end + 1
+  }
+}
+
+function oddBackslashesBefore(text: string, at: number): boolean {
+  let k = at - 1
+  while (text.charCodeAt(k) === 92) k--
+  return ((at - 1 - k) & 1) === 1
 }
 
 function isBlank(text: string, from: number, to: number): boolean {

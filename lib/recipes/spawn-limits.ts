@@ -11,8 +11,8 @@ import { formatCount } from '../runtime/count-format'
 export const MAX_SPAWN_ALLOWED_TOOLS = 256
 
 /** The problem of a model chain longer than the budget allows (spawn bodies and recipe documents). */
-export const modelChainTooLong = (length: number) =>
-  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${formatCount(length)})`
+export const modelChainTooLong = (length: number, atLeast = false) =>
+  `a model chain may have at most ${EXPANSION_LIMITS.modelChain} entries (this one has ${formatCount(length)}${atLeast ? ' or more' : ''})`
 
 export const allowedToolsTooLong = () => `allowedTools may hold at most ${MAX_SPAWN_ALLOWED_TOOLS} entries`
 
@@ -23,8 +23,8 @@ export const allowedToolsTooLong = () => `allowedTools may hold at most ${MAX_SP
  */
 export const SPAWN_ITEM_LIMITS: ItemLimits = {
   limits: { models: EXPANSION_LIMITS.modelChain, allowedTools: MAX_SPAWN_ALLOWED_TOOLS },
-  refuse(member, items) {
-    const issue = { pointer: `/${member}`, message: member === 'models' ? modelChainTooLong(items) : allowedToolsTooLong() }
+  refuse(member, items, opts) {
+    const issue = { pointer: `/${member}`, message: member === 'models' ? modelChainTooLong(items, opts?.atLeast) : allowedToolsTooLong() }
     return invalidInput(`the spawn request is invalid (${issue.message})`, [issue])
   },
 }

@@ -6,6 +6,7 @@
  * tools left in the manifest), never on a timing.
  */
 import assert from 'node:assert/strict'
+import http from 'node:http'
 import { EXPANSION_LIMITS } from '../../../lib/config/expansion-budget'
 import { CHUNK_CHARS, newJsonSliceWork, parseJsonInSlices, SLICE_CHARS } from '../../../lib/config/json-slices'
 import { MAX_SPAWN_ALLOWED_TOOLS, SPAWN_ITEM_LIMITS } from '../../../lib/recipes/spawn-limits'
@@ -28,10 +29,14 @@ async function problemOf(res: Response): Promise<Problem> {
   return { status: res.status, ...(JSON.parse(text) as object) }
 }
 
-/** A refusal that names the chain limit once, not an issue per entry. */
-function namesChainLimit(p: Problem, status: number, length: number) {
+/**
+ * A refusal that names the chain limit once, not an issue per entry. A body over one parse chunk
+ * is refused as it streams, at entry CHAIN + 1: its length past that point is never read.
+ */
+function namesChainLimit(p: Problem, status: number, length: number | 'streamed') {
   assert.equal(p.status, status, JSON.stringify(p).slice(0, 300))
-  assert.match(p.detail ?? '', new RegExp(`at most ${CHAIN} entries \\(this one has ${length.toLocaleString('en-US')}\\)`))
+  const count = length === 'streamed' ? `${CHAIN + 1} or more` : length.toLocaleString('en-US')
+  assert.match(p.detail ?? '', new RegExp(`at most ${CHAIN} entries \\(this one has ${count}\\)`))
   assert.equal(p.errors?.length, 1, JSON.stringify(p.errors).slice(0, 300))
   assert.equal(p.errors?.[0]?.pointer, '/models')
 }
@@ -96,7 +101,7 @@ export const rowSet: HostileRowSet = {
       name: `N5: a spawn with 20,000 models is a 400 naming the limit of ${CHAIN}, with one issue, not one per entry`,
       async run(app) {
         const models = Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`)
-        namesChainLimit(await problemOf(await app.call('mallory-n5', 'POST', '/projects/p1/processes', { models })), 400, 20_000)
+        namesChainLimit(await problemOf(await app.call('mallory-n5', 'POST', '/projects/p1/processes', { models })), 400, 'streamed')
       },
     },
     {
@@ -104,7 +109,7 @@ export const rowSet: HostileRowSet = {
       async run(app) {
         const models = Array.from({ length: 45_000 }, () => 'openai/gpt-4o')
         const res = await app.call('mallory-n5a', 'POST', '/projects/p1/surface/preview', { models })
-        namesChainLimit(await problemOf(res), 400, 45_000)
+        namesChainLimit(await problemOf(res), 400, 'streamed')
       },
     },
     {
@@ -128,7 +133,7 @@ export const rowSet: HostileRowSet = {
       name: `N5 variant: 30,000 entries that are not model names (numbers, objects) are one 400 naming the limit, not 30,000 issues`,
       async run(app) {
         const models = Array.from({ length: 30_000 }, (_, i) => (i % 2 ? i : { model: i }))
-        namesChainLimit(await problemOf(await app.call('mallory-n5c', 'POST', '/projects/p1/processes', { models })), 400, 30_000)
+        namesChainLimit(await problemOf(await app.call('mallory-n5c', 'POST', '/projects/p1/processes', { models })), 400, 'streamed')
         // one entry fewer than the limit is still taken
         await provider(app, 'mallory-n5c')
         const ok = await app.call('mallory-n5c', 'POST', '/projects/p1/processes', {
@@ -163,6 +168,55 @@ export const rowSet: HostileRowSet = {
         const p = await problemOf(await app.call('mallory-n5e', 'POST', '/projects/p1/processes', text))
         assert.equal(p.status, 400, JSON.stringify(p).slice(0, 300))
         assert.match(p.detail ?? '', /unknown field 'x'/)
+      },
+    },
+    {
+      name: `N5 variant: a spawn whose first 64 KiB list more than ${CHAIN} models is answered 400 before the rest of its body is sent, and the same client goes on`,
+      async run(app) {
+        const token = await app.token('mallory-n5f')
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+        const head = `{"models": [${Array.from({ length: 4_000 }, (_, i) => `"cortecs/m${i}"`).join(',')},`
+        const tail = `${Array.from({ length: 16_000 }, (_, i) => `"cortecs/n${i}"`).join(',')}]}`
+        try {
+          const req = http.request(`${app.base}/brain/mallory-n5f/projects/p1/processes`, {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: `Bearer ${token}`,
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(head) + Buffer.byteLength(tail)),
+            },
+          })
+          const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+            req.once('error', reject)
+            req.once('response', (res) => {
+              let text = ''
+              res.setEncoding('utf8')
+              res.on('data', (d: string) => (text += d))
+              res.once('end', () => resolve({ status: res.statusCode ?? 0, text }))
+            })
+          })
+          req.write(head)
+          // the rest of the body is held back until the answer is in: the app answered from its first 64 KiB
+          const { status, text } = await answer
+          namesChainLimit({ status, ...(JSON.parse(text) as object) }, 400, 'streamed')
+          req.end(tail)
+          const next = await new Promise<number>((resolve, reject) => {
+            const again = http.request(
+              `${app.base}/brain/mallory-n5f/projects/p1/tools/whoami/invoke`,
+              { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+              (res) => {
+                res.resume()
+                res.once('end', () => resolve(res.statusCode ?? 0))
+              },
+            )
+            again.once('error', reject)
+            again.end('{"params":{}}')
+          })
+          assert.equal(next, 200)
+        } finally {
+          agent.destroy()
+        }
       },
     },
     {

@@ -59,6 +59,20 @@ describe('parseJsonInSlices', () => {
     expect(work.scanned).toBeLessThan(text.length) // stopped where the list closed
   })
 
+  it('parses a tool call of one 200,000-character argument in one JSON.parse: a container is split for its structure, never its strings', async () => {
+    const text = JSON.stringify({ name: 't', params: { s: 'a'.repeat(200_000), t: 'b\\"'.repeat(30_000) } })
+    const work = newJsonSliceWork()
+    const parsed = await sliced(text, { work })
+    sameAsJsonParse((parsed as { value: unknown }).value, text)
+    expect(work.parses).toBe(1)
+    // with 20 KB of structure beside the long strings, the structure is cut, each long string parsed whole in a piece
+    const wide = JSON.stringify({ name: 't', params: { s: 'a'.repeat(200_000), n: Array.from({ length: 4_000 }, (_, i) => i) } })
+    const cut = newJsonSliceWork()
+    sameAsJsonParse(((await sliced(wide, { work: cut })) as { value: unknown }).value, wide)
+    expect(cut.parses).toBeGreaterThan(1)
+    expect(cut.largestParse).toBeLessThan(200_000 + 16 * 1024)
+  })
+
   it('takes an array within its item limit, and the same name deeper in the body is not limited', async () => {
     const text = JSON.stringify({ models: ['a/b', 'c/d'], nested: { models: Array.from({ length: 5_000 }, (_, i) => i) } })
     const parsed = await sliced(text, { itemLimits: { models: 2 }, chunkChars: 256 })
@@ -110,8 +124,8 @@ describe('parseJsonInSlices', () => {
         expect(parsed.ok).toBe(true)
         sameAsJsonParse((parsed as { value: unknown }).value, text)
         // a piece is a run of members within a chunk, or one member: a container within a chunk, or a
-        // short scalar, with its key and indent
-        expect(work.largestParse).toBeLessThanOrEqual(Math.max(chunkChars + 64, 200) + 2)
+        // scalar, with its key and indent — counted outside its strings
+        expect(work.largestStructure).toBeLessThanOrEqual(Math.max(chunkChars + 64, 200) + 2)
       }),
       { numRuns: 300 },
     )
