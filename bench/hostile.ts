@@ -25,6 +25,7 @@ import {
   type HostileApp,
   type HostileRow,
   type HostileRowSet,
+  type ProbeSample,
   percentiles,
   runRow,
   settledRss,
@@ -108,6 +109,10 @@ async function victim(app: HostileApp, ms: number): Promise<{ calls: number; fai
   return { calls: latencies.length, failures, p50Ms, p99Ms }
 }
 
+/** The main thread's collections between two samples: `minor/major, longest pause` (the pause since `before` reset it). */
+const collections = (before: ProbeSample, after: ProbeSample) =>
+  `${after.gc.minor - before.gc.minor}/${after.gc.major - before.gc.major}, ${after.gc.maxPauseMs.toFixed(1)}`
+
 /** Floods one attack class from `connections` loops until `stop`; counts requests and wrong answers. */
 async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepared: unknown, stop: () => boolean) {
   let sent = 0
@@ -149,7 +154,19 @@ export async function benchHostileClasses() {
     // the same on the thread that serves requests: what the fair-share gate can share out
     const victimMainMs = (s1.mainCpuMs - s0.mainCpuMs) / Math.max(1, alone.calls)
     const rows: string[][] = [
-      ['alone (no attack)', '—', String(alone.calls), String(alone.p50Ms), String(alone.p99Ms), '1.0', String(s1.loopMaxMs), '—', '—', ''],
+      [
+        'alone (no attack)',
+        '—',
+        String(alone.calls),
+        String(alone.p50Ms),
+        String(alone.p99Ms),
+        '1.0',
+        String(s1.loopMaxMs),
+        collections(s0, s1),
+        '—',
+        '—',
+        '',
+      ],
     ]
     let failed = alone.failures > 0
     for (const [i, attack] of classes.entries()) {
@@ -176,12 +193,13 @@ export async function benchHostileClasses() {
         String(v.p99Ms),
         ratio.toFixed(1),
         String(after.loopMaxMs),
+        collections(before, after),
         attackCpuMs.toFixed(1),
         attackMainMs.toFixed(1),
         `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`,
       ])
       summary.push(
-        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
+        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; GC ${collections(before, after)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
       )
     }
     await app.sample({ reset: true })
@@ -195,6 +213,7 @@ export async function benchHostileClasses() {
       String(again.p99Ms),
       (again.p99Ms / alone.p99Ms).toFixed(1),
       String(s2.loopMaxMs),
+      collections(s1, s2),
       '—',
       '—',
       '',
@@ -207,6 +226,7 @@ export async function benchHostileClasses() {
       'p99 ms',
       'p99 × alone',
       'loop max ms',
+      'GC minor/major, max pause ms',
       'CPU ms/attack',
       'main-thread CPU ms/attack',
       'verdict',
@@ -217,7 +237,8 @@ export async function benchHostileClasses() {
       `  ${r.map((x, c) => (c === 0 ? x.padEnd(widths[c]) : c === last ? x : x.padStart(widths[c]))).join('  ')}`
     console.log(
       `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column) alone and under each attack class;` +
-        ` loop max: the app's longest event-loop delay in the column; CPU ms/attack: the app's CPU time in the column less` +
+        ` loop max: the app's longest event-loop delay in the column; GC: the main thread's scavenges / mark-compacts in the column` +
+        ` and its longest collection pause (incremental marking steps included); CPU ms/attack: the app's CPU time in the column less` +
         ` ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request; main-thread CPU: the same on the` +
         ` thread that serves requests (less ${victimMainMs.toFixed(2)} ms per victim call; 10 ms ticks of /proc), the work the` +
         ` other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores)`,

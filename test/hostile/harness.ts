@@ -103,6 +103,8 @@ export interface ProbeSample {
   loopBusyMs: number
   /** CPU time of the app's main thread — the one serving requests — since it started, in ms (10 ms ticks; NaN without /proc). */
   mainCpuMs: number
+  /** Garbage collections of the main thread since it started (minor: scavenges; major: mark-compacts) and their pauses; `maxPauseMs` since the last reset. */
+  gc: { minor: number; major: number; pauseMs: number; maxPauseMs: number }
 }
 
 export interface HostileApp {
@@ -198,6 +200,7 @@ export async function startApp(
       cpuUs: number
       mainCpuMs: number
       loopBusyMs: number
+      gc: ProbeSample['gc']
     }) => {
       const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
       if (!done) return
@@ -210,6 +213,7 @@ export async function startApp(
         cpuMs: m.cpuUs / 1000,
         loopBusyMs: m.loopBusyMs,
         mainCpuMs: m.mainCpuMs,
+        gc: m.gc,
       })
     },
   )
