@@ -2,7 +2,6 @@
  * Lambda entry (Function URL, invoke mode RESPONSE_STREAM; payload format 2.0): createApp(createAwsDeps(...))
  * behind the response-streaming adapter.
  */
-import { Resource } from 'sst/resource' // not 'sst': its index adds a log polyfill and loads node:util
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import { CachedSecretStore } from '../lib/secrets/cached'
 import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
@@ -24,6 +23,8 @@ import {
   storeSettingsFromEnv,
   surfaceSettingsFromEnv,
 } from './settings'
+// sst/resource's links without its ES module imports of Node built-ins (nor 'sst', whose index loads node:util)
+import { Resource } from './sst-resource'
 
 // SecureString parameters under /server-tools/<tenant>/<name>; cached per container for a minute.
 // SSM_ENDPOINT exists only so tests can point the client at loopback; AWS uses its default.

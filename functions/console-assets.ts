@@ -1,8 +1,10 @@
 /** Reads the console's browser files (script, style sheet) from disk, once, when the console is first served. */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { ConsoleAsset } from './http/console/routes'
+
+// not an ES module import of node:fs: functions/defaults.ts says why
+const { readFileSync } = process.getBuiltinModule('node:fs')
 
 const ASSETS = {
   'console.js': 'text/javascript; charset=utf-8',

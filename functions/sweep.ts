@@ -3,12 +3,12 @@
  * (lib/stores/aws/blob-sweep.ts). Not on any request path; it reads the same links and settings
  * as the API function.
  */
-import { Resource } from 'sst/resource'
 import { S3BlobStore } from '../lib/stores/aws/blob-store'
 import { sweepOrphanBlobs } from '../lib/stores/aws/blob-sweep'
 import { makeAwsClients } from '../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../lib/stores/aws/document-store'
 import { awsCredentialsFromEnv, awsRegionFromEnv, envLogger, STORE_CALL_DEADLINE_MS, storeSettingsFromEnv } from './settings'
+import { Resource } from './sst-resource'
 
 export async function handler() {
   const clients = makeAwsClients({

@@ -181,12 +181,31 @@ export async function buildApiLikeSst(
 /** What importing the handler loads: the entry and every chunk it imports statically, transitively. */
 export function loadedAtStart(metafile: Metafile, outfile: string): { kib: number; files: number } {
   const byPath = new Map(Object.entries(metafile.outputs).map(([f, o]) => [resolve(f), o]))
+  const seen = startSet(metafile, outfile)
+  return { kib: [...seen].reduce((n, f) => n + byPath.get(f)!.bytes / 1024, 0), files: seen.size }
+}
+
+/** What the start set imports from outside the bundle as ES modules: Node's built-ins and the packages beside it. */
+export function externalImportsAtStart(metafile: Metafile, outfile: string): string[] {
+  const byPath = new Map(Object.entries(metafile.outputs).map(([f, o]) => [resolve(f), o]))
+  const external = [...startSet(metafile, outfile)].flatMap((f) =>
+    byPath
+      .get(f)!
+      .imports.filter((i) => i.external && i.kind === 'import-statement')
+      .map((i) => i.path),
+  )
+  return [...new Set(external)].sort()
+}
+
+/** The output files a cold start loads: the entry and what it imports statically, transitively. */
+function startSet(metafile: Metafile, outfile: string): Set<string> {
+  const byPath = new Map(Object.entries(metafile.outputs).map(([f, o]) => [resolve(f), o]))
   const seen = new Set<string>()
   const visit = (f: string) => {
     if (seen.has(f) || !byPath.has(f)) return
     seen.add(f)
-    for (const i of byPath.get(f)!.imports) if (i.kind === 'import-statement') visit(resolve(i.path))
+    for (const i of byPath.get(f)!.imports) if (i.kind === 'import-statement' && !i.external) visit(resolve(i.path))
   }
   visit(resolve(outfile))
-  return { kib: [...seen].reduce((n, f) => n + byPath.get(f)!.bytes / 1024, 0), files: seen.size }
+  return seen
 }

@@ -328,7 +328,12 @@ describe('architecture', () => {
     expect(FUNCTIONS).toEqual(expect.arrayContaining(['functions/api.ts', 'functions/http/app.ts']))
     // The import reader sees imports, re-exports and dynamic imports, and resolves relative ones.
     expect(importsOf('functions/api.ts').map((i) => i.target ?? i.specifier)).toEqual(
-      expect.arrayContaining(['sst/resource', 'functions/deps.ts', 'functions/http/app.ts', 'functions/http/lambda-streaming.ts']),
+      expect.arrayContaining([
+        'functions/sst-resource.ts',
+        'functions/deps.ts',
+        'functions/http/app.ts',
+        'functions/http/lambda-streaming.ts',
+      ]),
     )
   })
 

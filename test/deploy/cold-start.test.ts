@@ -22,7 +22,7 @@ import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { quotaCountersTableSpec } from '../../lib/stores/aws/quota-store'
 import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { buildApiLikeSst, evaluateSstConfig, loadedAtStart } from '../../scripts/lambda-bundle'
+import { buildApiLikeSst, evaluateSstConfig, externalImportsAtStart, loadedAtStart } from '../../scripts/lambda-bundle'
 import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
 
@@ -53,6 +53,7 @@ const SECRET = `cold-start-test-${uniqueSuffix()}`
 let dir: string
 let outfile: string
 let atStart: { kib: number; files: number }
+let externalAtStart: string[]
 let poisoned: string[]
 let env: Record<string, string>
 
@@ -60,9 +61,10 @@ let env: Record<string, string>
 async function poisonedBuild(
   into: string,
   heavy: RegExp[],
-): Promise<{ outfile: string; poisoned: string[]; atStart: { kib: number; files: number } }> {
+): Promise<{ outfile: string; poisoned: string[]; atStart: { kib: number; files: number }; externalAtStart: string[] }> {
   const built = await buildApiLikeSst(await evaluateSstConfig(), into)
   const atStart = loadedAtStart(built.metafile, built.outfile)
+  const externalAtStart = externalImportsAtStart(built.metafile, built.outfile)
   const found: string[] = []
   for (const [output, meta] of Object.entries(built.metafile.outputs)) {
     const inputs = Object.keys(meta.inputs).filter((input) => heavy.some((h) => h.test(input)))
@@ -72,12 +74,12 @@ async function poisonedBuild(
     found.push(...inputs)
   }
   for (const pkg of ['ajv', 'yaml', 're2js']) rmSync(join(into, 'node_modules', pkg), { recursive: true, force: true })
-  return { outfile: built.outfile, poisoned: found, atStart }
+  return { outfile: built.outfile, poisoned: found, atStart, externalAtStart }
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-'))
-  ;({ outfile, poisoned, atStart } = await poisonedBuild(dir, HEAVY))
+  ;({ outfile, poisoned, atStart, externalAtStart } = await poisonedBuild(dir, HEAVY))
 
   const suffix = uniqueSuffix()
   const tables = {
@@ -194,6 +196,15 @@ describe('the Lambda cold start', () => {
     // bench/coldstart.ts loads 9); every file is a module load at each cold start. More means a
     // lazily loaded module that does not import functions/lazy/shared.ts.
     expect(atStart.files).toBeLessThanOrEqual(3)
+  })
+
+  it('imports no Node built-in whose ES module facade runs its getters (node:process, node:fs) at start', () => {
+    // A facade reads every export of the built-in: node:process's creates stdin and stdout,
+    // loads process.report and builds allowedNodeEnvironmentFlags, node:fs's loads fs.promises —
+    // 4–5 ms and ~1.5 ms CPU of every cold start. Take them with process.getBuiltinModule
+    // (functions/sst-resource.ts). The check sees the imports: it fails on a start set that has them.
+    expect(externalAtStart.length, 'the start set imports built-ins (node:crypto at least)').toBeGreaterThan(0)
+    expect(externalAtStart.filter((path) => /^(node:)?(process|fs)$/.test(path))).toEqual([])
   })
 
   it('imports the handler and serves a spawn and a manifest request without evaluating any of them, Ajv or yaml', async () => {
