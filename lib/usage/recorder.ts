@@ -8,9 +8,21 @@
  *
  * When flushes happen:
  * - `flush()` — the Lambda edge calls it before an invocation returns, so nothing is left in
- *   memory when the container freezes; it also waits for flushes already under way.
- * - `flushDelayMs` after the first count enters an empty buffer (long-running servers);
- * - at once when `maxPendingKeys` keys are pending.
+ *   memory when the container freezes; it writes every pending key and waits for flushes
+ *   already under way.
+ * - `flushDelayMs` after the first count enters an empty buffer, and again that long after a
+ *   flush that left keys pending (long-running servers);
+ * - at once when `maxPendingKeys` keys are pending and no timer or flush is under way (with
+ *   automatic flushing off, the Lambda edge's case).
+ *
+ * The writes a tenant's traffic causes are bounded per flush, not per call (issue 21 D1): one
+ * `tool_list` answer is up to 200 counters, and a model paging through a 1,000-operation pack
+ * touched 1,000 keys a second — 26.8 ms of the shared thread per call, the store's client signing
+ * and sending one UpdateItem per key, in bursts every other tenant waited behind. An automatic
+ * flush writes at most `tenantKeysPerFlush` keys of each tenant, the oldest first; the rest stay
+ * pending and keep adding up (coalesced, so no count is lost, only written later). A tenant holds
+ * at most `tenantPendingKeys` keys pending: counts for a new key past that are dropped and logged
+ * with their numbers (`usage.dropped`), as failed writes are.
  */
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../runtime/clock'
@@ -34,8 +46,12 @@ export interface UsageRecorderOptions {
   log: Logger
   /** Delay between the first pending count and the automatic flush (default 1000 ms; 0 = explicit flushes only). */
   flushDelayMs?: number
-  /** Flush at once when this many keys are pending (default 500). */
+  /** Flush at once when this many keys are pending and no timer or flush is under way (default 500). */
   maxPendingKeys?: number
+  /** Keys of one tenant an automatic flush writes (default 50, the oldest first); the rest wait for the next. */
+  tenantKeysPerFlush?: number
+  /** Keys of one tenant kept pending (default 5,000): counts for a new key past that are dropped and logged (`usage.dropped`). */
+  tenantPendingKeys?: number
   /** Pauses between attempts of a failing write; their count + 1 is the number of attempts (default 50, 200, 800 ms). */
   retryDelaysMs?: number[]
   /** Increments written at the same time during one flush (default 16). */
@@ -89,12 +105,33 @@ function incrementOf(p: Pending): UsageIncrement {
   }
 }
 
+export const USAGE_TENANT_KEYS_PER_FLUSH = 50
+export const USAGE_TENANT_PENDING_KEYS = 5_000
+
+/** Counts not kept for one tenant since the last flush (its pending keys were at the cap). */
+interface Dropped {
+  records: number
+  calls: number
+  discoveryHits: number
+  listedHits: number
+  refusals: number
+}
+
 export class UsageRecorder {
   private pending = new Map<string, Pending>()
+  /** Pending keys per tenant. */
+  private readonly tenantKeys = new Map<string, number>()
+  private dropped = new Map<string, Dropped>()
   private readonly inFlight = new Set<Promise<FlushReport>>()
   private timer: ReturnType<typeof setTimeout> | undefined
+  /** An automatic flush is writing (the next one waits for it, then for the delay). */
+  private autoRunning = false
   private readonly flushDelayMs: number
   private readonly maxPendingKeys: number
+  private readonly tenantKeysPerFlush: number
+  private readonly tenantPendingKeys: number
+  /** Increments sent to the store since start, retries included (tests count them). */
+  writes = 0
   private readonly retryDelaysMs: number[]
   private readonly writeConcurrency: number
   private readonly sleep: (ms: number) => Promise<void>
@@ -102,6 +139,8 @@ export class UsageRecorder {
   constructor(private readonly opts: UsageRecorderOptions) {
     this.flushDelayMs = opts.flushDelayMs ?? 1000
     this.maxPendingKeys = opts.maxPendingKeys ?? 500
+    this.tenantKeysPerFlush = Math.max(1, opts.tenantKeysPerFlush ?? USAGE_TENANT_KEYS_PER_FLUSH)
+    this.tenantPendingKeys = Math.max(1, opts.tenantPendingKeys ?? USAGE_TENANT_PENDING_KEYS)
     this.retryDelaysMs = opts.retryDelaysMs ?? [50, 200, 800]
     this.writeConcurrency = Math.max(1, opts.writeConcurrency ?? 16)
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)))
@@ -119,6 +158,18 @@ export class UsageRecorder {
     const id = keyOf(key, day)
     let entry = this.pending.get(id)
     if (!entry) {
+      const held = this.tenantKeys.get(key.tenant) ?? 0
+      if (held >= this.tenantPendingKeys) {
+        const d = this.dropped.get(key.tenant) ?? { records: 0, calls: 0, discoveryHits: 0, listedHits: 0, refusals: 0 }
+        d.records++
+        d.calls += Math.max(0, calls)
+        d.discoveryHits += Math.max(0, discoveryHits)
+        d.listedHits += Math.max(0, listedHits)
+        d.refusals += Math.max(0, refusals)
+        this.dropped.set(key.tenant, d)
+        return
+      }
+      this.tenantKeys.set(key.tenant, held + 1)
       entry = {
         key: { tenant: key.tenant, project: key.project, role: key.role, tool: key.tool },
         day,
@@ -149,14 +200,55 @@ export class UsageRecorder {
       entry.listedHits += listedHits
       if (at > entry.lastListedMs) entry.lastListedMs = at
     }
-    if (this.pending.size >= this.maxPendingKeys) void this.flush()
-    else if (this.timer === undefined && this.flushDelayMs > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined
-        void this.flush()
-      }, this.flushDelayMs)
-      this.timer.unref?.()
+    if (this.pending.size >= this.maxPendingKeys && this.timer === undefined && !this.autoRunning) this.autoFlush()
+    else if (!this.autoRunning) this.schedule()
+  }
+
+  private schedule() {
+    if (this.timer !== undefined || this.flushDelayMs <= 0) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.autoFlush()
+    }, this.flushDelayMs)
+    this.timer.unref?.()
+  }
+
+  /** Writes at most tenantKeysPerFlush keys of each tenant, the oldest first; what is left waits for the next. */
+  private autoFlush() {
+    if (this.autoRunning) return
+    const taken = new Map<string, number>()
+    const batch: UsageIncrement[] = []
+    for (const [id, p] of this.pending) {
+      const n = taken.get(p.key.tenant) ?? 0
+      if (n >= this.tenantKeysPerFlush) continue
+      taken.set(p.key.tenant, n + 1)
+      this.take(id, p)
+      batch.push(incrementOf(p))
     }
+    this.reportDropped()
+    if (!batch.length) return
+    this.autoRunning = true
+    const run = this.writeAll(batch)
+    this.inFlight.add(run)
+    void run.finally(() => {
+      this.inFlight.delete(run)
+      this.autoRunning = false
+      if (this.pending.size) this.schedule()
+    })
+  }
+
+  private take(id: string, p: Pending) {
+    this.pending.delete(id)
+    const held = (this.tenantKeys.get(p.key.tenant) ?? 1) - 1
+    if (held > 0) this.tenantKeys.set(p.key.tenant, held)
+    else this.tenantKeys.delete(p.key.tenant)
+  }
+
+  private reportDropped() {
+    if (!this.dropped.size) return
+    for (const [tenant, d] of this.dropped)
+      this.opts.log.log('error', 'usage.dropped', { tenant, pendingKeysCap: this.tenantPendingKeys, ...d })
+    this.dropped = new Map()
   }
 
   /** The UTC day of an instant; formatted once per day, not once per call (this is the tool-call path). */
@@ -183,9 +275,11 @@ export class UsageRecorder {
       clearTimeout(this.timer)
       this.timer = undefined
     }
+    this.reportDropped()
     if (this.pending.size > 0) {
       const batch = [...this.pending.values()].map(incrementOf)
       this.pending = new Map()
+      this.tenantKeys.clear()
       const run = this.writeAll(batch)
       this.inFlight.add(run)
       void run.finally(() => this.inFlight.delete(run))
@@ -212,6 +306,7 @@ export class UsageRecorder {
   private async writeOne(inc: UsageIncrement): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
+        this.writes++
         await this.opts.store.increment(inc)
         if (attempt > 0)
           this.opts.log.log('info', 'usage.write_recovered', {

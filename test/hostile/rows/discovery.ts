@@ -277,6 +277,20 @@ export const attacks: AttackClass[] = [
     },
   },
   {
+    // each page 200 other usage counters: the flood touches 1,000 keys, not the 200 of one page
+    name: 'D1 variant: tool_list paging through a 1,000-operation pack',
+    async prepare(app: HostileApp, tenant: string) {
+      await pack(app, tenant, 'wide', spec(1_000))
+      return { id: await spawn(app, tenant), turn: 0 }
+    },
+    async once(app: HostileApp, tenant: string, prepared: unknown) {
+      const state = prepared as { id: string; turn: number }
+      const offset = LISTED * (state.turn++ % Math.ceil(1_000 / LISTED))
+      const { body } = await callTool(app, tenant, state.id, 'tool_list', { offset })
+      assert.equal(body.isError, false)
+    },
+  },
+  {
     name: 'D2 tool_description of 25 tools of 100,000 characters',
     async prepare(app: HostileApp, tenant: string) {
       const names = await longTools(app, tenant, 100_000)

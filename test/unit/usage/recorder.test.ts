@@ -1,5 +1,5 @@
 /** The usage buffer: coalescing, flushing, and failures that never reach a tool call. */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { ManualClock } from '../../../lib/runtime/clock'
 import { MemoryLogger } from '../../../lib/runtime/logger'
 import { MemoryToolUsageStore } from '../../../lib/stores/memory/tool-usage-store'
@@ -190,5 +190,83 @@ describe('UsageRecorder', () => {
     const recorder = new UsageRecorder({ store, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
     recorder.record(key, 'whoami', { calls: 0 })
     expect(recorder.pendingKeys).toBe(0)
+  })
+
+  it('writes at most tenantKeysPerFlush keys of a tenant per automatic flush, oldest first, beside the other tenants; the rest add up and follow', async () => {
+    const store = new MemoryToolUsageStore()
+    const recorder = new UsageRecorder({
+      store,
+      clock: new ManualClock(),
+      log: new MemoryLogger(),
+      flushDelayMs: 0,
+      maxPendingKeys: 5,
+      tenantKeysPerFlush: 2,
+    })
+    for (const tool of ['a1', 'a2', 'a3', 'a4']) recorder.record({ ...key, tool }, tool, { listedHits: 1 })
+    recorder.record({ ...key, tenant: 'umbrella', tool: 'b1' }, 'b1', { listedHits: 1 })
+    // the fifth key started a flush: a1, a2 and b1 are written, a3 and a4 wait
+    expect(recorder.pendingKeys).toBe(2)
+    expect(recorder.writes).toBe(3)
+    recorder.record({ ...key, tool: 'a3' }, 'a3', { listedHits: 1 })
+    expect(recorder.pendingKeys).toBe(2)
+    await recorder.flush()
+    expect(recorder.writes).toBe(5)
+    const rows = await store.list('acme', 'shop')
+    expect(Object.fromEntries(rows.map((r) => [r.tool, r.listedHits]))).toEqual({ a1: 1, a2: 1, a3: 2, a4: 1 })
+    expect((await store.list('umbrella', 'shop')).map((r) => r.tool)).toEqual(['b1'])
+  })
+
+  it('paces a tenant touching hundreds of keys to one bounded flush at a time, and writes every count in the end', async () => {
+    vi.useFakeTimers()
+    onTestFinished(() => void vi.useRealTimers())
+    const store = new MemoryToolUsageStore()
+    const recorder = new UsageRecorder({
+      store,
+      clock: new ManualClock(),
+      log: new MemoryLogger(),
+      flushDelayMs: 5,
+      tenantKeysPerFlush: 50,
+    })
+    // five pages of a 1,000-operation pack listed, twice
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < 1_000; i++) recorder.record({ ...key, tool: `wide__op${i}` }, 'wide', { listedHits: 1 })
+    recorder.record({ ...key, tenant: 'umbrella', tool: 'whoami' }, 'whoami', { calls: 1 })
+    await vi.advanceTimersByTimeAsync(5)
+    // the first flush: 50 keys of the tenant that touched 1,000, and the other tenant's one
+    expect(recorder.writes).toBe(51)
+    expect(await store.list('umbrella', 'shop')).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(5)
+    expect(recorder.writes).toBe(101)
+    await vi.advanceTimersByTimeAsync(5 * 20)
+    expect(recorder.pendingKeys).toBe(0)
+    await recorder.flush()
+    const rows = await store.list('acme', 'shop')
+    expect(rows).toHaveLength(1_000)
+    expect(rows.every((r) => r.listedHits === 2)).toBe(true)
+    expect(recorder.writes).toBe(1_001)
+  })
+
+  it("drops counts for a tenant's new keys past tenantPendingKeys and logs their numbers, keeping other tenants' counts", async () => {
+    const store = new MemoryToolUsageStore()
+    const log = new MemoryLogger()
+    const recorder = new UsageRecorder({ store, clock: new ManualClock(), log, flushDelayMs: 0, tenantPendingKeys: 3 })
+    for (let i = 0; i < 5; i++) recorder.record({ ...key, tool: `t${i}` }, 't', { listedHits: 1 })
+    recorder.record({ ...key, tool: 't0' }, 't', { calls: 1 })
+    recorder.record({ ...key, tenant: 'umbrella' }, 'whoami', { calls: 1 })
+    expect(recorder.pendingKeys).toBe(4)
+    expect(await recorder.flush()).toEqual({ written: 4, failed: 0 })
+    expect(log.find('usage.dropped')).toEqual([
+      {
+        level: 'error',
+        event: 'usage.dropped',
+        fields: { tenant: 'acme', pendingKeysCap: 3, records: 2, calls: 0, discoveryHits: 0, listedHits: 2, refusals: 0 },
+      },
+    ])
+    expect((await store.list('acme', 'shop')).map((r) => [r.tool, r.calls, r.listedHits])).toEqual([
+      ['t0', 1, 1],
+      ['t1', 0, 1],
+      ['t2', 0, 1],
+    ])
+    expect(await store.list('umbrella', 'shop')).toHaveLength(1)
   })
 })
