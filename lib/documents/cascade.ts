@@ -126,18 +126,13 @@ export class DocumentCascade {
   }
 }
 
-export const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => ({
-  path: d.key.path,
-  body: d.body,
-  ...(d.json !== undefined ? { json: d.json } : {}),
-  version: d.version,
-  source,
-  stored: d,
-})
-export const fromBundled = (f: BundledFile): LayeredDocument => ({
-  path: f.path,
-  body: f.body,
-  ...(f.json !== undefined ? { json: f.json } : {}),
-  version: 0,
-  source: 'bundled',
-})
+export const fromStored = (d: StoredDocument, source: Layer): LayeredDocument => {
+  const doc: LayeredDocument = { path: d.key.path, body: d.body, version: d.version, source, stored: d }
+  if (d.json !== undefined) doc.json = d.json
+  return doc
+}
+export const fromBundled = (f: BundledFile): LayeredDocument => {
+  const doc: LayeredDocument = { path: f.path, body: f.body, version: 0, source: 'bundled' }
+  if (f.json !== undefined) doc.json = f.json
+  return doc
+}

@@ -366,6 +366,10 @@ export class ServerToolService {
   ): Promise<{ tools: Tool[]; problems: string[] }> {
     const factory = this.deps.factories.find(config.type)!
     const base = this.expansionKey(tenant, project, hit)
+    if (!factory.dynamic) {
+      const cached = this.expansions.get(base)
+      if (cached) return cached
+    }
     const problems: string[] = []
     const env: FactoryEnv = {
       tenant,
@@ -381,7 +385,7 @@ export class ServerToolService {
     // text-checked, then the surface's visible set and turn rebuilt, in one stretch per request).
     const token = factory.dynamic ? await factory.dependencyToken?.(config, env) : ''
     const key = token ? `${base}|${token}` : base
-    if (token !== undefined) {
+    if (token !== undefined && factory.dynamic) {
       const cached = this.expansions.get(key)
       if (cached) return cached
     }

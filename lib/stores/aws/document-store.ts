@@ -106,19 +106,27 @@ export class DynamoDocumentStore implements DocumentStore {
   }
 
   async getMany(keys: DocumentKey[]) {
+    const out = new Map<string, StoredDocument>()
+    // a cascade lookup: two distinct keys, one chunk, bodies inline — read with no staging
+    // collections and nothing awaited per item (it runs once per uncached tool call)
+    if (keys.length <= BATCH_GET_LIMIT && distinct(keys)) {
+      const items = await this.batchGet(keys)
+      if (!items.some(inBlob)) {
+        for (const item of items) if (!item.deleted) out.set(docId(item), documentOf(item, item.body))
+        return out
+      }
+      return this.hydrateInto(items, out)
+    }
     const unique = new Map<string, DocumentKey>()
     for (const k of keys) unique.set(docId(k), { scope: k.scope, path: k.path })
     const chunks: DocumentKey[][] = []
     const all = [...unique.values()]
     for (let i = 0; i < all.length; i += BATCH_GET_LIMIT) chunks.push(all.slice(i, i + BATCH_GET_LIMIT))
+    return this.hydrateInto((await Promise.all(chunks.map((c) => this.batchGet(c)))).flat(), out)
+  }
 
-    // a cascade lookup is one chunk of two keys whose bodies are inline: no fan-out, nothing to await per item
-    const items = chunks.length === 1 ? await this.batchGet(chunks[0]) : (await Promise.all(chunks.map((c) => this.batchGet(c)))).flat()
-    const docs = items.some((item) => item.bodyKey !== undefined && !item.deleted)
-      ? await Promise.all(items.map((item) => this.hydrate(item)))
-      : items.map((item) => (item.deleted ? undefined : documentOf(item, item.body)))
-    const out = new Map<string, StoredDocument>()
-    for (const d of docs) if (d) out.set(docId(d.key), d)
+  private async hydrateInto(items: DocumentItem[], out: Map<string, StoredDocument>) {
+    for (const d of await Promise.all(items.map((item) => this.hydrate(item)))) if (d) out.set(docId(d.key), d)
     return out
   }
 
@@ -510,10 +518,9 @@ export class DynamoDocumentStore implements DocumentStore {
 
 /** An item and its body (inline, or read from its blob) as a document. */
 function documentOf(item: DocumentItem, body: string | undefined): StoredDocument {
-  return {
+  const doc: StoredDocument = {
     key: { scope: item.scope, path: item.path },
     body: body ?? '',
-    ...(item.json !== undefined && item.bodyKey === undefined ? { json: item.json } : {}),
     version: Number(item.version),
     sha256: item.sha256,
     createdAt: item.createdAt,
@@ -521,6 +528,17 @@ function documentOf(item: DocumentItem, body: string | undefined): StoredDocumen
     updatedAt: item.updatedAt,
     updatedBy: item.updatedBy,
   }
+  if (item.json !== undefined && item.bodyKey === undefined) doc.json = item.json
+  return doc
+}
+
+const inBlob = (item: DocumentItem) => item.bodyKey !== undefined && !item.deleted
+
+/** No key twice (BatchGetItem refuses duplicates); a lookup's few keys compared pairwise. */
+function distinct(keys: DocumentKey[]): boolean {
+  for (let i = 1; i < keys.length; i++)
+    for (let j = 0; j < i; j++) if (keys[i].scope === keys[j].scope && keys[i].path === keys[j].path) return false
+  return true
 }
 
 /**
