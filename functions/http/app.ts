@@ -31,9 +31,9 @@ export function createApp(deps: AppDeps) {
     .use('*', observe(deps))
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
-    .use('*', async (c, next) => {
+    .use('*', (c, next) => {
       if (Number(headerOf(c, 'content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) throw bodyTooLarge(c)
-      await next()
+      return next()
     })
     // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
     .get('/openapi.json', async (c) => c.json((await deps.modules.openapi()).openApiDocument()))

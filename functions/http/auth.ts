@@ -3,12 +3,13 @@
  * genuine): the token's tenant must equal the path's tenant, `sub` is the actor, scopes gate each
  * route. Runs before any route touches a store.
  */
+import type { IncomingMessage } from 'node:http'
 import type { Context, MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { Logger } from '../../lib/runtime/logger'
 import { headerOf } from './headers'
 import { signHs256 } from './hs256'
-import { type AuthSettings, createTokenVerifier } from './token-verifier'
+import { type AuthSettings, createTokenVerifier, type Verdict } from './token-verifier'
 
 /**
  * `limits:report` lets an agent backend report a provider's tool-count rejection (POST
@@ -55,17 +56,30 @@ export const isValidProjectId = (id: string) => id === TENANT_LAYER_ID || ID_PAT
 
 export function authenticate(settings: AuthSettings, log?: Logger): MiddlewareHandler<AuthEnv> {
   const verify = createTokenVerifier(settings, log)
+  // An agent backend sends every call of a conversation over one kept-alive connection with the
+  // same Authorization header: the connection keeps its last verdict, found again by comparing
+  // the header's characters (no digest, no parse) until the verdict's own expiry. A different
+  // header on the connection is verified as any other; the verdict dies with the connection.
+  const lastOnConnection = new WeakMap<object, { header: string; verdict: Verdict }>()
   return async (c, next) => {
     const header = headerOf(c, 'authorization') ?? ''
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-    if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
-    const { tenant: tokenTenant, subject, scopes, issuer } = await verify(match[1])
+    const connection = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket
+    const last = connection ? lastOnConnection.get(connection) : undefined
+    let verdict: Verdict
+    if (last !== undefined && last.header === header && last.verdict.until > Date.now()) verdict = last.verdict
+    else {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+      if (!match) throw new ServerToolsError('UNAUTHENTICATED', 'a bearer token is required (Authorization: Bearer <jwt>)')
+      verdict = await verify(match[1])
+      if (connection) lastOnConnection.set(connection, { header, verdict })
+    }
+    const { tenant: tokenTenant, subject, scopes, issuer } = verdict
     const tenant = pathSegment(c.req.path, 2) ?? ''
     if (tokenTenant !== tenant)
       throw new ServerToolsError('FORBIDDEN', `this token is for tenant '${tokenTenant.slice(0, 80)}', not '${tenant}'`)
     if (!tenant || !isValidTenantId(tenant)) throw new ServerToolsError('INVALID_INPUT', `tenant id must match ${ID_PATTERN}`)
     c.set('principal', { tenant, subject, scopes, issuer })
-    await next()
+    return next()
   }
 }
 
@@ -79,9 +93,10 @@ export function assertScope(c: Context<AuthEnv>, scope: Scope, why = 'this call'
 }
 
 export function requireScope(scope: Scope): MiddlewareHandler<AuthEnv> {
-  return async (c, next) => {
+  // nothing to do after the route: no async frame of its own around it
+  return (c, next) => {
     assertScope(c, scope)
-    await next()
+    return next()
   }
 }
 
@@ -96,7 +111,7 @@ const LAYER_WRITES = new Set(['PUT', 'PATCH', 'DELETE'])
 const RUNTIME_PATH = /^\/brain\/[^/]+\/projects\/[^/]+\/(?:processes(?:\/|$)|mcp$)/
 
 /** For /brain/:tenant/projects/:project/*: any write to the `_tenant` layer, whatever layer route a later change adds. */
-export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => {
+export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = (c, next) => {
   if (
     LAYER_WRITES.has(c.req.method) &&
     pathSegment(c.req.path, 3) === 'projects' &&
@@ -104,7 +119,7 @@ export const tenantLayerWrites: MiddlewareHandler<AuthEnv> = async (c, next) => 
     !RUNTIME_PATH.test(c.req.path)
   )
     assertTenantAdmin(c, `writing the ${TENANT_LAYER_ID} layer`)
-  await next()
+  return next()
 }
 
 /** An HS256 token for the deployment secret; every token expires (a token without `exp` is refused). */
@@ -128,6 +143,7 @@ export function pathSegment(path: string, index: number): string | undefined {
 
 /** A percent-encoded part of a path, decoded; one that cannot be decoded as it is, for the caller's checks to judge. */
 export function decodedPathPart(raw: string): string {
+  if (!raw.includes('%')) return raw
   try {
     return decodeURIComponent(raw)
   } catch {

@@ -52,7 +52,10 @@ export interface VerifiedToken {
   issuer: string
 }
 
-export type TokenVerifier = (token: string) => Promise<VerifiedToken>
+/** A verdict and how long it may be reused without verifying the token again (ms since the epoch). */
+export type Verdict = VerifiedToken & { until: number }
+
+export type TokenVerifier = (token: string) => Promise<Verdict>
 
 /** Longer than any real JWT; refused before hashing or parsing. */
 const MAX_TOKEN_CHARS = 16 * 1024
@@ -71,7 +74,7 @@ export function createTokenVerifier(settings: AuthSettings, log: Logger = silent
   // WebCrypto; the cache makes it a hash (~2 µs) and a Map lookup. Keys are SHA-256 digests of the
   // whole token (never of a part: a cached signature must not vouch for another payload), so the
   // cache holds no usable credential and its memory does not grow with what callers send.
-  const verified = new BoundedCache<string, VerifiedToken & { until: number }>(10_000)
+  const verified = new BoundedCache<string, Verdict>(10_000)
 
   return async (token) => {
     if (token.length > MAX_TOKEN_CHARS) throw unauthenticated(`it is longer than ${MAX_TOKEN_CHARS} characters`)

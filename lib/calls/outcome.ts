@@ -41,6 +41,8 @@ export interface SiblingTools {
 
 /** The same siblings, each call marked as made from code written by the model (usage counts it apart; spans carry it). */
 export const fromCode = (tools: SiblingTools): SiblingTools => ({
-  ...tools,
   call: (name, params, opts) => tools.call(name, params, { ...opts, origin: 'code' }),
+  delegate: (name, params, opts) => tools.delegate(name, params, opts),
+  list: () => tools.list(),
+  has: (name) => tools.has(name),
 })
