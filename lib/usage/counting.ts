@@ -61,12 +61,9 @@ export class UsageCounter implements DispatchListener {
     const base = { tenant: caller.tenant, project: caller.project, role: caller.role || UNKNOWN_ROLE }
     this.recorder.record({ ...base, tool: tool.name }, familyOfTool(tool), { calls: 1, codeCalls: caller.origin === 'code' ? 1 : 0 })
     if (tool.source !== 'builtin') return
-    if (tool.name === 'tool_description') {
-      for (const name of describedNames(outcome.content))
-        this.recorder.record({ ...base, tool: name }, familyOfName(name), { discoveryHits: 1 })
-    } else if (tool.name === 'tool_list') {
-      for (const name of listedNames(outcome.content)) this.recorder.record({ ...base, tool: name }, familyOfName(name), { listedHits: 1 })
-    }
+    if (tool.name === 'tool_description')
+      this.recorder.recordEach(base, describedNames(outcome.content), familyOfName, { discoveryHits: 1 })
+    else if (tool.name === 'tool_list') this.recorder.recordEach(base, listedNames(outcome.content), familyOfName, { listedHits: 1 })
   }
 
   refused({ caller, tool }: RefusalEvent): void {
