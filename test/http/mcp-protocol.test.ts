@@ -75,6 +75,25 @@ describe('JSON-RPC faults are JSON-RPC errors', () => {
     expect(await res.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining('nested deeper than 100 levels') } })
   })
 
+  it('reads a body over 16 KiB as every other route does (in slices): the call answers, a deep one is -32600 at its column, a broken one -32700', async () => {
+    const id = await session()
+    const meta = { pad: Array.from({ length: 5_000 }, (_, i) => i) }
+    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: meta } }
+    const res = await post(call, inSession(id))
+    expect(res.status).toBe(200)
+    expect(JSON.stringify(call).length).toBeGreaterThan(16 * 1024)
+    expect(await res.json()).toMatchObject({ id: 7, result: { isError: false } })
+    const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"pad":${JSON.stringify(meta.pad)},"a":`
+    const deep = await post(`${head}${'['.repeat(200)}${']'.repeat(200)}}}}`, inSession(id))
+    expect(deep.status).toBe(400)
+    // the root, params and arguments open three levels: the 98th bracket opens the 101st
+    const column = head.length + 98
+    expect(await deep.json()).toMatchObject({ error: { code: -32600, message: expect.stringContaining(`line 1, column ${column}`) } })
+    const broken = await post(`${head}1,}}}`, inSession(id))
+    expect(broken.status).toBe(400)
+    expect(await broken.json()).toMatchObject({ error: { code: -32700 } })
+  })
+
   it('answers JSON that is not a JSON-RPC message with -32700', async () => {
     const id = await session()
     const res = await post({ hello: 'world' }, inSession(id))

@@ -14,6 +14,7 @@
  * The SDK is loaded with the first MCP request (AppDeps.modules), never at cold start.
  */
 import type { Context } from 'hono'
+import { CHUNK_CHARS, parseJsonInSlices } from '../../../lib/config/json-slices'
 import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessKey } from '../../../lib/recipes/ports'
@@ -28,6 +29,8 @@ import { projectParam, rawBody, requestSignal, tenantParam } from '../request'
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 /** A JSON-RPC body is at most this large (a tools/call's arguments included). */
 const MAX_MCP_BODY_BYTES = 1024 * 1024
+/** Stateless between calls (never asked to `stream`), so one decoder serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * JSON-RPC batches: removed from MCP in 2025-06-18, so only a 2025-03-26 conversation may send
@@ -96,15 +99,32 @@ export function mcpRoutes(deps: AppDeps) {
     const bytes = await rawBody(c)
     if (bytes.byteLength > MAX_MCP_BODY_BYTES) return rpcError(413, -32000, `the request body may be at most ${MAX_MCP_BODY_BYTES} bytes`)
     let body: unknown
+    let text: string
     try {
-      const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-      // The same linear scan every JSON body gets, before any parser: arguments reach validators and tools.
-      const deep = jsonTooDeep(text)
-      if (deep)
-        return rpcError(400, -32600, `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels (${deep.message})`)
-      body = JSON.parse(text)
+      text = UTF8.decode(bytes)
     } catch {
       return rpcError(400, -32700, 'Parse error: the body is not JSON')
+    }
+    const tooDeep = (message: string) =>
+      rpcError(400, -32600, `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels (${message})`)
+    if (text.length > CHUNK_CHARS) {
+      // As every other route's JSON body (objectBody): a tools/call of 530 KB was one JSON.parse of
+      // it on the shared thread, 4-10 ms at once (issue 21 N8 through MCP); in slices, none is.
+      const parsed = await parseJsonInSlices(text)
+      if (!parsed.ok)
+        return 'tooDeep' in parsed && parsed.tooDeep
+          ? tooDeep(parsed.issue.message)
+          : rpcError(400, -32700, 'Parse error: the body is not JSON')
+      body = parsed.value
+    } else {
+      // The same linear scan every JSON body gets, before any parser: arguments reach validators and tools.
+      const deep = jsonTooDeep(text)
+      if (deep) return tooDeep(deep.message)
+      try {
+        body = JSON.parse(text)
+      } catch {
+        return rpcError(400, -32700, 'Parse error: the body is not JSON')
+      }
     }
     const messages = (Array.isArray(body) ? body : [body]) as JsonRpcMessage[]
     if (Array.isArray(body)) {
