@@ -14,9 +14,18 @@ const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
 
 export function jsonAnswer(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
   if (jsonBytes(value, SLICE) <= SLICE) return c.json(value as object, status)
+  return c.body(jsonStream(value), status, { 'content-type': 'application/json' })
+}
+
+/** The same for a route that builds its Response itself (the MCP endpoint): the text whole within a slice, else streamed. */
+export function jsonBody(value: unknown): string | ReadableStream<Uint8Array> {
+  return jsonBytes(value, SLICE) <= SLICE ? JSON.stringify(value) : jsonStream(value)
+}
+
+function jsonStream(value: unknown): ReadableStream<Uint8Array> {
   const pieces = jsonPieces(value, SLICE)
   let first = true
-  const body = new ReadableStream<Uint8Array>(
+  return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         // the first piece goes out in the handler's own turn; each later one waits for a turn of the loop
@@ -33,5 +42,4 @@ export function jsonAnswer(c: Context, value: unknown, status: ContentfulStatusC
     // nothing rendered ahead of what the connection takes
     { highWaterMark: 0 },
   )
-  return c.body(body, status, { 'content-type': 'application/json' })
 }

@@ -48,6 +48,43 @@ function renderedOf(v: object): Readonly<Record<string, RenderedValue>> | undefi
   return (v as { [RENDERED]?: Readonly<Record<string, RenderedValue>> })[RENDERED]
 }
 
+/**
+ * A string holding another value's JSON text — an MCP text block carrying a tool's result as
+ * JSON: `JSON.stringify(new JsonAsText(v))` is `JSON.stringify(JSON.stringify(v))`, and jsonPieces
+ * renders it from `v`'s own pieces (kept renderings included), escaped as they go, instead of
+ * building the inner text and escaping it again whole (issue 21 D2 through MCP).
+ */
+export class JsonAsText {
+  constructor(readonly value: object) {}
+  toJSON(): string {
+    return JSON.stringify(this.value)
+  }
+}
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+/** JSON text as the inside of a JSON string: it holds no control character or lone surrogate (JSON.stringify escaped them), so only `"` and `\\` change. */
+const inString = (t: string) => t.replace(/["\\]/g, '\\$&')
+const escapedKept = new WeakMap<RenderedValue, Uint8Array>()
+/** `inString` of a kept rendering, on its bytes (the two are ASCII: never inside a multi-byte sequence), once per rendering. */
+function escapedOf(r: RenderedValue): Uint8Array {
+  let out = escapedKept.get(r)
+  if (out) return out
+  const b = r.json
+  let extra = 0
+  for (let i = 0; i < b.length; i++) if (b[i] === QUOTE || b[i] === BACKSLASH) extra++
+  if (!extra) out = b
+  else {
+    out = new Uint8Array(b.length + extra)
+    for (let i = 0, o = 0; i < b.length; i++) {
+      if (b[i] === QUOTE || b[i] === BACKSLASH) out[o++] = BACKSLASH
+      out[o++] = b[i]
+    }
+  }
+  escapedKept.set(r, out)
+  return out
+}
+
 /** Whether JSON.stringify leaves a member out of an object (and writes `null` for it in an array). */
 const skipped = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol'
 
@@ -57,8 +94,11 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
   const fresh = () => Buffer.allocUnsafeSlow(slice)
   let out: Uint8Array = fresh()
   let used = 0
+  // how many JsonAsText strings the text under way is inside: each escapes it once more
+  let depth = 0
   function* text(t: string): Generator<Uint8Array> {
     let rest = t
+    for (let d = 0; d < depth; d++) rest = inString(rest)
     for (;;) {
       const { read, written } = UTF8.encodeInto(rest, out.subarray(used))
       used += written
@@ -95,6 +135,14 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
     used = b.length - at
   }
   function* render(v: unknown): Generator<Uint8Array> {
+    if (v instanceof JsonAsText) {
+      yield* text('"')
+      depth++
+      yield* render(v.value)
+      depth--
+      yield* text('"')
+      return
+    }
     if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
       // a value of its own rendering (a Date): rendered whole, as JSON.stringify renders it
       yield* text(JSON.stringify(v))
@@ -139,7 +187,7 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
       yield* text(`${first ? '' : ','}${JSON.stringify(key)}:`)
       first = false
       const kept = rendered?.[key]
-      if (kept && kept.value === member) yield* bytes(kept.json)
+      if (kept && kept.value === member && depth <= 1) yield* bytes(depth ? escapedOf(kept) : kept.json)
       else yield* render(member)
     }
     yield* text('}')

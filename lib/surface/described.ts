@@ -67,8 +67,9 @@ export class DescribedRenderings {
       coded: code || kept?.coded === true,
       ...(declaration !== undefined ? { declaration } : {}),
     }
+    // each rendering counted twice: an MCP answer also keeps it escaped as the inside of a string (JsonAsText)
     let weight = ENTRY_BYTES + 2 * (declaration?.length ?? 0)
-    for (const r of Object.values(rendered)) weight += r.json.byteLength
+    for (const r of Object.values(rendered)) weight += 2 * r.json.byteLength
     this.cache.set(tool, parts, weight)
     return parts
   }

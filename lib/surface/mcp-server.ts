@@ -17,6 +17,7 @@ import {
   Server,
 } from '@modelcontextprotocol/server'
 import type { ToolOutcome } from '../calls/outcome'
+import { JsonAsText } from '../config/json-render'
 import { compile } from '../config/json-schema'
 import type { ProcessSurface } from './surface'
 
@@ -142,7 +143,12 @@ export const TOOLS_METHODS = ['tools/list', 'tools/call']
  * calls it directly for a lone, well-formed request (measured: the SDK's transport and
  * per-request dispatch cost more than the work itself), so both answer alike.
  */
-export async function answerToolsRequest(method: string, rawParams: unknown, session: McpSession): Promise<Record<string, unknown>> {
+export async function answerToolsRequest(
+  method: string,
+  rawParams: unknown,
+  session: McpSession,
+  result: typeof textResult = textResult,
+): Promise<Record<string, unknown>> {
   const need = (): ProcessSurface => {
     if (!session.surface) throw protocolError(ProtocolErrorCode.InvalidRequest, 'No MCP session: send initialize first')
     return session.surface
@@ -158,16 +164,36 @@ export async function answerToolsRequest(method: string, rawParams: unknown, ses
       if (args !== undefined && !isObject(args)) throw invalidParams('Invalid tools/call params: arguments must be an object')
       const surface = need()
       if (await surface.isClientToolName(name)) {
-        return textResult(true, {
+        return result(true, {
           message: `Tool '${name}' is one of your own client tools: run it yourself; this server only lists and runs its own tools.`,
         })
       }
       const { outcome, changed } = await surface.callChangingTools(() => session.call(name, args ?? {}))
       if (changed) session.toolsChanged()
-      return textResult(outcome.isError, outcome.content)
+      return result(outcome.isError, outcome.content)
     }
     default:
       throw protocolError(ProtocolErrorCode.MethodNotFound, 'Method not found')
+  }
+}
+
+/**
+ * A tools/call's result as a value for a streamed JSON answer (functions/http `jsonBody`): its
+ * JSON is exactly answerToolsRequest's, but the text block is a JsonAsText of the content, so a
+ * 1 MiB tool_description is rendered from the tools' kept bytes in slices instead of stringified
+ * twice in one stretch (issue 21 D2 through MCP). The SDK's path keeps textResult (it checks
+ * that a text block is a string).
+ */
+export function answerToolsCall(rawParams: unknown, session: McpSession): Promise<Record<string, unknown>> {
+  return answerToolsRequest('tools/call', rawParams, session, streamedResult)
+}
+
+function streamedResult(isError: boolean, content: unknown): CallToolResult & Record<string, unknown> {
+  if (isError || content === null || typeof content !== 'object' || Array.isArray(content)) return textResult(isError, content)
+  return {
+    content: [{ type: 'text', text: new JsonAsText(content) as unknown as string }],
+    structuredContent: content as Record<string, unknown>,
+    isError: false,
   }
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { jsonPieces, renderedValue, withRendered } from '../../lib/config/json-render'
+import { JsonAsText, jsonPieces, renderedValue, withRendered } from '../../lib/config/json-render'
 
 const joined = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString('utf8')
 
@@ -69,6 +69,22 @@ describe('JSON rendered in pieces (issue 21 D2, D3)', () => {
             Object.entries(members).map(([k, v], i) => [k, stale[i] ? renderedValue({ other: k }) : renderedValue(v)]),
           )
           const value = { outer: [withRendered({ ...members }, kept), 'tail'] }
+          expect(joined(jsonPieces(value, slice))).toBe(JSON.stringify(value))
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('renders a value as the JSON string of its JSON text (JsonAsText), kept renderings escaped, nested too, as JSON.stringify does', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 6 }),
+        fc.constantFrom('"q"\\\n€😀', 'plain'),
+        fc.integer({ min: 1, max: 300 }),
+        (members, extra, slice) => {
+          const inner = withRendered({ ...members, extra }, { extra: renderedValue(extra) })
+          const value = { content: [{ text: new JsonAsText(inner) }], nested: new JsonAsText({ again: new JsonAsText(inner) }), inner }
           expect(joined(jsonPieces(value, slice))).toBe(JSON.stringify(value))
         },
       ),

@@ -24,6 +24,7 @@ import type { AuthEnv } from '../auth'
 import { assertScope, principalOf } from '../auth'
 import { headerOf } from '../headers'
 import { Hono } from '../hono'
+import { jsonBody } from '../json-answer'
 import { projectParam, rawBody, requestSignal, tenantParam } from '../request'
 
 const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
@@ -178,9 +179,13 @@ export function mcpRoutes(deps: AppDeps) {
     const direct = surface && messages.length === 1 && !Array.isArray(body) ? directRequest(c, messages[0], p.TOOLS_METHODS) : undefined
     if (direct) {
       // The hot path: a lone tools/list or tools/call, answered without the SDK's per-request machinery.
-      let answer: string
+      let answer: string | ReadableStream<Uint8Array>
       try {
-        answer = `{"jsonrpc":"2.0","id":${JSON.stringify(direct.id)},"result":${await p.answerToolsRequestJson(direct.method, direct.params, session)}}`
+        // a call's result may be megabytes: a value streamed in slices; a list is the surface's cached text
+        answer =
+          direct.method === 'tools/call'
+            ? jsonBody({ jsonrpc: '2.0', id: direct.id, result: await p.answerToolsCall(direct.params, session) })
+            : `{"jsonrpc":"2.0","id":${JSON.stringify(direct.id)},"result":${await p.answerToolsRequestJson(direct.method, direct.params, session)}}`
       } catch (e) {
         answer = JSON.stringify(p.errorResponse(direct.id, e))
       }
