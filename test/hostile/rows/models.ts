@@ -41,6 +41,57 @@ function namesChainLimit(p: Problem, status: number, length: number | 'streamed'
   assert.equal(p.errors?.[0]?.pointer, '/models')
 }
 
+/**
+ * Sends `head` of a body, waits for the answer, and only then sends `tail`: an answer that comes
+ * back at all was made from the head alone. Then the same client (one kept-alive connection at
+ * most) calls whoami, which must answer.
+ */
+async function answeredBeforeTheRest(
+  app: HostileApp,
+  tenant: string,
+  path: string,
+  head: string,
+  tail: string,
+  framing: 'length' | 'chunked',
+): Promise<Problem> {
+  const token = await app.token(tenant)
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  if (framing === 'length') headers['content-length'] = String(Buffer.byteLength(head) + Buffer.byteLength(tail))
+  try {
+    const req = http.request(`${app.base}/brain/${tenant}${path}`, { method: 'POST', agent, headers })
+    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.once('error', reject)
+      req.once('response', (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (text += d))
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, text }))
+      })
+    })
+    req.write(head)
+    const { status, text } = await answer
+    assert.ok(text.length < 4_096, `a refusal of ${text.length} bytes`)
+    req.end(tail)
+    const next = await new Promise<number>((resolve, reject) => {
+      const again = http.request(
+        `${app.base}/brain/${tenant}/projects/p1/tools/whoami/invoke`,
+        { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume()
+          res.once('end', () => resolve(res.statusCode ?? 0))
+        },
+      )
+      again.once('error', reject)
+      again.end('{"params":{}}')
+    })
+    assert.equal(next, 200)
+    return { status, ...(JSON.parse(text) as object) }
+  } finally {
+    agent.destroy()
+  }
+}
+
 async function provider(app: HostileApp, tenant: string, instance = 'cortecs') {
   const res = await app.call(tenant, 'PUT', `/projects/_tenant/documents/models/${instance}/_provider.yaml`, 'wireType: openai\n', YAML)
   assert.ok(res.status === 201 || res.status === 200, `provider PUT ${res.status}`)
@@ -173,50 +224,32 @@ export const rowSet: HostileRowSet = {
     {
       name: `N5 variant: a spawn whose first 64 KiB list more than ${CHAIN} models is answered 400 before the rest of its body is sent, and the same client goes on`,
       async run(app) {
-        const token = await app.token('mallory-n5f')
-        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
         const head = `{"models": [${Array.from({ length: 4_000 }, (_, i) => `"cortecs/m${i}"`).join(',')},`
         const tail = `${Array.from({ length: 16_000 }, (_, i) => `"cortecs/n${i}"`).join(',')}]}`
-        try {
-          const req = http.request(`${app.base}/brain/mallory-n5f/projects/p1/processes`, {
-            method: 'POST',
-            agent,
-            headers: {
-              authorization: `Bearer ${token}`,
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(head) + Buffer.byteLength(tail)),
-            },
-          })
-          const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
-            req.once('error', reject)
-            req.once('response', (res) => {
-              let text = ''
-              res.setEncoding('utf8')
-              res.on('data', (d: string) => (text += d))
-              res.once('end', () => resolve({ status: res.statusCode ?? 0, text }))
-            })
-          })
-          req.write(head)
-          // the rest of the body is held back until the answer is in: the app answered from its first 64 KiB
-          const { status, text } = await answer
-          namesChainLimit({ status, ...(JSON.parse(text) as object) }, 400, 'streamed')
-          req.end(tail)
-          const next = await new Promise<number>((resolve, reject) => {
-            const again = http.request(
-              `${app.base}/brain/mallory-n5f/projects/p1/tools/whoami/invoke`,
-              { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
-              (res) => {
-                res.resume()
-                res.once('end', () => resolve(res.statusCode ?? 0))
-              },
-            )
-            again.once('error', reject)
-            again.end('{"params":{}}')
-          })
-          assert.equal(next, 200)
-        } finally {
-          agent.destroy()
-        }
+        const p = await answeredBeforeTheRest(app, 'mallory-n5f', '/projects/p1/processes', head, tail, 'length')
+        namesChainLimit(p, 400, 'streamed')
+      },
+    },
+    {
+      name: 'N5 variant: a preview sent chunked (no length), its key spelled "mod\\u0065ls", entries objects whose strings hold brackets, commas and escaped quotes, is answered 400 from its first chunk',
+      async run(app) {
+        const entry = (i: number) => JSON.stringify({ model: `a/m${i}`, note: `],[{"x\\": ${i}, "y": ["\\"]` })
+        const head = `{"recipe": "default", "mod\\u0065ls": [${Array.from({ length: 400 }, (_, i) => entry(i)).join(' , ')},`
+        const tail = `${Array.from({ length: 5_000 }, (_, i) => entry(i)).join(',')}]}`
+        const p = await answeredBeforeTheRest(app, 'mallory-n5g', '/projects/p1/surface/preview', head, tail, 'chunked')
+        namesChainLimit(p, 400, 'streamed')
+      },
+    },
+    {
+      name: 'N5 variant: a spawn nested 3,000 levels deep after 100 KB of blank lines is answered 400 at its line and column before the rest is sent',
+      async run(app) {
+        const head = `{"recipe": "default",${'\n'.repeat(100_000)}  "x": ${'['.repeat(3_000)}`
+        const tail = `${']'.repeat(3_000)}}`
+        const p = await answeredBeforeTheRest(app, 'mallory-n5h', '/projects/p1/processes', head, tail, 'length')
+        assert.equal(p.status, 400, JSON.stringify(p).slice(0, 300))
+        assert.match(p.detail ?? '', /nested deeper than 100 levels/)
+        // the root opens one level: the 100th bracket opens the 101st, on the last line, after `  "x": `
+        assert.match(JSON.stringify(p.errors), /line 100001, column 107/)
       },
     },
     {
