@@ -1,9 +1,10 @@
 /**
  * One attack class of test/hostile/attacks.ts against `npm start`'s app under `--cpu-prof`:
  * `nice -n 10 npx tsx bench/profile-attack.ts "<class name prefix>" [requests=50] [dir]` (default dir: test-results/cpu-profiles/<time>, git-ignored).
- * Prints the app's CPU ms per attack request (process.cpuUsage, every thread of the process) and
- * its longest event-loop delay over the requests, and leaves one .cpuprofile per thread in `dir`
- * (the main thread's is `CPU.<date>.<time>.<pid>.0.<n>.cpuprofile`; open it in Chrome DevTools).
+ * Prints the app's CPU ms per attack request (process.cpuUsage, every thread of the process), its
+ * longest event-loop delay over the requests and the main thread's garbage collections, and
+ * leaves one .cpuprofile per thread in `dir` (the main thread's is
+ * `CPU.<date>.<time>.<pid>.0.<n>.cpuprofile`; open it in Chrome DevTools).
  * Requests are sent one at a time, so the profile shows one request's work, not a flood's.
  */
 import { ATTACK_CLASSES } from '../test/hostile/attacks'
@@ -23,7 +24,8 @@ async function main() {
     for (let i = 0; i < n; i++) await attack.once(app, 'attacker', prepared)
     const after = await app.sample({ reset: true })
     console.log(
-      `${attack.name}: ${((after.cpuMs - before.cpuMs) / n).toFixed(2)} CPU ms an attack, loop max ${after.loopMaxMs} ms; profiles in ${dir}`,
+      `${attack.name}: ${((after.cpuMs - before.cpuMs) / n).toFixed(2)} CPU ms an attack, loop max ${after.loopMaxMs} ms;` +
+        ` main thread: ${after.gc.minor - before.gc.minor} scavenges, ${after.gc.major - before.gc.major} mark-compacts, longest pause ${after.gc.maxPauseMs.toFixed(1)} ms; profiles in ${dir}`,
     )
   } finally {
     await app.stop()
