@@ -1,10 +1,11 @@
 /** Reads the console's browser files (script, style sheet) from disk, once, when the console is first served. */
 import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import type { ConsoleAsset } from './http/console/routes'
 
 // not an ES module import of node:fs: functions/defaults.ts says why
-const { readFileSync } = process.getBuiltinModule('node:fs')
+const { readFileSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs')
 
 const ASSETS = {
   'console.js': 'text/javascript; charset=utf-8',

@@ -1,10 +1,11 @@
 /** Reads the bundled layer (`defaults/`) from disk: one file per lookup, all of them for a listing. */
+import { createRequire } from 'node:module'
 import { join, relative, resolve, sep } from 'node:path'
 import { BUNDLED_FORMS_FILE, type BundledFile, type BundledForms, type BundledSource, withBundledForms } from '../lib/documents/bundled'
 
 // Not an ES module import: that builds node:fs's facade, which reads every export (fs.promises
 // included), ~1.5 ms of every cold start (functions/sst-resource.ts)
-const { readdirSync, readFileSync, statSync } = process.getBuiltinModule('node:fs')
+const { readdirSync, readFileSync, statSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs')
 
 export function defaultsDir(): string {
   // Lambda runs from LAMBDA_TASK_ROOT with `defaults/` copied beside the bundle (sst copyFiles)

@@ -9,11 +9,14 @@
  * export, getters included — node:process's loads process.report and builds
  * allowedNodeEnvironmentFlags. That was 4–5 ms CPU of every cold start
  * (docs/operations/cold-start-and-latency.md); the built-ins taken with
- * `process.getBuiltinModule` build no facade. test/unit/sst-resource.test.ts holds it to
+ * `require` build no facade. test/unit/sst-resource.test.ts holds it to
  * sst/resource on the same environment, the encrypted file included.
  */
+import { createRequire } from 'node:module'
 import type { Resource as Links } from 'sst/resource'
 import { createResource, loadResourceData, loadResourceEnvironment } from 'sst/resource/shared'
+
+const builtin = createRequire(import.meta.url)
 
 const state = globalThis as { SST_KEY_FILE_DATA?: Record<string, unknown> }
 
@@ -28,8 +31,8 @@ export const Resource: Links = createResource<Links>(() => {
     }
   }
   if (environment.SST_KEY_FILE && environment.SST_KEY && !state.SST_KEY_FILE_DATA) {
-    const { createDecipheriv } = process.getBuiltinModule('node:crypto')
-    const encrypted = process.getBuiltinModule('node:fs').readFileSync(environment.SST_KEY_FILE)
+    const { createDecipheriv } = builtin('node:crypto') as typeof import('node:crypto')
+    const encrypted = (builtin('node:fs') as typeof import('node:fs')).readFileSync(environment.SST_KEY_FILE)
     // AES-256-GCM under a zero nonce, the tag in the last 16 bytes: as SST writes the file
     const decipher = createDecipheriv('aes-256-gcm', Buffer.from(environment.SST_KEY, 'base64'), Buffer.alloc(12, 0))
     decipher.setAuthTag(encrypted.subarray(-16))

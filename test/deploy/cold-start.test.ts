@@ -201,7 +201,7 @@ describe('the Lambda cold start', () => {
   it('imports no Node built-in whose ES module facade runs its getters (node:process, node:fs) at start', () => {
     // A facade reads every export of the built-in: node:process's creates stdin and stdout,
     // loads process.report and builds allowedNodeEnvironmentFlags, node:fs's loads fs.promises —
-    // 4–5 ms and ~1.5 ms CPU of every cold start. Take them with process.getBuiltinModule
+    // 4–5 ms and ~1.5 ms CPU of every cold start. Take them with `require` (createRequire)
     // (functions/sst-resource.ts). The check sees the imports: it fails on a start set that has them.
     expect(externalAtStart.length, 'the start set imports built-ins (node:crypto at least)').toBeGreaterThan(0)
     expect(externalAtStart.filter((path) => /^(node:)?(process|fs)$/.test(path))).toEqual([])
