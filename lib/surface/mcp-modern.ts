@@ -13,6 +13,7 @@
  */
 import { sha256 } from '../runtime/hash'
 import {
+  answerToolsCall,
   answerToolsRequestJson,
   errorResponse,
   instructionsOf,
@@ -64,6 +65,8 @@ export interface ModernAnswer {
   status: number
   body: string
   contentType?: string
+  /** Where present, the body as a value to render (in slices when long) instead of `body`. */
+  json?: unknown
 }
 
 const rpcError = (status: number, id: unknown, code: number, message: string, data?: unknown): ModernAnswer => ({
@@ -151,6 +154,11 @@ export async function answerModern(message: Message, session: McpSession, info: 
       return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result }) }
     }
     const params = isObject(message.params) ? withoutMeta(message.params) : message.params
+    if (method === 'tools/call') {
+      // a value the route streams in slices (a result may be megabytes): the same bytes as the text below would be
+      const result = await answerToolsCall(params, session)
+      return { status: 200, body: '', json: { jsonrpc: '2.0', id, result: { resultType: 'complete', ...result } } }
+    }
     const json = await answerToolsRequestJson(method, params, session)
     // every result of this revision names its type; list and discovery say how long they stay fresh
     const extra = method === 'tools/list' ? `"resultType":"complete","ttlMs":0,"cacheScope":"private",${meta}` : `"resultType":"complete"`

@@ -92,50 +92,62 @@ describe('tool_description answers from renderings kept per tool version', () =>
     expect((await deps.surface.describedRenders()) - renders).toBe(4)
   })
 
-  it('answers the same through the process MCP endpoint: the bytes of the text block and structured content stringified, streamed, nothing rendered again', async () => {
-    const { deps, apis } = await setUp(['acme'])
-    const api = apis.acme
-    const base = '/brain/acme/projects/p1'
-    const names = ['m0', 'm1', 'm2', 'm3']
-    for (const n of names) expect((await api.put(`${base}/server-tools/${n}`, longTool(n))).status).toBe(201)
-    const { id } = await (await api.post(`${base}/processes`, {})).json()
-    const renders = await deps.surface.describedRenders()
-    for (const order of [names, [...names].reverse(), ['m2', 'm0']]) {
-      const res = await api.post(
-        `${base}/processes/${id}/mcp`,
-        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'tool_description', arguments: { names: order } } },
-        { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-      )
-      expect(res.status).toBe(200)
-      const chunks: Uint8Array[] = []
-      const reader = res.body!.getReader()
-      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value)
-      const text = Buffer.concat(chunks).toString('utf8')
-      // once the tools are active, an answer of 600 KB leaves in slices, not one string
-      if (order !== names) expect(chunks.length).toBeGreaterThan(4)
-      // an activating call answers on an event stream (tools/list_changed first); the answer is its last event
-      const json = text.startsWith('{')
-        ? text
-        : text
-            .trim()
-            .split('\n')
-            .filter((l) => l.startsWith('data: '))
-            .at(-1)!
-            .slice(6)
-      const { result } = JSON.parse(json) as {
-        result: { content: { text: string }[]; structuredContent: { tools: { name: string; description: string }[] } }
+  it.each([
+    ['2025-06-18', false],
+    ['2026-07-28', true],
+  ] as const)(
+    'answers the same through the process MCP endpoint (%s): the bytes of the result stringified, streamed, nothing rendered again',
+    async (version, modern) => {
+      const { deps, apis } = await setUp(['acme'])
+      const api = apis.acme
+      const base = '/brain/acme/projects/p1'
+      const names = ['m0', 'm1', 'm2', 'm3']
+      for (const n of names) expect((await api.put(`${base}/server-tools/${n}`, longTool(n))).status).toBe(201)
+      const { id } = await (await api.post(`${base}/processes`, {})).json()
+      const renders = await deps.surface.describedRenders()
+      for (const order of [names, [...names].reverse(), ['m2', 'm0']]) {
+        const meta = modern
+          ? {
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': version,
+                'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+                'io.modelcontextprotocol/clientCapabilities': {},
+              },
+            }
+          : {}
+        const res = await api.post(
+          `${base}/processes/${id}/mcp`,
+          { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...meta, name: 'tool_description', arguments: { names: order } } },
+          {
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': version,
+            ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'tool_description' } : {}),
+          },
+        )
+        expect(res.status).toBe(200)
+        const chunks: Uint8Array[] = []
+        const reader = res.body!.getReader()
+        for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value)
+        const text = Buffer.concat(chunks).toString('utf8')
+        // once the tools are active, an answer of 600 KB leaves in slices, not one string
+        if (order !== names || modern) expect(chunks.length).toBeGreaterThan(4)
+        // an activating call answers on an event stream (tools/list_changed first); the answer is its last event
+        const json = text.startsWith('{')
+          ? text
+          : text
+              .trim()
+              .split('\n')
+              .filter((l) => l.startsWith('data: '))
+              .at(-1)!
+              .slice(6)
+        const { result } = JSON.parse(json) as { result: { structuredContent: { tools: { name: string; description: string }[] } } }
+        const structured = result.structuredContent
+        expect(structured.tools.map((t) => t.name)).toEqual(order)
+        for (const t of structured.tools) expect(t.description).toBe(longTool(t.name).description)
+        const call = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: false }
+        expect(json).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result: modern ? { resultType: 'complete', ...call } : call }))
       }
-      const structured = result.structuredContent
-      expect(structured.tools.map((t) => t.name)).toEqual(order)
-      for (const t of structured.tools) expect(t.description).toBe(longTool(t.name).description)
-      expect(json).toBe(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 7,
-          result: { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: false },
-        }),
-      )
-    }
-    expect((await deps.surface.describedRenders()) - renders).toBe(names.length)
-  })
+      expect((await deps.surface.describedRenders()) - renders).toBe(names.length)
+    },
+  )
 })

@@ -53,8 +53,8 @@ const PROCESS_GONE = 'Process not found: it does not exist, has expired or was e
 const modernVersionHeader = (c: Context) => (headerOf(c, 'mcp-protocol-version') ?? '') >= '2026-07-28'
 const modernNotAllowed = () =>
   rpcError(405, -32000, 'Method Not Allowed: MCP 2026-07-28 has no session to end and no standalone stream', { allow: 'POST' })
-const modernResponse = (a: { status: number; body: string; contentType?: string }) =>
-  new Response(a.body, {
+const modernResponse = (a: { status: number; body: string; contentType?: string; json?: unknown }) =>
+  new Response(a.json !== undefined ? jsonBody(a.json) : a.body, {
     status: a.status,
     headers: { 'content-type': a.contentType ?? 'application/json', ...(a.contentType ? { 'cache-control': 'no-cache' } : {}) },
   })
