@@ -19,11 +19,13 @@ import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter }
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { FrameContextManager } from './context-manager'
-import { type EncodedBatch, EncodedBatchProcessor } from './encoded-batch-processor'
+import { EncodedBatchProcessor } from './encoded-batch-processor'
+import { ThreadedBatchExporter } from './export-thread'
 import { PooledIdGenerator } from './id-generator'
 import { otelMetrics } from './otel-metrics'
 import { otelTracer } from './otel-tracer'
 
+export { encodedBatchExporter, ThreadedBatchExporter } from './export-thread'
 export { otelTracer } from './otel-tracer'
 
 export interface OtelSdkOptions {
@@ -79,25 +81,12 @@ export function startOtelSdk(opts: OtelSdkOptions = {}): OtelSdk {
 
 /**
  * The export the standard variables configure: http/protobuf through EncodedBatchProcessor (each
- * span written as protobuf when it ends), http/json through the SDK's batch processor and JSON
- * exporter.
+ * span written as protobuf when it ends, the batches posted from a thread of their own:
+ * export-thread.ts), http/json through the SDK's batch processor and JSON exporter.
  */
 export function spanProcessorFromEnv(env: Record<string, string | undefined>): SpanProcessor {
   if (protocolOf(env) === 'http/json') return new BatchSpanProcessor(new OTLPTraceExporter())
-  return new EncodedBatchProcessor(encodedBatchExporter())
-}
-
-/** The SDK's OTLP/HTTP exporter (endpoint, headers, compression, timeout, retries from OTEL_EXPORTER_OTLP_*), handed bytes already encoded. */
-export function encodedBatchExporter(): OTLPExporterBase<EncodedBatch> {
-  return new OTLPExporterBase<EncodedBatch>(
-    createOtlpHttpExportDelegate(
-      convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
-      { serializeRequest: (batch) => batch.body, deserializeResponse: ProtobufTraceSerializer.deserializeResponse },
-      'otlp_http_span_exporter',
-      { name: 'span', countItems: (batch) => batch.spans },
-      undefined, // no self-observability metrics, like the JSON exporter's default
-    ),
-  )
+  return new EncodedBatchProcessor(new ThreadedBatchExporter())
 }
 
 function protocolOf(env: Record<string, string | undefined>): 'http/protobuf' | 'http/json' {

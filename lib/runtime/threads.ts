@@ -12,10 +12,13 @@ import { type ResourceLimits, Worker } from 'node:worker_threads'
 
 const TS_SOURCE = /\.[mc]?ts$/
 
-/** A worker evaluating the module at `moduleUrl` (the caller's `import.meta.url`). */
-export function startWorker(moduleUrl: string, workerData: unknown, resourceLimits?: ResourceLimits): Worker {
+/**
+ * A worker evaluating the module at `moduleUrl` (the caller's `import.meta.url`). Its
+ * `process.env` is `env` if given, else a copy of the process's when it starts.
+ */
+export function startWorker(moduleUrl: string, workerData: unknown, resourceLimits?: ResourceLimits, env?: NodeJS.ProcessEnv): Worker {
   const self = new URL(moduleUrl)
-  const options = { workerData, execArgv: workerExecArgv(), ...(resourceLimits ? { resourceLimits } : {}) }
+  const options = { workerData, execArgv: workerExecArgv(), ...(resourceLimits ? { resourceLimits } : {}), ...(env ? { env } : {}) }
   if (!TS_SOURCE.test(self.pathname)) return new Worker(self, options)
   const api = pathToFileURL(
     createRequire(moduleUrl)

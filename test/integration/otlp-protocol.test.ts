@@ -15,7 +15,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { EncodedBatchProcessor } from '../../functions/observability/encoded-batch-processor'
-import { encodedBatchExporter, spanExporterFromEnv, startOtelSdk } from '../../functions/observability/otel-sdk'
+import { spanExporterFromEnv, startOtelSdk, ThreadedBatchExporter } from '../../functions/observability/otel-sdk'
 import { decodeTraceRequest } from '../support/otlp-protobuf'
 
 let receiver: http.Server
@@ -114,12 +114,12 @@ describe('sampling', () => {
   })
 })
 
-describe('the default protobuf export: each span written as it ends (EncodedBatchProcessor)', () => {
-  /** A provider with the deployment's processor and an in-memory copy of what it was handed. */
+describe('the default protobuf export: each span written as it ends (EncodedBatchProcessor), posted from the export thread', () => {
+  /** A provider with the deployment's processor and exporter, and an in-memory copy of what it was handed. */
   function providerWith(options: ConstructorParameters<typeof EncodedBatchProcessor>[1] = {}) {
     vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
     const memory = new InMemorySpanExporter()
-    const processor = new EncodedBatchProcessor(encodedBatchExporter(), options)
+    const processor = new EncodedBatchProcessor(new ThreadedBatchExporter(), options)
     const provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': 'server-tools', 'deployment.environment.name': 'tést', 'host.cpus': 2 }),
       spanProcessors: [processor, new SimpleSpanProcessor(memory)],
