@@ -11,6 +11,8 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -25,6 +27,7 @@ import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
 import { buildApiLikeSst, evaluateSstConfig, externalImportsAtStart, loadedAtStart } from '../../scripts/lambda-bundle'
 import { awsTestClients, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { tokenFor } from '../support/http'
+import { decodeTraceRequest } from '../support/otlp-protobuf'
 
 /** Source modules a spawn + manifest must never evaluate (matched against esbuild's input paths). */
 const HEAVY: RegExp[] = [
@@ -44,7 +47,7 @@ const HEAVY: RegExp[] = [
   /^lib\/egress\/(client|guard|connector)\.ts$/,
   // tracing configured off: neither the OpenTelemetry API nor its SDK is evaluated
   /node_modules\/@opentelemetry\//,
-  /^functions\/observability\/(otel-(sdk|tracer|metrics)|context-manager|id-generator|encoded-batch-processor|otlp-span-encoder)\.ts$/,
+  /^functions\/observability\/(otel-(sdk|tracer|metrics)|context-manager|id-generator|encoded-batch-processor|otlp-span-encoder|export-thread)\.ts$/,
 ]
 /** What a tool call (outside any process) must not evaluate either: the agent surface. */
 const AGENT_SURFACE = [/^functions\/surface-deps\.ts$/, /^lib\/surface\/surface\.ts$/, /^lib\/recipes\/spawn\.ts$/]
@@ -268,6 +271,36 @@ describe('the Lambda cold start', () => {
     ])
     expect(call.body).toContain('evaluated at cold start')
   })
+
+  it('with OTEL_EXPORTER_OTLP_ENDPOINT at a collector, the bundled handler exports its spans before the invocation ends: the export thread runs from the bundle', async () => {
+    const bodies: Buffer[] = []
+    const collector = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        if (req.url === '/v1/traces') bodies.push(Buffer.concat(chunks))
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+      })
+    })
+    await new Promise<void>((r) => collector.listen(0, '127.0.0.1', () => r()))
+    const bundleDir = mkdtempSync(join(tmpdir(), 'server-tools-cold-start-otel-'))
+    try {
+      const built = await poisonedBuild(bundleDir, [])
+      const [call] = await coldStart(
+        [{ method: 'POST', path: '/brain/acme/projects/p1/tools/whoami/invoke', body: { params: {} } }],
+        built.outfile,
+        { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}` },
+      )
+      expect(call.status, call.body).toBe(200)
+      const names = bodies.flatMap((b) =>
+        decodeTraceRequest(b).flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((span) => span.name))),
+      )
+      expect(names).toEqual(expect.arrayContaining(['execute_tool whoami', 'POST /brain/:tenant/projects/:project/tools/:name/invoke']))
+    } finally {
+      rmSync(bundleDir, { recursive: true, force: true })
+      await new Promise((r) => collector.close(r))
+    }
+  }, 60_000)
 
   it('would notice: with OTEL_EXPORTER_OTLP_ENDPOINT set, the first request loads the OpenTelemetry SDK, whose module was replaced, and serves on without it', async () => {
     const { answers, stdout } = await coldStartWithOutput(
