@@ -51,8 +51,8 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
         const p = c.get('principal')
         return p ? { subject: p.subject, ...(p.issuer ? { issuer: p.issuer } : {}) } : undefined
       },
-      ...(brain ? scopeOf(path) : {}),
     }
+    if (brain) scopeInto(ctx, segments)
     const method = c.req.method
     let route = 'unmatched'
     await tracer.continueFrom(
@@ -151,19 +151,16 @@ function targetOf(path: string): string {
     .slice(0, 512)
 }
 
-function scopeOf(path: string): Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> {
-  const parts = path.split('/')
-  // each part decoded once: this runs on every request
-  const seg = (i: number) => (parts[i] === undefined ? undefined : decodedPathPart(parts[i]))
-  const out: Pick<RequestContext, 'tenant' | 'project' | 'process' | 'tool'> = { tenant: seg(2) }
-  if (seg(3) === 'projects') {
-    out.project = seg(4)
-    const kind = seg(5)
-    const id = kind === 'processes' || kind === 'tools' || kind === 'server-tools' ? seg(6) : undefined
-    if (id && kind === 'processes') out.process = id
-    else if (id) out.tool = id
-  }
-  return out
+/** Tenant, project, process and tool from the path's parts, each decoded once (this runs on every request). */
+function scopeInto(ctx: RequestContext, parts: string[]) {
+  ctx.tenant = parts[2] === undefined ? undefined : decodedPathPart(parts[2])
+  if (parts[3] === undefined || decodedPathPart(parts[3]) !== 'projects') return
+  ctx.project = parts[4] === undefined ? undefined : decodedPathPart(parts[4])
+  const kind = parts[5] === undefined ? undefined : decodedPathPart(parts[5])
+  const id =
+    (kind === 'processes' || kind === 'tools' || kind === 'server-tools') && parts[6] !== undefined ? decodedPathPart(parts[6]) : undefined
+  if (id && kind === 'processes') ctx.process = id
+  else if (id) ctx.tool = id
 }
 
 const decodePart = (p: string) => {

@@ -258,10 +258,7 @@ export class SurfaceService {
     params: unknown,
     opts: { signal?: AbortSignal; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
-    return dispatcher.call(surface.gate, surface.caller(subject), name, params, {
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.refused ? { refused: opts.refused } : {}),
-    })
+    return dispatcher.call(surface.gate, surface.caller(subject), name, params, { signal: opts.signal, refused: opts.refused })
   }
 }
 

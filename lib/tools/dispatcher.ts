@@ -197,13 +197,8 @@ export class ToolDispatcher {
       }
     }
 
-    const ctx: InvocationContext = {
-      ...caller,
-      depth,
-      signal: opts.signal,
-      tools: this.siblings(gate, caller, depth, opts.signal),
-      ...(gate.surface ? { surface: gate.surface } : {}),
-    }
+    const ctx: InvocationContext = { ...caller, depth, signal: opts.signal, tools: this.siblings(gate, caller, depth, opts.signal) }
+    if (gate.surface) ctx.surface = gate.surface
     this.notify((l) =>
       (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, {
         caller,

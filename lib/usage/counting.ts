@@ -58,9 +58,13 @@ export class UsageCounter implements DispatchListener {
 
   afterCall({ caller, tool, outcome }: AfterCallEvent): void {
     if (outcome.isError) return
-    const base = { tenant: caller.tenant, project: caller.project, role: caller.role || UNKNOWN_ROLE }
-    this.recorder.record({ ...base, tool: tool.name }, familyOfTool(tool), { calls: 1, codeCalls: caller.origin === 'code' ? 1 : 0 })
+    const role = caller.role || UNKNOWN_ROLE
+    this.recorder.record({ tenant: caller.tenant, project: caller.project, role, tool: tool.name }, familyOfTool(tool), {
+      calls: 1,
+      codeCalls: caller.origin === 'code' ? 1 : 0,
+    })
     if (tool.source !== 'builtin') return
+    const base = { tenant: caller.tenant, project: caller.project, role }
     if (tool.name === 'tool_description')
       this.recorder.recordEach(base, describedNames(outcome.content), familyOfName, { discoveryHits: 1 })
     else if (tool.name === 'tool_list') this.recorder.recordEach(base, listedNames(outcome.content), familyOfName, { listedHits: 1 })
