@@ -9,6 +9,7 @@ import type { YamlParsing } from '../../lib/config/yaml'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
 import type { Preconditions } from '../../lib/documents/preconditions'
 import { invalidInput, ServerToolsError } from '../../lib/errors'
+import { type CallSignal, DeferredSignal } from '../../lib/runtime/deferred-signal'
 import { ID_PATTERN, isValidProjectId, TENANT_LAYER_ID } from './auth'
 import { headerOf } from './headers'
 
@@ -167,20 +168,28 @@ const bodyEnded = (cause: unknown) =>
  * a whole web Request (its headers copied, the body wrapped as a web stream, an AbortController),
  * which cost a tool call over HTTP more than everything else on its path (bench/usage); the
  * signal is taken from the Node response instead, aborted as the adapter itself would abort it:
- * on 'close' before the answer was written. Elsewhere (Lambda, app.request) the Request is real
- * already and its own signal is used.
+ * on 'close' before the answer was written — and only when a tool first asks for it
+ * (lib/runtime/deferred-signal.ts). Elsewhere (Lambda, app.request) the Request is real already
+ * and its own signal is used.
  */
-export function requestSignal(c: Context): AbortSignal {
+export function requestSignal(c: Context): CallSignal {
   const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined
   const incoming = env?.incoming
   const outgoing = env?.outgoing
   if (!incoming || !outgoing || typeof outgoing.once !== 'function') return c.req.raw.signal
-  const controller = new AbortController()
-  outgoing.once('close', () => {
-    if (!outgoing.writableFinished)
-      controller.abort(incoming.errored ?? new DOMException('Client connection prematurely closed.', 'AbortError'))
+  const abortReason = () => incoming.errored ?? new DOMException('Client connection prematurely closed.', 'AbortError')
+  // closed before the answer was written: the client went away
+  const left = () => outgoing.destroyed && !outgoing.writableFinished
+  // made when a tool first asks for it (lib/runtime/deferred-signal.ts); already aborted if the client left before that
+  return new DeferredSignal(left, () => {
+    const controller = new AbortController()
+    if (left()) controller.abort(abortReason())
+    else
+      outgoing.once('close', () => {
+        if (!outgoing.writableFinished) controller.abort(abortReason())
+      })
+    return controller.signal
   })
-  return controller.signal
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml']

@@ -15,6 +15,7 @@ import type { ProcessService } from '../recipes/spawn'
 import type { SpawnRateSettings } from '../recipes/spawn-rate'
 import { BoundedCache, ByteBudget } from '../runtime/bounded-cache'
 import type { Clock } from '../runtime/clock'
+import type { CallSignal } from '../runtime/deferred-signal'
 import type { Logger } from '../runtime/logger'
 import type { CodeApi } from '../tools/builtins/execute_code'
 import { CODE_TOOL, type CodeDeclaration, codeDeclaration, declarationBytes as codeDeclarationBytes } from '../tools/code-declaration'
@@ -244,7 +245,7 @@ export class SurfaceService {
     key: CallerProcessKey,
     name: unknown,
     params: unknown,
-    opts: { signal?: AbortSignal; refused?: 'throw' } = {},
+    opts: { signal?: CallSignal; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
     return this.callOn(dispatcher, await this.open(key), key.subject, name, params, opts)
   }
@@ -256,7 +257,7 @@ export class SurfaceService {
     subject: string,
     name: unknown,
     params: unknown,
-    opts: { signal?: AbortSignal; refused?: 'throw' } = {},
+    opts: { signal?: CallSignal; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
     return dispatcher.call(surface.gate, surface.caller(subject), name, params, { signal: opts.signal, refused: opts.refused })
   }

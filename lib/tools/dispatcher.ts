@@ -9,6 +9,7 @@ import { toolError } from '../calls/outcome'
 import { validateAgainst } from '../config/json-schema'
 import { isServerToolsError, ServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
+import { type CallSignal, DeferredSignal } from '../runtime/deferred-signal'
 import type { Logger } from '../runtime/logger'
 import { type Metrics, noopMetrics } from '../runtime/metrics'
 import { noopTracer, type Tracer } from '../runtime/tracer'
@@ -146,7 +147,7 @@ export class ToolDispatcher {
     caller: CallerIdentity,
     name: unknown,
     params: unknown,
-    opts: { depth?: number; delegate?: boolean; signal?: AbortSignal; overloaded?: 'throw'; refused?: 'throw' } = {},
+    opts: { depth?: number; delegate?: boolean; signal?: CallSignal; overloaded?: 'throw'; refused?: 'throw' } = {},
   ): Promise<ToolOutcome> {
     const depth = opts.depth ?? 0
     if (typeof name !== 'string' || !name) return toolError('A tool call needs a tool name (a non-empty string).')
@@ -197,7 +198,19 @@ export class ToolDispatcher {
       }
     }
 
-    const ctx: InvocationContext = { ...caller, depth, signal: opts.signal, tools: this.siblings(gate, caller, depth, opts.signal) }
+    const signal = opts.signal
+    const ctx: InvocationContext =
+      signal instanceof DeferredSignal
+        ? {
+            ...caller,
+            depth,
+            // made only if the tool asks (a close listener and a controller per call otherwise)
+            get signal() {
+              return signal.signal
+            },
+            tools: this.siblings(gate, caller, depth, signal),
+          }
+        : { ...caller, depth, signal, tools: this.siblings(gate, caller, depth, signal) }
     if (gate.surface) ctx.surface = gate.surface
     this.notify((l) =>
       (delegate ? (l.beforeDelegate ?? l.beforeCall) : l.beforeCall)?.call(l, {
@@ -292,7 +305,7 @@ export class ToolDispatcher {
     caller: CallerIdentity,
     name: unknown,
     params: unknown,
-    opts: { depth?: number; signal?: AbortSignal } = {},
+    opts: { depth?: number; signal?: CallSignal } = {},
   ): Promise<ToolOutcome> {
     return this.call(gate, caller, name, params, { ...opts, delegate: true })
   }
@@ -308,7 +321,7 @@ export class ToolDispatcher {
   }
 
   /** Sibling calls go back through the same gate, one level deeper. */
-  siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: AbortSignal): SiblingTools {
+  siblings(gate: ToolGate, caller: CallerIdentity, depth: number, signal?: CallSignal): SiblingTools {
     return new SiblingCalls(this, gate, caller, depth, signal)
   }
 }
@@ -323,7 +336,7 @@ class SiblingCalls implements SiblingTools {
     private readonly gate: ToolGate,
     private readonly caller: CallerIdentity,
     private readonly depth: number,
-    private readonly signal: AbortSignal | undefined,
+    private readonly signal: CallSignal | undefined,
   ) {}
 
   call(name: string, params: unknown, opts?: SiblingCallOptions) {

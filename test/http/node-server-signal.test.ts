@@ -5,6 +5,7 @@
  * more than everything else on its path. Real sockets on 127.0.0.1; counted, not timed: how often
  * the adapter turned a body into a web stream.
  */
+import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import { Readable } from 'node:stream'
@@ -63,6 +64,86 @@ describe('the request signal of a tool call on the node server', () => {
     await waiting.started
     socket.destroy() // the client goes away while the tool runs
     expect(await waiting.outcome).toEqual(toolError(expect.stringMatching(/^cancelled: .*(AbortError|prematurely closed)/)))
+  })
+
+  it('gives a tool that asks for its signal only after the client left a signal already aborted', async () => {
+    let running!: () => void
+    let asked!: (aborted: boolean) => void
+    const started = new Promise<void>((r) => (running = r))
+    const answer = new Promise<boolean>((r) => (asked = r))
+    let goOn!: () => void
+    const late: Tool = {
+      name: 'late_signal',
+      description: 'Reads its signal when told to.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      labels: [],
+      primary: true,
+      deferred: false,
+      source: 'builtin',
+      typeId: 'builtin',
+      invoke: async (_params, ctx) => {
+        running()
+        await new Promise<void>((r) => (goOn = r))
+        asked(ctx.signal?.aborted ?? false)
+        return toolError('asked')
+      },
+    }
+    const { app, auth, path } = await processApp([late])
+    const port = await listen(app.fetch)
+    const body = JSON.stringify({ name: 'late_signal', params: {} })
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    )
+    await started
+    const closed = new Promise((r) => socket.once('close', r))
+    socket.destroy()
+    await closed
+    // the server sees the close on its next turns of the loop
+    await new Promise((r) => setTimeout(r, 50))
+    goOn()
+    expect(await answer).toBe(true)
+  })
+
+  it('makes no AbortController for a tool call whose tool never asks for its signal', async () => {
+    const { app, auth, path } = await processApp([])
+    const port = await listen(app.fetch)
+    const body = JSON.stringify({ name: 'whoami', params: {} })
+    // node:http, not fetch: the client makes no controller of its own
+    const call = () =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path,
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            let text = ''
+            res.on('data', (d) => (text += d))
+            res.on('end', () => resolve(text))
+          },
+        )
+        req.on('error', reject)
+        req.end(body)
+      })
+    const Original = globalThis.AbortController
+    let made = 0
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super()
+        made++
+      }
+    }
+    try {
+      for (let i = 0; i < 3; i++) expect(JSON.parse(await call())).toMatchObject({ isError: false })
+    } finally {
+      globalThis.AbortController = Original
+    }
+    expect(made).toBe(0)
   })
 
   it('answers a tool call without turning its body into a web stream (the adapter does, for a route that reads c.req.raw)', async () => {

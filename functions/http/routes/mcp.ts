@@ -18,6 +18,7 @@ import { CHUNK_CHARS, parseJsonInSlices } from '../../../lib/config/json-slices'
 import { jsonTooDeep, MAX_NESTING_DEPTH } from '../../../lib/config/nesting'
 import { ServerToolsError } from '../../../lib/errors'
 import type { ProcessKey } from '../../../lib/recipes/ports'
+import type { CallSignal } from '../../../lib/runtime/deferred-signal'
 import type { ProcessSurface } from '../../../lib/surface/surface'
 import type { AppDeps, McpProtocol } from '../app-deps'
 import type { AuthEnv } from '../auth'
@@ -167,7 +168,7 @@ export function mcpRoutes(deps: AppDeps) {
     }
 
     let toolsChanged = false
-    let signal: AbortSignal | undefined
+    let signal: CallSignal | undefined
     const session = {
       ...(surface ? { surface } : {}),
       // the request's signal ends the call tree when the client goes away (as on the other call routes)
@@ -222,7 +223,7 @@ export function mcpRoutes(deps: AppDeps) {
     const surface = await statelessSurface(c, pathId, p)
     if (!surface)
       return modernResponse({ status: 404, body: JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32001, message: PROCESS_GONE } }) })
-    let signal: AbortSignal | undefined
+    let signal: CallSignal | undefined
     const session = {
       surface,
       call: (name: string, args: Record<string, unknown>) =>
