@@ -302,4 +302,17 @@ export const attacks: AttackClass[] = [
       assert.equal(body.isError, false)
     },
   },
+  {
+    // the result twice (text block and structured content): twice the bytes of the REST answer
+    name: 'D2 variant: tool_description of the same through the process MCP endpoint',
+    async prepare(app: HostileApp, tenant: string) {
+      const names = await longTools(app, tenant, 100_000)
+      return { id: await spawn(app, tenant), names }
+    },
+    async once(app: HostileApp, tenant: string, prepared: unknown) {
+      const { id, names } = prepared as { id: string; names: string[] }
+      const { isError } = await mcpCall(app, tenant, id, 'tool_description', { names })
+      assert.equal(isError, false)
+    },
+  },
 ]
