@@ -16,7 +16,7 @@
  * writing it (issue 21 D2: 25 descriptions of 100,000 characters, 7.5 ms of the shared thread
  * per answer).
  */
-import { jsonBytes } from './expansion-budget'
+import { jsonBytes, yieldToEventLoop } from './expansion-budget'
 
 /** Where an object keeps the renderings of some of its members (not enumerable: JSON.stringify, spreads and Object.keys never see it). */
 const RENDERED = Symbol('rendered members')
@@ -32,6 +32,30 @@ const UTF8 = new TextEncoder()
 /** `value` rendered: what `withRendered` takes for one member. */
 export function renderedValue(value: unknown): RenderedValue {
   return { value, json: UTF8.encode(JSON.stringify(value)) }
+}
+
+/**
+ * renderedValue for a value that may be long (a 1 MiB description): rendered a slice at a time
+ * with a turn of the event loop between slices, as an answer is (`jsonRenderSlice`), so keeping
+ * a rendering costs no longer stretch than streaming it would have.
+ */
+export async function renderedValueInSlices(value: unknown, slice: number): Promise<RenderedValue> {
+  if (jsonBytes(value, slice) <= slice) return renderedValue(value)
+  const pieces: Uint8Array[] = []
+  let length = 0
+  for (const piece of jsonPieces(value, slice)) {
+    // a piece is never written again once handed on (each slice gets a fresh buffer): kept as it is
+    pieces.push(piece)
+    length += piece.byteLength
+    await yieldToEventLoop()
+  }
+  const json = new Uint8Array(length)
+  let at = 0
+  for (const p of pieces) {
+    json.set(p, at)
+    at += p.byteLength
+  }
+  return { value, json }
 }
 
 /**

@@ -8,7 +8,10 @@
  * shared thread per answer of 25 descriptions of 100,000 characters, whichever names or order).
  */
 import { jsonBytes, WORK_BUDGETS } from '../config/expansion-budget'
-import { type RenderedValue, renderedValue } from '../config/json-render'
+
+const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
+
+import { type RenderedValue, renderedValueInSlices } from '../config/json-render'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { codeDeclaration } from '../tools/code-declaration'
 import type { Tool } from '../tools/contracts'
@@ -43,7 +46,7 @@ export class DescribedRenderings {
   }
 
   /** The parts of `tool`; `code` adds its declaration (a code-mode process asks for it, others never pay for it). */
-  of(tool: Tool, code: boolean): DescribedParts {
+  async of(tool: Tool, code: boolean): Promise<DescribedParts> {
     const kept = this.cache.get(tool)
     if (kept && (!code || kept.coded)) return kept
     this.renders++
@@ -53,13 +56,14 @@ export class DescribedRenderings {
     // over the budget it is never described: nothing of it is rendered
     const fits = measured <= WORK_BUDGETS.describedBytes.limit
     if (fits && !kept) {
-      if (tool.description.length >= RENDERED_MEMBER_MIN) rendered.description = renderedValue(tool.description)
-      if (jsonBytes(tool.inputSchema, RENDERED_MEMBER_MIN) >= RENDERED_MEMBER_MIN) rendered.paramsSchema = renderedValue(tool.inputSchema)
+      if (tool.description.length >= RENDERED_MEMBER_MIN) rendered.description = await renderedValueInSlices(tool.description, SLICE)
+      if (jsonBytes(tool.inputSchema, RENDERED_MEMBER_MIN) >= RENDERED_MEMBER_MIN)
+        rendered.paramsSchema = await renderedValueInSlices(tool.inputSchema, SLICE)
     }
     let declaration: string | undefined = kept?.declaration
     if (code && fits && declaration === undefined) {
       declaration = codeDeclaration([tool]).text
-      if (declaration.length >= RENDERED_MEMBER_MIN) rendered.declaration = renderedValue(declaration)
+      if (declaration.length >= RENDERED_MEMBER_MIN) rendered.declaration = await renderedValueInSlices(declaration, SLICE)
     }
     const parts: DescribedParts = {
       measured,

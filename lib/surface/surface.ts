@@ -611,7 +611,7 @@ export class ProcessSurface implements DiscoverySurface {
     let fitting = Math.min(known.length, max)
     const parts: DescribedParts[] = []
     for (let i = 0; i < fitting; i++) {
-      const p = this.renderings.of(known[i], this.isCode)
+      const p = await this.renderings.of(known[i], this.isCode)
       const bytes = p.measured * (this.isCode ? 2 : 1)
       if (bytes > room) fitting = i
       else {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { JsonAsText, jsonPieces, renderedValue, withRendered } from '../../lib/config/json-render'
+import { JsonAsText, jsonPieces, renderedValue, renderedValueInSlices, withRendered } from '../../lib/config/json-render'
 
 const joined = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString('utf8')
 
@@ -89,6 +89,15 @@ describe('JSON rendered in pieces (issue 21 D2, D3)', () => {
         },
       ),
       { numRuns: 300 },
+    )
+  })
+
+  it('keeps a rendering made a slice at a time byte for byte as the one made at once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue({ maxDepth: 4 }), fc.integer({ min: 1, max: 300 }), async (value, slice) => {
+        expect(Buffer.from((await renderedValueInSlices(value, slice)).json)).toEqual(Buffer.from(renderedValue(value).json))
+      }),
+      { numRuns: 200 },
     )
   })
 })
