@@ -91,7 +91,8 @@ async function mcpCall(app: HostileApp, tenant: string, id: string, name: string
 /** Usage counters with `listedHits`, once the app's usage buffer (flushed a second after a count) has written them. */
 async function listedCounters(app: HostileApp, tenant: string, atLeast: number): Promise<number> {
   let n = 0
-  for (let attempt = 0; attempt < 40; attempt++) {
+  // the buffer writes 50 keys of a tenant a second (tenantKeysPerFlush): 200 counters take ~4 flushes
+  for (let attempt = 0; attempt < 80; attempt++) {
     const res = await app.call(tenant, 'GET', '/admin/projects/p1/insights/tool-usage')
     const roles = JSON.parse(await ok(res, 'insights')) as { tools: { toolName: string; listedHits: number }[] }[]
     n = roles.reduce((a, r) => a + r.tools.filter((t) => t.listedHits > 0).length, 0)
