@@ -195,7 +195,7 @@ describe('the default protobuf export: each span written as it ends (EncodedBatc
     expect(ours[0].scopeSpans[0].spans[1].attributes['server_tools.city']).toBe('Zürich ✓ 東京')
   })
 
-  it('posts a batch when it holds maxExportBatchSize spans, one export at a time, and drops (and counts) the spans beyond maxQueueSize waiting', async () => {
+  it('posts a batch when it holds maxExportBatchSize spans, and drops (and counts) the spans beyond maxQueueSize waiting, batches out for export included', async () => {
     collector.answer = 'held'
     const { provider, processor } = providerWith({ maxExportBatchSize: 3, maxQueueSize: 4, scheduledDelayMillis: 60_000 })
     const tracer = provider.getTracer('server-tools')
@@ -209,6 +209,23 @@ describe('the default protobuf export: each span written as it ends (EncodedBatc
     await provider.forceFlush()
     const names = posts.map((p) => decodeTraceRequest(p.body)[0].scopeSpans[0].spans.map((s) => s.name))
     expect(names).toEqual([['a', 'b', 'c'], ['d']])
+    await provider.shutdown()
+  })
+
+  it('keeps up to four batches out for export while the collector has not answered, and posts the rest as answers come', async () => {
+    collector.answer = 'held'
+    const { provider, processor } = providerWith({ maxExportBatchSize: 1, maxQueueSize: 100, scheduledDelayMillis: 60_000 })
+    const tracer = provider.getTracer('server-tools')
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) tracer.startSpan(name, {}, ROOT_CONTEXT).end()
+    await vi.waitFor(() => expect(posts).toHaveLength(4))
+    await new Promise((r) => setTimeout(r, 50))
+    expect(posts).toHaveLength(4)
+    collector.answer = 'ok'
+    for (const release of collector.held.splice(0)) release()
+    await provider.forceFlush()
+    const names = posts.map((p) => decodeTraceRequest(p.body)[0].scopeSpans[0].spans[0].name)
+    expect(names.sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f'])
+    expect(processor.lost).toEqual({ dropped: 0, failed: 0 })
     await provider.shutdown()
   })
 
