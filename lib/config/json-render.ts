@@ -16,10 +16,36 @@
  * writing it (issue 21 D2: 25 descriptions of 100,000 characters, 7.5 ms of the shared thread
  * per answer).
  */
+import { BoundedCache } from '../runtime/bounded-cache'
 import { jsonBytes, yieldToEventLoop } from './expansion-budget'
+
+/**
+ * Renderings of long strings kept under a key naming their content version (a document's scope,
+ * path and version), each checked against the string it came from before it is used (`===`:
+ * equal text, whichever copy), in a cache bounded by bytes.
+ */
+export class KeptRenderings {
+  private readonly cache: BoundedCache<string, RenderedValue>
+  /** Strings rendered since start (each a miss): tests count these, never time them. */
+  renders = 0
+  constructor(maxBytes: number) {
+    this.cache = new BoundedCache(100_000, { maxBytes })
+  }
+  async of(key: string, value: string, slice: number): Promise<RenderedValue> {
+    const kept = this.cache.get(key)
+    if (kept && kept.value === value) return kept
+    this.renders++
+    const rendered = await renderedValueInSlices(value, slice)
+    this.cache.set(key, rendered, rendered.json.byteLength + 2 * value.length)
+    return rendered
+  }
+}
 
 /** Where an object keeps the renderings of some of its members (not enumerable: JSON.stringify, spreads and Object.keys never see it). */
 const RENDERED = Symbol('rendered members')
+
+/** Members shorter than this (as JSON) are rendered with the answer: keeping and copying them saves nothing. */
+export const RENDERED_MEMBER_MIN = 1024
 
 /** The UTF-8 of `JSON.stringify(value)`, kept beside the value it was rendered from. */
 export interface RenderedValue {

@@ -11,14 +11,11 @@ import { jsonBytes, WORK_BUDGETS } from '../config/expansion-budget'
 
 const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
 
-import { type RenderedValue, renderedValueInSlices } from '../config/json-render'
+import { RENDERED_MEMBER_MIN, type RenderedValue, renderedValueInSlices } from '../config/json-render'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { codeDeclaration } from '../tools/code-declaration'
 import type { Tool } from '../tools/contracts'
 import { searchHintOf } from './discovery'
-
-/** Members shorter than this (as JSON) are rendered with the answer: copying them saves nothing. */
-export const RENDERED_MEMBER_MIN = 1024
 
 /** What the kept renderings may hold, all tenants together (default; SurfaceSettings.describedMemoBytes). */
 export const DESCRIBED_MEMO_BYTES = 32 * 1024 * 1024

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
+import { exportedBodies } from '../../functions/http/routes/documents'
 import { client, tokenFor } from '../support/http'
 
 const LONG = 150_000
@@ -150,4 +151,35 @@ describe('tool_description answers from renderings kept per tool version', () =>
       expect((await deps.surface.describedRenders()) - renders).toBe(names.length)
     },
   )
+
+  it('exports each document version rendered once: repeated exports copy it, a rewritten body is in the next one, tenants apart', async () => {
+    const { apis } = await setUp(['acme', 'umbrella'])
+    const note = (tenant: string, i: number, round: string) => `${tenant} ${round} "${i}"\n€`.padEnd(300_000, String(i))
+    for (const tenant of ['acme', 'umbrella'])
+      for (let i = 0; i < 3; i++)
+        expect(
+          (
+            await apis[tenant].put(`/brain/${tenant}/projects/p1/documents/notes/n${i}.md`, note(tenant, i, 'first'), {
+              'content-type': 'text/markdown',
+            })
+          ).status,
+        ).toBe(201)
+    const exported = async (tenant: string) => {
+      const res = await apis[tenant].get(`/brain/${tenant}/projects/p1/documents?bodies=true&prefix=notes/`)
+      const text = await res.text()
+      const body = JSON.parse(text) as { documents: { path: string; body: string }[] }
+      expect(text).toBe(JSON.stringify(body))
+      return body.documents.map((d) => d.body)
+    }
+    const renders = exportedBodies.renders
+    for (let round = 0; round < 3; round++)
+      for (const tenant of ['acme', 'umbrella']) expect(await exported(tenant)).toEqual([0, 1, 2].map((i) => note(tenant, i, 'first')))
+    expect(exportedBodies.renders - renders).toBe(6)
+    expect(
+      (await apis.acme.put('/brain/acme/projects/p1/documents/notes/n1.md', note('acme', 1, 'second'), { 'content-type': 'text/markdown' }))
+        .status,
+    ).toBe(200)
+    expect(await exported('acme')).toEqual([note('acme', 0, 'first'), note('acme', 1, 'second'), note('acme', 2, 'first')])
+    expect(exportedBodies.renders - renders).toBe(7)
+  })
 })

@@ -1,6 +1,7 @@
 /** Raw documents of one layer, read through the cascade. */
 import type { MiddlewareHandler } from 'hono'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
+import { KeptRenderings, RENDERED_MEMBER_MIN, withRendered } from '../../../lib/config/json-render'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'
@@ -19,6 +20,11 @@ const CONTENT_TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
 }
 const contentTypeOf = (path: string) => CONTENT_TYPES[path.split('.').pop() ?? ''] ?? 'text/plain; charset=utf-8'
+
+/** Exported bodies rendered as JSON, all tenants together (keys name the tenant's scope). */
+export const EXPORTED_BODY_BYTES = 32 * 1024 * 1024
+export const exportedBodies = new KeptRenderings(EXPORTED_BODY_BYTES)
+const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
 
 export function documentRoutes(deps: AppDeps) {
   const pathOf = (c: { req: { path: string } }) => {
@@ -47,8 +53,9 @@ export function documentRoutes(deps: AppDeps) {
         c.req.query('prefix') ?? '',
         carry ? WORK_BUDGETS.documentBodies.limit : 0,
       )
-      return jsonAnswer(c, {
-        documents: docs.map((d) => ({
+      const documents = []
+      for (const d of docs) {
+        const entry = {
           path: d.key.path,
           version: d.version,
           sha256: d.sha256,
@@ -56,8 +63,15 @@ export function documentRoutes(deps: AppDeps) {
           updatedAt: d.updatedAt,
           updatedBy: d.updatedBy,
           ...(carry ? (d.body !== undefined ? { body: d.body } : { bodyOmitted: true }) : {}),
-        })),
-      })
+        }
+        // a long body's JSON is kept per document version: each export copies it (issue 21 D3)
+        documents.push(
+          d.body !== undefined && d.body.length >= RENDERED_MEMBER_MIN
+            ? withRendered(entry, { body: await exportedBodies.of(`${d.key.scope}\u0000${d.key.path}\u0000${d.version}`, d.body, SLICE) })
+            : entry,
+        )
+      }
+      return jsonAnswer(c, { documents })
     })
     .get('/projects/:project/documents/:path{.+}', requireScope('tools:read'), async (c) => {
       const project = projectParam(c)
