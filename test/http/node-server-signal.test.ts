@@ -16,7 +16,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { toolError } from '../../lib/calls/outcome'
 import type { Tool } from '../../lib/tools/contracts'
-import { waitForCancelTool } from '../support/cancellable-tool'
+import { bareBuiltin, waitForCancelTool } from '../support/cancellable-tool'
 import { ALL, tokenFor } from '../support/http'
 
 const servers: ReturnType<typeof serve>[] = []
@@ -30,6 +30,16 @@ async function listen(fetch: (req: Request, env: unknown) => Response | Promise<
   servers.push(server)
   await new Promise<void>((r) => server.once('listening', () => r()))
   return (server.address() as AddressInfo).port
+}
+
+/** A POST written on a raw socket, so the test can close the connection while the call runs. */
+function postRaw(port: number, path: string, authorization: string, body: string) {
+  const socket = connect(port, '127.0.0.1')
+  socket.on('error', () => {})
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+  return socket
 }
 
 async function processApp(extra: Tool[]) {
@@ -56,11 +66,7 @@ describe('the request signal of a tool call on the node server', () => {
     const { app, auth, path } = await processApp([waiting.tool])
     const port = await listen(app.fetch)
     const body = JSON.stringify({ name: 'wait_for_cancel', params: {} })
-    const socket = connect(port, '127.0.0.1')
-    socket.on('error', () => {})
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    )
+    const socket = postRaw(port, path, auth.authorization, body)
     await waiting.started
     socket.destroy() // the client goes away while the tool runs
     expect(await waiting.outcome).toEqual(toolError(expect.stringMatching(/^cancelled: .*(AbortError|prematurely closed)/)))
@@ -72,30 +78,16 @@ describe('the request signal of a tool call on the node server', () => {
     const started = new Promise<void>((r) => (running = r))
     const answer = new Promise<boolean>((r) => (asked = r))
     let goOn!: () => void
-    const late: Tool = {
-      name: 'late_signal',
-      description: 'Reads its signal when told to.',
-      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-      labels: [],
-      primary: true,
-      deferred: false,
-      source: 'builtin',
-      typeId: 'builtin',
-      invoke: async (_params, ctx) => {
-        running()
-        await new Promise<void>((r) => (goOn = r))
-        asked(ctx.signal?.aborted ?? false)
-        return toolError('asked')
-      },
-    }
+    const late = bareBuiltin('late_signal', 'Reads its signal when told to.', async (_params, ctx) => {
+      running()
+      await new Promise<void>((r) => (goOn = r))
+      asked(ctx.signal?.aborted ?? false)
+      return toolError('asked')
+    })
     const { app, auth, path } = await processApp([late])
     const port = await listen(app.fetch)
     const body = JSON.stringify({ name: 'late_signal', params: {} })
-    const socket = connect(port, '127.0.0.1')
-    socket.on('error', () => {})
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    )
+    const socket = postRaw(port, path, auth.authorization, body)
     await started
     const closed = new Promise((r) => socket.once('close', r))
     socket.destroy()
