@@ -11,7 +11,7 @@ import { headerOf } from './headers'
 import { Hono } from './hono'
 import { observe } from './observe'
 import { bearerChallenge, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from './protected-resource'
-import { bodyTooLarge, closeIfUnread, UNREAD_DRAIN_BYTES } from './request'
+import { bodyTooLarge } from './request'
 import { auditRoutes } from './routes/audit'
 import { callableToolRoutes } from './routes/callable-tools'
 import { documentRoutes } from './routes/documents'
@@ -32,10 +32,8 @@ export function createApp(deps: AppDeps) {
     // Declared sizes are refused before any byte is read; bodies without a declared size are
     // capped while they are read (functions/http/request.ts), so nothing reads past the limit.
     .use('*', (c, next) => {
-      const declared = Number(headerOf(c, 'content-length') ?? 0)
-      if (declared > MAX_DOCUMENT_BYTES + 64 * 1024) throw bodyTooLarge(c)
-      if (declared <= UNREAD_DRAIN_BYTES && headerOf(c, 'transfer-encoding') === undefined) return next()
-      return next().then(() => closeIfUnread(c))
+      if (Number(headerOf(c, 'content-length') ?? 0) > MAX_DOCUMENT_BYTES + 64 * 1024) throw bodyTooLarge(c)
+      return next()
     })
     // built on request (and, in the Lambda bundle, its code loaded then): no cold start pays for it
     .get('/openapi.json', async (c) => c.json((await deps.modules.openapi()).openApiDocument()))

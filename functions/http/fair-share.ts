@@ -5,6 +5,7 @@
  * received (see `afterBoth`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { FairGate, Release } from '../../lib/runtime/fair-gate'
@@ -70,19 +71,27 @@ function afterBoth(node: { incoming?: IncomingMessage; outgoing?: ServerResponse
   const one = () => {
     if (--pending === 0) release()
   }
-  const wait = (emitter: IncomingMessage | ServerResponse, done: boolean, event: 'end' | 'finish') => {
+  const wait = (emitter: IncomingMessage | ServerResponse, done: boolean, event: 'end' | 'finish', socket?: Socket | null) => {
     if (done || emitter.destroyed) return
     pending++
     let once = false
     const fire = () => {
       if (once) return
       once = true
+      emitter.off(event, fire)
+      emitter.off('close', fire)
+      socket?.off('close', fire)
       one()
     }
     emitter.once(event, fire)
     emitter.once('close', fire)
+    // A body whose answer was already written is neither ended nor destroyed by Node when its
+    // connection closes (the server let go of it with the answer): without the socket's close, a
+    // request answered before its body and then cut off (a refusal that closes the connection, a
+    // client that gives up its upload) would hold its tenant's place for ever.
+    socket?.once('close', fire)
   }
-  if (node?.incoming) wait(node.incoming, node.incoming.complete, 'end')
+  if (node?.incoming) wait(node.incoming, node.incoming.complete, 'end', node.incoming.socket)
   if (node?.outgoing && !streaming) wait(node.outgoing, node.outgoing.writableFinished, 'finish')
   one()
 }

@@ -84,23 +84,6 @@ export const bodyTooLarge = (c: Context) => {
 }
 
 /**
- * An answer given before its request's body has arrived (a refusal while it streams, a 429 before
- * it is read, a route that never reads it) leaves the rest on the connection, and Node drains it to
- * keep the connection alive: a flood of refused 340 KB bodies was read in full anyway, every
- * chunk a buffer the collector has to find (issue 21 N5). Past this many unread bytes the answer
- * closes the connection instead, so what is left is never read; a client reconnects for the next.
- */
-export const UNREAD_DRAIN_BYTES = 64 * 1024
-
-export function closeIfUnread(c: Context): void {
-  const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined
-  const incoming = env?.incoming
-  const outgoing = env?.outgoing
-  if (!incoming || incoming.complete || !outgoing || typeof outgoing.setHeader !== 'function' || outgoing.headersSent) return
-  outgoing.setHeader('connection', 'close')
-}
-
-/**
  * The body's bytes, never more than the limit. On @hono/node-server the IncomingMessage is read
  * directly: materialising a web Request for it (a stream, an AbortController) measured as the
  * largest single cost of a tool call. On Lambda the edge passes the event's body beside the Request;
