@@ -12,7 +12,7 @@ import { createApp } from '../../functions/http/app'
 import { success } from '../../lib/calls/outcome'
 import type { FairGateLimits } from '../../lib/runtime/fair-gate'
 import { nextTurn } from '../../lib/runtime/turns'
-import type { Tool } from '../../lib/tools/contracts'
+import { bareBuiltin } from '../support/cancellable-tool'
 import { tokenFor } from '../support/http'
 
 const servers: ReturnType<typeof serve>[] = []
@@ -23,19 +23,6 @@ afterEach(async () => {
   }
 })
 
-/** A primary built-in with no parameters that runs `invoke`. */
-const builtin = (name: string, description: string, invoke: Tool['invoke']): Tool => ({
-  name,
-  description,
-  inputSchema: { type: 'object', properties: {} },
-  labels: [],
-  primary: true,
-  deferred: false,
-  source: 'builtin',
-  typeId: 'builtin',
-  invoke,
-})
-
 /** A built-in that runs until the test lets it go, counting its calls running at once per tenant. */
 function heldTool() {
   const running = new Map<string, number>()
@@ -43,7 +30,7 @@ function heldTool() {
   let started = 0
   let open!: () => void
   let gate = new Promise<void>((r) => (open = r))
-  const tool = builtin('hold', 'Runs until released.', async (_params, ctx) => {
+  const tool = bareBuiltin('hold', 'Runs until released.', async (_params, ctx) => {
     const tenant = ctx.tenant
     started++
     running.set(tenant, (running.get(tenant) ?? 0) + 1)
@@ -75,7 +62,7 @@ function slicedTool() {
   let slices = 0
   let go!: () => void
   const started = new Promise<void>((r) => (go = r))
-  const tool = builtin('sliced', 'Works in slices.', async () => {
+  const tool = bareBuiltin('sliced', 'Works in slices.', async () => {
     await started
     for (let i = 0; i < SLICES; i++) {
       slices++
