@@ -8,6 +8,7 @@ import { createSsmSecretStore } from '../lib/stores/aws/secret-store'
 import { createAwsDeps } from './deps'
 import { createApp } from './http/app'
 import { lambdaRuntime, streamingLambdaHandler } from './http/lambda-streaming'
+import { installLightFetch } from './http/light-fetch'
 import {
   auditSettingsFromEnv,
   authSettingsFromEnv,
@@ -25,6 +26,10 @@ import {
 } from './settings'
 // sst/resource's links without its ES module imports of Node built-ins (nor 'sst', whose index loads node:util)
 import { Resource } from './sst-resource'
+
+// Headers and Response that load undici only for what needs it (a stream body, fetch): Node's
+// would load it with the first request's answer, the largest step of a cold start
+installLightFetch()
 
 // SecureString parameters under /server-tools/<tenant>/<name>; cached per container for a minute.
 // SSM_ENDPOINT exists only so tests can point the client at loopback; AWS uses its default.

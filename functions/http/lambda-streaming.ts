@@ -11,6 +11,7 @@
  * documents leave as they are produced (up to 200 MB instead of the 6 MB buffered cap).
  */
 import type { Writable } from 'node:stream'
+import { LightHeaders, LightRequest, LightResponse } from './light-fetch'
 
 /** The runtime's response stream: a Node writable plus the content-type setter the runtime adds. */
 export interface LambdaResponseStream extends Writable {
@@ -96,19 +97,30 @@ function bodyOf(event: HttpEventV2): Uint8Array | undefined {
 
 const UTF8 = new TextEncoder()
 
+/**
+ * A light Request (functions/http/light-fetch.ts): the event's method, URL, headers and body
+ * bytes, with the checks the real constructor makes (a bad name, value or URL is a TypeError);
+ * what only a real Request has builds one from these on first use.
+ */
 function requestOf(event: HttpEventV2, body: Uint8Array | undefined): Request {
-  // A record, not a Headers filled by set(): the Request validates and copies the fields once
-  // either way, and the record skips a second Headers and its sorted copy. Names are lower-cased
-  // here, so a repeated name replaces the earlier one as set() did (cookies first, as before).
-  const headers: Record<string, string> = {}
-  if (event.cookies?.length) headers.cookie = event.cookies.join('; ')
-  for (const [name, value] of Object.entries(event.headers ?? {})) if (value) headers[name.toLowerCase()] = headerValue(value)
+  // set(), not append(): a repeated name replaces the earlier one (cookies first, as before)
+  const headers = new LightHeaders()
+  if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '))
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value) headers.set(name, headerValue(value))
   const query = event.rawQueryString ? `?${event.rawQueryString}` : ''
-  // as Headers.get answered: the value without surrounding HTTP whitespace
-  const host = event.requestContext.domainName ?? headers.host?.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '') ?? 'localhost'
-  const init: RequestInit = { method: event.requestContext.http.method, headers }
-  if (body) init.body = body
-  return new Request(`https://${host}${event.rawPath}${query}`, init)
+  const host = event.requestContext.domainName ?? headers.get('host') ?? 'localhost'
+  const method = normalisedMethod(event.requestContext.http.method)
+  return new LightRequest(`https://${host}${event.rawPath}${query}`, method, headers, body) as unknown as Request
+}
+
+// as the Request constructor takes a method: a token, the six standard ones upper-cased
+const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const NORMALISED = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'])
+function normalisedMethod(method: string): string {
+  if (!METHOD.test(method)) throw new TypeError(`invalid method ${JSON.stringify(method)}`)
+  const upper = method.toUpperCase()
+  if (upper === 'CONNECT' || upper === 'TRACE' || upper === 'TRACK') throw new TypeError(`forbidden method ${method}`)
+  return NORMALISED.has(upper) ? upper : method
 }
 
 // Header values are byte strings; Lambda hands over decoded text, so anything beyond ASCII is
@@ -133,7 +145,11 @@ async function writeResponse(runtime: AwsLambdaRuntime, responseStream: LambdaRe
   ended.catch(() => {})
   // The first write sends the prelude, so there is one even for an empty body; end() takes no chunk in the runtime.
   stream.write('')
-  if (response.body) {
+  // a light answer (functions/http/light-fetch.ts) is written as its bytes, without a web stream
+  const whole = LightResponse.wholeBody(response)
+  if (whole) {
+    if (whole.bytes?.length) stream.write(whole.bytes)
+  } else if (response.body) {
     // A body that fails halfway rejects here, and the runtime ends the stream with the error:
     // the client sees a broken response, never a truncated one that looks complete.
     const reader = response.body.getReader()
