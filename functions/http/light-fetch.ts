@@ -158,6 +158,12 @@ const bytesOf = (body: WholeBody): Uint8Array =>
       ? new Uint8Array(body.slice(0))
       : new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength))
 
+/** WebIDL's `unsigned short`, as the real constructor reads `init.status` (201.7 is 201). */
+const unsignedShort = (v: unknown) => {
+  const n = Math.trunc(Number(v))
+  return Number.isFinite(n) ? ((n % 65536) + 65536) % 65536 : 0
+}
+
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304])
 const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/
 
@@ -189,8 +195,8 @@ export class LightResponse {
       this.#real = new R(body, init as ResponseInit)
       return
     }
-    const status = init?.status ?? 200
-    if (!Number.isInteger(status) || status < 200 || status > 599)
+    const status = init?.status === undefined ? 200 : unsignedShort(init.status)
+    if (status < 200 || status > 599)
       throw new RangeError(`Response: init.status must be in the range of 200 to 599, inclusive (got ${status})`)
     const statusText = init?.statusText === undefined ? '' : String(init.statusText)
     if (!REASON_PHRASE.test(statusText)) throw new TypeError('Response: invalid statusText')
@@ -243,7 +249,7 @@ export class LightResponse {
   /** Light and unread: its bytes, for the edge to write as they are (undefined otherwise). */
   static wholeBody(r: unknown): { bytes: Uint8Array | null } | undefined {
     if (!isLightResponse(r) || r.#real || r.#used) return undefined
-    r.#used = true
+    if (r.#bytes !== null) r.#used = true
     return { bytes: r.#bytes }
   }
 
@@ -277,9 +283,11 @@ export class LightResponse {
   }
 
   #take(): Uint8Array {
+    // no body: nothing to use up, every read answers empty (as the real one)
+    if (this.#bytes === null) return new Uint8Array(0)
     if (this.#used) throw new TypeError('Response: the body has already been read')
     this.#used = true
-    return this.#bytes ?? new Uint8Array(0)
+    return this.#bytes
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
     if (this.#real) return this.#real.arrayBuffer()
@@ -306,7 +314,7 @@ export class LightResponse {
   }
   clone(): LightResponse | Response {
     if (this.#real) return this.#real.clone()
-    if (this.#used) throw new TypeError('Response: the body has already been read')
+    if (this.#used && this.#bytes !== null) throw new TypeError('Response: the body has already been read')
     return new LightResponse(this.#bytes, { status: this.#status, statusText: this.#statusText, headers: this.#headers })
   }
   get [Symbol.toStringTag]() {
@@ -363,9 +371,10 @@ export class LightRequest {
     return this.#real ? this.#real.bodyUsed : this.#used
   }
   #take(): Uint8Array {
+    if (this.#bytes === undefined) return new Uint8Array(0)
     if (this.#used) throw new TypeError('Request: the body has already been read')
     this.#used = true
-    return this.#bytes ?? new Uint8Array(0)
+    return this.#bytes
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
     if (this.#real) return this.#real.arrayBuffer()

@@ -138,7 +138,7 @@ async function coldStartWithOutput(
   requests: { method: string; path: string; body?: unknown }[],
   bundle = outfile,
   extraEnv: Record<string, string> = {},
-): Promise<{ answers: { status: number; body: string }[]; stdout: string }> {
+): Promise<{ answers: { status: number; body: string }[]; stdout: string; undici: boolean }> {
   const token = await tokenFor('acme', undefined, 'alice@example.test', SECRET)
   const probe = `
     const { installLambdaRuntime, invokeStreaming } = await import(${JSON.stringify(new URL('../../scripts/lambda-streaming-runtime.mjs', import.meta.url).href)});
@@ -158,6 +158,8 @@ async function coldStartWithOutput(
       if (res.statusCode === 201) id = JSON.parse(body).id;
       out.push({ status: res.statusCode, body });
     }
+    // whether Node's undici was loaded (the first real Headers, Request or Response loads it)
+    process.stdout.write('\\n@@undici@@' + process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'));
     process.stdout.write('\\n@@answer@@' + JSON.stringify(out));
     process.exit(0);`
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
@@ -166,7 +168,8 @@ async function coldStartWithOutput(
     timeout: 20_000,
   })
   // the service may log to stdout (a request that fails is logged); the answer comes last
-  return { answers: JSON.parse(stdout.slice(stdout.lastIndexOf('@@answer@@') + '@@answer@@'.length)), stdout }
+  const answers = JSON.parse(stdout.slice(stdout.lastIndexOf('@@answer@@') + '@@answer@@'.length))
+  return { answers, stdout, undici: stdout.includes('@@undici@@true') }
 }
 
 describe('the Lambda cold start', () => {
@@ -208,6 +211,17 @@ describe('the Lambda cold start', () => {
     // (functions/sst-resource.ts). The check sees the imports: it fails on a start set that has them.
     expect(externalAtStart.length, 'the start set imports built-ins (node:crypto at least)').toBeGreaterThan(0)
     expect(externalAtStart.filter((path) => /^(node:)?(process|fs)$/.test(path))).toEqual([])
+  })
+
+  it("serves a tool call and a refusal without loading Node's undici: the Lambda entry's Headers and Response stand in (functions/http/light-fetch.ts)", async () => {
+    const { answers, undici } = await coldStartWithOutput([
+      { method: 'POST', path: '/brain/acme/projects/p1/tools/whoami/invoke', body: { params: {} } },
+      { method: 'POST', path: '/brain/acme/projects/p1/tools/no-such-tool/invoke', body: { params: {} } },
+    ])
+    expect(answers.map((a) => a.status)).toEqual([200, 200])
+    expect(JSON.parse(answers[1].body)).toMatchObject({ isError: true })
+    expect(JSON.parse(answers[0].body)).toMatchObject({ isError: false })
+    expect(undici).toBe(false)
   })
 
   it('imports the handler and serves a spawn and a manifest request without evaluating any of them, Ajv or yaml', async () => {
