@@ -339,7 +339,9 @@ export class LightRequest {
 
   constructor(url: string, method: string, headers: LightHeaders, body: Uint8Array | undefined) {
     // as the Request constructor checks them (the URL's parse error is the edge's 400)
-    this.url = new URL(url).href
+    const parsed = new URL(url)
+    if (parsed.username || parsed.password) throw new TypeError('Request: a URL with credentials cannot be requested')
+    this.url = parsed.href
     this.method = method
     this.headers = headers as unknown as Headers
     this.#bytes = body

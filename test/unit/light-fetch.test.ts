@@ -231,9 +231,11 @@ describe('the light Request', () => {
     expect(light.signal.aborted).toBe(false)
   })
 
-  it('refuses a URL the Request constructor refuses, with a TypeError', () => {
+  it('refuses the URLs the Request constructor refuses (unparsable, with credentials), with a TypeError', () => {
     expect(() => new LightRequest('https://exa mple.test/x', 'GET', new LightHeaders(), undefined)).toThrow(TypeError)
     expect(() => new Request('https://exa mple.test/x')).toThrow(TypeError)
+    expect(() => new LightRequest('https://user:pw@example.test/x', 'GET', new LightHeaders(), undefined)).toThrow(TypeError)
+    expect(() => new Request('https://user:pw@example.test/x')).toThrow(TypeError)
   })
 
   it('becomes a real Request for a stream, a clone or the fetch options, with the same method, URL, headers and body', async () => {
