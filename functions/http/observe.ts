@@ -44,14 +44,7 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
     const path = c.req.path
     const segments = path.split('/')
     const brain = segments[1] === 'brain'
-    const ctx: RequestContext = {
-      requestId: requestIdOf(c),
-      sourceAddress: sourceAddressOf(c),
-      actor: () => {
-        const p = c.get('principal')
-        return p ? { subject: p.subject, ...(p.issuer ? { issuer: p.issuer } : {}) } : undefined
-      },
-    }
+    const ctx = new HttpRequestContext(c, requestIdOf(c), sourceAddressOf(c))
     if (brain) scopeInto(ctx, segments)
     const method = c.req.method
     let route = 'unmatched'
@@ -90,6 +83,34 @@ export function observe(deps: Pick<AppDeps, 'observability' | 'audit' | 'clock'>
       const entry = auditEntryOf(c, `${method} ${route}`, ctx)
       if (entry) deps.audit.recorder.record(entry)
     }
+  }
+}
+
+/**
+ * The request's context, its actor read from the verified principal when asked (authentication
+ * comes later). A class with the reader on its prototype: a closure per request is an allocation
+ * every request pays for the few that are audited or logged.
+ */
+class HttpRequestContext implements RequestContext {
+  tenant?: string
+  project?: string
+  process?: string
+  tool?: string
+  traceId?: string
+  turnWait?: () => Promise<void> | undefined
+  readonly #c: Context<AuthEnv>
+
+  constructor(
+    c: Context<AuthEnv>,
+    readonly requestId: string,
+    readonly sourceAddress: string | undefined,
+  ) {
+    this.#c = c
+  }
+
+  actor() {
+    const p = this.#c.get('principal')
+    return p ? { subject: p.subject, ...(p.issuer ? { issuer: p.issuer } : {}) } : undefined
   }
 }
 
