@@ -6,11 +6,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { ServerToolsError } from '../../lib/errors'
 import type { FairGate, Release } from '../../lib/runtime/fair-gate'
 import { useTurnWait } from '../../lib/runtime/turns'
 import type { AuthEnv } from './auth'
+import { headerOf } from './headers'
 import { requestContext } from './request-context'
 
 export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv> {
@@ -53,11 +54,21 @@ export function fairShare(gate: FairGate | undefined): MiddlewareHandler<AuthEnv
       await next()
     } finally {
       // an event stream (MCP) stays open as long as the client listens: only its start is the request's work
-      const streaming = c.res.headers.get('content-type')?.startsWith('text/event-stream') ?? false
+      const streaming = mayStream(c) && (c.res.headers.get('content-type')?.startsWith('text/event-stream') ?? false)
       afterBoth(node, release, streaming)
     }
   }
 }
+
+/**
+ * Whether the answer can be an event stream: only to a request whose Accept lists one (the MCP
+ * endpoints and the SDK's transport answer with a stream only then, else JSON or a 406). Every
+ * other answer's headers are not read: on @hono/node-server a `c.json` answer keeps its headers
+ * as a plain object until something asks, and `c.res.headers` builds a web `Headers` from it
+ * (then the adapter walks that instead of the object): ~2 % of a tool call's CPU over HTTP.
+ */
+const mayStream = (c: Context) => EVENT_STREAM.test(headerOf(c, 'accept') ?? '')
+const EVENT_STREAM = /text\/event-stream/i
 
 const currentTurnWait = () => requestContext.current()?.turnWait?.()
 

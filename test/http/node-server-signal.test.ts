@@ -138,6 +138,45 @@ describe('the request signal of a tool call on the node server', () => {
     expect(made).toBe(0)
   })
 
+  it("writes a tool call's answer from its own header object: no web Headers built (only a request that accepts an event stream has its answer's headers read)", async () => {
+    const { app, auth, path } = await processApp([])
+    const port = await listen(app.fetch)
+    const body = JSON.stringify({ name: 'whoami', params: {} })
+    const call = () =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path,
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            let text = ''
+            res.on('data', (d) => (text += d))
+            res.on('end', () => resolve(text))
+          },
+        )
+        req.on('error', reject)
+        req.end(body)
+      })
+    const Original = globalThis.Headers
+    let made = 0
+    globalThis.Headers = class extends Original {
+      constructor(init?: HeadersInit) {
+        super(init)
+        made++
+      }
+    }
+    try {
+      for (let i = 0; i < 3; i++) expect(JSON.parse(await call())).toMatchObject({ isError: false })
+    } finally {
+      globalThis.Headers = Original
+    }
+    expect(made).toBe(0)
+  })
+
   it('answers a tool call without turning its body into a web stream (the adapter does, for a route that reads c.req.raw)', async () => {
     const toWeb = vi.spyOn(Readable, 'toWeb')
     // the counter sees the adapter's construction: a route that asks the web Request for its signal
