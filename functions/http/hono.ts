@@ -145,10 +145,18 @@ function matchesStar(shape: Extract<Shape, { kind: 'star' }>, path: string): boo
   return true
 }
 
+/** The parameter values of the route being matched, in pattern order (matching is synchronous: one buffer serves every match). */
+const VALUES: string[] = []
+
+/**
+ * The route's parameters if `path` matches its parts. Values are kept in VALUES until the whole
+ * pattern matched: most routes tried fail after a parameter or two (every route sits under
+ * `/brain/:tenant`), and each used to allocate its parameter object first.
+ */
 function matchLabels(parts: Part[], path: string): Record<string, string> | undefined {
-  const params: Record<string, string> = Object.create(null)
   const lastIndex = parts.length - 1
   let pos = 0
+  let found = 0
   for (let j = 0; j < parts.length; j++) {
     if (pos === -1 || pos >= path.length) return undefined
     const part = parts[j]
@@ -169,12 +177,15 @@ function matchLabels(parts: Part[], path: string): Record<string, string> | unde
         value = path.slice(pos + 1, end)
         pos = end
       }
-      params[part.name] ||= value
+      VALUES[found++] = value
     } else {
       if (path.indexOf(part.literal, pos) !== pos) return undefined
       pos += part.literal.length
     }
     if (j === lastIndex && pos !== path.length && !(pos === path.length - 1 && path.charCodeAt(pos) === 47)) return undefined
   }
+  const params: Record<string, string> = Object.create(null)
+  let k = 0
+  for (const part of parts) if ('name' in part) params[part.name] ||= VALUES[k++]
   return params
 }

@@ -164,7 +164,7 @@ describe('the request signal of a tool call on the node server', () => {
     const Original = globalThis.Headers
     let made = 0
     globalThis.Headers = class extends Original {
-      constructor(init?: HeadersInit) {
+      constructor(init?: ConstructorParameters<typeof Headers>[0]) {
         super(init)
         made++
       }
