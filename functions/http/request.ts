@@ -89,16 +89,8 @@ export const bodyTooLarge = (c: Context) => {
  * largest single cost of a tool call. On Lambda the edge passes the event's body beside the Request;
  * elsewhere (app.request) the Request's body is read.
  */
-export async function rawBody(c: Context, guard?: BodyGuard): Promise<Uint8Array> {
-  const body = await readRawBody(c, guard)
-  // kept for the audit entry's content hash (functions/http/observe.ts): the bytes the route read
-  c.set(REQUEST_BODY, body)
-  return body
-}
-
-export const REQUEST_BODY = 'requestBody' as const
-
-async function readRawBody(c: Context, guard: BodyGuard | undefined): Promise<Uint8Array> {
+export function rawBody(c: Context, guard?: BodyGuard): Promise<Uint8Array> {
+  // no async frames of its own: the body is read once per call, and each frame is promises more
   const env = c.env as { incoming?: IncomingMessage; body?: unknown } | undefined
   const incoming = env?.incoming
   if (incoming instanceof Readable && !incoming.readableDidRead) return readIncoming(c, incoming, guard)
@@ -106,9 +98,17 @@ async function readRawBody(c: Context, guard: BodyGuard | undefined): Promise<Ui
   // read through the Request, the same bytes would go through a web stream first. Either way the
   // body is whole already, so `guard` has nothing left to save: the sliced parse checks the same
   // budgets before it parses anything.
-  if (env?.body instanceof Uint8Array) return env.body
-  return new Uint8Array(await c.req.arrayBuffer())
+  if (env?.body instanceof Uint8Array) return Promise.resolve(kept(c, env.body))
+  return c.req.arrayBuffer().then((bytes) => kept(c, new Uint8Array(bytes)))
 }
+
+/** Kept for the audit entry's content hash (functions/http/observe.ts): the bytes the route read. */
+function kept(c: Context, body: Uint8Array): Uint8Array {
+  c.set(REQUEST_BODY, body)
+  return body
+}
+
+export const REQUEST_BODY = 'requestBody' as const
 
 /**
  * Listeners rather than `for await`: the async iterator costs a promise per chunk and its own
@@ -145,7 +145,7 @@ function readIncoming(c: Context, incoming: IncomingMessage, guard: BodyGuard | 
       if (refusal) done(() => reject(refusal))
       else chunks.push(chunk)
     }
-    const onEnd = () => done(() => resolve(Buffer.concat(chunks, size)))
+    const onEnd = () => done(() => resolve(kept(c, Buffer.concat(chunks, size))))
     // The client went away (or timed out) mid-body: its error, not the service's — a 400 nobody
     // reads, never a logged 500 (one aborted upload was one error line per request).
     const onError = (e: unknown) => done(() => reject(bodyEnded(e)))
