@@ -32,7 +32,7 @@ type Shape =
   | { kind: 'any' }
   | { kind: 'static' }
   | { kind: 'star'; parts: string[]; endsWithStar: boolean; endsWithSlashStar: boolean }
-  | { kind: 'labels'; parts: Part[] }
+  | { kind: 'labels'; parts: Part[]; slashes?: number }
   | { kind: 'unsupported' }
 
 interface Route<T> {
@@ -68,6 +68,7 @@ export class RememberingLinearRouter<T> implements Router<T> {
 
   match(method: string, path: string): Result<T> {
     const handlers: [T, Record<string, string>][] = []
+    let slashes: number | undefined
     for (const route of this.#candidates(method)) {
       const shape = (route.shape ??= shapeOf(route.path))
       if (shape.kind === 'any') handlers.push([route.handler, EMPTY_PARAMS])
@@ -76,6 +77,11 @@ export class RememberingLinearRouter<T> implements Router<T> {
       } else if (shape.kind === 'star') {
         if (matchesStar(shape, path)) handlers.push([route.handler, EMPTY_PARAMS])
       } else if (shape.kind === 'labels') {
+        // a pattern of plain segments matches only a path of as many (a trailing slash aside)
+        if (shape.slashes !== undefined) {
+          slashes ??= slashesIn(path)
+          if (slashes !== shape.slashes && !(slashes === shape.slashes + 1 && path.charCodeAt(path.length - 1) === 47)) continue
+        }
         const params = matchLabels(shape.parts, path)
         if (params) handlers.push([route.handler, params])
       } else throw new UnsupportedPathError()
@@ -121,7 +127,16 @@ function shapeOf(path: string): Shape {
     const lookahead = next && next[1] !== ':' && next[1] !== '*' ? `(?=${next})` : ''
     return { name: name.slice(0, brace), pattern: new RegExp(name.slice(brace + 1, -1) + lookahead, 'd') }
   })
-  return { kind: 'labels', parts }
+  // each literal part is one `/segment` and each parameter without a pattern one more: a match uses
+  // exactly one slash per part
+  const plain = parts.every((p) => ('name' in p ? !p.pattern : p.literal.charCodeAt(0) === 47 && p.literal.indexOf('/', 1) === -1))
+  return { kind: 'labels', parts, ...(plain ? { slashes: parts.length } : {}) }
+}
+
+function slashesIn(path: string): number {
+  let n = 0
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) n++
+  return n
 }
 
 function matchesStar(shape: Extract<Shape, { kind: 'star' }>, path: string): boolean {
