@@ -19,25 +19,34 @@
 import { BoundedCache } from '../runtime/bounded-cache'
 import { jsonBytes, yieldToEventLoop } from './expansion-budget'
 
+/** The rendering of a string, with the string. */
+export interface RenderedString extends RenderedValue {
+  readonly value: string
+}
+
 /**
  * Renderings of long strings kept under a key naming their content version (a document's scope,
- * path and version), each checked against the string it came from before it is used (`===`:
- * equal text, whichever copy), in a cache bounded by bytes.
+ * path and version), in a cache bounded by bytes. `of` checks a kept rendering against the string
+ * it is asked for (`===`: equal text, whichever copy); `held` trusts the key alone, for a caller
+ * whose key names one string forever (a document version) and that has not read the string.
  */
 export class KeptRenderings {
-  private readonly cache: BoundedCache<string, RenderedValue>
+  private readonly cache: BoundedCache<string, RenderedString>
   /** Strings rendered since start (each a miss): tests count these, never time them. */
   renders = 0
   constructor(maxBytes: number) {
     this.cache = new BoundedCache(100_000, { maxBytes })
   }
-  async of(key: string, value: string, slice: number): Promise<RenderedValue> {
+  async of(key: string, value: string, slice: number): Promise<RenderedString> {
     const kept = this.cache.get(key)
     if (kept && kept.value === value) return kept
     this.renders++
-    const rendered = await renderedValueInSlices(value, slice)
+    const rendered = (await renderedValueInSlices(value, slice)) as RenderedString
     this.cache.set(key, rendered, rendered.json.byteLength + 2 * value.length)
     return rendered
+  }
+  held(key: string): RenderedString | undefined {
+    return this.cache.get(key)
   }
 }
 

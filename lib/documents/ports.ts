@@ -27,12 +27,22 @@ export interface StoredDocument {
   updatedBy: string
 }
 
-/** A listed document with its size; `body` only where the listing carried it. */
+/** A listed document with its size, and whether the listing carries its body. */
 export interface SizedDocument extends Omit<StoredDocument, 'body' | 'json'> {
   /** UTF-8 bytes of the body. */
   bytes: number
+  /** The body fits what was left of the listing's `bodyBytes` (taken in path order): the answer carries it. */
+  carried: boolean
+  /** A carried body; absent for one the caller said it holds (`listSized`'s `held`), which was not read. */
   body?: string
 }
+
+/**
+ * Whether the caller already holds the body of this version of a document (a kept rendering of
+ * it), so that it need not be read: the version names one body forever (`DocumentStore.delete`),
+ * and its sha256 names the bytes.
+ */
+export type HeldBody = (doc: { key: DocumentKey; version: number; sha256: string }) => boolean
 
 /** Path order, then each body carried while it fits what is left of `bodyBytes` (SizedDocument's rule). */
 export function carriedWithin<T extends { bytes: number }>(sorted: readonly T[], bodyBytes: number): Set<T> {
@@ -94,9 +104,12 @@ export interface DocumentStore {
    * The same documents with their UTF-8 sizes, a body read only for those that fit `bodyBytes`
    * taken in path order (one that does not fit is passed over; a later, smaller one may still
    * fit). A layer export reads no body it will not carry: 12 blobs of 900 KB were read, decoded
-   * and measured for an answer that carried two (issue 21 D3).
+   * and measured for an answer that carried two (issue 21 D3). A carried body the caller holds
+   * (`held`) is not read either: an export whose bodies were rendered before copies the renderings,
+   * and reading 900 KB blobs only to compare them with those renderings was most of its work.
+   * Which bodies are carried never depends on `held`.
    */
-  listSized(scope: string, prefix: string, bodyBytes: number): Promise<SizedDocument[]>
+  listSized(scope: string, prefix: string, bodyBytes: number, held?: HeldBody): Promise<SizedDocument[]>
   /**
    * Optional. A number that changes whenever any document of the tenant changes, as this request
    * sees it; undefined when the store cannot tell (then a memo of what documents say must re-read

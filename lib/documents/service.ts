@@ -6,7 +6,7 @@ import { checkDocumentWrite, unsafeCharacter } from '../config/text-hygiene'
 import { INLINE_YAML, type YamlParsing, type YamlSource } from '../config/yaml'
 import { type Issue, invalidConfig, invalidInput, ServerToolsError } from '../errors'
 import type { DocumentCascade, LayeredDocument } from './cascade'
-import type { DocumentStore, SizedDocument, StoredDocument } from './ports'
+import type { DocumentStore, HeldBody, SizedDocument, StoredDocument } from './ports'
 import { MAX_DOCUMENT_BYTES, scopeOf } from './ports'
 import { deleteConditions, liveVersion, type Preconditions, writeConditions } from './preconditions'
 
@@ -82,7 +82,7 @@ export class DocumentService {
   }
 
   /** This layer's documents under a prefix with their sizes, bodies while they fit `bodyBytes` (DocumentStore.listSized). */
-  listSized(tenant: string, project: string, prefix: string, bodyBytes: number): Promise<SizedDocument[]> {
-    return this.store.listSized(scopeOf(tenant, project), prefix, bodyBytes)
+  listSized(tenant: string, project: string, prefix: string, bodyBytes: number, held?: HeldBody): Promise<SizedDocument[]> {
+    return this.store.listSized(scopeOf(tenant, project), prefix, bodyBytes, held)
   }
 }

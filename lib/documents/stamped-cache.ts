@@ -42,6 +42,7 @@ import type {
   DocumentKey,
   DocumentStore,
   DocumentVersion,
+  HeldBody,
   NewDocument,
   PutOptions,
   SizedDocument,
@@ -167,16 +168,19 @@ export class StampedDocumentCache implements DocumentStore {
     return docs.map((d) => copyDoc(d) as StoredDocument)
   }
 
-  async listSized(scope: string, prefix: string, bodyBytes: number): Promise<SizedDocument[]> {
-    if (this.beside([scope])) return this.inner.listSized(scope, prefix, bodyBytes)
+  async listSized(scope: string, prefix: string, bodyBytes: number, held?: HeldBody): Promise<SizedDocument[]> {
+    if (this.beside([scope])) return this.inner.listSized(scope, prefix, bodyBytes, held)
     const view = await this.view(tenantOf(scope))
-    if (!view) return this.inner.listSized(scope, prefix, bodyBytes)
+    if (!view) return this.inner.listSized(scope, prefix, bodyBytes, held)
+    // the listing is kept as its first caller got it: without the bodies that caller held
     const docs = await this.cached(
       view,
       `s\u0000${scope}\u0000${prefix}\u0000${bodyBytes}`,
-      () => this.inner.listSized(scope, prefix, bodyBytes),
+      () => this.inner.listSized(scope, prefix, bodyBytes, held),
       (docs) => docs.reduce((n, d) => n + (d.body?.length ?? 0) + 256, 0),
     )
+    // a body left unread then that this caller does not hold (its rendering was dropped since): read through
+    if (docs.some((d) => d.carried && d.body === undefined && !held?.(d))) return this.inner.listSized(scope, prefix, bodyBytes, held)
     return docs.map((d) => ({ ...d, key: { ...d.key } }))
   }
 

@@ -427,8 +427,33 @@ export function documentStoreContract(name: string, make: (clock: ManualClock) =
       ])
       expect(listed[0].body === big).toBe(true)
       const all = await store.list(project, 'notes/')
-      expect(listed.map(({ body: _, bytes: __, ...meta }) => meta)).toEqual(all.map(({ body: _, json: __, ...meta }) => meta))
-      expect((await store.listSized(project, 'notes/', 0)).every((d) => d.body === undefined)).toBe(true)
+      expect(listed.map((d) => d.carried)).toEqual([true, true, false, false])
+      expect(listed.map(({ body: _, bytes: __, carried: ___, ...meta }) => meta)).toEqual(all.map(({ body: _, json: __, ...meta }) => meta))
+      expect((await store.listSized(project, 'notes/', 0)).every((d) => d.body === undefined && !d.carried)).toBe(true)
+    })
+
+    it('carries the bodies the caller holds without handing them over, and carries the same documents as without', async () => {
+      const big = bodyOfBytes(INLINE_BODY_LIMIT + 10)
+      await store.put({ key: key('notes/a.md'), body: big, actor: 'alice' })
+      await store.put({ key: key('notes/b.md'), body: bodyOfBytes(300), actor: 'alice' })
+      await store.put({ key: key('notes/c.md'), body: big, actor: 'bob' })
+      await store.put({ key: key('notes/a.md'), body: `${big.slice(1)}!`, actor: 'alice' })
+      const bodies: Record<string, string> = { 'notes/a.md': `${big.slice(1)}!`, 'notes/b.md': bodyOfBytes(300) }
+      const asked: string[] = []
+      const listed = await store.listSized(project, 'notes/', INLINE_BODY_LIMIT + 10 + 300, (d) => {
+        asked.push(`${d.key.scope} ${d.key.path} ${d.version} ${d.sha256 === sha256(bodies[d.key.path])}`)
+        return d.key.path === 'notes/a.md' && d.version === 2
+      })
+      expect(listed.map((d) => [d.key.path, d.version, d.carried, d.body === undefined ? undefined : Buffer.byteLength(d.body)])).toEqual([
+        ['notes/a.md', 2, true, undefined],
+        ['notes/b.md', 1, true, 300],
+        ['notes/c.md', 1, false, undefined],
+      ])
+      // asked only about the bodies the listing carries, each under the version it lists
+      expect(asked).toEqual([`${project} notes/a.md 2 true`, `${project} notes/b.md 1 true`])
+      // an earlier version held is not this one: the body is handed over
+      const stale = await store.listSized(project, 'notes/', INLINE_BODY_LIMIT + 10, (d) => d.key.path === 'notes/a.md' && d.version === 1)
+      expect(stale[0].body === `${big.slice(1)}!`).toBe(true)
     })
 
     it('lists the path and version of every live document under a prefix, sorted, in one round trip', async () => {

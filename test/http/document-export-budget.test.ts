@@ -7,6 +7,7 @@ import { ApiError, ServerToolsClient } from '../../functions/cli/client'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { WORK_BUDGETS } from '../../lib/config/expansion-budget'
+import { MemoryDocumentStore } from '../../lib/stores/memory/document-store'
 import { client, tokenFor } from '../support/http'
 
 const base = '/brain/acme/projects/p1'
@@ -87,5 +88,35 @@ describe('a layer export (bodies=true)', () => {
     expect(failure).toBeInstanceOf(ApiError)
     expect((failure as ApiError).status).toBe(409)
     expect((failure as ApiError).message).toBe('notes/n3.md in p1 changed while the layer was read (listed at version 1); run again')
+  })
+
+  it('reads no body on a second export of unchanged documents, and reads a document again once it is written', async () => {
+    /** Counts the bodies the store hands over: what an export had to read (blobs, on S3). */
+    class CountingStore extends MemoryDocumentStore {
+      bodiesRead = 0
+      override async listSized(...args: Parameters<MemoryDocumentStore['listSized']>) {
+        const docs = await super.listSized(...args)
+        this.bodiesRead += docs.filter((d) => d.body !== undefined).length
+        return docs
+      }
+    }
+    const store = new CountingStore()
+    const counted = client(createApp(createMemoryDeps({ store })), token)
+    const note = (i: number, edit: string) => `note ${i}, ${edit}, of the read-count test `.padEnd(500_000, String(i))
+    for (let i = 0; i < 3; i++)
+      expect((await counted.put(`${base}/documents/reads/n${i}.md`, note(i, 'first'), { 'content-type': 'text/markdown' })).status).toBe(
+        201,
+      )
+    const exported = async () => {
+      const { documents } = (await (await counted.get(`${base}/documents?bodies=true&prefix=reads/`)).json()) as { documents: Listed[] }
+      return documents.map((d) => d.body)
+    }
+    expect(await exported()).toEqual([note(0, 'first'), note(1, 'first'), note(2, 'first')])
+    expect(store.bodiesRead).toBe(3)
+    expect(await exported()).toEqual([note(0, 'first'), note(1, 'first'), note(2, 'first')])
+    expect(store.bodiesRead).toBe(3)
+    expect((await counted.put(`${base}/documents/reads/n1.md`, note(1, 'second'), { 'content-type': 'text/markdown' })).status).toBe(200)
+    expect(await exported()).toEqual([note(0, 'first'), note(1, 'second'), note(2, 'first')])
+    expect(store.bodiesRead).toBe(4)
   })
 })

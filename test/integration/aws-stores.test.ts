@@ -41,6 +41,28 @@ describe('DynamoDocumentStore on dynalite + s3rver', () => {
     expect(get).toHaveBeenCalledTimes(2)
   })
 
+  it('reads no blob of a carried body the caller holds, and reads it again once a write makes a new version', async () => {
+    for (let i = 0; i < 3; i++)
+      await fresh.store.put({ key: { ...key, path: `notes/n${i}.md` }, body: bodyOfBytes(200_000), actor: 'alice' })
+    const held = new Set<string>()
+    const holding = (d: { key: { path: string }; version: number }) => held.has(`${d.key.path} ${d.version}`)
+    const get = vi.spyOn(fresh.blobs, 'get')
+    const first = await fresh.store.listSized(key.scope, 'notes/', 1_000_000, holding)
+    expect(get).toHaveBeenCalledTimes(3)
+    for (const d of first) held.add(`${d.key.path} ${d.version}`)
+    const second = await fresh.store.listSized(key.scope, 'notes/', 1_000_000, holding)
+    expect(second.map((d) => [d.carried, d.body])).toEqual([
+      [true, undefined],
+      [true, undefined],
+      [true, undefined],
+    ])
+    expect(get).toHaveBeenCalledTimes(3)
+    await fresh.store.put({ key: { ...key, path: 'notes/n1.md' }, body: bodyOfBytes(200_001), actor: 'bob' })
+    const third = await fresh.store.listSized(key.scope, 'notes/', 1_000_000, holding)
+    expect(third.map((d) => (d.body === undefined ? undefined : Buffer.byteLength(d.body)))).toEqual([undefined, 200_001, undefined])
+    expect(get).toHaveBeenCalledTimes(4)
+  })
+
   it('stores a small body inline in the item', async () => {
     await fresh.store.put({ key, body: 'small', actor: 'alice' })
     const item = await fresh.store.rawItem(key)

@@ -73,6 +73,22 @@ describe('StampedDocumentCache', () => {
     expect((await exported()).map((d) => [d.body, d.bytes, d.version])).toEqual([['v2!', 3, 2]])
   })
 
+  it('keeps an export listing without the bodies its caller held, and reads through for a caller that no longer holds one', async () => {
+    const { store, container, request } = world()
+    const a = container()
+    await write(a, KEY, 'v1')
+    let holding = true
+    const exported = () => request(() => a.listSized('acme#p1', 'server-tools/', 1_000, () => holding))
+    await exported()
+    await exported()
+    const reads = store.roundTrips
+    expect((await exported()).map((d) => [d.carried, d.body])).toEqual([[true, undefined]])
+    expect(store.roundTrips - reads).toBe(0)
+    holding = false
+    expect((await exported()).map((d) => [d.carried, d.body])).toEqual([[true, 'v1']])
+    expect(store.roundTrips - reads).toBe(1)
+  })
+
   it('shows a write through one container on the next request of another', async () => {
     const { container, request } = world()
     const [a, b] = [container(), container()]

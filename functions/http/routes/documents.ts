@@ -1,7 +1,8 @@
 /** Raw documents of one layer, read through the cascade. */
 import type { MiddlewareHandler } from 'hono'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
-import { KeptRenderings, RENDERED_MEMBER_MIN, withRendered } from '../../../lib/config/json-render'
+import { KeptRenderings, RENDERED_MEMBER_MIN, type RenderedString, withRendered } from '../../../lib/config/json-render'
+import type { DocumentKey } from '../../../lib/documents/ports'
 import { normalizeDocumentPath } from '../../../lib/documents/service'
 import { TENANT_ALLOW_LIST_PATH } from '../../../lib/egress/tenant-allow-list'
 import { invalidInput, notFound } from '../../../lib/errors'
@@ -25,6 +26,12 @@ const contentTypeOf = (path: string) => CONTENT_TYPES[path.split('.').pop() ?? '
 export const EXPORTED_BODY_BYTES = 32 * 1024 * 1024
 export const exportedBodies = new KeptRenderings(EXPORTED_BODY_BYTES)
 const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
+/**
+ * A version names one body forever (lib/documents/ports.ts `DocumentStore.delete`) and its sha256
+ * names the bytes: a rendering under both is used without reading the body it came from.
+ */
+const renderingKey = (d: { key: DocumentKey; version: number; sha256: string }) =>
+  `${d.key.scope}\u0000${d.key.path}\u0000${d.version}\u0000${d.sha256}`
 
 export function documentRoutes(deps: AppDeps) {
   const pathOf = (c: { req: { path: string } }) => {
@@ -47,14 +54,33 @@ export function documentRoutes(deps: AppDeps) {
       // request (for exports) while they fit one answer's budget; the rest are read one by one.
       // Sizes come from the store: no body is read (or measured) that the answer will not carry.
       const carry = bodies === 'true'
+      // a body rendered before is copied from its rendering, never read again: the store is told
+      // which versions are held, and each one it skips is pinned here so that it cannot be
+      // evicted between the listing and the answer (issue 21 D3)
+      const held = new Map<string, RenderedString>()
       const docs = await deps.documents.listSized(
         tenantParam(c),
         projectParam(c),
         c.req.query('prefix') ?? '',
         carry ? WORK_BUDGETS.documentBodies.limit : 0,
+        carry
+          ? (d) => {
+              const kept = exportedBodies.held(renderingKey(d))
+              if (kept) held.set(renderingKey(d), kept)
+              return kept !== undefined
+            }
+          : undefined,
       )
       const documents = []
       for (const d of docs) {
+        const key = renderingKey(d)
+        // a long body's JSON is kept per document version: each export copies it
+        const rendered =
+          held.get(key) ??
+          (d.body !== undefined && d.body.length >= RENDERED_MEMBER_MIN ? await exportedBodies.of(key, d.body, SLICE) : undefined)
+        const body = rendered?.value ?? d.body
+        if (d.carried && body === undefined)
+          throw new Error(`the store carried ${d.key.path} v${d.version} unread, and no rendering of it is held`)
         const entry = {
           path: d.key.path,
           version: d.version,
@@ -62,14 +88,9 @@ export function documentRoutes(deps: AppDeps) {
           bytes: d.bytes,
           updatedAt: d.updatedAt,
           updatedBy: d.updatedBy,
-          ...(carry ? (d.body !== undefined ? { body: d.body } : { bodyOmitted: true }) : {}),
+          ...(carry ? (d.carried ? { body } : { bodyOmitted: true }) : {}),
         }
-        // a long body's JSON is kept per document version: each export copies it (issue 21 D3)
-        documents.push(
-          d.body !== undefined && d.body.length >= RENDERED_MEMBER_MIN
-            ? withRendered(entry, { body: await exportedBodies.of(`${d.key.scope}\u0000${d.key.path}\u0000${d.version}`, d.body, SLICE) })
-            : entry,
-        )
+        documents.push(rendered && d.carried ? withRendered(entry, { body: rendered }) : entry)
       }
       return jsonAnswer(c, { documents })
     })

@@ -27,6 +27,7 @@ import type {
   DeleteOptions,
   DocumentKey,
   DocumentStore,
+  HeldBody,
   NewDocument,
   PutOptions,
   SizedDocument,
@@ -137,7 +138,7 @@ export class DynamoDocumentStore implements DocumentStore {
     return docs.sort((a, b) => (a.key.path < b.key.path ? -1 : a.key.path > b.key.path ? 1 : 0))
   }
 
-  async listSized(scope: string, prefix: string, bodyBytes: number) {
+  async listSized(scope: string, prefix: string, bodyBytes: number, held?: HeldBody) {
     const items = (await this.query(scope, prefix, false))
       .filter((item) => !item.deleted)
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
@@ -153,10 +154,12 @@ export class DynamoDocumentStore implements DocumentStore {
     const out = await Promise.all(
       sized.map(async (s): Promise<SizedDocument | undefined> => {
         const { body: _, json: __, ...meta } = documentOf(s.item, undefined)
-        if (!carried.has(s)) return { ...meta, bytes: s.bytes }
+        if (!carried.has(s)) return { ...meta, bytes: s.bytes, carried: false }
+        // the caller holds this version's body: its blob is not read (the listing is the snapshot)
+        if (held?.(meta)) return { ...meta, bytes: s.bytes, carried: true }
         const doc = s.doc ?? (await this.hydrate(s.item))
         // deleted while listed (a blob gone with its item): as if the listing had come a moment later
-        return doc ? { ...meta, version: doc.version, sha256: doc.sha256, bytes: s.bytes, body: doc.body } : undefined
+        return doc ? { ...meta, version: doc.version, sha256: doc.sha256, bytes: s.bytes, carried: true, body: doc.body } : undefined
       }),
     )
     return out.filter((d): d is SizedDocument => d !== undefined)

@@ -3,6 +3,7 @@ import type {
   DocumentKey,
   DocumentStore,
   DocumentVersion,
+  HeldBody,
   NewDocument,
   PutOptions,
   SizedDocument,
@@ -101,7 +102,7 @@ export class MemoryDocumentStore implements DocumentStore {
     return out
   }
 
-  async listSized(scope: string, prefix: string, bodyBytes: number) {
+  async listSized(scope: string, prefix: string, bodyBytes: number, held?: HeldBody) {
     this.roundTrips++
     const docs = this.sortedScope(scope)
       .filter((d) => d.key.path.startsWith(prefix))
@@ -109,7 +110,8 @@ export class MemoryDocumentStore implements DocumentStore {
     const carried = carriedWithin(docs, bodyBytes)
     return docs.map(({ doc, bytes }, i): SizedDocument => {
       const { body, json: _, ...meta } = clone(doc)!
-      return { ...meta, bytes, ...(carried.has(docs[i]) ? { body } : {}) }
+      if (!carried.has(docs[i])) return { ...meta, bytes, carried: false }
+      return { ...meta, bytes, carried: true, ...(held?.(meta) ? {} : { body }) }
     })
   }
 
