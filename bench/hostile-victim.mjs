@@ -2,22 +2,39 @@
  * The victim of `benchHostileClasses` (bench/hostile.ts), run in a worker thread of its own: the
  * attack floods share the bench's event loop (building a 340 KB body, reading answers), and a
  * victim timed on that same loop would be charged for the bench's own work instead of the app's.
- * workerData `{ base, token, ms }`; posts `{ latencies, failures }` when `ms` is over.
+ * workerData `{ base, token, ms, trace }`; posts `{ latencies, failures, sched, calls }` when `ms`
+ * is over: `sched` is this thread's schedstat over the run (ms on a CPU, ms waiting on a run
+ * queue); with `trace`, `calls` has each call's start and end on the machine's monotonic clock
+ * (the one probe.mjs stamps the app's side with) and this thread's run-queue wait during it.
  */
+import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { parentPort, workerData } from 'node:worker_threads'
 
-const { base, token, ms } = workerData
+const { base, token, ms, trace } = workerData
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 const calls = [
   ['whoami', JSON.stringify({ params: {} })],
   ['execute_javascript', JSON.stringify({ params: { code: '1+1' } })],
 ]
+/** This thread's time on a CPU and waiting on a run queue, in ms; zeros without /proc. */
+function sched() {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')
+    return { runMs: Number(run) / 1e6, waitMs: Number(wait) / 1e6 }
+  } catch {
+    return { runMs: 0, waitMs: 0 }
+  }
+}
+const monoMs = () => Number(process.hrtime.bigint()) / 1e6
 const latencies = []
+const timed = []
 let failures = 0
+const first = sched()
 const end = performance.now() + ms
 for (let i = 0; performance.now() < end; i++) {
   const [tool, body] = calls[i % 2]
+  const before = trace ? { startMs: monoMs(), ...sched() } : undefined
   const t0 = performance.now()
   try {
     const res = await fetch(`${base}/brain/bystander/projects/p1/tools/${tool}/invoke`, { method: 'POST', headers, body })
@@ -27,5 +44,12 @@ for (let i = 0; performance.now() < end; i++) {
     failures++
   }
   latencies.push(performance.now() - t0)
+  if (before) timed.push({ startMs: before.startMs, endMs: monoMs(), waitMs: sched().waitMs - before.waitMs })
 }
-parentPort.postMessage({ latencies, failures })
+const last = sched()
+parentPort.postMessage({
+  latencies,
+  failures,
+  sched: { runMs: last.runMs - first.runMs, waitMs: last.waitMs - first.waitMs },
+  calls: timed,
+})

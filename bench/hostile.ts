@@ -12,8 +12,9 @@
  * goal p99 ≤ 2× the victim's p99 alone. `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
  * filters classes too.
  */
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { ATTACK_CLASSES } from '../test/hostile/attacks'
@@ -30,6 +31,8 @@ import {
   runRow,
   settledRss,
   startApp,
+  type ThreadSched,
+  type TracedRequest,
   warmUp,
   writeReport,
 } from '../test/hostile/harness'
@@ -92,21 +95,154 @@ export async function benchHostile() {
   return { summary }
 }
 
+/** A victim call on the machine's monotonic clock (ms), with its thread's run-queue wait during it (bench/hostile-victim.mjs). */
+interface VictimCall {
+  startMs: number
+  endMs: number
+  waitMs: number
+}
+
+interface VictimFigures {
+  calls: number
+  failures: number
+  p50Ms: number
+  p99Ms: number
+  /** The victim thread's schedstat over the column. */
+  sched: ThreadSched
+  /** Each call, with `trace` only. */
+  timed: VictimCall[]
+}
+
 /**
  * The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms` — from a
  * worker thread (bench/hostile-victim.mjs), so the floods' client-side work is not timed as the app's.
  */
-async function victim(app: HostileApp, ms: number): Promise<{ calls: number; failures: number; p50Ms: number; p99Ms: number }> {
+async function victim(app: HostileApp, ms: number, trace = false): Promise<VictimFigures> {
   const worker = new Worker(new URL('./hostile-victim.mjs', import.meta.url), {
-    workerData: { base: app.base, token: await app.token(BYSTANDER), ms },
+    workerData: { base: app.base, token: await app.token(BYSTANDER), ms, trace },
   })
-  const { latencies, failures } = await new Promise<{ latencies: number[]; failures: number }>((resolve, reject) => {
+  const { latencies, failures, sched, calls } = await new Promise<{
+    latencies: number[]
+    failures: number
+    sched: ThreadSched
+    calls: VictimCall[]
+  }>((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
   })
   await worker.terminate()
   const { p50Ms, p99Ms } = percentiles(latencies)
-  return { calls: latencies.length, failures, p50Ms, p99Ms }
+  return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls }
+}
+
+/** This thread's schedstat in ms (on a CPU, waiting on a run queue); zeros without /proc. */
+function threadSched(): ThreadSched {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')
+    return { runMs: Number(run) / 1e6, waitMs: Number(wait) / 1e6 }
+  } catch {
+    return { runMs: 0, waitMs: 0 }
+  }
+}
+
+/** What one column cost each side, read before and after it (schedstat, process CPU). */
+interface ColumnCost {
+  wallMs: number
+  /** Run-queue wait, ms per second of the column: the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client). */
+  waits: [number, number, number, number]
+  /** The bench process's CPU in the column less the victim thread's (the attack client: building requests, reading answers). */
+  clientCpuMs: number
+}
+
+function columnCost(
+  before: { app: ProbeSample; bench: ThreadSched; cpu: NodeJS.CpuUsage; t: number },
+  after: { app: ProbeSample; bench: ThreadSched; cpu: NodeJS.CpuUsage; t: number },
+  v: VictimFigures,
+): ColumnCost {
+  const wallMs = after.t - before.t
+  const perS = (ms: number) => (ms * 1000) / wallMs
+  const cpu = process.cpuUsage(before.cpu)
+  return {
+    wallMs,
+    waits: [
+      perS(after.app.main.waitMs - before.app.main.waitMs),
+      perS(after.app.others.waitMs - before.app.others.waitMs),
+      perS(v.sched.waitMs),
+      perS(after.bench.waitMs - before.bench.waitMs),
+    ],
+    clientCpuMs: (cpu.user + cpu.system) / 1000 - v.sched.runMs,
+  }
+}
+
+const costAt = async (app: HostileApp) => ({
+  app: await app.sample({ reset: true }),
+  bench: threadSched(),
+  cpu: process.cpuUsage(),
+  t: performance.now(),
+})
+
+/**
+ * Where a victim call's time went (HOSTILE_TRACE): its client-side span split at the app's
+ * arrival and last byte (probe.mjs, same monotonic clock), the app's span split into the main
+ * thread's CPU (its own work, other tenants' slices and GC alike), GC pauses within it, the main
+ * thread's run-queue wait, and the rest (the main thread idle: waiting on a worker thread, a store,
+ * a timer or the gate); the victim thread's own run-queue wait over the call.
+ */
+interface CallParts {
+  totalMs: number
+  beforeArrivalMs: number
+  appMs: number
+  appCpuMs: number
+  gcMs: number
+  appRunqMs: number
+  appIdleMs: number
+  afterLastByteMs: number
+  victimRunqMs: number
+}
+
+function attribute(calls: VictimCall[], requests: TracedRequest[], pauses: { startMs: number; ms: number }[]): CallParts[] {
+  const reqs = [...requests].sort((a, b) => a.startMs - b.startMs)
+  const parts: CallParts[] = []
+  let j = 0
+  for (const c of calls) {
+    while (j < reqs.length && reqs[j].startMs < c.startMs) j++
+    const r = reqs[j]
+    if (!r || r.endMs > c.endMs) continue // failed, or not answered within the call
+    j++
+    let gcMs = 0
+    for (const p of pauses) gcMs += Math.max(0, Math.min(p.startMs + p.ms, r.endMs) - Math.max(p.startMs, r.startMs))
+    const appMs = r.endMs - r.startMs
+    parts.push({
+      totalMs: c.endMs - c.startMs,
+      beforeArrivalMs: r.startMs - c.startMs,
+      appMs,
+      appCpuMs: r.runMs,
+      gcMs,
+      appRunqMs: r.waitMs,
+      appIdleMs: Math.max(0, appMs - r.runMs - r.waitMs),
+      afterLastByteMs: c.endMs - r.endMs,
+      victimRunqMs: c.waitMs,
+    })
+  }
+  return parts
+}
+
+/** The mean of each part over the slowest 1 % of calls (at least 5): what the p99 is made of. */
+function tail(parts: CallParts[]): CallParts & { n: number } {
+  const slow = [...parts].sort((a, b) => b.totalMs - a.totalMs).slice(0, Math.max(5, Math.ceil(parts.length / 100)))
+  const mean = (k: keyof CallParts) => slow.reduce((sum, p) => sum + p[k], 0) / Math.max(1, slow.length)
+  return {
+    n: slow.length,
+    totalMs: mean('totalMs'),
+    beforeArrivalMs: mean('beforeArrivalMs'),
+    appMs: mean('appMs'),
+    appCpuMs: mean('appCpuMs'),
+    gcMs: mean('gcMs'),
+    appRunqMs: mean('appRunqMs'),
+    appIdleMs: mean('appIdleMs'),
+    afterLastByteMs: mean('afterLastByteMs'),
+    victimRunqMs: mean('victimRunqMs'),
+  }
 }
 
 /** The main thread's collections between two samples: `minor/major, longest pause` (the pause since `before` reset it). */
@@ -136,23 +272,29 @@ async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepa
 export async function benchHostileClasses() {
   const filter = process.env.HOSTILE_ROWS?.toLowerCase()
   const seconds = Number(process.env.HOSTILE_SECONDS ?? 4)
+  const trace = !!process.env.HOSTILE_TRACE
   const classes = ATTACK_CLASSES.filter((a) => !filter || a.name.toLowerCase().includes(filter))
   const summary: string[] = []
   if (!classes.length) return { summary }
-  const app = await startApp({ label: 'attack classes' })
+  const app = await startApp({ label: 'attack classes', trace: trace ? `/brain/${BYSTANDER}/` : undefined })
   try {
     await warmUp(app)
     for (let i = 0; i < 10; i++)
       await app.call(BYSTANDER, 'POST', '/projects/p1/tools/execute_javascript/invoke', { params: { code: '1+1' } })
     // the victim's own path warmed (JIT, sandbox workers, connections) so "alone" is not its first seconds
     await victim(app, 2_000)
-    const s0 = await app.sample({ reset: true })
-    const alone = await victim(app, seconds * 1000)
-    const s1 = await app.sample({ reset: true })
+    const c0 = await costAt(app)
+    const s0 = c0.app
+    const alone = await victim(app, seconds * 1000, trace)
+    const c1 = await costAt(app)
+    const s1 = c1.app
     // what one victim call costs the app, so a column's CPU can be split between victim and attacker
     const victimCpuMs = (s1.cpuMs - s0.cpuMs) / Math.max(1, alone.calls)
     // the same on the thread that serves requests: what the fair-share gate can share out
     const victimMainMs = (s1.mainCpuMs - s0.mainCpuMs) / Math.max(1, alone.calls)
+    const waits = (c: ColumnCost) => c.waits.map((w) => w.toFixed(0)).join('/')
+    const tails: [string, ReturnType<typeof tail>][] = []
+    if (trace) tails.push(['alone (no attack)', tail(attribute(alone.timed, s1.requests ?? [], s1.pauses ?? []))])
     const rows: string[][] = [
       [
         'alone (no attack)',
@@ -165,6 +307,8 @@ export async function benchHostileClasses() {
         collections(s0, s1),
         '—',
         '—',
+        waits(columnCost(c0, c1, alone)),
+        '—',
         '',
       ],
     ]
@@ -172,14 +316,18 @@ export async function benchHostileClasses() {
     for (const [i, attack] of classes.entries()) {
       const tenant = `attacker${i}`
       const prepared = await attack.prepare?.(app, tenant)
-      const before = await app.sample({ reset: true })
+      const start = await costAt(app)
+      const before = start.app
       let stopped = false
       const attacking = flood(app, attack, tenant, prepared, () => stopped)
       await new Promise((r) => setTimeout(r, 200))
-      const v = await victim(app, seconds * 1000)
+      const v = await victim(app, seconds * 1000, trace)
       stopped = true
       const { sent, wrong, wrongCount } = await attacking
-      const after = await app.sample({ reset: true })
+      const end = await costAt(app)
+      const after = end.app
+      const cost = columnCost(start, end, v)
+      if (trace) tails.push([attack.name, tail(attribute(v.timed, after.requests ?? [], after.pauses ?? []))])
       const attackCpuMs = (after.cpuMs - before.cpuMs - v.calls * victimCpuMs) / Math.max(1, sent)
       const attackMainMs = (after.mainCpuMs - before.mainCpuMs - v.calls * victimMainMs) / Math.max(1, sent)
       const ratio = alone.p99Ms > 0 ? v.p99Ms / alone.p99Ms : Number.NaN
@@ -196,15 +344,19 @@ export async function benchHostileClasses() {
         collections(before, after),
         attackCpuMs.toFixed(1),
         attackMainMs.toFixed(1),
+        waits(cost),
+        (cost.clientCpuMs / Math.max(1, sent)).toFixed(1),
         `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`,
       ])
       summary.push(
         `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; GC ${collections(before, after)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
       )
     }
-    await app.sample({ reset: true })
-    const again = await victim(app, seconds * 1000)
-    const s2 = await app.sample({ reset: true })
+    const c2start = await costAt(app)
+    const again = await victim(app, seconds * 1000, trace)
+    const c2 = await costAt(app)
+    const s2 = c2.app
+    if (trace) tails.push(['alone again (after the attacks)', tail(attribute(again.timed, s2.requests ?? [], s2.pauses ?? []))])
     rows.push([
       'alone again (after the attacks)',
       '—',
@@ -213,8 +365,10 @@ export async function benchHostileClasses() {
       String(again.p99Ms),
       (again.p99Ms / alone.p99Ms).toFixed(1),
       String(s2.loopMaxMs),
-      collections(s1, s2),
+      collections(c2start.app, s2),
       '—',
+      '—',
+      waits(columnCost(c2start, c2, again)),
       '—',
       '',
     ])
@@ -229,25 +383,75 @@ export async function benchHostileClasses() {
       'GC minor/major, max pause ms',
       'CPU ms/attack',
       'main-thread CPU ms/attack',
+      'run-queue wait ms/s app main/other, victim, client',
+      'client CPU ms/attack',
       'verdict',
     ]
-    const last = head.length - 1
-    const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (c === last ? 0 : r[c].length))))
-    const line = (r: string[]) =>
-      `  ${r.map((x, c) => (c === 0 ? x.padEnd(widths[c]) : c === last ? x : x.padStart(widths[c]))).join('  ')}`
     console.log(
       `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column) alone and under each attack class;` +
         ` loop max: the app's longest event-loop delay in the column; GC: the main thread's scavenges / mark-compacts in the column` +
         ` and its longest collection pause (incremental marking steps included); CPU ms/attack: the app's CPU time in the column less` +
         ` ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request; main-thread CPU: the same on the` +
         ` thread that serves requests (less ${victimMainMs.toFixed(2)} ms per victim call; 10 ms ticks of /proc), the work the` +
-        ` other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores)`,
+        ` other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue wait` +
+        ` (/proc/…/schedstat, ms per second of the column, summed over threads where several): time runnable but without a core —` +
+        ` the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client);` +
+        ` client CPU: the bench process's CPU less the victim thread's, per attack request (the attack client competes for the same 2 cores)`,
     )
-    console.log(line(head))
-    for (const r of rows) console.log(line(r))
+    printTable(head, rows)
+    if (trace) {
+      console.log(
+        `\nwhere the victim's slowest 1 % of calls went (HOSTILE_TRACE; mean ms over those calls): before arrival — from the` +
+          ` victim's send to the app parsing the request's headers (the victim thread, the kernel, the app's main thread busy or` +
+          ` waiting for a core); in the app — from arrival to the last byte handed to the socket, of which the main thread on a` +
+          ` core (the call's own work, other tenants' slices, GC), GC pauses, the main thread waiting on a run queue, and idle` +
+          ` (waiting on a worker thread, a store, a timer, the gate); after the last byte — until the victim read the answer;` +
+          ` victim run-queue: the victim thread's own wait for a core during the call (within before arrival / after the last byte)`,
+      )
+      const f = (x: number) => x.toFixed(1)
+      printTable(
+        [
+          'column',
+          'calls',
+          'total',
+          'before arrival',
+          'in the app',
+          'app main on a core',
+          'GC',
+          'app main run-queue',
+          'app idle',
+          'after last byte',
+          'victim run-queue',
+          '',
+        ],
+        tails.map(([name, t]) => [
+          name,
+          String(t.n),
+          f(t.totalMs),
+          f(t.beforeArrivalMs),
+          f(t.appMs),
+          f(t.appCpuMs),
+          f(t.gcMs),
+          f(t.appRunqMs),
+          f(t.appIdleMs),
+          f(t.afterLastByteMs),
+          f(t.victimRunqMs),
+          '',
+        ]),
+      )
+    }
     if (failed) process.exitCode = 1
   } finally {
     await app.stop()
   }
   return { summary }
+}
+
+/** Prints a table: the first column left-aligned, the last one free, the others right-aligned. */
+function printTable(head: string[], rows: string[][]) {
+  const last = head.length - 1
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => (c === last ? 0 : r[c].length))))
+  const line = (r: string[]) => `  ${r.map((x, c) => (c === 0 ? x.padEnd(widths[c]) : c === last ? x : x.padStart(widths[c]))).join('  ')}`
+  console.log(line(head))
+  for (const r of rows) console.log(line(r))
 }

@@ -105,6 +105,30 @@ export interface ProbeSample {
   mainCpuMs: number
   /** Garbage collections of the main thread since it started (minor: scavenges; major: mark-compacts) and their pauses; `maxPauseMs` since the last reset. */
   gc: { minor: number; major: number; pauseMs: number; maxPauseMs: number }
+  /** The main thread's schedstat since it started, in ms: on a CPU, and runnable but waiting for one. */
+  main: ThreadSched
+  /** The same summed over the app's other threads. */
+  others: ThreadSched
+  /** With `trace` at start: the traced requests answered and the main thread's GC pauses since the last reset (see probe.mjs). */
+  requests?: TracedRequest[]
+  pauses?: { startMs: number; ms: number }[]
+}
+
+export interface ThreadSched {
+  runMs: number
+  waitMs: number
+}
+
+/**
+ * One request traced in the app, on the machine's monotonic clock in ms (`process.hrtime`): from its
+ * arrival (headers parsed) to its last byte handed to the socket, and the main thread's time on a
+ * CPU and waiting on a run queue between the two.
+ */
+export interface TracedRequest {
+  startMs: number
+  endMs: number
+  runMs: number
+  waitMs: number
 }
 
 export interface HostileApp {
@@ -156,6 +180,8 @@ export async function startApp(
     label?: string
     /** Extra node flags for the app, e.g. `--cpu-prof` (which NODE_OPTIONS does not take). */
     nodeArgs?: string[]
+    /** Traces the requests whose URL contains this (probe.mjs): `sample()` then returns them. */
+    trace?: string
   } = {},
 ): Promise<HostileApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-hostile-'))
@@ -164,7 +190,16 @@ export async function startApp(
     ['--expose-gc', ...(opts.nodeArgs ?? []), '--import', 'tsx', '--import', './test/hostile/probe.mjs', 'functions/local.ts'],
     {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUTH_JWT_SECRET: SECRET, LOG_LEVEL: 'error', ...opts.env },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        AUTH_JWT_SECRET: SECRET,
+        LOG_LEVEL: 'error',
+        HOSTILE_TRACE: opts.trace ?? '',
+        ...opts.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   )
@@ -201,6 +236,10 @@ export async function startApp(
       mainCpuMs: number
       loopBusyMs: number
       gc: ProbeSample['gc']
+      main: ThreadSched
+      others: ThreadSched
+      requests?: TracedRequest[]
+      pauses?: ProbeSample['pauses']
     }) => {
       const done = m?.probe !== undefined ? pending.get(m.probe) : undefined
       if (!done) return
@@ -214,6 +253,10 @@ export async function startApp(
         loopBusyMs: m.loopBusyMs,
         mainCpuMs: m.mainCpuMs,
         gc: m.gc,
+        main: m.main,
+        others: m.others,
+        requests: m.requests,
+        pauses: m.pauses,
       })
     },
   )
