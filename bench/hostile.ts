@@ -150,18 +150,17 @@ interface ColumnCost {
   wallMs: number
   /** Run-queue wait, ms per second of the column: the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client). */
   waits: [number, number, number, number]
-  /** The bench process's CPU in the column less the victim thread's (the attack client: building requests, reading answers). */
+  /** The bench's main thread's CPU in the column: the attack client (building requests, reading answers). */
   clientCpuMs: number
 }
 
 function columnCost(
-  before: { app: ProbeSample; bench: ThreadSched; cpu: NodeJS.CpuUsage; t: number },
-  after: { app: ProbeSample; bench: ThreadSched; cpu: NodeJS.CpuUsage; t: number },
+  before: { app: ProbeSample; bench: ThreadSched; t: number },
+  after: { app: ProbeSample; bench: ThreadSched; t: number },
   v: VictimFigures,
 ): ColumnCost {
   const wallMs = after.t - before.t
   const perS = (ms: number) => (ms * 1000) / wallMs
-  const cpu = process.cpuUsage(before.cpu)
   return {
     wallMs,
     waits: [
@@ -170,14 +169,13 @@ function columnCost(
       perS(v.sched.waitMs),
       perS(after.bench.waitMs - before.bench.waitMs),
     ],
-    clientCpuMs: (cpu.user + cpu.system) / 1000 - v.sched.runMs,
+    clientCpuMs: after.bench.runMs - before.bench.runMs,
   }
 }
 
 const costAt = async (app: HostileApp) => ({
   app: await app.sample({ reset: true }),
   bench: threadSched(),
-  cpu: process.cpuUsage(),
   t: performance.now(),
 })
 
@@ -396,7 +394,7 @@ export async function benchHostileClasses() {
         ` other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue wait` +
         ` (/proc/…/schedstat, ms per second of the column, summed over threads where several): time runnable but without a core —` +
         ` the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client);` +
-        ` client CPU: the bench process's CPU less the victim thread's, per attack request (the attack client competes for the same 2 cores)`,
+        ` client CPU: the bench's main thread's CPU (schedstat) per attack request — the attack client, which competes for the same 2 cores`,
     )
     printTable(head, rows)
     if (trace) {
