@@ -10,7 +10,9 @@
  * `execute_javascript "1+1"` in turn, timed alone and then under each attack class of
  * test/hostile/attacks.ts flooding from its own tenant — p50/p99 side by side in one table, the
  * goal p99 ≤ 2× the victim's p99 alone. `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
- * filters classes too.
+ * filters classes too. Per column also the run-queue waits of the app's, the victim's and the
+ * attack client's threads and the client's CPU per attack; `HOSTILE_TRACE=1` splits the victim's
+ * slowest calls into the client's and the app's parts (diagnostic only, never a verdict).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
