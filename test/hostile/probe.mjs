@@ -11,6 +11,7 @@
  */
 import { subscribe } from 'node:diagnostics_channel'
 import { readdirSync, readFileSync } from 'node:fs'
+import { ServerResponse } from 'node:http'
 import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from 'node:perf_hooks'
 
 /**
@@ -62,8 +63,8 @@ const perfToMono = monoMs() - performance.now()
 
 /**
  * `HOSTILE_TRACE=<path substring>` (the bench's victim, e.g. `/brain/bystander/`): each request
- * whose URL contains it is timed from its arrival (headers parsed) to its last byte handed to the
- * socket, with the main thread's schedstat at both ends, and every GC pause is kept, so the bench
+ * whose URL contains it is timed from its arrival (headers parsed) to its last bytes handed to the
+ * socket (`end()`), with the main thread's schedstat at both ends, and every GC pause is kept, so the bench
  * can split a slow call into the app's CPU, its run-queue waits, GC and idle time. Off by default:
  * two /proc reads per traced request.
  */
@@ -77,13 +78,24 @@ if (traced) {
     const s = schedstat('/proc/thread-self/schedstat')
     open.set(response, { startMs: monoMs(), run0: s.runMs, wait0: s.waitMs })
   })
+  // stamped as the last bytes are handed over, not at 'finish': that event comes a turn later,
+  // when a busy or descheduled loop gets to it, sometimes after the client already read the answer
+  const end = ServerResponse.prototype.end
+  ServerResponse.prototype.end = function (...args) {
+    const r = open.get(this)
+    if (r && r.endMs === undefined) {
+      const s = schedstat('/proc/thread-self/schedstat')
+      r.endMs = monoMs()
+      r.runMs = s.runMs - r.run0
+      r.waitMs = s.waitMs - r.wait0
+    }
+    return end.apply(this, args)
+  }
   subscribe('http.server.response.finish', ({ response }) => {
     const r = open.get(response)
-    if (!r) return
+    if (!r || r.endMs === undefined) return
     open.delete(response)
-    const s = schedstat('/proc/thread-self/schedstat')
-    if (requests.length < 100_000)
-      requests.push({ startMs: r.startMs, endMs: monoMs(), runMs: s.runMs - r.run0, waitMs: s.waitMs - r.wait0 })
+    if (requests.length < 100_000) requests.push({ startMs: r.startMs, endMs: r.endMs, runMs: r.runMs, waitMs: r.waitMs })
   })
 }
 
