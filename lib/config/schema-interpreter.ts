@@ -274,21 +274,29 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       if (out) fail(keyword, path, `${sp}/${keyword}`, params, message)
       return false
     }
+    // Whether an error is built (`kept(out) && reject(…)`): an error past MAX_ERRORS is charged
+    // its step but never built (a recursive anyOf fails thousands of times, and built each
+    // failure's message, params and paths to drop them)
+    const kept = (out: boolean): boolean => {
+      if (!out) return false
+      if (errors.length < MAX_ERRORS) return true
+      spend(1)
+      return false
+    }
 
+    // no try/finally: whatever is thrown ends the whole validation, and `depth` with it
     const check = (schema: Schema, v: unknown, path: string, sp: string, out: boolean): boolean => {
       spend(1)
       if (depth > MAX_DEPTH) throw OVER_BUDGET
       depth++
-      try {
-        return checkNode(schema, v, path, sp, out)
-      } finally {
-        depth--
-      }
+      const ok = checkNode(schema, v, path, sp, out)
+      depth--
+      return ok
     }
     const checkNode = (schema: Schema, v: unknown, path: string, sp: string, out: boolean): boolean => {
       if (schema === true) return true
       if (schema === false) {
-        if (out) fail('false schema', path, sp, {}, 'boolean schema is false')
+        if (kept(out)) fail('false schema', path, sp, {}, 'boolean schema is false')
         return false
       }
       let ok = true
@@ -300,52 +308,58 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (!check(target as Schema, v, path, `${sp}/$ref`, out)) ok = false
       }
       if (s.type !== undefined) {
-        if (typeof s.type === 'string' ? !hasType(v, s.type) : !(s.type as string[]).some((t) => hasType(v, t))) {
+        if (typeof s.type === 'string' ? !hasType(v, s.type) : !hasAnyType(v, s.type as string[])) {
           const types: string[] = [].concat(s.type)
-          ok = reject(out, path, sp, 'type', { type: types.join(',') }, `must be ${types.join(',')}`)
+          ok = kept(out) && reject(out, path, sp, 'type', { type: types.join(',') }, `must be ${types.join(',')}`)
         }
       }
-      if (s.enum !== undefined && !s.enum.some((e: unknown) => equal(e, v)))
-        ok = reject(out, path, sp, 'enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
+      if (s.enum !== undefined && !equalToOne(s.enum as unknown[], v, spend))
+        ok = kept(out) && reject(out, path, sp, 'enum', { allowedValues: s.enum }, 'must be equal to one of the allowed values')
       if (s.const !== undefined && !equal(s.const, v))
-        ok = reject(out, path, sp, 'const', { allowedValue: s.const }, 'must be equal to constant')
+        ok = kept(out) && reject(out, path, sp, 'const', { allowedValue: s.const }, 'must be equal to constant')
       if (typeof v === 'string') {
         if (s.maxLength !== undefined || s.minLength !== undefined) {
           spend(Math.ceil(v.length / 32))
           const len = codePoints(v)
           if (s.maxLength !== undefined && len > s.maxLength)
-            ok = reject(out, path, sp, 'maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
+            ok =
+              kept(out) && reject(out, path, sp, 'maxLength', { limit: s.maxLength }, `must NOT have more than ${s.maxLength} characters`)
           if (s.minLength !== undefined && len < s.minLength)
-            ok = reject(out, path, sp, 'minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
+            ok =
+              kept(out) && reject(out, path, sp, 'minLength', { limit: s.minLength }, `must NOT have fewer than ${s.minLength} characters`)
         }
         if (s.pattern !== undefined && !matches(s.pattern, v))
-          ok = reject(out, path, sp, 'pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
+          ok = kept(out) && reject(out, path, sp, 'pattern', { pattern: s.pattern }, `must match pattern "${s.pattern}"`)
         if (typeof s.format === 'string' && !Object.hasOwn(NUMERIC_FORMATS, s.format)) {
           const f = stringFormat(s.format)
           // ajv-formats' checks cost up to ~2.7 µs per 64 characters (uri, measured): 8 characters a step
           spend(Math.ceil(v.length / 8))
-          if (f && !f(v)) ok = reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
+          if (f && !f(v)) ok = kept(out) && reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
         }
       }
       if (typeof v === 'number') {
         if (s.maximum !== undefined && !(v <= s.maximum))
-          ok = reject(out, path, sp, 'maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
+          ok = kept(out) && reject(out, path, sp, 'maximum', { comparison: '<=', limit: s.maximum }, `must be <= ${s.maximum}`)
         if (s.minimum !== undefined && !(v >= s.minimum))
-          ok = reject(out, path, sp, 'minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
+          ok = kept(out) && reject(out, path, sp, 'minimum', { comparison: '>=', limit: s.minimum }, `must be >= ${s.minimum}`)
         if (s.exclusiveMaximum !== undefined && !(v < s.exclusiveMaximum))
-          ok = reject(out, path, sp, 'exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'exclusiveMaximum', { comparison: '<', limit: s.exclusiveMaximum }, `must be < ${s.exclusiveMaximum}`)
         if (s.exclusiveMinimum !== undefined && !(v > s.exclusiveMinimum))
-          ok = reject(out, path, sp, 'exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'exclusiveMinimum', { comparison: '>', limit: s.exclusiveMinimum }, `must be > ${s.exclusiveMinimum}`)
         if (s.multipleOf !== undefined && !isMultiple(v, s.multipleOf))
-          ok = reject(out, path, sp, 'multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
+          ok = kept(out) && reject(out, path, sp, 'multipleOf', { multipleOf: s.multipleOf }, `must be multiple of ${s.multipleOf}`)
         if (typeof s.format === 'string' && Object.hasOwn(NUMERIC_FORMATS, s.format) && !NUMERIC_FORMATS[s.format](v))
-          ok = reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
+          ok = kept(out) && reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
       }
       if (Array.isArray(v)) {
         if (s.maxItems !== undefined && v.length > s.maxItems)
-          ok = reject(out, path, sp, 'maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
+          ok = kept(out) && reject(out, path, sp, 'maxItems', { limit: s.maxItems }, `must NOT have more than ${s.maxItems} items`)
         if (s.minItems !== undefined && v.length < s.minItems)
-          ok = reject(out, path, sp, 'minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
+          ok = kept(out) && reject(out, path, sp, 'minItems', { limit: s.minItems }, `must NOT have fewer than ${s.minItems} items`)
         if (s.uniqueItems === true) {
           // like Ajv: with `items` typed as scalars only, items of another type take no part
           const itemTypes =
@@ -353,32 +367,37 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
               ? ([] as string[]).concat(s.items.type)
               : []
           const scalars = itemTypes.length > 0 && !itemTypes.some((t) => t === 'object' || t === 'array')
-          const dup = scalars ? duplicateScalar(v, (item) => itemTypes.some((t) => hasType(item, t)), spend) : duplicate(v, spend)
+          const dup = scalars ? duplicateScalar(v, itemTypes, spend) : duplicate(v, spend)
           if (dup)
-            ok = reject(
-              out,
-              path,
-              sp,
-              'uniqueItems',
-              { i: dup.i, j: dup.j },
-              `must NOT have duplicate items (items ## ${dup.j} and ${dup.i} are identical)`,
-            )
+            ok =
+              kept(out) &&
+              reject(
+                out,
+                path,
+                sp,
+                'uniqueItems',
+                { i: dup.i, j: dup.j },
+                `must NOT have duplicate items (items ## ${dup.j} and ${dup.i} are identical)`,
+              )
         }
         if (Array.isArray(s.items)) {
           const tuple = s.items as Schema[]
-          v.forEach((item, i) => {
+          for (let i = 0; i < v.length; i++) {
             if (i < tuple.length) {
-              if (!check(tuple[i], item, `${path}/${i}`, `${sp}/items/${i}`, out)) ok = false
-            } else if (s.additionalItems !== undefined && !check(s.additionalItems, item, `${path}/${i}`, `${sp}/additionalItems`, out))
+              if (!check(tuple[i], v[i], `${path}/${i}`, `${sp}/items/${i}`, out)) ok = false
+            } else if (s.additionalItems !== undefined && !check(s.additionalItems, v[i], `${path}/${i}`, `${sp}/additionalItems`, out))
               ok = false
-          })
+          }
         } else if (s.items !== undefined) {
           for (let i = 0; i < v.length; i++) if (!check(s.items, v[i], `${path}/${i}`, `${sp}/items`, out)) ok = false
         }
         if (s.contains !== undefined) {
           const mark = errors.length
-          if (v.map((item, i) => check(s.contains, item, `${path}/${i}`, `${sp}/contains`, out)).some(Boolean)) errors.length = mark
-          else ok = reject(out, path, sp, 'contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
+          // every item is visited (and charged); the failing ones' errors are dropped on a match
+          let some = false
+          for (let i = 0; i < v.length; i++) if (check(s.contains, v[i], `${path}/${i}`, `${sp}/contains`, out)) some = true
+          if (some) errors.length = mark
+          else ok = kept(out) && reject(out, path, sp, 'contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
         }
       }
       if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
@@ -386,56 +405,67 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         const keys = keysOf(obj)
         spend(keys.length)
         if (s.maxProperties !== undefined && keys.length > s.maxProperties)
-          ok = reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
         if (s.minProperties !== undefined && keys.length < s.minProperties)
-          ok = reject(out, path, sp, 'minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
-        for (const req of (s.required ?? []) as string[]) {
-          if (!Object.hasOwn(obj, req))
-            ok = reject(out, path, sp, 'required', { missingProperty: req }, `must have required property '${req}'`)
-        }
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
+        if (s.required !== undefined)
+          for (const req of s.required as string[]) {
+            if (!Object.hasOwn(obj, req))
+              ok = kept(out) && reject(out, path, sp, 'required', { missingProperty: req }, `must have required property '${req}'`)
+          }
         if (s.dependencies !== undefined) {
           for (const [name, dep] of Object.entries(s.dependencies as Record<string, unknown>)) {
             if (!Object.hasOwn(obj, name)) continue
             if (Array.isArray(dep)) {
               for (const req of dep as string[])
                 if (!Object.hasOwn(obj, req))
-                  ok = reject(
-                    out,
-                    path,
-                    sp,
-                    'dependencies',
-                    { property: name, missingProperty: req, depsCount: dep.length, deps: dep.join(', ') },
-                    `must have property ${req} when property ${name} is present`,
-                  )
+                  ok =
+                    kept(out) &&
+                    reject(
+                      out,
+                      path,
+                      sp,
+                      'dependencies',
+                      { property: name, missingProperty: req, depsCount: dep.length, deps: dep.join(', ') },
+                      `must have property ${req} when property ${name} is present`,
+                    )
             } else if (!check(dep as Schema, v, path, `${sp}/dependencies/${escapePointer(name)}`, out)) ok = false
           }
         }
-        const props = (s.properties ?? {}) as Record<string, Schema>
+        const props = s.properties as Record<string, Schema> | undefined
         const patternProps = s.patternProperties as Record<string, Schema> | undefined
-        for (const k of keys) {
-          const at = `${path}/${escapePointer(k)}`
-          let known = false
-          if (Object.hasOwn(props, k)) {
-            known = true
-            if (!check(props[k], obj[k], at, `${sp}/properties/${escapePointer(k)}`, out)) ok = false
-          }
-          if (patternProps)
-            for (const [p, sub] of Object.entries(patternProps)) {
-              if (!matches(p, k)) continue
+        const additional = s.additionalProperties
+        // a schema with none of the three has nothing to do per key (the keys are charged above)
+        if (props !== undefined || patternProps !== undefined || additional !== undefined)
+          for (const k of keys) {
+            const at = `${path}/${escapePointer(k)}`
+            let known = false
+            if (props !== undefined && Object.hasOwn(props, k)) {
               known = true
-              if (!check(sub, obj[k], at, `${sp}/patternProperties/${escapePointer(p)}`, out)) ok = false
+              if (!check(props[k], obj[k], at, `${sp}/properties/${escapePointer(k)}`, out)) ok = false
             }
-          if (known) continue
-          if (s.additionalProperties === false) {
-            ok = reject(out, path, sp, 'additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
-          } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
-            if (!check(s.additionalProperties, obj[k], at, `${sp}/additionalProperties`, out)) ok = false
+            if (patternProps)
+              for (const [p, sub] of Object.entries(patternProps)) {
+                if (!matches(p, k)) continue
+                known = true
+                if (!check(sub, obj[k], at, `${sp}/patternProperties/${escapePointer(p)}`, out)) ok = false
+              }
+            if (known) continue
+            if (additional === false) {
+              ok =
+                kept(out) && reject(out, path, sp, 'additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
+            } else if (additional !== undefined && additional !== true) {
+              if (!check(additional, obj[k], at, `${sp}/additionalProperties`, out)) ok = false
+            }
           }
-        }
         if (s.propertyNames !== undefined)
           for (const k of keys)
             if (!check(s.propertyNames, k, path, `${sp}/propertyNames`, out))
-              ok = reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
+              ok = kept(out) && reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
       }
       if (s.allOf !== undefined) {
         const all = s.allOf as Schema[]
@@ -447,29 +477,34 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         let matched = false
         for (let i = 0; i < any.length && !matched; i++) matched = check(any[i], v, path, `${sp}/anyOf/${i}`, out)
         if (matched) errors.length = mark
-        else ok = reject(out, path, sp, 'anyOf', {}, 'must match a schema in anyOf')
+        else ok = kept(out) && reject(out, path, sp, 'anyOf', {}, 'must match a schema in anyOf')
       }
       if (s.oneOf !== undefined) {
         const mark = errors.length
-        const passing = (s.oneOf as Schema[]).map((sub, i) => (check(sub, v, path, `${sp}/oneOf/${i}`, out) ? i : -1)).filter((i) => i >= 0)
+        const one = s.oneOf as Schema[]
+        const passing: number[] = []
+        for (let i = 0; i < one.length; i++) if (check(one[i], v, path, `${sp}/oneOf/${i}`, out)) passing.push(i)
         if (passing.length === 1) errors.length = mark
         else {
           if (passing.length > 1) errors.length = mark
-          ok = reject(
-            out,
-            path,
-            sp,
-            'oneOf',
-            { passingSchemas: passing.length > 1 ? passing.slice(0, 2) : null },
-            'must match exactly one schema in oneOf',
-          )
+          ok =
+            kept(out) &&
+            reject(
+              out,
+              path,
+              sp,
+              'oneOf',
+              { passingSchemas: passing.length > 1 ? passing.slice(0, 2) : null },
+              'must match exactly one schema in oneOf',
+            )
         }
       }
-      if (s.not !== undefined && check(s.not, v, path, `${sp}/not`, false)) ok = reject(out, path, sp, 'not', {}, 'must NOT be valid')
+      if (s.not !== undefined && check(s.not, v, path, `${sp}/not`, false))
+        ok = kept(out) && reject(out, path, sp, 'not', {}, 'must NOT be valid')
       if (s.if !== undefined && (s.then !== undefined || s.else !== undefined)) {
         const branch = check(s.if, v, path, `${sp}/if`, false) ? 'then' : 'else'
         if (s[branch] !== undefined && !check(s[branch], v, path, `${sp}/${branch}`, out))
-          ok = reject(out, path, sp, 'if', { failingKeyword: branch }, `must match "${branch}" schema`)
+          ok = kept(out) && reject(out, path, sp, 'if', { failingKeyword: branch }, `must match "${branch}" schema`)
       }
       return ok
     }
@@ -514,6 +549,16 @@ function codePoints(s: string): number {
 
 /** Thrown to end a validation at its budget and caught in `validate`: one object, never a stack to capture. */
 const OVER_BUDGET: unique symbol = Symbol('over the validation budget')
+
+function hasAnyType(v: unknown, types: string[]): boolean {
+  for (const t of types) if (hasType(v, t)) return true
+  return false
+}
+
+function equalToOne(values: unknown[], v: unknown, spend: (units: number) => void): boolean {
+  for (const e of values) if (deepEqual(e, v, spend)) return true
+  return false
+}
 
 function hasType(v: unknown, t: string): boolean {
   switch (t) {
@@ -575,16 +620,12 @@ function deepEqual(a: unknown, b: unknown, spend: (units: number) => void): bool
  * The pair of equal scalars Ajv reports: scanning from the end, the first item met again (`i`
  * the earlier, `j` the later of the two).
  */
-function duplicateScalar(
-  items: unknown[],
-  compared: (item: unknown) => boolean,
-  spend: (units: number) => void,
-): { i: number; j: number } | undefined {
+function duplicateScalar(items: unknown[], types: string[], spend: (units: number) => void): { i: number; j: number } | undefined {
   const seen = new Map<string, number>()
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i]
     spend(1)
-    if (!compared(item)) continue
+    if (!hasAnyType(item, types)) continue
     const key = `${typeof item}:${String(item)}`
     const j = seen.get(key)
     if (j !== undefined) return { i, j }

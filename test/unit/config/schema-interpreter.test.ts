@@ -260,6 +260,15 @@ describe('the interpreted JSON Schema validator', () => {
     expect(validate.steps).toBeLessThan(WORK_BUDGETS.schemaValidation.limit / 2)
   })
 
+  it('charges an error past the hundredth its step though it keeps only the first hundred', () => {
+    const validate = interpret({ type: 'array', items: { type: 'string' } })
+    expect(validate(Array.from({ length: 150 }, (_, i) => i))).toBe(false)
+    expect(validate.errors).toHaveLength(100)
+    expect(validate.errors?.[99]).toMatchObject({ keyword: 'type', instancePath: '/99', schemaPath: '#/items/type' })
+    // the array's visit, then per item its visit and its error
+    expect(validate.steps).toBe(1 + 150 * 2)
+  })
+
   it('ends a self-referencing schema in a budget error instead of a stall', () => {
     const validate = interpret({ $ref: '#' } as JsonSchema)
     expect(validate({})).toBe(false)
