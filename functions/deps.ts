@@ -53,6 +53,7 @@ import { newWriteId } from '../lib/stores/aws/write-ids'
 import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
 import { MemoryDocumentStore } from '../lib/stores/memory/document-store'
 import { MemoryQuotaCounterStore } from '../lib/stores/memory/quota-store'
+import { MemoryTenantStampStore } from '../lib/stores/memory/tenant-stamp-store'
 import { MemoryToolUsageStore } from '../lib/stores/memory/tool-usage-store'
 import type { ObservedLimitStore } from '../lib/surface/limits'
 import type { SurfaceSettings } from '../lib/surface/surface'
@@ -356,6 +357,13 @@ export interface AwsDepsConfig {
   useDualStack?: boolean
   /** The longest one DynamoDB call may take, retries included. */
   storeCallDeadlineMs?: number
+  /**
+   * This process is the documents table's only writer: `npm start`'s embedded dynalite, whose
+   * LevelDB it holds locked. The tenant stamps then live in its memory, not in the table: a request
+   * checks them and a write marks them without a store round trip (docs/decisions.md, "tenant
+   * stamps in memory under npm start"). Never for tables another process may write (Lambda).
+   */
+  soleDocumentsWriter?: boolean
   /** Absent: the SDK's default credential chain, loaded on first use. */
   credentials?: AwsCredentials
   log?: Logger
@@ -389,10 +397,13 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   // stamp; a call's tool and its quota rules
   const reads = new ReadBatcher(clients.dynamo)
   // what turns read from the documents table is kept per container while the tenant's stamp,
-  // read once per request, says nothing changed (lib/documents/stamped-cache.ts)
+  // read once per request, says nothing changed (lib/documents/stamped-cache.ts); a sole writer
+  // marks every write itself, so its own memory is where the stamps are
   const store = new StampedDocumentCache({
     store: new DynamoDocumentStore({ dynamo: clients.dynamo, tableName: config.documentsTable, blobs, clock, reads }),
-    stamps: new DynamoTenantStampStore({ dynamo: clients.dynamo, tableName: config.documentsTable, reads }),
+    stamps: config.soleDocumentsWriter
+      ? new MemoryTenantStampStore()
+      : new DynamoTenantStampStore({ dynamo: clients.dynamo, tableName: config.documentsTable, reads }),
     request: () => requestContext.current(),
     clock,
     newWriteId,

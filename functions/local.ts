@@ -87,6 +87,8 @@ async function storesFor(dataDir: string, log: Logger) {
     // the environment's keys, else the emulators' for stores beside us, else (AWS) the SDK's chain
     credentials: fromEnv ?? (aws ? undefined : LOCAL_CREDENTIALS),
     describe: aws ? 'AWS' : emulators ? 'embedded emulators' : 'the configured endpoints',
+    // the embedded dynalite's LevelDB is this process's alone: no other service writes its tables
+    soleDocumentsWriter: needDynamo,
     close: async () => emulators?.close(),
   }
 }
@@ -126,6 +128,7 @@ async function main() {
     useDualStack: stores.useDualStack,
     credentials: stores.credentials,
     storeCallDeadlineMs: STORE_CALL_DEADLINE_MS,
+    soleDocumentsWriter: stores.soleDocumentsWriter,
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),
