@@ -366,6 +366,8 @@ export interface AwsDepsConfig {
   soleDocumentsWriter?: boolean
   /** Absent: the SDK's default credential chain, loaded on first use. */
   credentials?: AwsCredentials
+  /** DynamoDB's own, where they differ (`npm start`'s embedded dynalite). */
+  dynamoCredentials?: AwsCredentials
   log?: Logger
   clock?: Clock
   bundledFiles?: BundledFile[]
@@ -388,6 +390,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
     useDualStack: config.useDualStack,
     storeCallDeadlineMs: config.storeCallDeadlineMs,
     credentials: config.credentials,
+    dynamoCredentials: config.dynamoCredentials,
     tracer: config.observability?.tracer,
     metrics: config.observability?.metrics,
   })

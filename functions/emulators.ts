@@ -40,6 +40,12 @@ export interface EmulatorOptions {
   s3Port?: number
   /** Start only these (default both): `npm start` with one store given elsewhere. */
   only?: { dynamo: boolean; s3: boolean }
+  /**
+   * DynamoDB requests signed with another access key id are refused (`npm start`: a key made at
+   * start, so that no other process writes the tables whose tenant stamps this one keeps in
+   * memory — docs/decisions.md). Default: any key, as dynalite itself.
+   */
+  dynamoAccessKeyId?: string
 }
 
 /**
@@ -70,6 +76,7 @@ export async function startEmulators(opts: EmulatorOptions): Promise<Emulators> 
     const dynalite = require('dynalite') as DynaliteFactory
     const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.dynamoPath ? { path: opts.dynamoPath } : {}) })
     survivesAbortedRequests(server)
+    if (opts.dynamoAccessKeyId) servesOnlyKey(server, opts.dynamoAccessKeyId)
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(opts.dynamoPort ?? 0, LOOPBACK, () => resolve())
@@ -125,5 +132,26 @@ function survivesAbortedRequests(server: Server) {
     for (const handle of handlers) handle.call(server, req, res)
     for (const listener of req.listeners('error')) if (!own.has(listener)) req.off('error', listener as (e: Error) => void)
     req.on('error', () => res.destroy())
+  })
+}
+
+/**
+ * Only requests whose SigV4 credential scope names `accessKeyId` reach dynalite; others are
+ * answered as DynamoDB answers an unknown key (400 UnrecognizedClientException), before their body
+ * is read. One substring search of a header per request.
+ */
+function servesOnlyKey(server: Server, accessKeyId: string) {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[]
+  server.removeAllListeners('request')
+  const scope = `Credential=${accessKeyId}/`
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers.authorization?.includes(scope)) for (const handle of handlers) handle.call(server, req, res)
+    else
+      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', connection: 'close' }).end(
+        JSON.stringify({
+          __type: 'com.amazonaws.dynamodb.v20120810#UnrecognizedClientException',
+          message: 'these embedded tables serve only the process that started them',
+        }),
+      )
   })
 }

@@ -66,10 +66,18 @@ async function storesFor(dataDir: string, log: Logger) {
   const needS3 = !aws && !settings.s3Endpoint
   if (needDynamo) mkdirSync(join(dataDir, 'dynamodb'), { recursive: true })
   if (needS3) mkdirSync(join(dataDir, 's3'), { recursive: true })
+  // the embedded dynalite serves this process alone: it keeps the tenant stamps of those tables in
+  // its memory (soleDocumentsWriter), so a write from any other process would go unseen
+  const dynamoKey = needDynamo ? { accessKeyId: `local-${randomBytes(12).toString('hex')}`, secretAccessKey: 'embedded' } : undefined
   const emulators =
     needDynamo || needS3
       ? await startEmulatorThread(
-          { s3Directory: join(dataDir, 's3'), dynamoPath: join(dataDir, 'dynamodb'), only: { dynamo: needDynamo, s3: needS3 } },
+          {
+            s3Directory: join(dataDir, 's3'),
+            dynamoPath: join(dataDir, 'dynamodb'),
+            only: { dynamo: needDynamo, s3: needS3 },
+            dynamoAccessKeyId: dynamoKey?.accessKeyId,
+          },
           {
             // store calls are refused from now on (store errors, never a hung request); say why once
             onCrash: (e) => log.log('error', 'embedded_stores_stopped', { reason: e.message, action: 'restart the service' }),
@@ -86,8 +94,8 @@ async function storesFor(dataDir: string, log: Logger) {
     region: aws ? awsRegionFromEnv() : process.env.AWS_REGION?.trim() || 'us-east-1',
     // the environment's keys, else the emulators' for stores beside us, else (AWS) the SDK's chain
     credentials: fromEnv ?? (aws ? undefined : LOCAL_CREDENTIALS),
+    dynamoCredentials: dynamoKey,
     describe: aws ? 'AWS' : emulators ? 'embedded emulators' : 'the configured endpoints',
-    // the embedded dynalite's LevelDB is this process's alone: no other service writes its tables
     soleDocumentsWriter: needDynamo,
     close: async () => emulators?.close(),
   }
@@ -127,6 +135,7 @@ async function main() {
     useFips: stores.useFips,
     useDualStack: stores.useDualStack,
     credentials: stores.credentials,
+    dynamoCredentials: stores.dynamoCredentials,
     storeCallDeadlineMs: STORE_CALL_DEADLINE_MS,
     soleDocumentsWriter: stores.soleDocumentsWriter,
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text

@@ -195,4 +195,29 @@ describe("npm start's embedded stores on their own thread", () => {
       await emulators.close()
     }
   })
+
+  it('serve DynamoDB only to the access key they were started with, when given one (npm start: the stamps are in its memory)', async () => {
+    const key = { accessKeyId: 'local-only-this-process', secretAccessKey: 'embedded' }
+    const emulators = await startEmulatorThread({ ...onDisk(fresh()), dynamoAccessKeyId: key.accessKeyId })
+    const own = makeAwsClients({
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+      dynamoCredentials: key,
+      dynamoEndpoint: emulators.dynamoEndpoint,
+    })
+    const other = clientsFor(emulators)
+    try {
+      await ensureTable(own.dynamo, TABLE)
+      await own.dynamo.putItem({ TableName: TABLE.name, Item: { id: 'a' } })
+      await expect(other.dynamo.putItem({ TableName: TABLE.name, Item: { id: 'b' } })).rejects.toMatchObject({
+        name: 'UnrecognizedClientException',
+      })
+      expect((await own.dynamo.getItem({ TableName: TABLE.name, Key: { id: 'b' } })).Item).toBeUndefined()
+      expect((await own.dynamo.getItem({ TableName: TABLE.name, Key: { id: 'a' } })).Item).toEqual({ id: 'a' })
+    } finally {
+      destroyAwsClients(own)
+      destroyAwsClients(other)
+      await emulators.close()
+    }
+  })
 })

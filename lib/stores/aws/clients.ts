@@ -25,6 +25,8 @@ export interface AwsClientOptions {
   /** e.g. the s3rver URL in tests and `npm start`; omit for the real service. */
   s3Endpoint?: string
   credentials?: AwsCredentials
+  /** DynamoDB's own, where they differ from `credentials` (`npm start`'s embedded dynalite serves only a key made at start). */
+  dynamoCredentials?: AwsCredentials
   /** DynamoDB client spans, retries and throttles counted (default: neither). */
   tracer?: Tracer
   metrics?: Metrics
@@ -56,7 +58,7 @@ export function makeAwsClients(opts: AwsClientOptions): AwsClients {
     useFips: opts.useFips,
     useDualStack: opts.useDualStack,
     deadlineMs: opts.storeCallDeadlineMs,
-    credentials: opts.credentials ?? sdkDefaultCredentials(),
+    credentials: opts.dynamoCredentials ?? opts.credentials ?? sdkDefaultCredentials(),
     tracer: opts.tracer,
     metrics: opts.metrics,
   })
