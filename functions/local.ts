@@ -25,6 +25,7 @@ import { createAwsDeps } from './deps'
 import { startEmulatorThread } from './emulator-thread'
 import { createApp } from './http/app'
 import { ALL_SCOPES, issueToken } from './http/auth'
+import { lingeringResponse } from './http/linger'
 import {
   auditRetentionDaysFromEnv,
   authSettingsFromEnv,
@@ -158,8 +159,10 @@ async function main() {
   ])
 
   const app = createApp(deps)
-  // slow and idle connections are cut (functions/settings.ts, docs/operations/security.md)
-  const server = serve({ fetch: app.fetch, port, hostname: host, serverOptions: nodeServerOptions(nodeServerTimeoutsFromEnv()) })
+  // slow and idle connections are cut (functions/settings.ts, docs/operations/security.md); a
+  // refusal that leaves a long body unread closes its connection by lingering (functions/http/linger.ts)
+  const serverOptions = { ...nodeServerOptions(nodeServerTimeoutsFromEnv()), ServerResponse: lingeringResponse() }
+  const server = serve({ fetch: app.fetch, port, hostname: host, serverOptions })
   await new Promise<void>((res) => server.once('listening', () => res()))
   // every scope, tenant:admin included; 30 days unless the deployment's cap is shorter
   const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)
