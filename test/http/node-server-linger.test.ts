@@ -4,7 +4,7 @@
  * of the rest, and never resets the connection under its answer. Real sockets on 127.0.0.1;
  * counted, not timed: answers read, bytes the server's sockets read, places in the fair share.
  */
-import { Agent, request } from 'node:http'
+import { Agent, request, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { serve } from '@hono/node-server'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -24,7 +24,7 @@ interface Started {
   deps: ReturnType<typeof createMemoryDeps>
 }
 
-const servers: ReturnType<typeof serve>[] = []
+const servers: Server[] = []
 afterEach(async () => {
   await Promise.all(
     servers.splice(0).map(
@@ -39,7 +39,12 @@ afterEach(async () => {
 
 async function start(settings: LingerSettings = DEFAULT_LINGER, deps = createMemoryDeps()): Promise<Started> {
   const responses = lingeringResponse(settings)
-  const server = serve({ fetch: createApp(deps).fetch, port: 0, hostname: '127.0.0.1', serverOptions: { ServerResponse: responses } })
+  const server = serve({
+    fetch: createApp(deps).fetch,
+    port: 0,
+    hostname: '127.0.0.1',
+    serverOptions: { ServerResponse: responses },
+  }) as Server
   servers.push(server)
   const sockets: Socket[] = []
   server.on('connection', (s: Socket) => sockets.push(s))
