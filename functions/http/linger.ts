@@ -44,11 +44,13 @@ export const DEFAULT_LINGER: LingerSettings = {
 export function lingeringResponse(settings: LingerSettings = DEFAULT_LINGER): LingeringResponseClass {
   // each lingering socket and its bytes read when its answer was out; insertion order: the oldest first
   const lingering = new Map<Socket, number>()
-  const counted = { closedRead: 0 }
+  const counted = { closedRead: 0, stopped: 0 }
   // (Node's own type is generic over the request class; this one serves Node's IncomingMessage)
   return class LingeringResponse extends ServerResponse<IncomingMessage> {
     /** Sockets lingering now (counted for tests and the bound). */
     static lingering = () => lingering.size
+    /** Bodies whose reading stopped at the budget (counted for tests). */
+    static readStopped = () => counted.stopped
     /** Bytes read after their answers by every socket that lingered (counted for tests). */
     static readWhileLingering = () => counted.closedRead + [...lingering].reduce((sum, [s, from]) => sum + s.bytesRead - from, 0)
 
@@ -60,7 +62,7 @@ export function lingeringResponse(settings: LingerSettings = DEFAULT_LINGER): Li
       if (socket && !this.headersSent && leavesLongBodyUnread(req, settings.drainDeclaredBytes)) {
         // Node then writes `Connection: close` and calls `destroySoon` once the answer is out
         this.shouldKeepAlive = false
-        dropUpTo(settings.readBytes, socket, req)
+        dropUpTo(settings.readBytes, socket, req, counted)
         socket.destroySoon = () => linger(socket, settings, lingering, counted)
       }
       return (super.writeHead as (...a: unknown[]) => this)(...args)
@@ -68,7 +70,7 @@ export function lingeringResponse(settings: LingerSettings = DEFAULT_LINGER): Li
   } as LingeringResponseClass
 }
 
-export type LingeringResponseClass = typeof ServerResponse & { lingering(): number; readWhileLingering(): number }
+export type LingeringResponseClass = typeof ServerResponse & { lingering(): number; readStopped(): number; readWhileLingering(): number }
 
 function leavesLongBodyUnread(req: IncomingMessage, drainDeclaredBytes: number): boolean {
   if (req.complete) return false
@@ -83,7 +85,7 @@ function leavesLongBodyUnread(req: IncomingMessage, drainDeclaredBytes: number):
  * the socket: the parser reads a socket itself, and a socket listener would take the bytes from
  * it (and a socket paused under the parser then never reads again).
  */
-function dropUpTo(budget: number, socket: Socket, req: IncomingMessage) {
+function dropUpTo(budget: number, socket: Socket, req: IncomingMessage, counted: { stopped: number }) {
   if (req.destroyed) return
   let dropped = 0
   const onData = (chunk: Buffer) => {
@@ -95,11 +97,12 @@ function dropUpTo(budget: number, socket: Socket, req: IncomingMessage) {
     ;(req as { socket: unknown }).socket = null
     req.destroy()
     socket.pause()
+    counted.stopped++
   }
   req.on('data', onData)
 }
 
-function linger(socket: Socket, s: LingerSettings, lingering: Map<Socket, number>, counted: { closedRead: number }) {
+function linger(socket: Socket, s: LingerSettings, lingering: Map<Socket, number>, counted: { closedRead: number; stopped: number }) {
   if (socket.destroyed || lingering.has(socket)) return
   const from = socket.bytesRead
   lingering.set(socket, from)
