@@ -176,11 +176,45 @@ interface LightInit {
 const isLightResponse = (r: unknown): r is LightResponse => LightResponse.is(r)
 
 /**
+ * The body reads a light Response and a light Request share: while no real object was built,
+ * the whole bytes are read once (a second read throws, as the real classes do; no body reads
+ * empty every time); once one was, it answers.
+ */
+abstract class WholeBodyReads {
+  abstract get headers(): Headers
+  /** the real object once it was built (reads go to it), else undefined */
+  protected abstract built(): Response | Request | undefined
+  /** the bytes, marked used (throws when they were; no body: empty, never used) */
+  protected abstract take(): Uint8Array
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const real = this.built()
+    if (real) return real.arrayBuffer()
+    const b = this.take()
+    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
+  }
+  async bytes(): Promise<Uint8Array> {
+    return new Uint8Array(await this.arrayBuffer())
+  }
+  async text(): Promise<string> {
+    const real = this.built()
+    return real ? real.text() : new TextDecoder().decode(this.take())
+  }
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text())
+  }
+  async blob(): Promise<Blob> {
+    const real = this.built()
+    return real ? real.blob() : new Blob([this.take()], { type: this.headers.get('content-type') ?? '' })
+  }
+}
+
+/**
  * A `Response` whose body is whole (or absent) keeps its status, headers and bytes; reading the
  * body as a stream, `clone`-free reads aside, builds the real one from them. Any other body is
  * the real `Response` from the start, reached through this one.
  */
-export class LightResponse {
+export class LightResponse extends WholeBodyReads {
   #bytes: Uint8Array | null = null
   #status = 200
   #statusText = ''
@@ -190,6 +224,7 @@ export class LightResponse {
   #real: Response | undefined
 
   constructor(body?: BodyInit | null, init?: LightInit | LightResponse) {
+    super()
     if (body !== undefined && body !== null && !isWhole(body)) {
       const R = realResponse()
       this.#real = new R(body, init as ResponseInit)
@@ -214,7 +249,7 @@ export class LightResponse {
     return typeof r === 'object' && r !== null && #bytes in r
   }
 
-  static [Symbol.hasInstance](v: unknown): boolean {
+  static override [Symbol.hasInstance](v: unknown): boolean {
     return isLightResponse(v) || (typeof v === 'object' && v !== null && v instanceof realResponse())
   }
 
@@ -282,32 +317,15 @@ export class LightResponse {
     return this.#real ? this.#real.bodyUsed : this.#used
   }
 
-  #take(): Uint8Array {
+  protected override built(): Response | undefined {
+    return this.#real
+  }
+  protected override take(): Uint8Array {
     // no body: nothing to use up, every read answers empty (as the real one)
     if (this.#bytes === null) return new Uint8Array(0)
     if (this.#used) throw new TypeError('Response: the body has already been read')
     this.#used = true
     return this.#bytes
-  }
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    if (this.#real) return this.#real.arrayBuffer()
-    const b = this.#take()
-    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
-  }
-  async bytes(): Promise<Uint8Array> {
-    if (this.#real) return new Uint8Array(await this.#real.arrayBuffer())
-    return new Uint8Array(this.#take())
-  }
-  async text(): Promise<string> {
-    if (this.#real) return this.#real.text()
-    return new TextDecoder().decode(this.#take())
-  }
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text())
-  }
-  async blob(): Promise<Blob> {
-    if (this.#real) return this.#real.blob()
-    return new Blob([this.#take()], { type: this.headers.get('content-type') ?? '' })
   }
   async formData(): Promise<FormData> {
     return this.#materialise().formData()
@@ -328,7 +346,7 @@ const REAL = Symbol('the real Request')
  * The edge's request: method, URL, headers and whole body bytes, read as they are. What only a
  * real `Request` has (its body as a stream, `clone`, `formData`, the fetch options) builds one.
  */
-export class LightRequest {
+export class LightRequest extends WholeBodyReads {
   readonly method: string
   readonly url: string
   readonly headers: Headers
@@ -338,6 +356,7 @@ export class LightRequest {
   #real: Request | undefined
 
   constructor(url: string, method: string, headers: LightHeaders, body: Uint8Array | undefined) {
+    super()
     // as the Request constructor checks them (the URL's parse error is the edge's 400)
     const parsed = new URL(url)
     if (parsed.username || parsed.password) throw new TypeError('Request: a URL with credentials cannot be requested')
@@ -372,30 +391,14 @@ export class LightRequest {
   get bodyUsed() {
     return this.#real ? this.#real.bodyUsed : this.#used
   }
-  #take(): Uint8Array {
+  protected override built(): Request | undefined {
+    return this.#real
+  }
+  protected override take(): Uint8Array {
     if (this.#bytes === undefined) return new Uint8Array(0)
     if (this.#used) throw new TypeError('Request: the body has already been read')
     this.#used = true
     return this.#bytes
-  }
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    if (this.#real) return this.#real.arrayBuffer()
-    const b = this.#take()
-    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
-  }
-  async bytes(): Promise<Uint8Array> {
-    return new Uint8Array(await this.arrayBuffer())
-  }
-  async text(): Promise<string> {
-    if (this.#real) return this.#real.text()
-    return new TextDecoder().decode(this.#take())
-  }
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text())
-  }
-  async blob(): Promise<Blob> {
-    if (this.#real) return this.#real.blob()
-    return new Blob([this.#take()], { type: this.headers.get('content-type') ?? '' })
   }
   async formData(): Promise<FormData> {
     return this[REAL]().formData()
