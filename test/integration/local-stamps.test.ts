@@ -5,8 +5,6 @@
  * counted at Node's HTTP client diagnostics channel, against the shared-table composition (what
  * Lambda runs) over the same dynalite in the same file. Counts only; no timings.
  */
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import type { ClientRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createAwsDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
@@ -16,24 +14,12 @@ import { observedLimitsTableSpec } from '../../lib/stores/aws/observed-limit-sto
 import { processesTableSpec } from '../../lib/stores/aws/process-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { toolUsageTableSpec } from '../../lib/stores/aws/tool-usage-store'
-import { TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
+import { DynamoOperationCounter, TEST_CREDENTIALS, TEST_REGION, uniqueSuffix } from '../support/aws'
 import { client, TEST_SECRET, tokenFor } from '../support/http'
 
 const base = '/brain/acme/projects/p1'
-const seen: string[] = []
-const onRequest = (message: unknown) => {
-  const target = (message as { request: ClientRequest }).request.getHeader('x-amz-target')
-  if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) seen.push(target.slice('DynamoDB_20120810.'.length))
-}
-
-/** The DynamoDB operations `run` sent, by name. */
-async function counted(run: () => Promise<unknown>): Promise<Record<string, number>> {
-  seen.length = 0
-  await run()
-  const out: Record<string, number> = {}
-  for (const op of seen) out[op] = (out[op] ?? 0) + 1
-  return out
-}
+const operations = new DynamoOperationCounter()
+const counted = (run: () => Promise<unknown>) => operations.counted(run)
 
 type Composition = { deps: ReturnType<typeof createAwsDeps>; api: ReturnType<typeof client> }
 const built: Composition[] = []
@@ -86,11 +72,11 @@ beforeAll(async () => {
     expect((await api.put(`${base}/documents/notes.md`, 'FIRST NOTES\n')).status).toBe(201)
     expect((await api.put(`${base}/documents/server-tools/notes.yaml`, notesTool)).status).toBe(201)
   }
-  subscribe('http.client.request.start', onRequest)
+  operations.start()
 })
 
 afterAll(async () => {
-  unsubscribe('http.client.request.start', onRequest)
+  operations.stop()
   for (const { deps } of built) {
     await deps.usage.flush()
     destroyAwsClients(deps.clients)

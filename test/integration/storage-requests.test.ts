@@ -4,31 +4,24 @@
  * cold-started Lambda container (functions/api.ts) over dynalite, with a quota rule selecting
  * every call. Counts, after warm-up; no timings.
  */
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import type { ClientRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { utcDay } from '../../lib/usage/ports'
-import { coldStartLambda, type LambdaHandler, lambdaFetch, provisionLambdaLinks, uniqueSuffix } from '../support/aws'
+import {
+  coldStartLambda,
+  DynamoOperationCounter,
+  type LambdaHandler,
+  lambdaFetch,
+  provisionLambdaLinks,
+  uniqueSuffix,
+} from '../support/aws'
 import { tokenFor } from '../support/http'
 
 const SECRET = `storage-requests-${uniqueSuffix()}`
 const BASE = 'https://abc123.lambda-url.us-east-1.on.aws/brain/acme'
 let fetch: ReturnType<typeof lambdaFetch>
 let headers: Record<string, string>
-const seen: string[] = []
-const onRequest = (message: unknown) => {
-  const target = (message as { request: ClientRequest }).request.getHeader('x-amz-target')
-  if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) seen.push(target.slice('DynamoDB_20120810.'.length))
-}
-
-/** The DynamoDB operations `run` sent, by name. */
-async function counted(run: () => Promise<unknown>): Promise<Record<string, number>> {
-  seen.length = 0
-  await run()
-  const out: Record<string, number> = {}
-  for (const op of seen) out[op] = (out[op] ?? 0) + 1
-  return out
-}
+const operations = new DynamoOperationCounter()
+const counted = (run: () => Promise<unknown>) => operations.counted(run)
 
 const json = async (res: Response, status = 200) => {
   expect(res.status, await res.clone().text()).toBe(status)
@@ -60,11 +53,11 @@ beforeAll(async () => {
   expect((await put('server-tools/notes_primary.yaml', doc(true))).status).toBe(201)
   expect((await put('server-tools/notes_deferred.yaml', doc(false))).status).toBe(201)
   expect((await put('quotas.yaml', 'rules:\n  - match: {}\n    volume: { requests: 1000000, per: day }\n', '_tenant')).status).toBe(201)
-  subscribe('http.client.request.start', onRequest)
+  operations.start()
 })
 
 afterAll(() => {
-  unsubscribe('http.client.request.start', onRequest)
+  operations.stop()
   vi.unstubAllEnvs()
 })
 

@@ -3,7 +3,9 @@
  * Only lib/stores/aws imports @aws-sdk/*; tests go through it.
  */
 import { randomBytes } from 'node:crypto'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { readdirSync, readFileSync } from 'node:fs'
+import type { ClientRequest } from 'node:http'
 import { inject } from 'vitest'
 import { type Clock, ManualClock } from '../../lib/runtime/clock'
 import { S3BlobStore } from '../../lib/stores/aws/blob-store'
@@ -210,5 +212,32 @@ export function lambdaFetch(handlers: LambdaHandler[], onInvoke?: (index: number
     const responseHeaders = new Headers(res.headers ?? {})
     for (const cookie of res.cookies ?? []) responseHeaders.append('set-cookie', cookie)
     return new Response(status === 202 || status === 204 || payload.length === 0 ? null : payload, { status, headers: responseHeaders })
+  }
+}
+
+/**
+ * Counts the DynamoDB operations this process sends (by the request's `x-amz-target`, seen on
+ * Node's `http.client.request.start` channel) while `counted` runs: what a request asked of the
+ * table, by name.
+ */
+export class DynamoOperationCounter {
+  private readonly seen: string[] = []
+  private readonly onRequest = (message: unknown) => {
+    const target = (message as { request: ClientRequest }).request.getHeader('x-amz-target')
+    if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) this.seen.push(target.slice('DynamoDB_20120810.'.length))
+  }
+  start(): void {
+    subscribe('http.client.request.start', this.onRequest)
+  }
+  stop(): void {
+    unsubscribe('http.client.request.start', this.onRequest)
+  }
+  /** The DynamoDB operations `run` sent, by name. */
+  async counted(run: () => Promise<unknown>): Promise<Record<string, number>> {
+    this.seen.length = 0
+    await run()
+    const out: Record<string, number> = {}
+    for (const op of this.seen) out[op] = (out[op] ?? 0) + 1
+    return out
   }
 }
