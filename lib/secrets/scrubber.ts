@@ -198,13 +198,15 @@ export function reflectedForms(value: string): Set<string> {
     bytes.toString('hex'),
     ...base64Forms(bytes),
   ])
-  // a secret that itself holds an escape (`\\f`, `%41`, `&amp;`) loses it in the layer that decodes the escapes around it
-  for (let v = value, depth = 0; depth < MAX_LAYERS; depth++) {
-    const below = decodedOnce(v)
-    if (below === v) break
-    forms.add(below)
-    v = below
-  }
+  // a secret that itself holds an escape (`\\f`, `%41`, `&amp;`) loses it in the layer that decodes the escapes around it;
+  // so does one that holds an escape only once a server changed its case (`\\N` lower-cased is `\\n`)
+  for (const start of new Set([value, value.toLowerCase()]))
+    for (let v = start, depth = 0; depth < MAX_LAYERS; depth++) {
+      const below = decodedOnce(v)
+      if (below === v) break
+      forms.add(below)
+      v = below
+    }
   forms.delete('')
   return forms
 }

@@ -122,6 +122,12 @@ describe('scrubbing under layers (property)', () => {
     )
   })
 
+  it('redacts a secret holding a backslash and a letter that a lower-casing server turned into an escape, under HTML entities', () => {
+    // found by the property above (seed -785535876): `\\N` lower-cased is `\\n`, which the layer that decodes `&#34;` decodes too
+    const scrubber = new SecretScrubber(new Map([['K', 'a\\Na"a']]))
+    const text = LAYERS.perCharBraces(LAYERS.html(' a\\na"a '))
+    expect(scrubber.scrubText(text)).toContain('[redacted secret:K]')
+  })
   it('redacts exactly what decoding every layer in full and searching all of it redacts', () => {
     const fragment = fc.oneof(
       fc.constantFrom(
