@@ -42,6 +42,30 @@ function postRaw(port: number, path: string, authorization: string, body: string
   return socket
 }
 
+/** A whoami tool call over node:http (not fetch, which makes controllers and Headers of its own): the answer's text. */
+function whoamiOverNodeHttp(port: number, path: string, auth: Record<string, string>) {
+  const body = JSON.stringify({ name: 'whoami', params: {} })
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = ''
+          res.on('data', (d) => (text += d))
+          res.on('end', () => resolve(text))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+}
+
 async function processApp(extra: Tool[]) {
   const app = createApp(createMemoryDeps({ extraBuiltins: extra }))
   const token = await tokenFor('acme', ALL)
@@ -101,27 +125,8 @@ describe('the request signal of a tool call on the node server', () => {
   it('makes no AbortController for a tool call whose tool never asks for its signal', async () => {
     const { app, auth, path } = await processApp([])
     const port = await listen(app.fetch)
-    const body = JSON.stringify({ name: 'whoami', params: {} })
     // node:http, not fetch: the client makes no controller of its own
-    const call = () =>
-      new Promise<string>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            path,
-            method: 'POST',
-            headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            let text = ''
-            res.on('data', (d) => (text += d))
-            res.on('end', () => resolve(text))
-          },
-        )
-        req.on('error', reject)
-        req.end(body)
-      })
+    const call = whoamiOverNodeHttp(port, path, auth)
     const Original = globalThis.AbortController
     let made = 0
     globalThis.AbortController = class extends Original {
@@ -141,26 +146,7 @@ describe('the request signal of a tool call on the node server', () => {
   it("writes a tool call's answer from its own header object: no web Headers built (only a request that accepts an event stream has its answer's headers read)", async () => {
     const { app, auth, path } = await processApp([])
     const port = await listen(app.fetch)
-    const body = JSON.stringify({ name: 'whoami', params: {} })
-    const call = () =>
-      new Promise<string>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            path,
-            method: 'POST',
-            headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            let text = ''
-            res.on('data', (d) => (text += d))
-            res.on('end', () => resolve(text))
-          },
-        )
-        req.on('error', reject)
-        req.end(body)
-      })
+    const call = whoamiOverNodeHttp(port, path, auth)
     const Original = globalThis.Headers
     let made = 0
     globalThis.Headers = class extends Original {
