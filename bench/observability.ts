@@ -1,35 +1,46 @@
 /**
  * bench/observability — what tracing and the audit log cost on the tool-call path, side by side:
  *
- *   off    POST /tools/whoami/invoke, tracing off (lib's no-op tracer; the default)
+ *   off    POST /tools/whoami/invoke (the cheapest tool there is), tracing off (lib's no-op tracer; the default)
  *   api    the same through @opentelemetry/api with no SDK registered ("API only", e.g. before an ADOT layer)
  *   sdk    the same with the SDK as a deployment starts it (functions/observability/otel-sdk.ts):
  *          the export the standard variables configure, OTLP/HTTP to a collector on 127.0.0.1
  *          (OTEL_EXPORTER_OTLP_ENDPOINT) run in a child process (bench/otlp-receiver.ts), as a
- *          deployment's collector is another process; beside it the same SDK exporting to a
- *          collector in this process, printed for reference (its work then counts as the service's)
+ *          deployment's collector is another process. OTel metrics are off (the goal is traces).
  *   audit  PUT /documents/<path> (a write: one audit entry each) with the audit log on, against the
  *          same writes with an audit store that keeps nothing
  *
+ * Served (the goal's figures: tool-call throughput as the service serves it). The app runs on
+ * the node HTTP server `npm start` uses (functions/node-server.ts: @hono/node-server, the same
+ * timeouts and response class) on 127.0.0.1 with memory stores, in child processes
+ * (bench/observability-server.ts): the SDK registers itself globally, so the run has one process
+ * for off ↔ api and one for off ↔ sdk, each serving both of its variants on ports of their own,
+ * and each ratio is against the `off` server of its own process (two processes of the same code
+ * differ by up to ~10 %; BENCH_SERVED_AA=1 serves `off` in place of `api` to show what the floor's
+ * own noise is). The load generator is one more child process (bench/observability-load.ts), the
+ * same for every variant: 16 requests in flight over 16 kept-alive connections. Counted: the
+ * requests answered per second of the round, the round ending when its spans are exported (a
+ * flush inside its time, answered by the collector), and the server process's CPU per request
+ * (process.cpuUsage: every thread of it, so the export thread's posting counts; the kernel's
+ * loopback work where the kernel charges it). Not counted: the load generator's and the
+ * collector's CPU (other processes; the load generator's is printed), the bench's own.
+ *
  *   api / off   goal ≥ 0.98
- *   sdk / off   goal ≥ 0.90
+ *   sdk / off   goal ≥ 0.90, and not met if a span ended in the server was not received
  *   audit: storage requests per write request ≤ 1, per read request 0 (counted, not timed)
  *
- * Requests go through `app.fetch` in this process (no sockets), 16 in flight; each request
- * ends with a turn of the event loop, as it does behind a socket, so the batch processor's timer
- * and the exporter's HTTP posts run within the rounds (without it a round is one long chain of
- * microtasks: the processor's queue fills, and the spans it drops cost nothing to export).
+ * Handler alone (worst case, printed beside, no goal): the same tool calls through `app.fetch` in
+ * this process (no HTTP, no sockets), 16 in flight; each request ends with a turn of the event
+ * loop, as it does behind a socket, so the batch processor's timer and the exporter's posts run
+ * within the rounds. Leaving out the serving cost every real call pays, it sets the span cost
+ * against the handler alone. Two phases (off ↔ api first, then off ↔ sdk ↔ sdk with a collector in
+ * this process, its work then counted as the service's); CPU per request is this process's, GC
+ * pauses are printed.
+ *
  * Every span must reach its collector: the run counts spans ended (a span processor beside the
  * deployment's) and the spans in the bodies each collector got (it walks each protobuf request down
- * to its spans, or counts them in a JSON one), and the goal is not met if one is missing. Variants
- * run in short alternating rounds and a ratio is the median of per-round ratios; an SDK round ends
- * when its spans are exported (a flush inside the timed round, answered by the collector), so no
- * round pays for another's. CPU time per request (process.cpuUsage: this process, so the in-process
- * collector's work is in its figure and the child's is not) is reported beside it, less sensitive
- * than throughput to other load on the machine.
- * The SDK registers itself globally, after which @opentelemetry/api records: so the run has two
- * phases, off ↔ api first, then off ↔ sdk ↔ sdk with the collector in this process; each ratio is
- * against the `off` rounds of its own phase.
+ * to its spans, or counts them in a JSON one). Variants run in short alternating rounds, and a
+ * ratio is the median of per-round ratios.
  * The OTLP protocol is the SDK's default (http/protobuf); BENCH_OTLP_PROTOCOL=http/json measures JSON.
  *
  * Run with `npm run bench -- observability` or `npx tsx bench/run.ts observability`.
@@ -50,6 +61,8 @@ const SECRET = 'bench-observability-secret'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12)
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 400)
 const CONCURRENCY = 16
+const SERVED_ROUNDS = Number(process.env.BENCH_SERVED_ROUNDS ?? ROUNDS)
+const SERVED_ROUND_MS = Number(process.env.BENCH_SERVED_ROUND_MS ?? 500)
 
 type Send = (i: number) => Promise<Response>
 
@@ -173,30 +186,125 @@ async function rounds(
 
 const ratioOf = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]))
 
-/** bench/otlp-receiver.ts in a child process (this process's loader flags, so TypeScript runs): its endpoint, and its counts on demand. */
-async function childReceiver(protocol: string): Promise<{ endpoint: string; count(): Promise<Received>; close(): void }> {
-  const child: ChildProcess = fork(fileURLToPath(new URL('./otlp-receiver.ts', import.meta.url)), {
-    env: { ...process.env, BENCH_OTLP_RECEIVER_CHILD: protocol },
+/** A bench module run as a child process (this process's loader flags, so TypeScript runs), spoken to by messages. */
+function benchChild(file: string, env: NodeJS.ProcessEnv) {
+  const child: ChildProcess = fork(fileURLToPath(new URL(file, import.meta.url)), { env })
+  let gone: Error | undefined
+  const waiting = new Set<{ key: string; resolve(value: unknown): void; reject(e: Error): void }>()
+  const early: Record<string, unknown>[] = []
+  const failAll = (e: Error) => {
+    for (const w of waiting) w.reject(e)
+    waiting.clear()
+  }
+  child.on('message', (m: Record<string, unknown>) => {
+    if (typeof m !== 'object' || m === null) return
+    if ('failed' in m) return failAll(new Error(`${file}: ${m.failed}`))
+    for (const w of waiting)
+      if (w.key in m) {
+        waiting.delete(w)
+        return w.resolve(m[w.key])
+      }
+    early.push(m) // sent before anyone asked (a child's first message): kept for the next()
   })
+  child.once('exit', (code) => failAll((gone = new Error(`${file} exited (${code})`))))
+  /** The next message carrying `key`: its value. */
   const next = <T>(key: string) =>
     new Promise<T>((resolve, reject) => {
-      const onMessage = (m: Record<string, unknown>) => {
-        if (!(key in m)) return
-        child.off('message', onMessage)
-        resolve(m[key] as T)
-      }
-      child.on('message', onMessage)
-      child.once('exit', (code) => reject(new Error(`the OTLP receiver process exited (${code})`)))
+      const at = early.findIndex((m) => key in m)
+      if (at >= 0) resolve(early.splice(at, 1)[0][key] as T)
+      else if (gone) reject(gone)
+      else waiting.add({ key, resolve: resolve as (value: unknown) => void, reject })
     })
-  const endpoint = await next<string>('endpoint')
   return {
-    endpoint,
-    count: () => {
-      const answer = next<Received>('received')
-      child.send('count')
+    next,
+    ask<T>(message: unknown, key: string): Promise<T> {
+      const answer = next<T>(key)
+      child.send(message as string)
       return answer
     },
-    close: () => child.disconnect(),
+    close: () => {
+      if (child.connected) child.disconnect()
+    },
+  }
+}
+
+/** bench/otlp-receiver.ts in a child process: its endpoint, and its counts on demand. */
+async function childReceiver(protocol: string): Promise<{ endpoint: string; count(): Promise<Received>; close(): void }> {
+  const child = benchChild('./otlp-receiver.ts', { ...process.env, BENCH_OTLP_RECEIVER_CHILD: protocol })
+  const endpoint = await child.next<string>('endpoint')
+  return { endpoint, count: () => child.ask<Received>('count', 'received'), close: child.close }
+}
+
+/** The environment without the OTEL_* variables (a served variant gets only those it is given). */
+const withoutOtel = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')))
+
+/**
+ * The served figures: each variant's server in a process of its own (bench/observability-server.ts),
+ * one load generator process for all (bench/observability-load.ts), rounds alternating.
+ */
+async function servedRounds(protocol: string) {
+  const collector = await childReceiver(protocol)
+  const base = { ...withoutOtel(), BENCH_SERVED_SECRET: SECRET }
+  // one process per phase (the SDK registers globally): off ↔ api in one, off ↔ sdk in the other
+  const phases = {
+    api: benchChild('./observability-server.ts', { ...base, BENCH_SERVED_MODES: process.env.BENCH_SERVED_AA ? 'off,off' : 'off,api' }),
+    sdk: benchChild('./observability-server.ts', {
+      ...base,
+      BENCH_SERVED_MODES: 'off,sdk',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    }),
+  }
+  const loader = benchChild('./observability-load.ts', { ...withoutOtel(), BENCH_SERVED_LOAD: '1' })
+  try {
+    const [apiPorts, sdkPorts] = await Promise.all([phases.api.next<number[]>('ports'), phases.sdk.next<number[]>('ports')])
+    const variants = {
+      offApi: { server: phases.api, port: apiPorts[0] },
+      api: { server: phases.api, port: apiPorts[1] },
+      offSdk: { server: phases.sdk, port: sdkPorts[0] },
+      sdk: { server: phases.sdk, port: sdkPorts[1] },
+    }
+    const names = Object.keys(variants) as (keyof typeof variants)[]
+    await loader.next('ready')
+    const token = await issueToken(
+      SECRET,
+      { tenant: 'acme', sub: 'bench', scope: ALL_SCOPES.join(' '), expiresInSeconds: 3600 },
+      Math.floor(Date.now() / 1000),
+    )
+    const request = {
+      path: '/brain/acme/projects/bench/tools/whoami/invoke',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"params":{}}',
+    }
+    const cpu = { server: {} as Record<string, number[]>, client: {} as Record<string, number[]> }
+    const round = async (name: keyof typeof variants, ms: number) => {
+      const { server, port } = variants[name]
+      const cpu0 = await server.ask<NodeJS.CpuUsage>('cpu', 'cpu')
+      const t0 = performance.now()
+      const done = await loader.ask<{ requests: number; cpu: number }>({ run: { port, ms, ...request } }, 'done')
+      // the spans this round's requests ended are exported inside its time (a no-op but for the SDK)
+      await server.ask('settle', 'settled')
+      const elapsed = performance.now() - t0
+      const cpu1 = await server.ask<NodeJS.CpuUsage>('cpu', 'cpu')
+      ;(cpu.server[name] ??= []).push((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / done.requests)
+      ;(cpu.client[name] ??= []).push(done.cpu / done.requests)
+      return (done.requests * 1000) / elapsed
+    }
+    // warm-up: the connections are opened and each server's code is compiled before the first round
+    for (const name of names) for (let i = 0; i < 3; i++) await round(name, 300)
+    cpu.server = {}
+    cpu.client = {}
+    const rates: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
+    for (let r = 0; r < SERVED_ROUNDS; r++) {
+      const order = r % 2 ? [...names].reverse() : names
+      for (const name of order) rates[name].push(await round(name, SERVED_ROUND_MS))
+    }
+    const ended = await phases.sdk.ask<number>('spans', 'spans')
+    const received = await collector.count()
+    return { rates, cpu, ended, received }
+  } finally {
+    for (const child of [phases.api, phases.sdk, loader]) child.close()
+    collector.close()
   }
 }
 
@@ -210,6 +318,9 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
   const local = await listenOtlp(json)
   const modules = { api: () => import('../functions/lazy/otel-api'), sdk: () => import('../functions/lazy/otel-sdk') }
   try {
+    // served: the goal's figures (each variant's server a process of its own, so first is as good as last)
+    const served = await servedRounds(protocol)
+
     // phase 1: off ↔ API only (nothing registered globally yet)
     const api = createObservability({ mode: 'api', modules })
     await api.ready()
@@ -262,18 +373,57 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     const perWrite = appends / on.sent()
     const readable = (await writeStore.query('acme', {}, { limit: 1 }, 0)).entries.length
 
+    const servedDropped = served.ended - served.received.spans
     const ratios = [
-      { name: 'api / off (tool calls, tracing through @opentelemetry/api, no SDK)', value: ratioOf(phase1.api, phase1.off), goal: 0.98 },
+      {
+        name: 'api / off (tool calls, tracing through @opentelemetry/api, no SDK)',
+        value: ratioOf(served.rates.api, served.rates.offApi),
+        goal: 0.98,
+      },
       {
         name: `sdk / off (tool calls, SDK + batch OTLP/HTTP ${protocol} export to a collector process on 127.0.0.1)`,
-        value: ratioOf(phase2.sdk, phase2.off),
+        value: ratioOf(served.rates.sdk, served.rates.offSdk),
         goal: 0.9,
-        unmetIf: dropped !== 0 ? `${dropped} spans ended but not received` : undefined,
+        unmetIf: servedDropped !== 0 ? `${servedDropped} spans ended but not received` : undefined,
       },
     ]
-    const reference = `sdk / off with the collector in this process (its work counted as the service's; reference, no goal): ${ratioOf(phase2.sdkLocal, phase2.off).toFixed(3)}${droppedLocal !== 0 ? ` (${droppedLocal} spans ended but not received)` : ''}`
+    const rate = (name: string) => `${median(served.rates[name]).toFixed(0)}`
+    const scpu = (name: string) => median(served.cpu.server[name] ?? [0])
+    const ccpu = (name: string) => median(served.cpu.client[name] ?? [0]).toFixed(1)
     log('')
-    log('observability — tool calls through app.fetch, 16 in flight, medians of alternating rounds')
+    log(
+      `observability, served — POST …/tools/whoami/invoke over HTTP to the app on npm start's node server (127.0.0.1), a load generator in another process, ${CONCURRENCY} in flight over kept-alive connections; medians of ${SERVED_ROUNDS} alternating rounds`,
+    )
+    log(
+      `  phase api  off ${rate('offApi')} req/s, ${scpu('offApi').toFixed(1)} µs server CPU/req   api ${rate('api')} req/s, ${scpu('api').toFixed(1)} µs`,
+    )
+    log(
+      `  phase sdk  off ${rate('offSdk')} req/s, ${scpu('offSdk').toFixed(1)} µs server CPU/req   sdk ${rate('sdk')} req/s, ${scpu('sdk').toFixed(1)} µs (sdk − off ${(scpu('sdk') - scpu('offSdk')).toFixed(1)} µs; CPU ratio off/sdk ${(scpu('offSdk') / scpu('sdk')).toFixed(3)})`,
+    )
+    log("             server CPU: every thread of the server process (the export thread's included), per request answered")
+    log(
+      `  load generator CPU (its own process, not counted): off ${ccpu('offApi')} / ${ccpu('offSdk')}   api ${ccpu('api')}   sdk ${ccpu('sdk')} µs/req`,
+    )
+    log(
+      `  collector process: ${served.received.requests} OTLP posts, ${(served.received.bytes / 1024).toFixed(0)} KiB; spans ended ${served.ended}, received ${served.received.spans}`,
+    )
+    const summary: string[] = []
+    for (const r of ratios) {
+      const unmet = 'unmetIf' in r ? r.unmetIf : undefined
+      const line = `served ${r.name}: ${r.value.toFixed(3)} (goal ≥ ${r.goal}) ${r.value >= r.goal && !unmet ? 'met' : `NOT met${unmet ? ` (${unmet})` : ''}`}`
+      log(`  ${line}`)
+      summary.push(`observability ${line}`)
+    }
+
+    const handlerAlone = [
+      `handler alone (app.fetch in process, worst case, no goal): api / off ${ratioOf(phase1.api, phase1.off).toFixed(3)}`,
+      `sdk / off ${ratioOf(phase2.sdk, phase2.off).toFixed(3)}${dropped !== 0 ? ` (${dropped} spans ended but not received)` : ''}`,
+      `sdk / off with the collector in this process ${ratioOf(phase2.sdkLocal, phase2.off).toFixed(3)}${droppedLocal !== 0 ? ` (${droppedLocal} spans ended but not received)` : ''}`,
+    ].join('; ')
+    log('')
+    log(
+      'observability, handler alone (worst case, no goal) — the same tool calls through app.fetch in this process (no HTTP, no sockets), 16 in flight, medians of alternating rounds',
+    )
     log(`  phase 1  off ${median(phase1.off).toFixed(0)} req/s   api ${median(phase1.api).toFixed(0)} req/s`)
     const cpu = (name: string) => `${median(cpuPerRequest[name] ?? [0]).toFixed(1)} µs CPU/req`
     log(
@@ -291,18 +441,11 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     log(
       `  GC       off ${gc('off')}   api ${gc('api')}   sdk ${gc('sdk')}   sdk, collector in this process ${gc('sdkLocal')} µs of pauses/req`,
     )
+    log(`  ${handlerAlone}`)
+    summary.push(`observability ${handlerAlone}`)
     log(
       `  writes   audit off ${median(phase3.auditOff).toFixed(0)} req/s   audit on ${median(phase3.auditOn).toFixed(0)} req/s   (on/off ${ratioOf(phase3.auditOn, phase3.auditOff).toFixed(3)})`,
     )
-    const summary: string[] = []
-    for (const r of ratios) {
-      const unmet = 'unmetIf' in r ? r.unmetIf : undefined
-      const line = `${r.name}: ${r.value.toFixed(3)} (goal ≥ ${r.goal}) ${r.value >= r.goal && !unmet ? 'met' : `NOT met${unmet ? ` (${unmet})` : ''}`}`
-      log(`  ${line}`)
-      summary.push(`observability ${line}`)
-    }
-    log(`  ${reference}`)
-    summary.push(`observability ${reference}`)
     const readLine = `audit storage requests per read request: ${readStore.requests / reads} (goal 0) ${readStore.requests === 0 ? 'met' : 'NOT met'}`
     const writeLine = `audit storage requests per write request: ${perWrite.toFixed(3)} (goal ≤ 1) ${perWrite <= 1 ? 'met' : 'NOT met'} (${appends} appends for ${on.sent()} writes; ${readable ? 'entries readable' : 'NO entries'})`
     for (const line of [readLine, writeLine]) {

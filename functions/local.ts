@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { serve } from '@hono/node-server'
 import { deploymentAllowList } from '../lib/egress/allow-list'
 import type { Logger } from '../lib/runtime/logger'
 import { LocalSecretStore } from '../lib/secrets/local'
@@ -25,7 +24,7 @@ import { createAwsDeps } from './deps'
 import { startEmulatorThread } from './emulator-thread'
 import { createApp } from './http/app'
 import { ALL_SCOPES, issueToken } from './http/auth'
-import { lingeringResponse } from './http/linger'
+import { serveNode } from './node-server'
 import {
   auditRetentionDaysFromEnv,
   authSettingsFromEnv,
@@ -33,8 +32,6 @@ import {
   awsRegionFromEnv,
   envLogger,
   fairShareFromEnv,
-  nodeServerOptions,
-  nodeServerTimeoutsFromEnv,
   observabilityFromEnv,
   ownEndpointsFromEnv,
   STORE_CALL_DEADLINE_MS,
@@ -159,11 +156,7 @@ async function main() {
   ])
 
   const app = createApp(deps)
-  // slow and idle connections are cut (functions/settings.ts, docs/operations/security.md); a
-  // refusal that leaves a long body unread closes its connection by lingering (functions/http/linger.ts)
-  const serverOptions = { ...nodeServerOptions(nodeServerTimeoutsFromEnv()), ServerResponse: lingeringResponse() }
-  const server = serve({ fetch: app.fetch, port, hostname: host, serverOptions })
-  await new Promise<void>((res) => server.once('listening', () => res()))
+  const server = await serveNode(app.fetch, { port, hostname: host })
   // every scope, tenant:admin included; 30 days unless the deployment's cap is shorter
   const lifetime = Math.min(30 * 24 * 3600, auth.maxTokenLifetimeSeconds ?? Infinity)
   const token = await issueToken(
