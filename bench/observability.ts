@@ -276,7 +276,7 @@ async function servedRounds(protocol: string) {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: '{"params":{}}',
     }
-    const cpu = { server: {} as Record<string, number[]>, client: {} as Record<string, number[]> }
+    const cpu = { server: {} as Record<string, number[]>, system: {} as Record<string, number[]>, client: {} as Record<string, number[]> }
     const round = async (name: keyof typeof variants, ms: number) => {
       const { server, port } = variants[name]
       const cpu0 = await server.ask<NodeJS.CpuUsage>('cpu', 'cpu')
@@ -287,16 +287,22 @@ async function servedRounds(protocol: string) {
       const elapsed = performance.now() - t0
       const cpu1 = await server.ask<NodeJS.CpuUsage>('cpu', 'cpu')
       ;(cpu.server[name] ??= []).push((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / done.requests)
+      ;(cpu.system[name] ??= []).push((cpu1.system - cpu0.system) / done.requests)
       ;(cpu.client[name] ??= []).push(done.cpu / done.requests)
       return (done.requests * 1000) / elapsed
     }
     // warm-up: the connections are opened and each server's code is compiled before the first round
     for (const name of names) for (let i = 0; i < 3; i++) await round(name, 300)
     cpu.server = {}
+    cpu.system = {}
     cpu.client = {}
     const rates: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
+    // the two processes take turns, so every round follows a round of the other process: reversing
+    // the order each round made blocks of four rounds of one process, always opened by `api` in one
+    // and by `off` in the other, and a variant's place in its block is not free (api / off 0.913 with
+    // api costing +32 µs it cannot cost). Within each process the two variants swap places every round.
     for (let r = 0; r < SERVED_ROUNDS; r++) {
-      const order = r % 2 ? [...names].reverse() : names
+      const order: (keyof typeof variants)[] = r % 2 ? ['api', 'sdk', 'offApi', 'offSdk'] : ['offApi', 'offSdk', 'api', 'sdk']
       for (const name of order) rates[name].push(await round(name, SERVED_ROUND_MS))
     }
     const ended = await phases.sdk.ask<number>('spans', 'spans')
@@ -400,7 +406,10 @@ export async function benchObservability(opts: { log?: (line: string) => void } 
     log(
       `  phase sdk  off ${rate('offSdk')} req/s, ${scpu('offSdk').toFixed(1)} µs server CPU/req   sdk ${rate('sdk')} req/s, ${scpu('sdk').toFixed(1)} µs (sdk − off ${(scpu('sdk') - scpu('offSdk')).toFixed(1)} µs; CPU ratio off/sdk ${(scpu('offSdk') / scpu('sdk')).toFixed(3)})`,
     )
-    log("             server CPU: every thread of the server process (the export thread's included), per request answered")
+    const sys = (name: string) => median(served.cpu.system[name] ?? [0]).toFixed(1)
+    log(
+      `             server CPU: every thread of the server process (the export thread's included), per request answered; of it in the kernel (sockets): off ${sys('offApi')} / ${sys('offSdk')}   api ${sys('api')}   sdk ${sys('sdk')} µs`,
+    )
     log(
       `  load generator CPU (its own process, not counted): off ${ccpu('offApi')} / ${ccpu('offSdk')}   api ${ccpu('api')}   sdk ${ccpu('sdk')} µs/req`,
     )
