@@ -239,8 +239,9 @@ async function childReceiver(protocol: string): Promise<{ endpoint: string; coun
 const withoutOtel = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')))
 
 /**
- * The served figures: each variant's server in a process of its own (bench/observability-server.ts),
- * one load generator process for all (bench/observability-load.ts), rounds alternating.
+ * The served figures: two server processes (bench/observability-server.ts), off ↔ api and off ↔ sdk,
+ * each serving its two variants on ports of their own; one load generator process for all
+ * (bench/observability-load.ts); rounds alternating.
  */
 async function servedRounds(protocol: string) {
   const collector = await childReceiver(protocol)
