@@ -124,23 +124,29 @@ const QUOTE = 0x22
 const BACKSLASH = 0x5c
 /** JSON text as the inside of a JSON string: it holds no control character or lone surrogate (JSON.stringify escaped them), so only `"` and `\\` change. */
 const inString = (t: string) => t.replace(/["\\]/g, '\\$&')
-const escapedKept = new WeakMap<RenderedValue, Uint8Array>()
-/** `inString` of a kept rendering, on its bytes (the two are ASCII: never inside a multi-byte sequence), once per rendering. */
-function escapedOf(r: RenderedValue): Uint8Array {
-  let out = escapedKept.get(r)
-  if (out) return out
-  const b = r.json
+/**
+ * Kept renderings escaped as the inside of a string (`inString` on their bytes: `"` and `\\` are
+ * ASCII, never inside a multi-byte sequence, so any cut escapes alike), kept as the parts they
+ * were escaped in. Escaped a slice at a time, each part as the answer reaches it: escaping a
+ * 1 MiB description whole held the shared thread in one stretch that grew with its length.
+ */
+const escapedKept = new WeakMap<RenderedValue, readonly Uint8Array[]>()
+
+/** What escaping kept renderings has cost since start (tests count these, never time them). */
+export const escapeCounts = { bytes: 0, largestStep: 0 }
+
+/** `b[from, to)` escaped: a new array, never changed once made. */
+function escapedRange(b: Uint8Array, from: number, to: number): Uint8Array {
+  escapeCounts.bytes += to - from
+  escapeCounts.largestStep = Math.max(escapeCounts.largestStep, to - from)
   let extra = 0
-  for (let i = 0; i < b.length; i++) if (b[i] === QUOTE || b[i] === BACKSLASH) extra++
-  if (!extra) out = b
-  else {
-    out = new Uint8Array(b.length + extra)
-    for (let i = 0, o = 0; i < b.length; i++) {
-      if (b[i] === QUOTE || b[i] === BACKSLASH) out[o++] = BACKSLASH
-      out[o++] = b[i]
-    }
+  for (let i = from; i < to; i++) if (b[i] === QUOTE || b[i] === BACKSLASH) extra++
+  if (!extra) return b.subarray(from, to)
+  const out = new Uint8Array(to - from + extra)
+  for (let i = from, o = 0; i < to; i++) {
+    if (b[i] === QUOTE || b[i] === BACKSLASH) out[o++] = BACKSLASH
+    out[o++] = b[i]
   }
-  escapedKept.set(r, out)
   return out
 }
 
@@ -192,6 +198,22 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
     for (; b.length - at >= slice; at += slice) yield b.subarray(at, at + slice)
     out.set(b.subarray(at), 0)
     used = b.length - at
+  }
+  function* escaped(r: RenderedValue): Generator<Uint8Array> {
+    const kept = escapedKept.get(r)
+    if (kept) {
+      for (const part of kept) yield* bytes(part)
+      return
+    }
+    // each part escaped as the answer reaches it, so a piece costs a slice of escaping at most;
+    // kept only once whole (an answer given up half way keeps nothing)
+    const parts: Uint8Array[] = []
+    for (let from = 0; from < r.json.length; from += slice) {
+      const part = escapedRange(r.json, from, Math.min(r.json.length, from + slice))
+      parts.push(part)
+      yield* bytes(part)
+    }
+    escapedKept.set(r, parts)
   }
   function* render(v: unknown): Generator<Uint8Array> {
     if (v instanceof JsonAsText) {
@@ -246,7 +268,7 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
       yield* text(`${first ? '' : ','}${JSON.stringify(key)}:`)
       first = false
       const kept = rendered?.[key]
-      if (kept && kept.value === member && depth <= 1) yield* bytes(depth ? escapedOf(kept) : kept.json)
+      if (kept && kept.value === member && depth <= 1) yield* depth ? escaped(kept) : bytes(kept.json)
       else yield* render(member)
     }
     yield* text('}')

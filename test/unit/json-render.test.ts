@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { JsonAsText, jsonPieces, renderedValue, renderedValueInSlices, withRendered } from '../../lib/config/json-render'
+import { escapeCounts, JsonAsText, jsonPieces, renderedValue, renderedValueInSlices, withRendered } from '../../lib/config/json-render'
 
 const joined = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString('utf8')
 
@@ -90,6 +90,26 @@ describe('JSON rendered in pieces (issue 21 D2, D3)', () => {
       ),
       { numRuns: 300 },
     )
+  })
+
+  it('escapes a kept rendering inside JsonAsText a slice at a time as the answer reaches it, and once per rendering', () => {
+    const description = '"quoted" \\ '.padEnd(1024 * 1024, 'x')
+    const kept = renderedValue(description)
+    const value = () => ({ text: new JsonAsText(withRendered({ description }, { description: kept })) })
+    const before = { ...escapeCounts }
+    escapeCounts.largestStep = 0
+    const pieces = jsonPieces(value(), SLICE)
+    pieces.next()
+    // the first piece needed one slice of the 1 MiB escaped, not all of it
+    expect(escapeCounts.bytes - before.bytes).toBeLessThanOrEqual(SLICE)
+    const first = joined([...jsonPieces(value(), SLICE)])
+    expect(first).toBe(JSON.stringify(value()))
+    expect(escapeCounts.largestStep).toBe(SLICE)
+    // the answer given up half way kept nothing; the whole one kept its parts: the next answer escapes nothing
+    const whole = escapeCounts.bytes
+    expect(whole - before.bytes).toBe(SLICE + kept.json.byteLength)
+    expect(joined([...jsonPieces(value(), SLICE)])).toBe(first)
+    expect(escapeCounts.bytes).toBe(whole)
   })
 
   it('keeps a rendering made a slice at a time byte for byte as the one made at once', async () => {

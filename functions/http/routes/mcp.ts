@@ -33,6 +33,7 @@ const SERVER_INFO = { name: 'server-tools', version: '0.1.0' }
 const MAX_MCP_BODY_BYTES = 1024 * 1024
 /** Stateless between calls (never asked to `stream`), so one decoder serves every request. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
+const UTF8_OUT = new TextEncoder()
 
 /**
  * JSON-RPC batches: removed from MCP in 2025-06-18, so only a 2025-03-26 conversation may send
@@ -190,7 +191,10 @@ export function mcpRoutes(deps: AppDeps) {
       } catch (e) {
         answer = JSON.stringify(p.errorResponse(direct.id, e))
       }
-      res = new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } })
+      // only a call that changed the tool list answers on an event stream, its answer still streamed
+      res = toolsChanged
+        ? listChangedBefore(answer)
+        : new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } })
     } else {
       // Everything else through the SDK: its stateless transport (one per request) and Server.
       const transport = new p.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
@@ -198,9 +202,9 @@ export function mcpRoutes(deps: AppDeps) {
       const server = p.mcpServer(SERVER_INFO, session, initializing && surface ? await p.instructionsOf(surface) : undefined)
       await server.connect(transport)
       res = await transport.handleRequest(transportRequest(c), { parsedBody: body })
+      // JSON answers; only a call that changed the tool list answers on an event stream
+      if (toolsChanged && res.status === 200) res = listChangedFirst(await res.text())
     }
-    // JSON answers; only a call that changed the tool list answers on an event stream.
-    if (toolsChanged && res.status === 200) res = listChangedFirst(await res.text())
     if (surface) res.headers.set('mcp-session-id', surface.record.id)
     return res
   }
@@ -365,18 +369,56 @@ function directRequest(
   return { id: m.id as string | number, method: m.method, params: m.params }
 }
 
+const LIST_CHANGED = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`
+const EVENT_STREAM = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }
+
 /**
- * The responses as an event stream with `notifications/tools/list_changed` first — the one case
- * where a response needs more than one message. Built as one string: a response here always ends
- * with its result, so nothing needs to stream.
+ * The SDK's responses (a batch's, answered whole by its transport) as an event stream with
+ * `notifications/tools/list_changed` first — the one case where a response needs more than one message.
  */
 function listChangedFirst(json: string): Response {
   const responses = json.startsWith('[') ? (JSON.parse(json) as unknown[]).map((r) => JSON.stringify(r)) : [json]
-  const events = [JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }), ...responses]
-  return new Response(events.map((e) => `event: message\ndata: ${e}\n\n`).join(''), {
+  return new Response(LIST_CHANGED + responses.map((e) => `event: message\ndata: ${e}\n\n`).join(''), {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+    headers: EVENT_STREAM,
   })
+}
+
+/**
+ * The hot path's answer after `notifications/tools/list_changed`, on an event stream. A streamed
+ * answer is passed through piece by piece, framed as one event (JSON text holds no newline): it
+ * was read back whole, decoded, joined into one string and written at once — one stretch of the
+ * shared thread that grew with the answer (issue 21 D2 through MCP: ~100 ms for 2 MB under load).
+ */
+function listChangedBefore(answer: string | ReadableStream<Uint8Array>): Response {
+  if (typeof answer === 'string')
+    return new Response(`${LIST_CHANGED}event: message\ndata: ${answer}\n\n`, { status: 200, headers: EVENT_STREAM })
+  return new Response(framed(`${LIST_CHANGED}event: message\ndata: `, answer, '\n\n'), { status: 200, headers: EVENT_STREAM })
+}
+
+/** `body`'s pieces as they come, `head` before them and `tail` after; nothing read ahead of what the connection takes. */
+function framed(head: string, body: ReadableStream<Uint8Array>, tail: string): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  let started = false
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!started) {
+          started = true
+          controller.enqueue(UTF8_OUT.encode(head))
+          return
+        }
+        const next = await reader.read()
+        if (!next.done) controller.enqueue(next.value)
+        else {
+          controller.enqueue(UTF8_OUT.encode(tail))
+          controller.close()
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  )
 }
 
 /**
