@@ -17,6 +17,7 @@ import {
   Server,
 } from '@modelcontextprotocol/server'
 import type { ToolOutcome } from '../calls/outcome'
+import { jsonBytes, WORK_BUDGETS } from '../config/expansion-budget'
 import { JsonAsText } from '../config/json-render'
 import { compile } from '../config/json-schema'
 import type { ProcessSurface } from './surface'
@@ -170,7 +171,8 @@ export async function answerToolsRequest(
       }
       const { outcome, changed } = await surface.callChangingTools(() => session.call(name, args ?? {}))
       if (changed) session.toolsChanged()
-      return result(outcome.isError, outcome.content)
+      const structured = !outcome.isError && isObject(outcome.content) && (await repeatsStructured(surface, name, outcome.content))
+      return result(outcome.isError, outcome.content, structured)
     }
     default:
       throw protocolError(ProtocolErrorCode.MethodNotFound, 'Method not found')
@@ -188,13 +190,28 @@ export function answerToolsCall(rawParams: unknown, session: McpSession): Promis
   return answerToolsRequest('tools/call', rawParams, session, streamedResult)
 }
 
-function streamedResult(isError: boolean, content: unknown): CallToolResult & Record<string, unknown> {
-  if (isError || content === null || typeof content !== 'object' || Array.isArray(content)) return textResult(isError, content)
+function streamedResult(isError: boolean, content: unknown, structured = true): CallToolResult & Record<string, unknown> {
+  if (isError || !isObject(content)) return textResult(isError, content, structured)
   return {
     content: [{ type: 'text', text: new JsonAsText(content) as unknown as string }],
-    structuredContent: content as Record<string, unknown>,
+    ...(structured ? { structuredContent: content } : {}),
     isError: false,
   }
+}
+
+/** How large an object result may render and still be repeated as `structuredContent` by a tool that declares no outputSchema. */
+export const STRUCTURED_COPY_BYTES = WORK_BUDGETS.jsonRenderSlice.limit
+
+/**
+ * Whether an object result is repeated as `structuredContent` beside its text block: always when
+ * the tool declares an outputSchema (the spec requires structured results then), otherwise while
+ * it renders within one slice. The text block is what every client reads (and what the spec asks
+ * for); repeating a 1 MiB tool_description as structuredContent doubled the bytes rendered,
+ * written and parsed by both ends (issue 21 D2 through MCP: 2.1 MB against REST's 1.05 MB).
+ */
+async function repeatsStructured(surface: ProcessSurface, name: string, content: object): Promise<boolean> {
+  if (jsonBytes(content, STRUCTURED_COPY_BYTES) <= STRUCTURED_COPY_BYTES) return true
+  return (await surface.visible()).byName.get(name)?.outputSchema !== undefined
 }
 
 /** answerToolsRequest's result as JSON text; a tools/list is the surface's cached text, never rebuilt per request. */
@@ -232,9 +249,10 @@ export async function instructionsOf(surface: ProcessSurface): Promise<string> {
 
 /**
  * A tool outcome as an MCP result: failures keep the model-actionable message as the text (other
- * fields follow as JSON); an object result is also `structuredContent` (what `outputSchema` describes).
+ * fields follow as JSON); an object result is also `structuredContent` (what `outputSchema`
+ * describes) unless `structured` is false (repeatsStructured).
  */
-export function textResult(isError: boolean, content: unknown): CallToolResult & Record<string, unknown> {
+export function textResult(isError: boolean, content: unknown, structured = true): CallToolResult & Record<string, unknown> {
   if (isError) {
     const { message, ...rest } = (content && typeof content === 'object' ? content : { message: String(content) }) as {
       message?: unknown
@@ -245,10 +263,9 @@ export function textResult(isError: boolean, content: unknown): CallToolResult &
     return { content: blocks, isError: true }
   }
   const text = typeof content === 'string' ? content : (JSON.stringify(content) ?? 'null')
-  const structured = content !== null && typeof content === 'object' && !Array.isArray(content)
   return {
     content: [{ type: 'text', text }],
-    ...(structured ? { structuredContent: content as Record<string, unknown> } : {}),
+    ...(structured && isObject(content) ? { structuredContent: content } : {}),
     isError: false,
   }
 }

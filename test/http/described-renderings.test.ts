@@ -147,11 +147,12 @@ describe('tool_description answers from renderings kept per tool version', () =>
               .filter((l) => l.startsWith('data: '))
               .at(-1)!
               .slice(6)
-        const { result } = JSON.parse(json) as { result: { structuredContent: { tools: { name: string; description: string }[] } } }
-        const structured = result.structuredContent
-        expect(structured.tools.map((t) => t.name)).toEqual(order)
-        for (const t of structured.tools) expect(t.description).toBe(longTool(t.name).description)
-        const call = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: false }
+        const { result } = JSON.parse(json) as { result: { content: { text: string }[] } }
+        const content = JSON.parse(result.content[0].text) as { tools: { name: string; description: string }[] }
+        expect(content.tools.map((t) => t.name)).toEqual(order)
+        for (const t of content.tools) expect(t.description).toBe(longTool(t.name).description)
+        // over a slice and no outputSchema: carried once, in the text block (no structuredContent repeating it)
+        const call = { content: [{ type: 'text', text: JSON.stringify(content) }], isError: false }
         expect(json).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result: modern ? { resultType: 'complete', ...call } : call }))
       }
       expect((await deps.surface.describedRenders()) - renders).toBe(names.length)

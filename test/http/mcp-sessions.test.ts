@@ -11,6 +11,7 @@ import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { success } from '../../lib/calls/outcome'
 import { ManualClock } from '../../lib/runtime/clock'
+import { STRUCTURED_COPY_BYTES } from '../../lib/surface/mcp-server'
 import type { ToolFactory } from '../../lib/tools/contracts'
 import { waitForCancelTool } from '../support/cancellable-tool'
 import { ALL, tokenFor } from '../support/http'
@@ -109,6 +110,27 @@ describe('an MCP session is a process', () => {
     const result = await client.callTool({ name: 'inventory_report', arguments: { name: 'shelf' } })
     expect(result).toMatchObject({ isError: false, structuredContent: { name: 'shelf', size: 7 } })
     expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({ name: 'shelf', size: 7 })
+    await client.close()
+  })
+
+  it('repeats an object result over one slice as structuredContent only for a tool that declares outputSchema; the text block always carries it', async () => {
+    const description = 'A long tool. '.padEnd(STRUCTURED_COPY_BYTES + 10_000, 'x')
+    const res = await fetch(`${base}/brain/acme/projects/p1/server-tools/long_tool`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'doc_lookup', description, parameters: { path: 'documents/errors.md' } }),
+    })
+    expect(res.status).toBe(201)
+    const { client } = await connectMcp(mcpUrl(), token)
+    // no outputSchema: the result once, as the text every client reads (it was twice the bytes)
+    const described = await client.callTool({ name: 'tool_description', arguments: { names: ['long_tool'] } })
+    expect(described.structuredContent).toBeUndefined()
+    const text = (described.content as { text: string }[])[0].text
+    expect(JSON.parse(text).tools[0].description).toBe(description)
+    // an outputSchema requires structured results, however large (the SDK client checks them against it)
+    const name = 'shelf '.padEnd(STRUCTURED_COPY_BYTES + 10_000, 'y')
+    const report = await client.callTool({ name: 'inventory_report', arguments: { name } })
+    expect(report).toMatchObject({ isError: false, structuredContent: { name, size: 7 } })
     await client.close()
   })
 
