@@ -365,6 +365,21 @@ export async function warmUp(app: HostileApp): Promise<void> {
     if (res.status >= 300) throw new Error(`warm-up YAML write answered ${res.status}: ${await res.text()}`)
   })
   await Promise.all(writes)
+  // The MCP SDK is loaded with the first MCP request (never at cold start): 50-100 ms of module
+  // evaluation on the main thread, once per process. Loaded here, so the first MCP class's column
+  // does not show it as its own stretch (it was the D2-through-MCP column's loop max, ~98 ms).
+  const mcp = await fetch(`${app.base}/brain/${BYSTANDER}/projects/p1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${await app.token(BYSTANDER)}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+  // no session: a 400 from the route once the protocol module is loaded
+  if (mcp.status !== 400) throw new Error(`warm-up MCP request answered ${mcp.status}: ${await mcp.text()}`)
+  await mcp.text()
 }
 
 /** Runs one row with the bystander calling alongside; never throws — the report says what happened. */
