@@ -15,11 +15,13 @@
  * A body of declared length up to `drainDeclaredBytes` is drained as before and the connection
  * kept: draining 340 KB costs the main thread less than the client's new connection would
  * (h11n5: 0.35–0.6 ms vs 0.2–0.24 ms plus worse throughput), and never more than reading an
- * accepted body of that size.
+ * accepted body of that size. After a refusal (4xx/5xx) its rest is skipped by Node's parser
+ * rather than copied into Buffers (./unread-body.ts).
  */
 import { type IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { MAX_DOCUMENT_BYTES } from '../../lib/documents/ports'
+import { skipUnreadBody } from './unread-body'
 
 export interface LingerSettings {
   /** bytes read and dropped after the answer, before reading stops */
@@ -44,13 +46,15 @@ export const DEFAULT_LINGER: LingerSettings = {
 export function lingeringResponse(settings: LingerSettings = DEFAULT_LINGER): LingeringResponseClass {
   // each lingering socket and its bytes read when its answer was out; insertion order: the oldest first
   const lingering = new Map<Socket, number>()
-  const counted = { closedRead: 0, stopped: 0 }
+  const counted = { closedRead: 0, stopped: 0, skipped: 0 }
   // (Node's own type is generic over the request class; this one serves Node's IncomingMessage)
   return class LingeringResponse extends ServerResponse<IncomingMessage> {
     /** Sockets lingering now (counted for tests and the bound). */
     static lingering = () => lingering.size
     /** Bodies whose reading stopped at the budget (counted for tests). */
     static readStopped = () => counted.stopped
+    /** Refused bodies whose rest the parser skipped (./unread-body.ts; counted for tests). */
+    static bodiesSkipped = () => counted.skipped
     /** Bytes read after their answers by every socket that lingered (counted for tests). */
     static readWhileLingering = () => counted.closedRead + [...lingering].reduce((sum, [s, from]) => sum + s.bytesRead - from, 0)
 
@@ -64,13 +68,24 @@ export function lingeringResponse(settings: LingerSettings = DEFAULT_LINGER): Li
         this.shouldKeepAlive = false
         dropUpTo(settings.readBytes, socket, req, counted)
         socket.destroySoon = () => linger(socket, settings, lingering, counted)
+      } else if (socket && !this.headersSent && refusal(args[0], this.statusCode)) {
+        // the rest of a body drained as before, but skipped by the parser rather than copied into Buffers
+        if (skipUnreadBody(req)) counted.skipped++
       }
       return (super.writeHead as (...a: unknown[]) => this)(...args)
     }
   } as LingeringResponseClass
 }
 
-export type LingeringResponseClass = typeof ServerResponse & { lingering(): number; readStopped(): number; readWhileLingering(): number }
+export type LingeringResponseClass = typeof ServerResponse & {
+  lingering(): number
+  readStopped(): number
+  bodiesSkipped(): number
+  readWhileLingering(): number
+}
+
+/** Only a refusal's body is skipped: a route that answers 2xx early may still read its request as it streams. */
+const refusal = (status: unknown, fallback: number) => (typeof status === 'number' ? status : fallback) >= 400
 
 function leavesLongBodyUnread(req: IncomingMessage, drainDeclaredBytes: number): boolean {
   if (req.complete) return false
@@ -102,7 +117,7 @@ function dropUpTo(budget: number, socket: Socket, req: IncomingMessage, counted:
   req.on('data', onData)
 }
 
-function linger(socket: Socket, s: LingerSettings, lingering: Map<Socket, number>, counted: { closedRead: number; stopped: number }) {
+function linger(socket: Socket, s: LingerSettings, lingering: Map<Socket, number>, counted: { closedRead: number }) {
   if (socket.destroyed || lingering.has(socket)) return
   const from = socket.bytesRead
   lingering.set(socket, from)

@@ -20,6 +20,8 @@ interface Started {
   port: number
   /** every connection the server accepted, for the bytes its socket read */
   sockets: Socket[]
+  /** the HTTP parser each of them was given (Node reuses parsers across connections) */
+  parsers: object[]
   responses: LingeringResponseClass
   deps: ReturnType<typeof createMemoryDeps>
 }
@@ -47,9 +49,13 @@ async function start(settings: LingerSettings = DEFAULT_LINGER, deps = createMem
   }) as Server
   servers.push(server)
   const sockets: Socket[] = []
-  server.on('connection', (s: Socket) => sockets.push(s))
+  const parsers: object[] = []
+  server.on('connection', (s: Socket) => {
+    sockets.push(s)
+    parsers.push(countBodyBytes(s))
+  })
   await new Promise<void>((r) => server.once('listening', () => r()))
-  return { port: (server.address() as AddressInfo).port, sockets, responses, deps }
+  return { port: (server.address() as AddressInfo).port, sockets, parsers, responses, deps }
 }
 
 interface Outcome {
@@ -207,5 +213,99 @@ describe('a refusal that leaves a long body unread', () => {
     await until(() => sockets.filter((s) => s.destroyed).length === 2, 'the two oldest destroyed')
     expect(sockets.slice(0, 2).every((s) => s.destroyed)).toBe(true)
     expect((await Promise.all(outcomes)).map((o) => o.status)).toEqual([401, 401, 401, 401])
+  })
+})
+
+// Body bytes Node's parser handed to JavaScript (its kOnBody slot), counted on every parser the
+// tests' servers use (wrapped as each connection starts): a parser outlives its connection (Node
+// reuses it), so each is wrapped once.
+const countedParsers = new WeakSet<object>()
+const handed = { bytes: 0 }
+function countBodyBytes(socket: Socket) {
+  const parser = (socket as unknown as { parser: Record<number, unknown> & { constructor: { kOnBody: number } } }).parser
+  const slot = parser.constructor.kOnBody
+  if (countedParsers.has(parser)) return parser
+  countedParsers.add(parser)
+  const onBody = parser[slot] as (b: Buffer) => unknown
+  parser[slot] = function (this: { socket?: { server?: unknown } | null }, b: Buffer) {
+    // a parser also serves clients (Node's one pool): only a server's request bodies are counted
+    if (this.socket?.server) handed.bytes += b.length
+    return onBody.call(this, b)
+  }
+  return parser
+}
+
+/** One request on `agent` (or a connection of its own); the answer's status and text. */
+function send(port: number, method: string, path: string, opts: { agent?: Agent; token?: string; body?: string; type?: string } = {}) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const headers: Record<string, string | number> = {}
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`
+    if (opts.body !== undefined) {
+      headers['content-type'] = opts.type ?? 'application/json'
+      headers['content-length'] = Buffer.byteLength(opts.body)
+    }
+    const req = request({ host: '127.0.0.1', port, path, method, agent: opts.agent ?? false, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (text += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    req.end(opts.body)
+  })
+}
+
+describe('a refused body of a declared length the app does not read', () => {
+  // ~900 KB: a spawn listing 50,000 models, refused at the 17th while it streams
+  const refusedSpawn = JSON.stringify({ models: Array.from({ length: 50_000 }, (_, i) => `cortecs/m${i}`) })
+  const doc = `${Array.from({ length: 2_000 }, (_, i) => `key${i}: value ${i}`).join('\n')}\n`
+  const docPath = '/brain/acme/projects/p1/documents/notes/after.yaml'
+
+  it('is skipped by the parser, none of its rest handed to JavaScript, and the next request on the connection arrives whole', async () => {
+    const { port, sockets, responses } = await start()
+    const token = await tokenFor('acme', ALL)
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      handed.bytes = 0
+      const refused = send(port, 'POST', '/brain/acme/projects/p1/processes', { agent, token, body: refusedSpawn })
+      expect((await refused).status).toBe(400)
+      // what the app read before it refused: the first pieces, never the ~900 KB
+      expect(handed.bytes).toBeLessThan(2 * CHUNK)
+      expect(responses.bodiesSkipped()).toBe(1)
+      handed.bytes = 0
+      expect((await send(port, 'PUT', docPath, { agent, token, body: doc, type: 'application/yaml' })).status).toBe(201)
+      expect(handed.bytes).toBe(Buffer.byteLength(doc))
+      expect((await send(port, 'GET', docPath, { agent, token })).text).toBe(doc)
+      expect(sockets).toHaveLength(1)
+    } finally {
+      agent.destroy()
+    }
+  })
+
+  it('leaves the parser whole for the next connection when its client leaves mid-body', async () => {
+    const { port, sockets, parsers, responses } = await start()
+    const token = await tokenFor('acme', ALL)
+    const first = request({
+      host: '127.0.0.1',
+      port,
+      path: '/brain/acme/projects/p1/processes',
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(refusedSpawn) },
+    })
+    first.on('error', () => {})
+    const answered = new Promise<number>((r) => first.on('response', (res) => r(res.statusCode ?? 0)))
+    first.write(refusedSpawn.slice(0, 4 * CHUNK))
+    expect(await answered).toBe(400)
+    expect(responses.bodiesSkipped()).toBe(1)
+    first.destroy()
+    await until(() => sockets[0].destroyed, 'the first connection closed')
+    handed.bytes = 0
+    const put = send(port, 'PUT', docPath, { token, body: doc, type: 'application/yaml' })
+    expect((await put).status).toBe(201)
+    // Node handed the same parser to the next connection: its body slot was given back
+    expect(parsers[1]).toBe(parsers[0])
+    expect(handed.bytes).toBe(Buffer.byteLength(doc))
+    expect((await send(port, 'GET', docPath, { token })).text).toBe(doc)
   })
 })
