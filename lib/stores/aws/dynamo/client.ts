@@ -117,6 +117,11 @@ interface WriteInput extends Expressions {
 }
 export interface PutInput extends WriteInput {
   Item: object
+  /**
+   * DynamoDB's condition without an expression (`{ name: { Exists: false } }`); never together
+   * with ConditionExpression. Only the audit log's puts use it (../audit-store.ts says why).
+   */
+  Expected?: Record<string, { Exists: false }>
 }
 export interface UpdateInput extends WriteInput {
   Key: Item
