@@ -17,24 +17,16 @@
  * of this process, the export thread's included), `'settle'` with `{ settled }` once the spans
  * the requests ended are exported (a no-op but for the SDK), `'spans'` with `{ spans }` (ended).
  */
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { createMemoryDeps } from '../functions/deps'
 import { createApp } from '../functions/http/app'
 import { serveNode } from '../functions/node-server'
 import { createObservability, type TracingMode } from '../functions/observability'
+import { endedCounter } from './ended-spans'
 
 const modes = process.env.BENCH_SERVED_MODES?.split(',') as TracingMode[] | undefined
 const secret = process.env.BENCH_SERVED_SECRET
 if (modes && secret && process.send) {
-  const counts = { ended: 0 }
-  const counter: SpanProcessor = {
-    onStart() {},
-    onEnd() {
-      counts.ended++
-    },
-    forceFlush: async () => {},
-    shutdown: async () => {},
-  }
+  const { counts, counter } = endedCounter()
   const served = await Promise.all(
     modes.map(async (mode) => {
       const observability =

@@ -48,13 +48,14 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { PerformanceObserver, performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { createMemoryDeps } from '../functions/deps'
 import { createApp } from '../functions/http/app'
 import { ALL_SCOPES, issueToken } from '../functions/http/auth'
 import { createObservability, type Observability } from '../functions/observability'
 import type { AuditStore } from '../lib/audit/ports'
 import { MemoryAuditStore } from '../lib/stores/memory/audit-store'
+import { endedCounter } from './ended-spans'
 import { listenOtlp, type Received } from './otlp-receiver'
 
 const SECRET = 'bench-observability-secret'
@@ -103,20 +104,6 @@ async function throughput(send: Send, ms: number, name?: string, settle?: () => 
     ;(gcPerRequest[name] ??= []).push(((gcMs - gc0) * 1000) / done)
   }
   return rate
-}
-
-/** Counts the spans the SDK ends, beside the deployment's processor. */
-function endedCounter() {
-  const counts = { ended: 0 }
-  const counter: SpanProcessor = {
-    onStart() {},
-    onEnd() {
-      counts.ended++
-    },
-    forceFlush: async () => {},
-    shutdown: async () => {},
-  }
-  return { counts, counter }
 }
 
 const median = (xs: number[]) => {
