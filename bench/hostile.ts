@@ -9,7 +9,8 @@
  * `benchHostileClasses` (issue 21): one app, a victim tenant calling `whoami` and
  * `execute_javascript "1+1"` in turn, timed alone and then under each attack class of
  * test/hostile/attacks.ts flooding from its own tenant — p50/p99 side by side in one table, the
- * goal p99 ≤ 2× the victim's p99 alone. `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
+ * goal p99 ≤ 2× the victim's p99 alone (both alone columns pooled: one before the attacks, one after,
+ * after `HOSTILE_WARM_SECONDS`, default 10, of warm-up). `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
  * filters classes too. Per column also the run-queue waits of the app's, the victim's and the
  * attack client's threads and the client's CPU per attack; `HOSTILE_TRACE=1` splits the victim's
  * slowest calls into the client's and the app's parts (diagnostic only, never a verdict).
@@ -115,6 +116,8 @@ interface VictimFigures {
   timed: VictimCall[]
   /** The victim thread's nice value in force (PROBE_NICE, or 0 where it was refused). */
   nice: number
+  /** Every call's latency in ms, so columns can be pooled. */
+  latencies: number[]
 }
 
 /**
@@ -126,6 +129,9 @@ interface VictimFigures {
  * untouched; "alone" is measured with the same boost.
  */
 const PROBE_NICE = Number(process.env.HOSTILE_PROBE_NICE ?? -10)
+
+/** How long the victim runs before the first column (HOSTILE_WARM_SECONDS, default 10). */
+const WARM_SECONDS = Number(process.env.HOSTILE_WARM_SECONDS ?? 10)
 
 /**
  * The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms` — from a
@@ -147,7 +153,7 @@ async function victim(app: HostileApp, ms: number, trace = false): Promise<Victi
   })
   await worker.terminate()
   const { p50Ms, p99Ms } = percentiles(latencies)
-  return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls, nice }
+  return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls, nice, latencies }
 }
 
 /** This thread's schedstat in ms (on a CPU, waiting on a run queue); zeros without /proc. */
@@ -294,8 +300,11 @@ export async function benchHostileClasses() {
     await warmUp(app)
     for (let i = 0; i < 10; i++)
       await app.call(BYSTANDER, 'POST', '/projects/p1/tools/execute_javascript/invoke', { params: { code: '1+1' } })
-    // the victim's own path warmed (JIT, sandbox workers, connections) so "alone" is not its first seconds
-    await victim(app, 2_000)
+    // The victim's own path warmed (JIT, sandbox workers, connections) until it is steady, so "alone" is
+    // not its first seconds. With 2 s of it, the first alone column read p50 2.8–3.4 / p99 11.2–12.9 ms
+    // against 1.8–2.2 / 8.6–9.3 in "alone again" at the end of the same runs (4 runs): a slow floor that
+    // made every class's ratio look ~30 % better than it was. 8 s: 2.4 / 9.2 against 2.2 / 8.5; 15 s: even.
+    await victim(app, WARM_SECONDS * 1000)
     const c0 = await costAt(app)
     const s0 = c0.app
     const alone = await victim(app, seconds * 1000, trace)
@@ -315,7 +324,7 @@ export async function benchHostileClasses() {
         String(alone.calls),
         String(alone.p50Ms),
         String(alone.p99Ms),
-        '1.0',
+        '', // filled in with the pooled floor below
         String(s1.loopMaxMs),
         collections(s0, s1),
         '—',
@@ -326,6 +335,8 @@ export async function benchHostileClasses() {
       ],
     ]
     let failed = alone.failures > 0
+    // A class's ratio and verdict wait for the floor, which pools "alone" with "alone again"
+    const verdicts: ((floorMs: number) => void)[] = []
     for (const [i, attack] of classes.entries()) {
       const tenant = `attacker${i}`
       const prepared = await attack.prepare?.(app, tenant)
@@ -343,27 +354,32 @@ export async function benchHostileClasses() {
       if (trace) tails.push([attack.name, tail(attribute(v.timed, after.requests ?? [], after.pauses ?? []))])
       const attackCpuMs = (after.cpuMs - before.cpuMs - v.calls * victimCpuMs) / Math.max(1, sent)
       const attackMainMs = (after.mainCpuMs - before.mainCpuMs - v.calls * victimMainMs) / Math.max(1, sent)
-      const ratio = alone.p99Ms > 0 ? v.p99Ms / alone.p99Ms : Number.NaN
-      const ok = v.failures === 0 && wrong.length === 0 && ratio <= 2
-      if (!ok) failed = true
-      rows.push([
+      const row = [
         attack.name,
         String(sent),
         String(v.calls),
         String(v.p50Ms),
         String(v.p99Ms),
-        ratio.toFixed(1),
+        '',
         String(after.loopMaxMs),
         collections(before, after),
         attackCpuMs.toFixed(1),
         attackMainMs.toFixed(1),
         waits(cost),
         (cost.clientCpuMs / Math.max(1, sent)).toFixed(1),
-        `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`,
-      ])
-      summary.push(
-        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${alone.p99Ms} alone (×${ratio.toFixed(1)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; GC ${collections(before, after)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
-      )
+        '',
+      ]
+      rows.push(row)
+      verdicts.push((floorMs) => {
+        const ratio = floorMs > 0 ? v.p99Ms / floorMs : Number.NaN
+        const ok = v.failures === 0 && wrong.length === 0 && ratio <= 2
+        if (!ok) failed = true
+        row[5] = ratio.toFixed(2)
+        row[12] = `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`
+        summary.push(
+          `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${floorMs} alone (×${ratio.toFixed(2)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; GC ${collections(before, after)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
+        )
+      })
     }
     const c2start = await costAt(app)
     const again = await victim(app, seconds * 1000, trace)
@@ -376,7 +392,7 @@ export async function benchHostileClasses() {
       String(again.calls),
       String(again.p50Ms),
       String(again.p99Ms),
-      (again.p99Ms / alone.p99Ms).toFixed(1),
+      '',
       String(s2.loopMaxMs),
       collections(c2start.app, s2),
       '—',
@@ -385,13 +401,35 @@ export async function benchHostileClasses() {
       '—',
       '',
     ])
+    // The floor every class is read against: both alone columns' calls pooled, one before the attacks
+    // and one after, so a column disturbed by something outside the app moves it less.
+    const floor = percentiles([...alone.latencies, ...again.latencies])
+    failed ||= again.failures > 0
+    rows[0][5] = (alone.p99Ms / floor.p99Ms).toFixed(2)
+    rows[rows.length - 1][5] = (again.p99Ms / floor.p99Ms).toFixed(2)
+    rows.push([
+      'alone, both columns pooled: the floor',
+      '—',
+      String(alone.calls + again.calls),
+      String(floor.p50Ms),
+      String(floor.p99Ms),
+      '1.00',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '',
+    ])
+    for (const verdict of verdicts) verdict(floor.p99Ms)
     const head = [
       'attack class (2 connections each)',
       'attacks sent',
       'victim calls',
       'p50 ms',
       'p99 ms',
-      'p99 × alone',
+      'p99 × floor',
       'loop max ms',
       'GC minor/major, max pause ms',
       'CPU ms/attack',
@@ -402,7 +440,8 @@ export async function benchHostileClasses() {
     ]
     console.log(
       `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column, its thread at nice ${alone.nice}` +
-        `${alone.nice === PROBE_NICE ? '' : ` — nice ${PROBE_NICE} was refused`}) alone and under each attack class;` +
+        `${alone.nice === PROBE_NICE ? '' : ` — nice ${PROBE_NICE} was refused`}, after ${WARM_SECONDS} s of warm-up) alone and under each attack class;` +
+        ` p99 × floor: the column's p99 over the p99 of both alone columns' calls pooled (the goal: ≤ 2 for every class);` +
         ` loop max: the app's longest event-loop delay in the column; GC: the main thread's scavenges / mark-compacts in the column` +
         ` and its longest collection pause (incremental marking steps included); CPU ms/attack: the app's CPU time in the column less` +
         ` ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request; main-thread CPU: the same on the` +
