@@ -68,7 +68,7 @@ export const WORK_BUDGETS = {
   },
   jsonParseSlice: {
     limit: 64 * 1024,
-    counts: 'characters of JSON scanned or parsed between two turns given back to the event loop',
+    counts: 'characters of JSON scanned between two turns given back to the event loop, a character parsed counting 4',
     refusal: 'nothing is refused: the parse pauses, and other requests run',
   },
   // An answer of megabytes was one JSON.stringify and one socket write (issue 21 D2, D3): 1 MiB
