@@ -364,6 +364,12 @@ export interface AwsDepsConfig {
    * stamps in memory under npm start"). Never for tables another process may write (Lambda).
    */
   soleDocumentsWriter?: boolean
+  /**
+   * Audit entries written 25 to a BatchWriteItem (DynamoAuditStore `batchWrites`): `npm start`'s
+   * embedded dynalite only, where no IAM policy keeps the table append-only and the store's work
+   * runs on this process's cores. Never on AWS (the policy grants PutItem and Query only).
+   */
+  auditBatchWrites?: boolean
   /** Absent: the SDK's default credential chain, loaded on first use. */
   credentials?: AwsCredentials
   /** DynamoDB's own, where they differ (`npm start`'s embedded dynalite). */
@@ -415,7 +421,9 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
   const usageStore = new DynamoToolUsageStore({ dynamo: clients.dynamo, tableName: config.toolUsageTable })
   const processStore = new DynamoProcessStore({ dynamo: clients.dynamo, tableName: config.processesTable, reads })
   const observedLimitStore = new DynamoObservedLimitStore({ dynamo: clients.dynamo, tableName: config.observedLimitsTable })
-  const auditStore = config.auditTable ? new DynamoAuditStore({ dynamo: clients.dynamo, tableName: config.auditTable }) : undefined
+  const auditStore = config.auditTable
+    ? new DynamoAuditStore({ dynamo: clients.dynamo, tableName: config.auditTable, batchWrites: config.auditBatchWrites })
+    : undefined
   const quotaStore = config.quotasTable ? new DynamoQuotaCounterStore({ dynamo: clients.dynamo, tableName: config.quotasTable }) : undefined
   // stores that run beside the service (dynalite, s3rver) trust whoever reaches them: never a tool
   const ownEndpoints = config.ownEndpoints ?? new OwnEndpoints()

@@ -95,6 +95,8 @@ async function storesFor(dataDir: string, log: Logger) {
     dynamoCredentials: dynamoKey,
     describe: aws ? 'AWS' : emulators ? 'embedded emulators' : 'the configured endpoints',
     soleDocumentsWriter: needDynamo,
+    // no IAM on the embedded store, and its work runs on this process's cores: audit entries in batches
+    auditBatchWrites: needDynamo,
     close: async () => emulators?.close(),
   }
 }
@@ -136,6 +138,7 @@ async function main() {
     dynamoCredentials: stores.dynamoCredentials,
     storeCallDeadlineMs: STORE_CALL_DEADLINE_MS,
     soleDocumentsWriter: stores.soleDocumentsWriter,
+    auditBatchWrites: stores.auditBatchWrites,
     // AES-256-GCM file with a generated key beside it: secrets survive restarts, never in plain text
     secrets: new LocalSecretStore({ dir: join(dataDir, 'secrets') }),
     egressAllow: deploymentAllowList(process.env),

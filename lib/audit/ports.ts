@@ -67,6 +67,14 @@ export interface AuditStore {
   /** Adds an entry; an entry with the same tenant and id is never overwritten (rejects instead). */
   append(entry: AuditEntry): Promise<void>
   /**
+   * Adds several entries in one store request, without the condition `append` puts on each (ids
+   * are unique by construction: time, a per-recorder sequence and a random part); answers the
+   * entries the store left unwritten, to be tried again. Only a store where nothing can delete an
+   * entry through the same permission offers it (DynamoDB's BatchWriteItem permission also
+   * deletes: the AWS deployment grants PutItem and Query only, and its store leaves this out).
+   */
+  appendMany?(entries: AuditEntry[]): Promise<AuditEntry[]>
+  /**
    * A tenant's entries matching the filter, newest first, at most `limit` (1–200); expired entries
    * (`expiresAt` ≤ nowSeconds) are never returned. The cursor is only meaningful for the same tenant.
    */

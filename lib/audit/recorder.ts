@@ -12,6 +12,13 @@
  * work) on the event loop in one burst, ahead of every other tenant's request — victims' p99 ×12
  * while each attack cost ~2 CPU ms. A few lanes drain the same queue instead, so another request
  * waits behind at most that many writes.
+ *
+ * Where the store writes batches (`appendMany`: `npm start`'s embedded store, lib/stores/aws/audit-store.ts
+ * `batchWrites`), a lane takes up to 25 queued entries to one store request: a refusal flood's
+ * entries then cost the process a fifth of what one request each cost, and the event loop a
+ * tenth (measured on dynalite: 0.6–1.9 → 0.2–0.4 ms of the process, 0.23–0.58 → 0.03–0.04 ms of
+ * the calling thread, per entry). What a batch leaves unwritten is tried again on the same
+ * schedule, then logged entry by entry like a failed single write.
  */
 import { isServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
@@ -37,6 +44,8 @@ export interface AuditRecorderOptions {
   random?: () => string
   /** Writes (with their retries) running at once (default 4). */
   writesInFlight?: number
+  /** Entries one write carries where the store writes batches (`appendMany`; default and most 25). */
+  batchSize?: number
 }
 
 export class AuditRecorder {
@@ -53,6 +62,7 @@ export class AuditRecorder {
   private readonly random: () => string
   private readonly metrics: Metrics
   private readonly writesInFlight: number
+  private readonly batchSize: number
   private sequence = 0
 
   constructor(private readonly opts: AuditRecorderOptions) {
@@ -62,6 +72,7 @@ export class AuditRecorder {
     this.random = opts.random ?? (() => Math.random().toString(36).slice(2, 8).padEnd(6, '0'))
     this.metrics = opts.metrics ?? noopMetrics
     this.writesInFlight = Math.max(1, opts.writesInFlight ?? 4)
+    this.batchSize = Math.min(25, Math.max(1, opts.batchSize ?? 25))
   }
 
   /** Stamps the entry (time, id, expiry) and queues it. Never throws. */
@@ -98,19 +109,45 @@ export class AuditRecorder {
     if (this.pending.length) {
       this.queued.push(...this.pending)
       this.pending = []
-      while (this.lanes < this.writesInFlight && this.lanes < this.queued.length) void this.lane()
+      const writes = this.opts.store.appendMany ? Math.ceil(this.queued.length / this.batchSize) : this.queued.length
+      while (this.lanes < this.writesInFlight && this.lanes < writes) void this.lane()
     }
     if (this.lanes > 0) await new Promise<void>((r) => this.drained.push(r))
     return this.givenUp - givenUpBefore
   }
 
-  /** One lane: takes the next queued entry until none is left. */
+  /** One lane: takes the next queued entry, or the next batch where the store writes batches, until none is left. */
   private async lane(): Promise<void> {
     this.lanes++
     try {
-      for (let entry = this.queued.shift(); entry; entry = this.queued.shift()) if (!(await this.writeOne(entry))) this.givenUp++
+      for (;;) {
+        const batch = this.queued.splice(0, this.opts.store.appendMany ? this.batchSize : 1)
+        if (batch.length === 0) break
+        this.givenUp += batch.length === 1 ? Number(!(await this.writeOne(batch[0]))) : await this.writeMany(batch)
+      }
     } finally {
       if (--this.lanes === 0) for (const done of this.drained.splice(0)) done()
+    }
+  }
+
+  /** A batch through `appendMany`, what the store left unwritten tried again; answers how many were given up on. */
+  private async writeMany(entries: AuditEntry[]): Promise<number> {
+    let left = entries
+    for (let attempt = 0; ; attempt++) {
+      let error = 'left unwritten by the store (throttled)'
+      try {
+        left = await this.opts.store.appendMany!(left)
+        if (left.length === 0) return 0
+      } catch (e) {
+        error = (e as Error).message
+      }
+      if (attempt >= this.retryDelaysMs.length) {
+        for (const entry of left) this.opts.log.log('error', 'audit.write_failed', { entry, attempts: attempt + 1, error })
+        this.metrics.record('AuditWriteFailures', left.length, {})
+        return left.length
+      }
+      const base = this.retryDelaysMs[attempt]
+      await this.sleep(base + Math.floor(Math.random() * (base / 2)))
     }
   }
 

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { AuditEntry, AuditStore } from '../../lib/audit/ports'
 
-const NOW = Math.floor(Date.UTC(2026, 5, 1) / 1000)
+export const NOW = Math.floor(Date.UTC(2026, 5, 1) / 1000)
 
 let n = 0
 export function entry(over: Partial<AuditEntry> = {}): AuditEntry {

@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { AUDITED_WRITES } from '../../functions/http/observe'
-import type { AuditEntry } from '../../lib/audit/ports'
+import type { AuditEntry, AuditStore } from '../../lib/audit/ports'
 import { AuditRecorder } from '../../lib/audit/recorder'
 import { ManualClock } from '../../lib/runtime/clock'
 import { MemoryLogger } from '../../lib/runtime/logger'
@@ -320,5 +320,52 @@ describe('a flush of many entries', () => {
     expect(await Promise.all([first, recorder.flush()])).toEqual([0, 0])
     expect(most).toBe(4)
     expect((await backing.query('acme', {}, { limit: 100 }, 0)).entries).toHaveLength(60)
+  })
+})
+
+describe('a store that writes batches (npm start’s embedded store)', () => {
+  const draft = (i: number) => ({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' as const })
+
+  it('gets 25 entries to a write, one write per 25, and every entry once', async () => {
+    const backing = new MemoryAuditStore()
+    const batched: AuditStore = new MemoryAuditStore()
+    const sizes: number[] = []
+    batched.append = async () => {
+      throw new Error('a store that writes batches is sent no single entry among many')
+    }
+    batched.appendMany = async (entries) => {
+      sizes.push(entries.length)
+      for (const e of entries) await backing.append(e)
+      return []
+    }
+    const recorder = new AuditRecorder({ store: batched, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
+    for (let i = 0; i < 60; i++) recorder.record(draft(i))
+    expect(await recorder.flush()).toBe(0)
+    expect(sizes.sort((a, b) => b - a)).toEqual([25, 25, 10])
+    const written = (await backing.query('acme', {}, { limit: 100 }, 0)).entries.map((e) => e.target)
+    expect(written.sort()).toEqual(Array.from({ length: 60 }, (_, i) => `t${i}`).sort())
+  })
+
+  it('writes what the store left unwritten again, and logs and counts what is still left after the retries', async () => {
+    const backing = new MemoryAuditStore()
+    const log = new MemoryLogger()
+    const metrics = new MemoryMetrics()
+    // DynamoDB answers throttled puts as UnprocessedItems; dynalite never does, so a fake store leaves them
+    const throttled: AuditStore = new MemoryAuditStore()
+    let calls = 0
+    // one entry taken a call, never the one for t1
+    throttled.appendMany = async (entries) => {
+      calls++
+      const taken = entries.find((e) => e.target !== 't1')
+      if (taken) await backing.append(taken)
+      return entries.filter((e) => e !== taken)
+    }
+    const recorder = new AuditRecorder({ store: throttled, clock: new ManualClock(), log, metrics, flushDelayMs: 0, sleep: async () => {} })
+    for (let i = 0; i < 4; i++) recorder.record(draft(i))
+    expect(await recorder.flush()).toBe(1)
+    expect(calls).toBe(4)
+    expect((await backing.query('acme', {}, { limit: 10 }, 0)).entries.map((e) => e.target).sort()).toEqual(['t0', 't2', 't3'])
+    expect(log.find('audit.write_failed').map((l) => (l.fields.entry as AuditEntry).target)).toEqual(['t1'])
+    expect(metrics.sum('AuditWriteFailures')).toBe(1)
   })
 })

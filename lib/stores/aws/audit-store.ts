@@ -28,12 +28,31 @@ export const auditTableSpec = (name: string): TableSpec => ({
 export interface DynamoAuditStoreOptions {
   dynamo: DynamoClient
   tableName: string
+  /**
+   * Several entries to one BatchWriteItem (`appendMany`), for `npm start`'s embedded store only:
+   * there the store's work runs on the service's own cores (a conditional PutItem per entry cost
+   * the process 0.6–1.9 ms, 25 to a batch 0.2–0.4 ms an entry), and no IAM policy exists to keep
+   * append-only. On AWS the table's policy grants PutItem and Query only (BatchWriteItem could
+   * also delete), so this stays off and every entry is one conditional PutItem.
+   */
+  batchWrites?: boolean
 }
+
+/** Entries one BatchWriteItem carries at most (DynamoDB's limit). */
+export const AUDIT_BATCH = 25
 
 /** The item as stored. */
 export interface AuditItem extends Omit<AuditEntry, 'actor'> {
   actorSubject?: string
   actorIssuer?: string
+}
+
+/** An entry as its item: the actor's fields flat, undefined fields left out. */
+function itemOf(entry: AuditEntry): Record<string, unknown> {
+  const { actor, ...rest } = entry
+  const item: Record<string, unknown> = { ...rest, actorSubject: actor.subject, actorIssuer: actor.issuer }
+  for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k]
+  return item
 }
 
 /** The put's condition: no entry with this key yet (an item always has its key, so `id` absent = no item). */
@@ -48,15 +67,24 @@ export class DynamoAuditStore implements AuditStore {
   /** DynamoDB requests sent (the bench counts them). */
   roundTrips = 0
 
+  readonly appendMany?: (entries: AuditEntry[]) => Promise<AuditEntry[]>
+
   constructor(opts: DynamoAuditStoreOptions) {
     this.db = opts.dynamo
     this.table = opts.tableName
+    if (opts.batchWrites) this.appendMany = (entries) => this.putBatch(entries)
+  }
+
+  private async putBatch(entries: AuditEntry[]): Promise<AuditEntry[]> {
+    if (entries.length > AUDIT_BATCH) throw new Error(`at most ${AUDIT_BATCH} audit entries a batch, got ${entries.length}`)
+    this.roundTrips++
+    const { UnprocessedItems } = await this.db.batchPutItems({ RequestItems: { [this.table]: entries.map(itemOf) } })
+    const left = new Set((UnprocessedItems[this.table] ?? []).map((i) => `${i.tenant}\n${i.id}`))
+    return left.size ? entries.filter((e) => left.has(`${e.tenant}\n${e.id}`)) : []
   }
 
   async append(entry: AuditEntry): Promise<void> {
-    const { actor, ...rest } = entry
-    const item: Record<string, unknown> = { ...rest, actorSubject: actor.subject, actorIssuer: actor.issuer }
-    for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k]
+    const item = itemOf(entry)
     this.roundTrips++
     try {
       // The condition `attribute_not_exists(id)` in DynamoDB's conditional-put form that needs no

@@ -145,6 +145,11 @@ export interface BatchGetInput {
   RequestItems: Record<string, { Keys: Item[]; ConsistentRead?: boolean; ProjectionExpression?: string; ExpressionAttributeNames?: Names }>
 }
 
+/** Puts only: a batch that deletes is not something this service sends. */
+export interface BatchPutInput {
+  RequestItems: Record<string, Item[]>
+}
+
 const TARGET_PREFIX = 'DynamoDB_20120810.'
 /** A BatchGetItem answer is at most 16 MiB of items; more than twice that is not DynamoDB talking. */
 const MAX_RESPONSE_BYTES = 40 * 1024 * 1024
@@ -290,6 +295,20 @@ export class DynamoClient {
     return {
       Responses: Object.fromEntries(Object.entries(responses).map(([t, items]) => [t, items.map((i) => unmarshallItem(i) as T)])),
       UnprocessedKeys: Object.fromEntries(Object.entries(unprocessed).map(([t, r]) => [t, { ...r, Keys: r.Keys.map(unmarshallItem) }])),
+    }
+  }
+
+  /** Up to 25 puts without conditions; answers the items DynamoDB left unprocessed (throttled), by table. */
+  async batchPutItems(input: BatchPutInput): Promise<{ UnprocessedItems: Record<string, Item[]> }> {
+    const requestItems = Object.fromEntries(
+      Object.entries(input.RequestItems).map(([t, items]) => [t, items.map((i) => ({ PutRequest: { Item: marshallItem(i) } }))]),
+    )
+    const out = await this.call('BatchWriteItem', { RequestItems: requestItems })
+    const unprocessed = (out.UnprocessedItems ?? {}) as Record<string, { PutRequest?: { Item: WireItem } }[]>
+    return {
+      UnprocessedItems: Object.fromEntries(
+        Object.entries(unprocessed).map(([t, rs]) => [t, rs.flatMap((r) => (r.PutRequest ? [unmarshallItem(r.PutRequest.Item)] : []))]),
+      ),
     }
   }
 
