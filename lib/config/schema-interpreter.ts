@@ -410,76 +410,73 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
           else ok = kept(out) && reject(out, path, sp, 'contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
         }
       }
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      // every visit to an object is charged its keys, whatever keywords its schema has
+      let keys: string[] | undefined
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) spend((keys = keysOf(v)).length)
+      if (keys !== undefined && g & G.OBJECT) {
         const obj = v as Record<string, unknown>
-        const keys = keysOf(obj)
-        // every visit to an object is charged its keys, whatever keywords its schema has
-        spend(keys.length)
-        if (g & G.OBJECT) {
-          if (s.maxProperties !== undefined && keys.length > s.maxProperties)
-            ok =
-              kept(out) &&
-              reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
-          if (s.minProperties !== undefined && keys.length < s.minProperties)
-            ok =
-              kept(out) &&
-              reject(out, path, sp, 'minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
-          if (s.required !== undefined)
-            for (const req of s.required as string[]) {
-              if (!Object.hasOwn(obj, req))
-                ok = kept(out) && reject(out, path, sp, 'required', { missingProperty: req }, `must have required property '${req}'`)
+        if (s.maxProperties !== undefined && keys.length > s.maxProperties)
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'maxProperties', { limit: s.maxProperties }, `must NOT have more than ${s.maxProperties} properties`)
+        if (s.minProperties !== undefined && keys.length < s.minProperties)
+          ok =
+            kept(out) &&
+            reject(out, path, sp, 'minProperties', { limit: s.minProperties }, `must NOT have fewer than ${s.minProperties} properties`)
+        if (s.required !== undefined)
+          for (const req of s.required as string[]) {
+            if (!Object.hasOwn(obj, req))
+              ok = kept(out) && reject(out, path, sp, 'required', { missingProperty: req }, `must have required property '${req}'`)
+          }
+        if (s.dependencies !== undefined) {
+          for (const [name, dep] of Object.entries(s.dependencies as Record<string, unknown>)) {
+            if (!Object.hasOwn(obj, name)) continue
+            if (Array.isArray(dep)) {
+              for (const req of dep as string[])
+                if (!Object.hasOwn(obj, req))
+                  ok =
+                    kept(out) &&
+                    reject(
+                      out,
+                      path,
+                      sp,
+                      'dependencies',
+                      { property: name, missingProperty: req, depsCount: dep.length, deps: dep.join(', ') },
+                      `must have property ${req} when property ${name} is present`,
+                    )
+            } else if (!check(dep as Schema, v, path, `${sp}/dependencies/${escapePointer(name)}`, out)) ok = false
+          }
+        }
+        const props = s.properties as Record<string, Schema> | undefined
+        const patternProps = s.patternProperties as Record<string, Schema> | undefined
+        const additional = s.additionalProperties
+        // a schema with none of the three has nothing to do per key (the keys are charged above)
+        if (props !== undefined || patternProps !== undefined || additional !== undefined)
+          for (const k of keys) {
+            const at = `${path}/${escapePointer(k)}`
+            let known = false
+            if (props !== undefined && Object.hasOwn(props, k)) {
+              known = true
+              if (!check(props[k], obj[k], at, `${sp}/properties/${escapePointer(k)}`, out)) ok = false
             }
-          if (s.dependencies !== undefined) {
-            for (const [name, dep] of Object.entries(s.dependencies as Record<string, unknown>)) {
-              if (!Object.hasOwn(obj, name)) continue
-              if (Array.isArray(dep)) {
-                for (const req of dep as string[])
-                  if (!Object.hasOwn(obj, req))
-                    ok =
-                      kept(out) &&
-                      reject(
-                        out,
-                        path,
-                        sp,
-                        'dependencies',
-                        { property: name, missingProperty: req, depsCount: dep.length, deps: dep.join(', ') },
-                        `must have property ${req} when property ${name} is present`,
-                      )
-              } else if (!check(dep as Schema, v, path, `${sp}/dependencies/${escapePointer(name)}`, out)) ok = false
+            if (patternProps)
+              for (const [p, sub] of Object.entries(patternProps)) {
+                if (!matches(p, k)) continue
+                known = true
+                if (!check(sub, obj[k], at, `${sp}/patternProperties/${escapePointer(p)}`, out)) ok = false
+              }
+            if (known) continue
+            if (additional === false) {
+              ok =
+                kept(out) && reject(out, path, sp, 'additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
+            } else if (additional !== undefined && additional !== true) {
+              if (!check(additional, obj[k], at, `${sp}/additionalProperties`, out)) ok = false
             }
           }
-          const props = s.properties as Record<string, Schema> | undefined
-          const patternProps = s.patternProperties as Record<string, Schema> | undefined
-          const additional = s.additionalProperties
-          // a schema with none of the three has nothing to do per key (the keys are charged above)
-          if (props !== undefined || patternProps !== undefined || additional !== undefined)
-            for (const k of keys) {
-              const at = `${path}/${escapePointer(k)}`
-              let known = false
-              if (props !== undefined && Object.hasOwn(props, k)) {
-                known = true
-                if (!check(props[k], obj[k], at, `${sp}/properties/${escapePointer(k)}`, out)) ok = false
-              }
-              if (patternProps)
-                for (const [p, sub] of Object.entries(patternProps)) {
-                  if (!matches(p, k)) continue
-                  known = true
-                  if (!check(sub, obj[k], at, `${sp}/patternProperties/${escapePointer(p)}`, out)) ok = false
-                }
-              if (known) continue
-              if (additional === false) {
-                ok =
-                  kept(out) &&
-                  reject(out, path, sp, 'additionalProperties', { additionalProperty: k }, 'must NOT have additional properties')
-              } else if (additional !== undefined && additional !== true) {
-                if (!check(additional, obj[k], at, `${sp}/additionalProperties`, out)) ok = false
-              }
-            }
-          if (s.propertyNames !== undefined)
-            for (const k of keys)
-              if (!check(s.propertyNames, k, path, `${sp}/propertyNames`, out))
-                ok = kept(out) && reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
-        }
+        if (s.propertyNames !== undefined)
+          for (const k of keys)
+            if (!check(s.propertyNames, k, path, `${sp}/propertyNames`, out))
+              ok = kept(out) && reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
       }
       if (!(g & G.APPLICATORS)) return ok
       if (s.allOf !== undefined) {

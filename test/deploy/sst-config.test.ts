@@ -236,10 +236,15 @@ describe('sst.config.ts', () => {
           /^dynamodb:(\*|Update|Delete|BatchWrite|PartiQL|TransactWrite)/.test(a) && p.resources.some((r) => /\*/.test(r)),
           `${a} on ${p.resources}`,
         ).toBe(false)
-    // and the adapter sends only what is granted
+    // and the adapter sends only what is granted: BatchWriteItem (batchPutItems) only with
+    // `batchWrites`, which npm start's embedded store turns on and the Lambda entry never does
     const source = stripComments(readFileSync(join(ROOT, 'lib/stores/aws/audit-store.ts'), 'utf8'))
     const sent = [...new Set([...source.matchAll(/this\.db\.(\w+)[<(]/g)].map((m) => m[1]))].sort()
-    expect(sent).toEqual(['putItem', 'query'])
+    expect(sent).toEqual(['batchPutItems', 'putItem', 'query'])
+    expect(source).toMatch(/if \(opts\.batchWrites\) this\.appendMany =/)
+    const lambda = stripComments(readFileSync(join(ROOT, 'functions/api.ts'), 'utf8'))
+    expect(lambda).toMatch(/createAwsDeps\(/)
+    expect(lambda).not.toMatch(/auditBatchWrites|batchWrites/)
   })
 
   it('copies defaults/ into the function package where functions/defaults.ts looks for it', () => {
