@@ -83,6 +83,9 @@ export interface AuditStore {
 
 export const MAX_AUDIT_PAGE = 200
 
+/** Entries one `appendMany` carries at most (DynamoDB's BatchWriteItem limit). */
+export const MAX_AUDIT_BATCH = 25
+
 /** Whether an entry passes the filter's non-time conditions (both adapters apply the same rules). */
 export function matchesFilter(e: AuditEntry, f: AuditFilter): boolean {
   if (f.actor !== undefined && e.actor.subject !== f.actor) return false

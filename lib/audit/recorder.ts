@@ -25,7 +25,7 @@ import type { Clock } from '../runtime/clock'
 import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import { type Metrics, noopMetrics } from '../runtime/metrics'
-import type { AuditEntry, AuditStore } from './ports'
+import { type AuditEntry, type AuditStore, MAX_AUDIT_BATCH } from './ports'
 
 export type AuditDraft = Omit<AuditEntry, 'id' | 'at' | 'expiresAt'>
 
@@ -72,7 +72,7 @@ export class AuditRecorder {
     this.random = opts.random ?? (() => Math.random().toString(36).slice(2, 8).padEnd(6, '0'))
     this.metrics = opts.metrics ?? noopMetrics
     this.writesInFlight = Math.max(1, opts.writesInFlight ?? 4)
-    this.batchSize = Math.min(25, Math.max(1, opts.batchSize ?? 25))
+    this.batchSize = Math.min(MAX_AUDIT_BATCH, Math.max(1, opts.batchSize ?? MAX_AUDIT_BATCH))
   }
 
   /** Stamps the entry (time, id, expiry) and queues it. Never throws. */
@@ -146,9 +146,14 @@ export class AuditRecorder {
         this.metrics.record('AuditWriteFailures', left.length, {})
         return left.length
       }
-      const base = this.retryDelaysMs[attempt]
-      await this.sleep(base + Math.floor(Math.random() * (base / 2)))
+      await this.backoff(attempt)
     }
+  }
+
+  /** The wait before retry `attempt + 1`: its delay plus up to half of it again. */
+  private backoff(attempt: number): Promise<void> {
+    const base = this.retryDelaysMs[attempt]
+    return this.sleep(base + Math.floor(Math.random() * (base / 2)))
   }
 
   private async writeOne(entry: AuditEntry): Promise<boolean> {
@@ -164,8 +169,7 @@ export class AuditRecorder {
           this.metrics.record('AuditWriteFailures', 1, {})
           return false
         }
-        const base = this.retryDelaysMs[attempt]
-        await this.sleep(base + Math.floor(Math.random() * (base / 2)))
+        await this.backoff(attempt)
       }
     }
   }

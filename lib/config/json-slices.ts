@@ -73,6 +73,14 @@ export type SlicedParse =
 export const CHUNK_CHARS = WORK_BUDGETS.jsonParseChunk.limit
 export const SLICE_CHARS = WORK_BUDGETS.jsonParseSlice.limit
 
+/**
+ * A character handed to JSON.parse counts this many scanned ones against the slice: a slice is
+ * bounded by what it costs, not by what it reads. Measured on N3's 307 KB spec (thousands of small
+ * objects): 64 KiB scanned in 0.3–0.7 ms, 64 KiB parsed in 2.5–3.7 ms, so a slice of 64 KiB parsed
+ * held the thread ~5× longer than one of 64 KiB scanned.
+ */
+const PARSED_WEIGHT = 4
+
 /** A container split at its commas: [start, end) in the text, the commas, and its split children by member index. */
 interface Split {
   start: number
@@ -104,14 +112,6 @@ for (const c of '",[]{}') STRUCTURE[c.charCodeAt(0)] = 1
  * `JSON.parse(text)` in slices, refusing nesting deeper than `maxDepth` with the line and column
  * (as jsonTooDeep does) and a syntax error with its position (jsonSyntaxIssue).
  */
-/**
- * A character handed to JSON.parse counts this many scanned ones against the slice: a slice is
- * bounded by what it costs, not by what it reads. Measured on N3's 307 KB spec (thousands of small
- * objects): 64 KiB scanned in 0.3–0.7 ms, 64 KiB parsed in 2.5–3.7 ms, so a slice of 64 KiB parsed
- * held the thread ~5× longer than one of 64 KiB scanned.
- */
-const PARSED_WEIGHT = 4
-
 export async function parseJsonInSlices(text: string, opts: SlicedParseOptions = {}): Promise<SlicedParse> {
   const maxDepth = opts.maxDepth ?? MAX_NESTING_DEPTH
   const chunk = opts.chunkChars ?? CHUNK_CHARS

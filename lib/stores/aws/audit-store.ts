@@ -11,7 +11,7 @@
  * `expiresAt` themselves.
  */
 import type { AuditEntry, AuditFilter, AuditPage, AuditStore } from '../../audit/ports'
-import { decodeCursor, encodeCursor } from '../../audit/ports'
+import { decodeCursor, encodeCursor, MAX_AUDIT_BATCH } from '../../audit/ports'
 import { ServerToolsError } from '../../errors'
 import type { DynamoClient, QueryInput } from './dynamo/client'
 import type { TableSpec } from './provision'
@@ -37,9 +37,6 @@ export interface DynamoAuditStoreOptions {
    */
   batchWrites?: boolean
 }
-
-/** Entries one BatchWriteItem carries at most (DynamoDB's limit). */
-export const AUDIT_BATCH = 25
 
 /** The item as stored. */
 export interface AuditItem extends Omit<AuditEntry, 'actor'> {
@@ -76,7 +73,7 @@ export class DynamoAuditStore implements AuditStore {
   }
 
   private async putBatch(entries: AuditEntry[]): Promise<AuditEntry[]> {
-    if (entries.length > AUDIT_BATCH) throw new Error(`at most ${AUDIT_BATCH} audit entries a batch, got ${entries.length}`)
+    if (entries.length > MAX_AUDIT_BATCH) throw new Error(`at most ${MAX_AUDIT_BATCH} audit entries a batch, got ${entries.length}`)
     this.roundTrips++
     const { UnprocessedItems } = await this.db.batchPutItems({ RequestItems: { [this.table]: entries.map(itemOf) } })
     const left = new Set((UnprocessedItems[this.table] ?? []).map((i) => `${i.tenant}\n${i.id}`))
