@@ -1,13 +1,14 @@
 /**
- * The `server-tools` CLI as a pipeline runs it: the bin as a child process, against `npm start`
- * (a child process too), with the ST_URL and ST_TOKEN it prints.
+ * The `server-tools` CLI as a pipeline runs it, against `npm start` (a child process), with the
+ * ST_URL and ST_TOKEN it prints. Tests named "(the bin)" run bin/server-tools.mjs as a child
+ * process; the rest call the function it calls, in this process (support/cli.ts says why).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../../functions/cli/main'
-import { runCli } from '../support/cli'
+import { runCli, runCliInProcess } from '../support/cli'
 import { type LocalService, startLocalService } from '../support/npm-start'
 
 const work = mkdtempSync(join(tmpdir(), 'server-tools-cli-'))
@@ -22,7 +23,8 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true })
 })
 
-const cli = (...args: string[]) => runCli(service, ...args)
+const cli = (...args: string[]) => runCliInProcess(service, ...args)
+const bin = (...args: string[]) => runCli(service, ...args)
 
 function layer(name: string, files: Record<string, string>): string {
   const dir = join(work, name)
@@ -52,7 +54,7 @@ const projectLayer = () => ({
 })
 
 describe('server-tools validate (offline)', () => {
-  it('reports each problem as file:line:col and exits 1', async () => {
+  it('reports each problem as file:line:col and exits 1 (the bin)', async () => {
     const dir = layer('broken', {
       'server-tools/bad.yaml':
         'type: doc_lookup\ndescription: x\nenabled: "yes"\nprimay: true\nparameters:\n  path: documents/getting-started.md\n',
@@ -60,7 +62,7 @@ describe('server-tools validate (offline)', () => {
       'engines/e.yaml': 'allowedTools: [tool_list, "@nothing-has-this"]\n',
       'server-tools/script.yaml': 'type: scripted\ndescription: s\nparameters:\n  scriptPath: scripts/missing.js\n  inputs: []\n',
     })
-    const run = await cli('validate', dir)
+    const run = await bin('validate', dir)
     expect(run.code).toBe(1)
     const lines = run.stdout.trim().split('\n')
     expect(lines).toContain(`${join(dir, 'server-tools/bad.yaml')}:3:10: enabled must be a boolean, got string`)
@@ -110,9 +112,9 @@ describe('server-tools validate (offline)', () => {
 })
 
 describe('server-tools plan, apply, pull', () => {
-  it('plans, applies and pulls a layer; the round trip ends in an empty plan', async () => {
+  it('plans, applies and pulls a layer; the round trip ends in an empty plan (the bin plans first)', async () => {
     const dir = layer('roundtrip', projectLayer())
-    const first = await cli('plan', dir, '--project', 'p1')
+    const first = await bin('plan', dir, '--project', 'p1')
     expect(first.code).toBe(2)
     expect(first.stdout).toContain('+ create    server-tools/handbook.yaml')
     expect(first.stdout).toContain('Plan: 6 to create, 0 to update, 0 to delete, 0 unchanged.')
@@ -314,16 +316,16 @@ describe('server-tools preview and call', () => {
     expect(unknown.stderr).toContain("unknown recipe 'nope'")
   }, 120_000)
 
-  it('calls one tool and exits 1 when the tool answers an error', async () => {
-    const ok = await cli('call', 'greet', '--project', 'p1', '--params', '{"who":"grace"}')
+  it('calls one tool and exits 1 when the tool answers an error (the bin)', async () => {
+    const ok = await bin('call', 'greet', '--project', 'p1', '--params', '{"who":"grace"}')
     expect(ok.code).toBe(0)
     expect(JSON.parse(ok.stdout)).toMatchObject({ value: 'hello grace' })
-    const bad = await cli('call', 'greet', '--project', 'p1', '--params', '{"who":7}')
+    const bad = await bin('call', 'greet', '--project', 'p1', '--params', '{"who":7}')
     expect(bad.code).toBe(1)
     expect((await cli('call', 'greet', '--params', 'nope')).code).toBe(1)
   }, 120_000)
 
-  it('says where the connection comes from when it is missing', async () => {
+  it('says where the connection comes from when it is missing (the bin)', async () => {
     const { code, stderr } = await runCli({ url: '', token: '' }, 'plan', work)
     expect(code).toBe(1)
     expect(stderr).toContain('set --url and --token, or ST_URL and ST_TOKEN')
