@@ -114,6 +114,13 @@ describe('sampling', () => {
   })
 })
 
+/**
+ * How long a post may take to appear: the export thread starts on the first batch, and on a busy
+ * machine (CI runs two test files at a time on 2 cores) its start alone took over waitFor's
+ * default 1 s. A wait for a condition, not a timing: a fast post passes at once.
+ */
+const THREAD_START = { timeout: 20_000, interval: 20 }
+
 describe('the default protobuf export: each span written as it ends (EncodedBatchProcessor), posted from the export thread', () => {
   /** A provider with the deployment's processor and exporter, and an in-memory copy of what it was handed. */
   function providerWith(options: ConstructorParameters<typeof EncodedBatchProcessor>[1] = {}) {
@@ -201,7 +208,7 @@ describe('the default protobuf export: each span written as it ends (EncodedBatc
     const tracer = provider.getTracer('server-tools')
     const end = (name: string) => tracer.startSpan(name, {}, ROOT_CONTEXT).end()
     for (const name of ['a', 'b', 'c']) end(name) // a full batch: posted at once
-    await vi.waitFor(() => expect(posts).toHaveLength(1))
+    await vi.waitFor(() => expect(posts).toHaveLength(1), THREAD_START)
     for (const name of ['d', 'e', 'f']) end(name) // 3 in flight + 1 open = 4 waiting: e and f dropped
     expect(processor.lost.dropped).toBe(2)
     collector.answer = 'ok'
@@ -217,7 +224,7 @@ describe('the default protobuf export: each span written as it ends (EncodedBatc
     const { provider, processor } = providerWith({ maxExportBatchSize: 1, maxQueueSize: 100, scheduledDelayMillis: 60_000 })
     const tracer = provider.getTracer('server-tools')
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) tracer.startSpan(name, {}, ROOT_CONTEXT).end()
-    await vi.waitFor(() => expect(posts).toHaveLength(4))
+    await vi.waitFor(() => expect(posts).toHaveLength(4), THREAD_START)
     await new Promise((r) => setTimeout(r, 50))
     expect(posts).toHaveLength(4)
     collector.answer = 'ok'
