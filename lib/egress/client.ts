@@ -13,6 +13,8 @@
  * redirect that would carry it to another origin is not followed (EgressError 'unsafe-redirect').
  * One deadline (`timeoutMs`) covers resolution, every hop and the body.
  */
+
+import { onAbort } from '../runtime/abort-listener'
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'
 import { type AddressClass, socketAddress } from './address'
@@ -108,8 +110,9 @@ export class EgressClient {
       timeoutMs,
     )
     const onCallerAbort = () => controller.abort(new EgressError('aborted', `the call to ${host} was cancelled`, { host }))
+    let stopListening: (() => void) | undefined
     if (req.signal?.aborted) onCallerAbort()
-    else req.signal?.addEventListener('abort', onCallerAbort, { once: true })
+    else if (req.signal) stopListening = onAbort(req.signal, onCallerAbort)
     const signal = controller.signal
 
     let url = String(req.url)
@@ -171,7 +174,7 @@ export class EgressClient {
       throw e
     } finally {
       clearTimeout(timer)
-      req.signal?.removeEventListener('abort', onCallerAbort)
+      stopListening?.()
     }
   }
 }
@@ -192,15 +195,14 @@ function safeHost(url: string | URL): string {
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason)
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
+    const stop = onAbort(signal, () => reject(signal.reason))
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort)
+        stop()
         resolve(v)
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort)
+        stop()
         reject(e)
       },
     )

@@ -33,6 +33,7 @@ import {
 import { BudgetExceeded, countNodes, EXPANSION_LIMITS, ExpansionBudget } from '../config/expansion-budget'
 import type { EgressClient } from '../egress/client'
 import { ServerToolsError } from '../errors'
+import { onAbort } from '../runtime/abort-listener'
 import type { Clock } from '../runtime/clock'
 import { systemClock } from '../runtime/clock'
 import { sha256 } from '../runtime/hash'
@@ -290,7 +291,7 @@ export class McpConnections {
     const { ref, scrubber } = conn
     const ms = ref.config.timeoutMs
     let timer: NodeJS.Timeout | undefined
-    let onAbort: (() => void) | undefined
+    let stopListening: (() => void) | undefined
     let timedOut = false
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -298,9 +299,9 @@ export class McpConnections {
         reject(new McpUnavailableError(`MCP server '${ref.name}' did not answer within ${ms} ms`))
       }, ms)
       if (signal) {
-        onAbort = () => reject(new McpUnavailableError(`the call to MCP server '${ref.name}' was cancelled`))
-        if (signal.aborted) onAbort()
-        else signal.addEventListener('abort', onAbort, { once: true })
+        const cancelled = () => reject(new McpUnavailableError(`the call to MCP server '${ref.name}' was cancelled`))
+        if (signal.aborted) cancelled()
+        else stopListening = onAbort(signal, cancelled)
       }
     })
     try {
@@ -315,7 +316,7 @@ export class McpConnections {
       throw error
     } finally {
       clearTimeout(timer)
-      if (onAbort) signal?.removeEventListener('abort', onAbort)
+      stopListening?.()
     }
   }
 

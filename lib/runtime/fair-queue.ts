@@ -9,6 +9,7 @@
  * timeout, is refused with OVERLOADED (HTTP 503 with Retry-After): never an unbounded wait.
  */
 import { ServerToolsError } from '../errors'
+import { onAbort } from './abort-listener'
 
 export interface FairQueueLimits {
   /** Pieces of work at once across tenants. */
@@ -128,16 +129,17 @@ export class FairQueue {
         this.unqueue(tenant, state, waiter)
         waiter.refuse(overloaded(`${busy}: ${this.words.late(timeoutMs)}. Retry later.`, this.retryAfter(state)))
       }, timeoutMs)
-      const onAbort = () => {
-        this.unqueue(tenant, state, waiter)
-        settle()
-        resolve(false)
-      }
+      const stopListening =
+        signal &&
+        onAbort(signal, () => {
+          this.unqueue(tenant, state, waiter)
+          settle()
+          resolve(false)
+        })
       const settle = () => {
         clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
+        stopListening?.()
       }
-      signal?.addEventListener('abort', onAbort, { once: true })
       state.queue.push(waiter)
       this.queued++
       if (!this.turns.includes(tenant)) this.turns.push(tenant)

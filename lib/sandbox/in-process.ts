@@ -17,6 +17,8 @@
  * not seen, so such a script can hold this thread for seconds past its deadline. That is why this
  * thread is a worker: the main thread terminates it at deadline + grace.
  */
+
+import { onAbort } from '../runtime/abort-listener'
 import {
   AsyncEnginePool,
   type Engine,
@@ -64,12 +66,11 @@ const MENTIONS_VANCE = /\bvance\b/
 
 /** Runs `work` with the request's signal cancelling `state` (interrupting the script, ending its waits). */
 async function metered<T>(req: SandboxRequest, state: RunState, work: (state: RunState) => Promise<T>): Promise<T> {
-  const cancel = () => state.cancel()
-  req.signal?.addEventListener('abort', cancel, { once: true })
+  const stop = req.signal && onAbort(req.signal, () => state.cancel())
   try {
     return await work(state)
   } finally {
-    req.signal?.removeEventListener('abort', cancel)
+    stop?.()
   }
 }
 

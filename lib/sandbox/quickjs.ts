@@ -28,6 +28,7 @@
  * bundle (the worker re-evaluates the bundle's top level, then serves).
  */
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads'
+import { onAbort } from '../runtime/abort-listener'
 import { startWorker } from '../runtime/threads'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import type { SandboxStats } from './in-process'
@@ -104,12 +105,7 @@ class SandboxWorker {
       const run: Run = { id, timeoutMs, host: req.host, resolve, reject, timer: undefined, cancelled: false, onStarted: req.onStarted }
       this.run = run
       this.arm(run, timeoutMs + WATCHDOG_GRACE_MS + STARTUP_ALLOWANCE_MS)
-      const signal = req.signal
-      if (signal) {
-        const cancel = () => this.cancel(run)
-        signal.addEventListener('abort', cancel, { once: true })
-        run.detach = () => signal.removeEventListener('abort', cancel)
-      }
+      if (req.signal) run.detach = onAbort(req.signal, () => this.cancel(run))
       this.post({
         t: 'run',
         id,

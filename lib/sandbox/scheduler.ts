@@ -18,6 +18,7 @@
  */
 
 import type { SiblingTools } from '../calls/outcome'
+import { onAbort } from '../runtime/abort-listener'
 import { FairQueue, overloaded } from '../runtime/fair-queue'
 import { CANCELLED, type SandboxRequest, type SandboxResult } from './execute'
 import { DEFAULT_TIMEOUT_MS } from './limits'
@@ -140,14 +141,14 @@ export class FairSandbox<Stats> {
     // The run's own signal is made on its first host call (most runs make none): it is what the
     // host calls carry, and it ends — with its nested runs — when the run ends or its caller's does.
     let run: AbortController | undefined
+    let stopListening: (() => void) | undefined
     let deadline = Infinity // until the run's clock starts
-    const onAbort = () => run?.abort(req.signal?.reason)
     const runSignal = () => {
       if (!run) {
         run = new AbortController()
         this.deadlines.set(run.signal, deadline)
         if (req.signal?.aborted) run.abort(req.signal.reason)
-        else req.signal?.addEventListener('abort', onAbort, { once: true })
+        else if (req.signal) stopListening = onAbort(req.signal, () => run?.abort(req.signal?.reason))
       }
       return run.signal
     }
@@ -165,7 +166,7 @@ export class FairSandbox<Stats> {
       })
     } finally {
       if (run) {
-        req.signal?.removeEventListener('abort', onAbort)
+        stopListening?.()
         run.abort() // whatever ended the run ends its nested runs and host calls too
       }
     }
