@@ -13,7 +13,6 @@
  * redirect that would carry it to another origin is not followed (EgressError 'unsafe-redirect').
  * One deadline (`timeoutMs`) covers resolution, every hop and the body.
  */
-
 import { onAbort } from '../runtime/abort-listener'
 import type { Logger } from '../runtime/logger'
 import { silentLogger } from '../runtime/logger'

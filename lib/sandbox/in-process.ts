@@ -17,7 +17,6 @@
  * not seen, so such a script can hold this thread for seconds past its deadline. That is why this
  * thread is a worker: the main thread terminates it at deadline + grace.
  */
-
 import { onAbort } from '../runtime/abort-listener'
 import {
   AsyncEnginePool,

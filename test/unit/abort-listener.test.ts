@@ -17,9 +17,9 @@ function recordingSignal() {
   const controller = new AbortController()
   const records: unknown[] = []
   const add = controller.signal.addEventListener.bind(controller.signal)
-  controller.signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
-    records.push(listener)
-    add(type, listener, options)
+  controller.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+    records.push(args[1])
+    add(...args)
   }) as AbortSignal['addEventListener']
   return { controller, records }
 }
