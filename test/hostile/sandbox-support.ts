@@ -3,13 +3,12 @@
  * (createApp(createMemoryDeps)) with a real sandbox in either isolation, tenants with tokens, and
  * a wait for the sandbox to fall idle that polls its stats — bounded, never a timing assertion.
  */
-import v8 from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { toolError } from '../../lib/calls/outcome'
 import type { SandboxIsolation, SandboxSettings } from '../../lib/sandbox'
 import type { Tool } from '../../lib/tools/contracts'
+import { fullGc as gc } from '../support/gc' // sets --expose-gc at load, before any sandbox worker starts
 import { client, tokenFor } from '../support/http'
 
 export const ISOLATIONS: SandboxIsolation[] = ['worker', 'inline']
@@ -113,9 +112,6 @@ export const rssMb = () => Math.round(process.memoryUsage().rss / (1024 * 1024))
  * threads, so that RSS shows memory given back rather than garbage not yet collected. V8 exposes
  * `gc` to contexts created after the flag is set.
  */
-v8.setFlagsFromString('--expose-gc') // at load, before any sandbox worker starts
-const gc = runInNewContext('gc') as () => void
-
 export async function collectedRssMb(app: SandboxApp): Promise<number> {
   for (let i = 0; i < 3; i++) {
     gc()

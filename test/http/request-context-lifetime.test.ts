@@ -5,17 +5,13 @@
  * requests were each copied by a young-generation collection and promoted (docs/decisions.md,
  * session 14). A count, not a timing: whether the request object is collectable.
  */
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { type RequestContext, requestContext } from '../../functions/http/request-context'
 import type { Clock } from '../../lib/runtime/clock'
+import { fullGc } from '../support/gc'
 import { tokenFor } from '../support/http'
-
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
 
 /** A clock that keeps every request context it is read in, as a long-lived cache entry would. */
 function keepingClock(kept: RequestContext[]): Clock {
@@ -49,7 +45,7 @@ describe('a request context held past its request', () => {
     for (let i = 0; i < 3; i++) expect(await call()).toBe(200)
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, 10))
-      gc()
+      fullGc()
     }
     expect(kept.length).toBeGreaterThanOrEqual(3)
     expect(kept.map((ctx) => ctx.actor()?.subject)).toEqual(kept.map(() => 'alice@example.test'))

@@ -7,8 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startEmulators } from '../../functions/emulators'
 import { ManualClock } from '../../lib/runtime/clock'
@@ -17,9 +15,8 @@ import { destroyAwsClients, makeAwsClients } from '../../lib/stores/aws/clients'
 import { DynamoDocumentStore } from '../../lib/stores/aws/document-store'
 import { documentsTableSpec, ensureBucket, ensureTable } from '../../lib/stores/aws/provision'
 import { TEST_CREDENTIALS, TEST_REGION } from '../support/aws'
+import { fullGc as gc } from '../support/gc'
 
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
 /** Heap and RSS in MB after a full GC. */
 const memory = () => {
   gc()

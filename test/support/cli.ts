@@ -26,7 +26,7 @@ export function runCli(service: { url: string; token: string }, ...args: string[
 /**
  * The same command through the function the bin calls (`run`, with the bin's line framing and no
  * terminal to ask), without a process of its own: a bin start costs ~0.5 s of CPU (tsx and the
- * module graph), which 60 runs made the suite's longest file. The bin itself is run by runCli.
+ * module graph), which 59 commands made the suite's longest file. The bin itself is run by runCli.
  */
 export async function runCliInProcess(service: { url: string; token: string }, ...args: string[]): Promise<CliRun> {
   let stdout = ''

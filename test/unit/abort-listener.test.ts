@@ -4,13 +4,9 @@
  * treats it as live — must not keep what the callback would have reached. The test holds the
  * registered function as that record would, and counts what a full collection frees.
  */
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { onAbort } from '../../lib/runtime/abort-listener'
-
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
+import { fullGc } from '../support/gc'
 
 /** A signal that remembers every listener it was given, as a dead record would. */
 function recordingSignal() {
@@ -55,7 +51,7 @@ describe('an abort listener', () => {
     const stops = [register(), register(), register()]
     for (const stop of stops) stop()
     await new Promise((r) => setImmediate(r))
-    gc()
+    fullGc()
     expect(records).toHaveLength(3)
     expect(reached.filter((r) => r.deref() !== undefined)).toHaveLength(0)
   })
