@@ -7,19 +7,22 @@
  * `HOSTILE_ROWS=<substring>` runs only the sets/rows whose name contains it.
  *
  * `benchHostileClasses` (issue 21): one app, a victim tenant calling `whoami` and
- * `execute_javascript "1+1"` in turn, timed alone and then under each attack class of
+ * `execute_javascript "1+1"` in turn, timed alone and under each attack class of
  * test/hostile/attacks.ts flooding from its own tenant — p50/p99 side by side in one table, the
- * goal p99 ≤ 2× the victim's p99 alone (both alone columns pooled: one before the attacks, one after,
- * after `HOSTILE_WARM_SECONDS`, default 10, of warm-up). `HOSTILE_SECONDS` (default 4) per column; `HOSTILE_ROWS`
- * filters classes too. Per column also the run-queue waits of the app's, the victim's and the
- * attack client's threads and the client's CPU per attack; `HOSTILE_TRACE=1` splits the victim's
- * slowest calls into the client's and the app's parts (diagnostic only, never a verdict).
+ * goal p99 ≤ 2× the victim's p99 alone. The victim warms its path (`HOSTILE_WARM_SECONDS`, default
+ * 10), then each class floods once unmeasured (`HOSTILE_CLASS_WARM_SECONDS`, default 4); then
+ * `HOSTILE_ROUNDS` (default 3) rounds of `HOSTILE_SECONDS` (default 3) windows — an alone window,
+ * every class once, forward then backward in turn — and a last alone window; a row pools its
+ * windows' calls. `HOSTILE_ROWS` filters classes too. Per row also the run-queue waits of the
+ * app's threads, the victim's process and the attack client's thread and the client's CPU per
+ * attack; `HOSTILE_TRACE=1` splits the victim's slowest calls into the client's and the app's
+ * parts (diagnostic only, never a verdict).
  */
+import { type ChildProcess, spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
 import { ATTACK_CLASSES } from '../test/hostile/attacks'
 import {
   type AttackClass,
@@ -98,7 +101,7 @@ export async function benchHostile() {
   return { summary }
 }
 
-/** A victim call on the machine's monotonic clock (ms), with its thread's run-queue wait during it (bench/hostile-victim.mjs). */
+/** A victim call on the machine's monotonic clock (ms), with its process's run-queue wait during it (bench/hostile-victim.mjs). */
 interface VictimCall {
   startMs: number
   endMs: number
@@ -110,18 +113,18 @@ interface VictimFigures {
   failures: number
   p50Ms: number
   p99Ms: number
-  /** The victim thread's schedstat over the column. */
+  /** The victim process's schedstat over the window, summed over its threads. */
   sched: ThreadSched
   /** Each call, with `trace` only. */
   timed: VictimCall[]
-  /** The victim thread's nice value in force (PROBE_NICE, or 0 where it was refused). */
+  /** The victim process's nice value in force (PROBE_NICE, or 0 where it was refused). */
   nice: number
   /** Every call's latency in ms, so columns can be pooled. */
   latencies: number[]
 }
 
 /**
- * The victim's thread runs at this nice value (HOSTILE_PROBE_NICE, default −10; 0 turns it off).
+ * The victim's process runs at this nice value (HOSTILE_PROBE_NICE, default −10; 0 turns it off).
  * The victim stands for another tenant's client, on another machine: here it shares the 2 cores
  * with the app and the attack client, and without the boost the p99 measures the probe's own wait
  * for a core (the largest part of the slow calls' excess, h11sched) as much as the service. The
@@ -130,30 +133,62 @@ interface VictimFigures {
  */
 const PROBE_NICE = Number(process.env.HOSTILE_PROBE_NICE ?? -10)
 
-/** How long the victim runs before the first column (HOSTILE_WARM_SECONDS, default 10). */
+/** How long the victim runs before the first window (HOSTILE_WARM_SECONDS, default 10). */
 const WARM_SECONDS = Number(process.env.HOSTILE_WARM_SECONDS ?? 10)
 
+/** How long each class floods, the victim calling, before the measured rounds (HOSTILE_CLASS_WARM_SECONDS, default 4). */
+const CLASS_WARM_SECONDS = Number(process.env.HOSTILE_CLASS_WARM_SECONDS ?? 4)
+
 /**
- * The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms` — from a
- * worker thread (bench/hostile-victim.mjs), so the floods' client-side work is not timed as the app's.
+ * The victim: whoami and execute_javascript "1+1" in turn, one call in flight, for `ms` a window —
+ * from a process of its own (bench/hostile-victim.mjs) started under `nice` and kept for the run,
+ * so neither the floods' client-side work nor the bench's V8 helper threads are timed as the app's.
  */
-async function victim(app: HostileApp, ms: number, trace = false): Promise<VictimFigures> {
-  const worker = new Worker(new URL('./hostile-victim.mjs', import.meta.url), {
-    workerData: { base: app.base, token: await app.token(BYSTANDER), ms, trace, nice: PROBE_NICE },
-  })
-  const { nice, latencies, failures, sched, calls } = await new Promise<{
-    nice: number
-    latencies: number[]
-    failures: number
-    sched: ThreadSched
-    calls: VictimCall[]
-  }>((resolve, reject) => {
-    worker.once('message', resolve)
-    worker.once('error', reject)
-  })
-  await worker.terminate()
-  const { p50Ms, p99Ms } = percentiles(latencies)
-  return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls, nice, latencies }
+class Victim {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<Victim> {
+    const script = fileURLToPath(new URL('./hostile-victim.mjs', import.meta.url))
+    // `nice` renices the whole process before node starts, its helper threads too; where the
+    // user's rights refuse the value it warns and runs the command as it is (the answer says so)
+    const args = [script]
+    const child = PROBE_NICE
+      ? spawn('nice', ['-n', String(PROBE_NICE), process.execPath, ...args], { stdio: ['ignore', 'inherit', 'ignore', 'ipc'] })
+      : spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve)
+      child.once('error', reject)
+    })
+    return new Victim(child)
+  }
+
+  async run(app: HostileApp, ms: number, trace = false): Promise<VictimFigures> {
+    const token = await app.token(BYSTANDER)
+    const answer = await new Promise<{
+      error?: string
+      nice: number
+      latencies: number[]
+      failures: number
+      sched: ThreadSched
+      calls: VictimCall[]
+    }>((resolve, reject) => {
+      const exited = (code: number | null) => reject(new Error(`the victim process exited (${code})`))
+      this.child.once('exit', exited)
+      this.child.once('message', (m) => {
+        this.child.off('exit', exited)
+        resolve(m as never)
+      })
+      this.child.send({ base: app.base, token, ms, trace })
+    })
+    if (answer.error) throw new Error(`the victim failed: ${answer.error}`)
+    const { nice, latencies, failures, sched, calls } = answer
+    const { p50Ms, p99Ms } = percentiles(latencies)
+    return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls, nice, latencies }
+  }
+
+  stop() {
+    this.child.disconnect()
+  }
 }
 
 /** This thread's schedstat in ms (on a CPU, waiting on a run queue); zeros without /proc. */
@@ -169,7 +204,7 @@ function threadSched(): ThreadSched {
 /** What one column cost each side, read before and after it (schedstat, process CPU). */
 interface ColumnCost {
   wallMs: number
-  /** Run-queue wait, ms per second of the column: the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client). */
+  /** Run-queue wait, ms per second of the column: the app's main thread, its other threads, the victim's process, the bench's main thread (the attack client). */
   waits: [number, number, number, number]
   /** The bench's main thread's CPU in the column: the attack client (building requests, reading answers). */
   clientCpuMs: number
@@ -205,7 +240,7 @@ const costAt = async (app: HostileApp) => ({
  * arrival and last byte (probe.mjs, same monotonic clock), the app's span split into the main
  * thread's CPU (its own work, other tenants' slices and GC alike), GC pauses within it, the main
  * thread's run-queue wait, and the rest (the main thread idle: waiting on a worker thread, a store,
- * a timer or the gate); the victim thread's own run-queue wait over the call.
+ * a timer or the gate); the victim process's own run-queue wait over the call.
  */
 interface CallParts {
   totalMs: number
@@ -264,10 +299,6 @@ function tail(parts: CallParts[]): CallParts & { n: number } {
   }
 }
 
-/** The main thread's collections between two samples: `minor/major, longest pause` (the pause since `before` reset it). */
-const collections = (before: ProbeSample, after: ProbeSample) =>
-  `${after.gc.minor - before.gc.minor}/${after.gc.major - before.gc.major}, ${after.gc.maxPauseMs.toFixed(1)}`
-
 /** Floods one attack class from `connections` loops until `stop`; counts requests and wrong answers. */
 async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepared: unknown, stop: () => boolean) {
   let sent = 0
@@ -288,14 +319,105 @@ async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepa
   return { sent, wrong, wrongCount }
 }
 
+/** A column's figures summed over its windows, one window per round. */
+interface Tally {
+  name: string
+  /** Every victim call's latency in ms, all windows pooled. */
+  latencies: number[]
+  /** Each window's victim p99 in ms, in the order they ran. */
+  windowP99s: number[]
+  failures: number
+  nice: number
+  sent: number
+  wrongCount: number
+  wrong: string[]
+  appCpuMs: number
+  appMainCpuMs: number
+  minor: number
+  major: number
+  maxPauseMs: number
+  loopMaxMs: number
+  wallMs: number
+  /** Run-queue wait in ms over the windows: the app's main thread, its other threads, the victim's process, the bench's main thread. */
+  waitMs: [number, number, number, number]
+  clientCpuMs: number
+  parts: CallParts[]
+}
+
+const newTally = (name: string): Tally => ({
+  name,
+  latencies: [],
+  windowP99s: [],
+  failures: 0,
+  nice: 0,
+  sent: 0,
+  wrongCount: 0,
+  wrong: [],
+  appCpuMs: 0,
+  appMainCpuMs: 0,
+  minor: 0,
+  major: 0,
+  maxPauseMs: 0,
+  loopMaxMs: 0,
+  wallMs: 0,
+  waitMs: [0, 0, 0, 0],
+  clientCpuMs: 0,
+  parts: [],
+})
+
+/** One window: the victim for `seconds`, alone or while `attack` floods from its own tenant; adds what it measured to `tally`. */
+async function runWindow(
+  app: HostileApp,
+  victim: Victim,
+  tally: Tally,
+  seconds: number,
+  trace: boolean,
+  attack?: { attack: AttackClass; tenant: string; prepared: unknown },
+) {
+  const start = await costAt(app)
+  let stopped = false
+  const attacking = attack ? flood(app, attack.attack, attack.tenant, attack.prepared, () => stopped) : undefined
+  if (attacking) await new Promise((r) => setTimeout(r, 200))
+  const v = await victim.run(app, seconds * 1000, trace)
+  stopped = true
+  const flooded = await attacking
+  const end = await costAt(app)
+  const cost = columnCost(start, end, v)
+  tally.latencies.push(...v.latencies)
+  tally.windowP99s.push(v.p99Ms)
+  tally.failures += v.failures
+  tally.nice = v.nice
+  tally.appCpuMs += end.app.cpuMs - start.app.cpuMs
+  tally.appMainCpuMs += end.app.mainCpuMs - start.app.mainCpuMs
+  tally.minor += end.app.gc.minor - start.app.gc.minor
+  tally.major += end.app.gc.major - start.app.gc.major
+  tally.maxPauseMs = Math.max(tally.maxPauseMs, end.app.gc.maxPauseMs)
+  tally.loopMaxMs = Math.max(tally.loopMaxMs, end.app.loopMaxMs)
+  tally.wallMs += cost.wallMs
+  for (let k = 0; k < 4; k++) tally.waitMs[k] += (cost.waits[k] * cost.wallMs) / 1000
+  tally.clientCpuMs += cost.clientCpuMs
+  if (trace) tally.parts.push(...attribute(v.timed, end.app.requests ?? [], end.app.pauses ?? []))
+  if (flooded) {
+    tally.sent += flooded.sent
+    tally.wrongCount += flooded.wrongCount
+    tally.wrong.push(...flooded.wrong.slice(0, 3 - tally.wrong.length))
+  }
+}
+
 export async function benchHostileClasses() {
   const filter = process.env.HOSTILE_ROWS?.toLowerCase()
-  const seconds = Number(process.env.HOSTILE_SECONDS ?? 4)
+  const seconds = Number(process.env.HOSTILE_SECONDS ?? 3)
+  const rounds = Math.max(1, Number(process.env.HOSTILE_ROUNDS ?? 3))
   const trace = !!process.env.HOSTILE_TRACE
   const classes = ATTACK_CLASSES.filter((a) => !filter || a.name.toLowerCase().includes(filter))
   const summary: string[] = []
   if (!classes.length) return { summary }
-  const app = await startApp({ label: 'attack classes', trace: trace ? `/brain/${BYSTANDER}/` : undefined })
+  const app = await startApp({
+    label: 'attack classes',
+    trace: trace ? `/brain/${BYSTANDER}/` : undefined,
+    nodeArgs: (process.env.HOSTILE_APP_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  })
+  const victim = await Victim.start()
   try {
     await warmUp(app)
     for (let i = 0; i < 10; i++)
@@ -304,131 +426,92 @@ export async function benchHostileClasses() {
     // not its first seconds. With 2 s of it, the first alone column read p50 2.8–3.4 / p99 11.2–12.9 ms
     // against 1.8–2.2 / 8.6–9.3 in "alone again" at the end of the same runs (4 runs): a slow floor that
     // made every class's ratio look ~30 % better than it was. 8 s: 2.4 / 9.2 against 2.2 / 8.5; 15 s: even.
-    await victim(app, WARM_SECONDS * 1000)
-    const c0 = await costAt(app)
-    const s0 = c0.app
-    const alone = await victim(app, seconds * 1000, trace)
-    const c1 = await costAt(app)
-    const s1 = c1.app
+    await victim.run(app, WARM_SECONDS * 1000)
+    const tallies = classes.map((attack, i) => ({
+      attack,
+      tenant: `attacker${i}`,
+      prepared: undefined as unknown,
+      tally: newTally(attack.name),
+    }))
+    // Each class's own code warmed the same way, the victim calling throughout and nothing kept: a
+    // class's first seconds compile its path (V8's helper threads on a whoami flood: 282 ms of CPU per
+    // second in its first 3 s, 48 after 15 s; a spawn flood after it: 173, then 42 after 12 s), and that
+    // compiling, once per process, took the cores from the victim in whichever window came first.
+    for (const c of tallies) {
+      c.prepared = await c.attack.prepare?.(app, c.tenant)
+      await runWindow(app, victim, newTally('warm-up'), CLASS_WARM_SECONDS, false, c)
+    }
+    // Rounds: an alone window, then every class once, forward in even rounds and backward in odd ones,
+    // and one more alone window at the end. A column is its windows pooled, so a few seconds in which
+    // the machine was slow (another process, steal time) fall on several columns a little instead of
+    // on one column whole, and the floor is read across the whole run, not at its two ends.
+    const alone = newTally('alone (no attack)')
+    for (let r = 0; r < rounds; r++) {
+      await runWindow(app, victim, alone, seconds, trace)
+      for (const c of r % 2 ? [...tallies].reverse() : tallies) await runWindow(app, victim, c.tally, seconds, trace, c)
+    }
+    await runWindow(app, victim, alone, seconds, trace)
+    const floor = percentiles(alone.latencies)
     // what one victim call costs the app, so a column's CPU can be split between victim and attacker
-    const victimCpuMs = (s1.cpuMs - s0.cpuMs) / Math.max(1, alone.calls)
+    const victimCpuMs = alone.appCpuMs / Math.max(1, alone.latencies.length)
     // the same on the thread that serves requests: what the fair-share gate can share out
-    const victimMainMs = (s1.mainCpuMs - s0.mainCpuMs) / Math.max(1, alone.calls)
-    const waits = (c: ColumnCost) => c.waits.map((w) => w.toFixed(0)).join('/')
-    const tails: [string, ReturnType<typeof tail>][] = []
-    if (trace) tails.push(['alone (no attack)', tail(attribute(alone.timed, s1.requests ?? [], s1.pauses ?? []))])
+    const victimMainMs = alone.appMainCpuMs / Math.max(1, alone.latencies.length)
+    const waits = (t: Tally) => t.waitMs.map((w) => ((w * 1000) / Math.max(1, t.wallMs)).toFixed(0)).join('/')
+    const perWindow = (t: Tally) => t.windowP99s.map((x) => x.toFixed(1)).join(' / ')
+    let failed = alone.failures > 0
     const rows: string[][] = [
       [
-        'alone (no attack)',
+        `${alone.name}: the floor`,
         '—',
-        String(alone.calls),
-        String(alone.p50Ms),
-        String(alone.p99Ms),
-        '', // filled in with the pooled floor below
-        String(s1.loopMaxMs),
-        collections(s0, s1),
+        String(alone.latencies.length),
+        String(floor.p50Ms),
+        String(floor.p99Ms),
+        perWindow(alone),
+        '1.00',
+        String(alone.loopMaxMs),
+        `${alone.minor}/${alone.major}, ${alone.maxPauseMs.toFixed(1)}`,
         '—',
         '—',
-        waits(columnCost(c0, c1, alone)),
+        waits(alone),
         '—',
-        '',
+        alone.failures ? `FAILED (${alone.failures} victim calls failed)` : '',
       ],
     ]
-    let failed = alone.failures > 0
-    // A class's ratio and verdict wait for the floor, which pools "alone" with "alone again"
-    const verdicts: ((floorMs: number) => void)[] = []
-    for (const [i, attack] of classes.entries()) {
-      const tenant = `attacker${i}`
-      const prepared = await attack.prepare?.(app, tenant)
-      const start = await costAt(app)
-      const before = start.app
-      let stopped = false
-      const attacking = flood(app, attack, tenant, prepared, () => stopped)
-      await new Promise((r) => setTimeout(r, 200))
-      const v = await victim(app, seconds * 1000, trace)
-      stopped = true
-      const { sent, wrong, wrongCount } = await attacking
-      const end = await costAt(app)
-      const after = end.app
-      const cost = columnCost(start, end, v)
-      if (trace) tails.push([attack.name, tail(attribute(v.timed, after.requests ?? [], after.pauses ?? []))])
-      const attackCpuMs = (after.cpuMs - before.cpuMs - v.calls * victimCpuMs) / Math.max(1, sent)
-      const attackMainMs = (after.mainCpuMs - before.mainCpuMs - v.calls * victimMainMs) / Math.max(1, sent)
-      const row = [
+    for (const { attack, tally: t } of tallies) {
+      const { p50Ms, p99Ms } = percentiles(t.latencies)
+      const calls = t.latencies.length
+      const ratio = floor.p99Ms > 0 ? p99Ms / floor.p99Ms : Number.NaN
+      const ok = t.failures === 0 && t.wrongCount === 0 && ratio <= 2
+      if (!ok) failed = true
+      const attackCpuMs = (t.appCpuMs - calls * victimCpuMs) / Math.max(1, t.sent)
+      const attackMainMs = (t.appMainCpuMs - calls * victimMainMs) / Math.max(1, t.sent)
+      rows.push([
         attack.name,
-        String(sent),
-        String(v.calls),
-        String(v.p50Ms),
-        String(v.p99Ms),
-        '',
-        String(after.loopMaxMs),
-        collections(before, after),
+        String(t.sent),
+        String(calls),
+        String(p50Ms),
+        String(p99Ms),
+        perWindow(t),
+        ratio.toFixed(2),
+        String(t.loopMaxMs),
+        `${t.minor}/${t.major}, ${t.maxPauseMs.toFixed(1)}`,
         attackCpuMs.toFixed(1),
         attackMainMs.toFixed(1),
-        waits(cost),
-        (cost.clientCpuMs / Math.max(1, sent)).toFixed(1),
-        '',
-      ]
-      rows.push(row)
-      verdicts.push((floorMs) => {
-        const ratio = floorMs > 0 ? v.p99Ms / floorMs : Number.NaN
-        const ok = v.failures === 0 && wrong.length === 0 && ratio <= 2
-        if (!ok) failed = true
-        row[5] = ratio.toFixed(2)
-        row[12] = `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${v.failures ? ` (${v.failures} victim calls failed)` : ''}${wrongCount ? ` (${wrongCount} wrong answers, e.g. ${wrong.join('; ')})` : ''}`
-        summary.push(
-          `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${v.p99Ms} ms vs ${floorMs} alone (×${ratio.toFixed(2)}, goal ≤ 2); loop max ${after.loopMaxMs} ms; GC ${collections(before, after)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
-        )
-      })
+        waits(t),
+        (t.clientCpuMs / Math.max(1, t.sent)).toFixed(1),
+        `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${t.failures ? ` (${t.failures} victim calls failed)` : ''}${t.wrongCount ? ` (${t.wrongCount} wrong answers, e.g. ${t.wrong.join('; ')})` : ''}`,
+      ])
+      summary.push(
+        `hostile class ${ok ? 'ok' : 'NOT ok'}: ${attack.name}: victim p99 ${p99Ms} ms vs ${floor.p99Ms} alone (×${ratio.toFixed(2)}, goal ≤ 2; windows ${perWindow(t)}); loop max ${t.loopMaxMs} ms; GC ${t.minor}/${t.major}, ${t.maxPauseMs.toFixed(1)}; ${attackCpuMs.toFixed(1)} CPU ms per attack, ${attackMainMs.toFixed(1)} on the main thread`,
+      )
     }
-    const c2start = await costAt(app)
-    const again = await victim(app, seconds * 1000, trace)
-    const c2 = await costAt(app)
-    const s2 = c2.app
-    if (trace) tails.push(['alone again (after the attacks)', tail(attribute(again.timed, s2.requests ?? [], s2.pauses ?? []))])
-    rows.push([
-      'alone again (after the attacks)',
-      '—',
-      String(again.calls),
-      String(again.p50Ms),
-      String(again.p99Ms),
-      '',
-      String(s2.loopMaxMs),
-      collections(c2start.app, s2),
-      '—',
-      '—',
-      waits(columnCost(c2start, c2, again)),
-      '—',
-      '',
-    ])
-    // The floor every class is read against: both alone columns' calls pooled, one before the attacks
-    // and one after, so a column disturbed by something outside the app moves it less.
-    const floor = percentiles([...alone.latencies, ...again.latencies])
-    failed ||= again.failures > 0
-    rows[0][5] = (alone.p99Ms / floor.p99Ms).toFixed(2)
-    rows[rows.length - 1][5] = (again.p99Ms / floor.p99Ms).toFixed(2)
-    rows.push([
-      'alone, both columns pooled: the floor',
-      '—',
-      String(alone.calls + again.calls),
-      String(floor.p50Ms),
-      String(floor.p99Ms),
-      '1.00',
-      '—',
-      '—',
-      '—',
-      '—',
-      '—',
-      '—',
-      '',
-    ])
-    for (const verdict of verdicts) verdict(floor.p99Ms)
     const head = [
-      'attack class (2 connections each)',
+      `attack class (2 connections each; ${rounds} windows of ${seconds} s pooled per row)`,
       'attacks sent',
       'victim calls',
       'p50 ms',
       'p99 ms',
+      'p99 of each window ms',
       'p99 × floor',
       'loop max ms',
       'GC minor/major, max pause ms',
@@ -439,27 +522,28 @@ export async function benchHostileClasses() {
       'verdict',
     ]
     console.log(
-      `\nvictim (whoami + execute_javascript "1+1", one call in flight, ${seconds} s per column, its thread at nice ${alone.nice}` +
-        `${alone.nice === PROBE_NICE ? '' : ` — nice ${PROBE_NICE} was refused`}, after ${WARM_SECONDS} s of warm-up) alone and under each attack class;` +
-        ` p99 × floor: the column's p99 over the p99 of both alone columns' calls pooled (the goal: ≤ 2 for every class);` +
-        ` loop max: the app's longest event-loop delay in the column; GC: the main thread's scavenges / mark-compacts in the column` +
-        ` and its longest collection pause (incremental marking steps included); CPU ms/attack: the app's CPU time in the column less` +
-        ` ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request; main-thread CPU: the same on the` +
-        ` thread that serves requests (less ${victimMainMs.toFixed(2)} ms per victim call; 10 ms ticks of /proc), the work the` +
-        ` other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue wait` +
-        ` (/proc/…/schedstat, ms per second of the column, summed over threads where several): time runnable but without a core —` +
-        ` the app's main thread, its other threads, the victim's thread, the bench's main thread (the attack client);` +
+      `\nvictim (whoami + execute_javascript "1+1", one call in flight, from its own process at nice ${alone.nice}` +
+        `${alone.nice === PROBE_NICE ? '' : ` — nice ${PROBE_NICE} was refused`}, after ${WARM_SECONDS} s of warm-up, then each class flooding ${CLASS_WARM_SECONDS} s unmeasured) alone and under each attack class,` +
+        ` in ${rounds} rounds of ${seconds} s windows: an alone window, then every class once (forward, then backward in the next round),` +
+        ` and a last alone window; each row pools its windows' calls. p99 × floor: the row's p99 over the p99 of all alone windows' calls pooled` +
+        ` (the goal: ≤ 2 for every class); loop max: the app's longest event-loop delay in the row's windows; GC: the main thread's` +
+        ` scavenges / mark-compacts in them and its longest collection pause (incremental marking steps included); CPU ms/attack: the` +
+        ` app's CPU time in the row's windows less ${victimCpuMs.toFixed(2)} ms per victim call (measured alone), per attack request;` +
+        ` main-thread CPU: the same on the thread that serves requests (less ${victimMainMs.toFixed(2)} ms per victim call; 10 ms ticks of` +
+        ` /proc), the work the other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue` +
+        ` wait (/proc/…/schedstat, ms per second of the windows, summed over threads where several): time runnable but without a core —` +
+        ` the app's main thread, its other threads, the victim's process (all its threads), the bench's main thread (the attack client);` +
         ` client CPU: the bench's main thread's CPU (schedstat) per attack request — the attack client, which competes for the same 2 cores`,
     )
     printTable(head, rows)
     if (trace) {
       console.log(
-        `\nwhere the victim's slowest 1 % of calls went (HOSTILE_TRACE; mean ms over those calls): before arrival — from the` +
-          ` victim's send to the app parsing the request's headers (the victim thread, the kernel, the app's main thread busy or` +
+        `\nwhere the victim's slowest 1 % of calls went (HOSTILE_TRACE; mean ms over those calls, all of a row's windows): before arrival — from the` +
+          ` victim's send to the app parsing the request's headers (the victim process, the kernel, the app's main thread busy or` +
           ` waiting for a core); in the app — from arrival to the last byte handed to the socket, of which the main thread on a` +
           ` core (the call's own work, other tenants' slices, GC), GC pauses, the main thread waiting on a run queue, and idle` +
           ` (waiting on a worker thread, a store, a timer, the gate); after the last byte — until the victim read the answer;` +
-          ` victim run-queue: the victim thread's own wait for a core during the call (within before arrival / after the last byte)`,
+          ` victim run-queue: the victim process's own wait for a core during the call (within before arrival / after the last byte)`,
       )
       const f = (x: number) => x.toFixed(1)
       printTable(
@@ -477,24 +561,28 @@ export async function benchHostileClasses() {
           'victim run-queue',
           '',
         ],
-        tails.map(([name, t]) => [
-          name,
-          String(t.n),
-          f(t.totalMs),
-          f(t.beforeArrivalMs),
-          f(t.appMs),
-          f(t.appCpuMs),
-          f(t.gcMs),
-          f(t.appRunqMs),
-          f(t.appIdleMs),
-          f(t.afterLastByteMs),
-          f(t.victimRunqMs),
-          '',
-        ]),
+        [alone, ...tallies.map((c) => c.tally)].map((t) => {
+          const p = tail(t.parts)
+          return [
+            t.name,
+            String(p.n),
+            f(p.totalMs),
+            f(p.beforeArrivalMs),
+            f(p.appMs),
+            f(p.appCpuMs),
+            f(p.gcMs),
+            f(p.appRunqMs),
+            f(p.appIdleMs),
+            f(p.afterLastByteMs),
+            f(p.victimRunqMs),
+            '',
+          ]
+        }),
       )
     }
     if (failed) process.exitCode = 1
   } finally {
+    victim.stop()
     await app.stop()
   }
   return { summary }
