@@ -109,9 +109,7 @@ interface VictimCall {
 }
 
 interface VictimFigures {
-  calls: number
   failures: number
-  p50Ms: number
   p99Ms: number
   /** The victim process's schedstat over the window, summed over its threads. */
   sched: ThreadSched
@@ -119,7 +117,7 @@ interface VictimFigures {
   timed: VictimCall[]
   /** The victim process's nice value in force (PROBE_NICE, or 0 where it was refused). */
   nice: number
-  /** Every call's latency in ms, so columns can be pooled. */
+  /** Every call's latency in ms, so windows can be pooled. */
   latencies: number[]
 }
 
@@ -151,10 +149,9 @@ class Victim {
     const script = fileURLToPath(new URL('./hostile-victim.mjs', import.meta.url))
     // `nice` renices the whole process before node starts, its helper threads too; where the
     // user's rights refuse the value it warns and runs the command as it is (the answer says so)
-    const args = [script]
     const child = PROBE_NICE
-      ? spawn('nice', ['-n', String(PROBE_NICE), process.execPath, ...args], { stdio: ['ignore', 'inherit', 'ignore', 'ipc'] })
-      : spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      ? spawn('nice', ['-n', String(PROBE_NICE), process.execPath, script], { stdio: ['ignore', 'inherit', 'ignore', 'ipc'] })
+      : spawn(process.execPath, [script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve)
       child.once('error', reject)
@@ -182,8 +179,7 @@ class Victim {
     })
     if (answer.error) throw new Error(`the victim failed: ${answer.error}`)
     const { nice, latencies, failures, sched, calls } = answer
-    const { p50Ms, p99Ms } = percentiles(latencies)
-    return { calls: latencies.length, failures, p50Ms, p99Ms, sched, timed: calls, nice, latencies }
+    return { failures, p99Ms: percentiles(latencies).p99Ms, sched, timed: calls, nice, latencies }
   }
 
   stop() {
@@ -198,34 +194,6 @@ function threadSched(): ThreadSched {
     return { runMs: Number(run) / 1e6, waitMs: Number(wait) / 1e6 }
   } catch {
     return { runMs: 0, waitMs: 0 }
-  }
-}
-
-/** What one column cost each side, read before and after it (schedstat, process CPU). */
-interface ColumnCost {
-  wallMs: number
-  /** Run-queue wait, ms per second of the column: the app's main thread, its other threads, the victim's process, the bench's main thread (the attack client). */
-  waits: [number, number, number, number]
-  /** The bench's main thread's CPU in the column: the attack client (building requests, reading answers). */
-  clientCpuMs: number
-}
-
-function columnCost(
-  before: { app: ProbeSample; bench: ThreadSched; t: number },
-  after: { app: ProbeSample; bench: ThreadSched; t: number },
-  v: VictimFigures,
-): ColumnCost {
-  const wallMs = after.t - before.t
-  const perS = (ms: number) => (ms * 1000) / wallMs
-  return {
-    wallMs,
-    waits: [
-      perS(after.app.main.waitMs - before.app.main.waitMs),
-      perS(after.app.others.waitMs - before.app.others.waitMs),
-      perS(v.sched.waitMs),
-      perS(after.bench.waitMs - before.bench.waitMs),
-    ],
-    clientCpuMs: after.bench.runMs - before.bench.runMs,
   }
 }
 
@@ -319,7 +287,7 @@ async function flood(app: HostileApp, attack: AttackClass, tenant: string, prepa
   return { sent, wrong, wrongCount }
 }
 
-/** A column's figures summed over its windows, one window per round. */
+/** A row's figures summed over its windows, one window per round. */
 interface Tally {
   name: string
   /** Every victim call's latency in ms, all windows pooled. */
@@ -382,7 +350,6 @@ async function runWindow(
   stopped = true
   const flooded = await attacking
   const end = await costAt(app)
-  const cost = columnCost(start, end, v)
   tally.latencies.push(...v.latencies)
   tally.windowP99s.push(v.p99Ms)
   tally.failures += v.failures
@@ -393,9 +360,12 @@ async function runWindow(
   tally.major += end.app.gc.major - start.app.gc.major
   tally.maxPauseMs = Math.max(tally.maxPauseMs, end.app.gc.maxPauseMs)
   tally.loopMaxMs = Math.max(tally.loopMaxMs, end.app.loopMaxMs)
-  tally.wallMs += cost.wallMs
-  for (let k = 0; k < 4; k++) tally.waitMs[k] += (cost.waits[k] * cost.wallMs) / 1000
-  tally.clientCpuMs += cost.clientCpuMs
+  tally.wallMs += end.t - start.t
+  tally.waitMs[0] += end.app.main.waitMs - start.app.main.waitMs
+  tally.waitMs[1] += end.app.others.waitMs - start.app.others.waitMs
+  tally.waitMs[2] += v.sched.waitMs
+  tally.waitMs[3] += end.bench.waitMs - start.bench.waitMs
+  tally.clientCpuMs += end.bench.runMs - start.bench.runMs
   if (trace) tally.parts.push(...attribute(v.timed, end.app.requests ?? [], end.app.pauses ?? []))
   if (flooded) {
     tally.sent += flooded.sent
@@ -442,9 +412,9 @@ export async function benchHostileClasses() {
       await runWindow(app, victim, newTally('warm-up'), CLASS_WARM_SECONDS, false, c)
     }
     // Rounds: an alone window, then every class once, forward in even rounds and backward in odd ones,
-    // and one more alone window at the end. A column is its windows pooled, so a few seconds in which
-    // the machine was slow (another process, steal time) fall on several columns a little instead of
-    // on one column whole, and the floor is read across the whole run, not at its two ends.
+    // and one more alone window at the end. A row is its windows pooled, so a few seconds in which
+    // the machine was slow (another process, steal time) fall on several rows a little instead of
+    // on one row whole, and the floor is read across the whole run, not at its two ends.
     const alone = newTally('alone (no attack)')
     for (let r = 0; r < rounds; r++) {
       await runWindow(app, victim, alone, seconds, trace)
@@ -452,7 +422,7 @@ export async function benchHostileClasses() {
     }
     await runWindow(app, victim, alone, seconds, trace)
     const floor = percentiles(alone.latencies)
-    // what one victim call costs the app, so a column's CPU can be split between victim and attacker
+    // what one victim call costs the app, so a row's CPU can be split between victim and attacker
     const victimCpuMs = alone.appCpuMs / Math.max(1, alone.latencies.length)
     // the same on the thread that serves requests: what the fair-share gate can share out
     const victimMainMs = alone.appMainCpuMs / Math.max(1, alone.latencies.length)
