@@ -5,6 +5,7 @@
 
 import type { AuditStore } from '../lib/audit/ports'
 import { AuditRecorder } from '../lib/audit/recorder'
+import { offThreadValidation } from '../lib/config/argument-validation'
 import { type OffThreadYaml, offThreadYaml, type YamlWorkerSettings } from '../lib/config/yaml-parsing'
 import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
 import { DocumentCascade } from '../lib/documents/cascade'
@@ -130,7 +131,7 @@ export interface CoreOptions {
 }
 
 /** The app's dependencies, plus the sandbox itself: its stats are the operational view of scripts (and what the hostile tests watch). */
-export type BuiltDeps = AppDeps & { sandbox: LazySandbox; yaml: OffThreadYaml }
+export type BuiltDeps = AppDeps & { sandbox: LazySandbox; yaml: OffThreadYaml; validation: ReturnType<typeof offThreadValidation> }
 
 export function buildDeps(opts: CoreOptions): BuiltDeps {
   const log = opts.log ?? silentLogger
@@ -205,7 +206,9 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
   ])
   const builtins = new BuiltinRegistry([whoamiTool, executeJavascriptTool(sandbox), ...META_BUILTINS, ...(opts.extraBuiltins ?? [])])
   const tools = new ServerToolService({ store: opts.store, cascade, bundled, factories, builtins, log, clock, yaml })
-  const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock })
+  // a call's validation past its first slice runs in the same workers (lib/config/argument-validation.ts)
+  const validation = offThreadValidation(yaml.workers)
+  const dispatcher = new ToolDispatcher(log, { tracer, metrics, clock }, validation)
   const quotaStore = opts.quotaStore ?? new MemoryQuotaCounterStore()
   const quotas = new QuotaLimiter({
     rules: new QuotaRuleSource(
@@ -310,6 +313,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
       : { fairShare: new FairGate(systemGateClock, mainThreadBusy, { ...FAIR_GATE_DEFAULTS, ...opts.fairShare }) }),
     sandbox,
     yaml,
+    validation,
   }
 }
 

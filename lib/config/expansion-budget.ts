@@ -100,6 +100,21 @@ export const WORK_BUDGETS = {
       'steps of one validation of a value against a schema: one per keyword visit, per value node compared (enum, const) or hashed (uniqueItems: one pass, equal hashes compared node by node), per object key examined, per error, per 32 characters measured, per 8 characters format-checked; a pattern match costs characters × (program instructions + 64) / 256',
     refusal: "the call's arguments (or the tool's output) are refused as too costly to validate, naming this budget",
   },
+  // 20,000 steps held the shared thread 1.1–2.8 ms at once, once per call of a flood (issue 21 N8):
+  // a call's validation runs this many steps there, and the rest of it in a worker
+  // (lib/config/argument-validation.ts)
+  schemaValidationSlice: {
+    limit: 2_000,
+    counts:
+      "steps of a tool call's argument validation run on the thread that serves requests; one that needs more is run again, whole, in a worker",
+    refusal: 'nothing is refused: the validation goes on in a worker, within the same schemaValidation budget',
+  },
+  validationHandoffBytes: {
+    limit: 64 * 1024,
+    counts:
+      'bytes (as rendered JSON) of the schema and the arguments of a validation handed to a worker; larger ones are validated whole where the call is served, within schemaValidation',
+    refusal: 'nothing is refused',
+  },
   schemaDepth: {
     limit: 256,
     counts: 'nested schema visits in one validation (a `$ref` cycle nests without consuming the value)',

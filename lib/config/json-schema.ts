@@ -13,7 +13,7 @@ import { capIssues, type Issue } from '../errors'
 import { BoundedCache } from '../runtime/bounded-cache'
 import { schemaOverBudget } from './expansion-budget'
 import { re2RegExpEngine } from './patterns'
-import { interpret, resolveRef, schemaProblem } from './schema-interpreter'
+import { type InterpretedValidator, interpret, resolveRef, schemaProblem } from './schema-interpreter'
 import { closest } from './yaml'
 
 export type JsonSchema = Record<string, unknown>
@@ -34,7 +34,7 @@ export function newAjv(options: Options): AjvClass {
   return ajv
 }
 
-const compiled = new WeakMap<object, Validator>()
+const compiled = new WeakMap<object, InterpretedValidator>()
 
 /** Why a schema cannot be used: over the node budget, malformed, or a pattern RE2 cannot run. */
 export class SchemaUnusable extends Error {
@@ -48,7 +48,7 @@ export class SchemaUnusable extends Error {
   }
 }
 
-function build(schema: JsonSchema): Validator {
+function build(schema: JsonSchema): InterpretedValidator {
   const over = schemaOverBudget(schema)
   if (over) throw new SchemaUnusable(over)
   const problem = schemaProblem(schema)
@@ -60,7 +60,7 @@ function build(schema: JsonSchema): Validator {
  * Compiles once per schema object (schemas are built once and reused). A schema over the node
  * budget or one that cannot be used throws SchemaUnusable before anything is built from it.
  */
-export function compile(schema: JsonSchema): Validator {
+export function compile(schema: JsonSchema): InterpretedValidator {
   let fn = compiled.get(schema)
   if (!fn) {
     fn = build(schema)
@@ -74,9 +74,9 @@ export function compile(schema: JsonSchema): Validator {
  * cache, so a tenant sending ever new schemas costs a bounded cache, not a leak.
  * `compile(schema)` finds it afterwards.
  */
-const transient = new BoundedCache<string, Validator>(2_000)
+const transient = new BoundedCache<string, InterpretedValidator>(2_000)
 
-export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): Validator {
+export function compileTransient(schema: JsonSchema, text = JSON.stringify(schema)): InterpretedValidator {
   let fn = compiled.get(schema) ?? transient.get(text)
   if (!fn) {
     fn = build(schema)

@@ -219,12 +219,18 @@ export function schemaProblem(root: unknown, pack?: PackPatterns): SchemaProblem
 /** Whether the schema can be validated here (`schemaProblem` says why not). */
 export const supportsSchema = (schema: unknown): boolean => schemaProblem(schema) === undefined
 
-/** A validate function with Ajv's calling convention: returns validity, leaves `errors` behind. */
+/**
+ * A validate function with Ajv's calling convention: returns validity, leaves `errors` behind.
+ * `maxSteps` (at most the validator's own budget) ends this one validation sooner: a caller that
+ * runs a first slice of the work where it is cheap to stop (lib/config/argument-validation.ts).
+ */
 export interface InterpretedValidator {
-  (value: unknown): boolean
+  (value: unknown, maxSteps?: number): boolean
   errors?: ErrorObject[] | null
   /** Steps the last validation took (what the budget counts). */
   steps?: number
+  /** Whether the last validation ended at its step budget (or the depth limit), not at its answer. */
+  overBudget?: boolean
 }
 
 /** A validator for a schema `schemaProblem` accepted; patterns and references are resolved once. */
@@ -249,13 +255,14 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
     if (g === undefined) groups.set(s, (g = keywordGroups(s)))
     return g
   }
-  const validate: InterpretedValidator = (value: unknown) => {
+  const validate: InterpretedValidator = (value: unknown, callSteps?: number) => {
     const errors: ErrorObject[] = []
+    const limit = callSteps === undefined ? maxSteps : Math.min(callSteps, maxSteps)
     let steps = 0
     let depth = 0
     const spend = (units: number) => {
       steps += units
-      if (steps > maxSteps) throw OVER_BUDGET
+      if (steps > limit) throw OVER_BUDGET
     }
     const fail = (keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown>, message: string) => {
       spend(1)
@@ -522,22 +529,25 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
     }
 
     let valid: boolean
+    let overBudget = false
     try {
       valid = check(root, value, '', '#', true)
     } catch (e) {
       if (e !== OVER_BUDGET) throw e
+      overBudget = true
       errors.length = 0
       errors.push({
         keyword: 'budget',
         instancePath: '',
         schemaPath: '#',
-        params: { limit: maxSteps },
-        message: `is too costly to validate against this schema (over the validation budget of ${formatCount(maxSteps)} steps or ${MAX_DEPTH} levels)`,
+        params: { limit },
+        message: `is too costly to validate against this schema (over the validation budget of ${formatCount(limit)} steps or ${MAX_DEPTH} levels)`,
       } as ErrorObject)
       valid = false
     }
     validate.errors = valid ? null : errors
     validate.steps = steps
+    validate.overBudget = overBudget
     return valid
   }
   return validate

@@ -7,6 +7,7 @@
  * ones go to the parse workers (lib/config/yaml-pool.ts, loaded by the first of them), which
  * share their places fairly between tenants and stop a parse at its deadline and heap cap.
  */
+import type { ValidationWorkers } from './argument-validation'
 import { WORK_BUDGETS } from './expansion-budget'
 import { parseJsonInSlices } from './json-slices'
 import { MAX_YAML_BYTES, parseYaml, type YamlParsing, type YamlResult } from './yaml'
@@ -49,13 +50,21 @@ export interface YamlParseStats {
   queued: number
 }
 
+/** The workers' pool: YAML parses, and validations too long for the shared thread (argument-validation.ts). */
+export type WorkPool = YamlParsing &
+  ValidationWorkers & {
+    stats(): Omit<YamlParseStats, 'inline'>
+    validationStats(): { offThread: number; running: number; queued: number }
+    close(): Promise<void>
+  }
+
 /** The pool's code (lib/config/yaml-pool.ts), loaded by the caller: the composition root owns the dynamic import. */
-export type YamlPoolModule = () => Promise<{
-  createYamlPool(settings: YamlWorkerSettings): YamlParsing & { stats(): Omit<YamlParseStats, 'inline'>; close(): Promise<void> }
-}>
+export type YamlPoolModule = () => Promise<{ createYamlPool(settings: YamlWorkerSettings): WorkPool }>
 
 export interface OffThreadYaml extends YamlParsing {
   stats(): YamlParseStats
+  /** The pool, started by its first use (a long text here, or a validation handed over). */
+  workers(): Promise<WorkPool>
   /** Stops the workers (tests; a process that exits does not need it: idle workers never hold it open). */
   close(): Promise<void>
 }
@@ -64,10 +73,13 @@ const NOTHING_YET = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersS
 
 export function offThreadYaml(load: YamlPoolModule, settings: YamlWorkerSettings = {}): OffThreadYaml {
   const inlineChars = settings.inlineChars ?? INLINE_YAML_CHARS
-  type Pool = Awaited<ReturnType<YamlPoolModule>> extends { createYamlPool(s: YamlWorkerSettings): infer P } ? P : never
-  let pool: Promise<Pool> | undefined
-  let built: Pool | undefined
+  let pool: Promise<WorkPool> | undefined
+  let built: WorkPool | undefined
   let inline = 0
+  const workers = () => {
+    pool ??= load().then((m) => (built = m.createYamlPool(settings)))
+    return pool
+  }
   return {
     async parse(text, at): Promise<YamlResult> {
       if (text.length <= inlineChars) {
@@ -82,10 +94,10 @@ export function offThreadYaml(load: YamlPoolModule, settings: YamlWorkerSettings
         if (parsed.ok) return { ok: true, value: { data: parsed.value } }
         return { ok: false, issues: ['issue' in parsed ? parsed.issue : { path: at.path, message: 'the document is not valid JSON' }] }
       }
-      pool ??= load().then((m) => (built = m.createYamlPool(settings)))
-      return (await pool).parse(text, at)
+      return (await workers()).parse(text, at)
     },
     stats: () => ({ inline, ...(built?.stats() ?? NOTHING_YET) }),
+    workers,
     close: async () => {
       if (pool) await (await pool).close()
     },

@@ -1,6 +1,7 @@
 /**
- * The YAML parse workers: texts too long to parse on the thread that serves requests
- * (yaml-parsing.ts decides which) are parsed here, in `node:worker_threads` workers, with the
+ * The tenant work workers: YAML texts too long to parse on the thread that serves requests
+ * (yaml-parsing.ts decides which) are parsed here, and tool-call validations too long to run there
+ * (argument-validation.ts decides which) are run here, in `node:worker_threads` workers, with the
  * sandbox's design (lib/sandbox/quickjs.ts, scheduler.ts) and its shared parts:
  *
  * - **Fair places** (lib/runtime/fair-queue.ts): `workers` parses at once, `tenantConcurrency`
@@ -12,17 +13,23 @@
  *   work budget) and the next parse gets a fresh worker.
  * - **Plain data back**: the worker runs the same parseYaml (depth scan, duplicate keys, alias
  *   charging) and answers the data with the positions of its syntax tree (YamlPositions), or the
- *   issues with their lines and columns — so the answers are the same as an inline parse's.
+ *   issues with their lines and columns — so the answers are the same as an inline parse's. A
+ *   validation runs the same interpreter with the same budget and answers its errors.
  *
- * Workers start on the first long text (this module is itself loaded then, never at cold start),
- * one per place at most, and never hold the process open while idle. A worker is this module
- * evaluated again with a marker in `workerData` (lib/runtime/threads.ts).
+ * Parses and validations have places of their own (a flood of one never queues the other), each
+ * place at most one worker. Workers start on the first long text or validation (this module is
+ * itself loaded then, never at cold start) and never hold the process open while idle. A worker is
+ * this module evaluated again with a marker in `workerData` (lib/runtime/threads.ts).
  */
 import { isMainThread, type MessagePort, parentPort, type Worker, workerData } from 'node:worker_threads'
 import type { Issue } from '../errors'
+import { BoundedCache } from '../runtime/bounded-cache'
 import { formatCount } from '../runtime/count-format'
-import { FairQueue, overloaded } from '../runtime/fair-queue'
+import { FairQueue, type FairQueueWords, overloaded } from '../runtime/fair-queue'
 import { startWorker } from '../runtime/threads'
+import type { ValidationAnswer, ValidationWorkers } from './argument-validation'
+import type { JsonSchema } from './json-schema'
+import { type InterpretedValidator, interpret } from './schema-interpreter'
 import { parseYaml, type YamlParsing, type YamlPositions, type YamlResult, yamlModule, yamlPositions } from './yaml'
 import { parseLimits, type YamlParseStats, type YamlWorkerSettings } from './yaml-parsing'
 
@@ -32,14 +39,16 @@ export const YAML_WORKER_MARK = 'server-tools.yaml-parse-worker'
 /** How long a new worker may take to load before its first parse's deadline starts. */
 const STARTUP_ALLOWANCE_MS = 30_000
 
-type ToWorker = { id: number; text: string; path?: string }
-type Answer = { ok: true; data: unknown; positions?: YamlPositions } | { ok: false; issues: Issue[]; overBudget?: true }
+type Job = { kind: 'parse'; text: string; path?: string } | { kind: 'validate'; schema: JsonSchema; value: unknown }
+type ToWorker = Job & { id: number }
+type ParseAnswer = { ok: true; data: unknown; positions?: YamlPositions } | { ok: false; issues: Issue[]; overBudget?: true }
+type Answer = ParseAnswer | ValidationAnswer
 type FromWorker = { t: 'ready' } | { t: 'done'; id: number; answer: Answer } | { t: 'failed'; id: number; message: string }
 
 /** Why a parse ended without an answer of the worker's. */
 type Lost = { lost: 'deadline' | 'heap' | 'failed'; message?: string }
 
-class ParseWorker {
+class WorkWorker {
   dead = false
   private ready = false
   private readonly worker: Worker
@@ -48,7 +57,7 @@ class ParseWorker {
 
   constructor(
     heapMb: number,
-    private readonly onDeath: (w: ParseWorker) => void,
+    private readonly onDeath: (w: WorkWorker) => void,
   ) {
     this.worker = startWorker(import.meta.url, { [YAML_WORKER_MARK]: true }, { maxOldGenerationSizeMb: heapMb })
     this.worker.on('message', (m: FromWorker) => this.receive(m))
@@ -56,16 +65,16 @@ class ParseWorker {
       const code = (e as { code?: string }).code
       this.end(code === 'ERR_WORKER_OUT_OF_MEMORY' ? { lost: 'heap' } : { lost: 'failed', message: e.message })
     })
-    this.worker.on('exit', () => this.end({ lost: 'failed', message: 'the parse worker stopped' }))
+    this.worker.on('exit', () => this.end({ lost: 'failed', message: 'the worker stopped' }))
     this.worker.unref()
   }
 
-  parse(text: string, path: string | undefined, deadlineMs: number): Promise<Answer | Lost> {
+  run(job: Job, deadlineMs: number): Promise<Answer | Lost> {
     return new Promise((resolve) => {
       const id = this.nextId++
       const post = () => {
         this.arm(deadlineMs, 'deadline')
-        this.worker.postMessage({ id, text, path } satisfies ToWorker)
+        this.worker.postMessage({ ...job, id } satisfies ToWorker)
       }
       this.job = { id, resolve, deadlineMs, post }
       if (this.ready) post()
@@ -83,7 +92,7 @@ class ParseWorker {
     const job = this.job!
     clearTimeout(job.timer)
     job.timer = setTimeout(
-      () => this.end({ lost: why, message: why === 'failed' ? `the parse worker did not start within ${ms} ms` : undefined }),
+      () => this.end({ lost: why, message: why === 'failed' ? `the worker did not start within ${ms} ms` : undefined }),
       ms,
     )
   }
@@ -116,60 +125,158 @@ class ParseWorker {
   }
 }
 
-export class YamlWorkerPool implements YamlParsing {
-  private readonly places: FairQueue
-  private readonly idle: ParseWorker[] = []
-  private readonly deadlineMs: number
-  private readonly heapMb: number
-  private readonly counts = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersStarted: 0 }
+/** One kind of work's places (a fair queue) and the idle workers that hold them. */
+class Places {
+  private readonly queue: FairQueue
+  private readonly idle: WorkWorker[] = []
 
-  constructor(settings: YamlWorkerSettings = {}) {
-    const { deadlineMs, heapMb } = parseLimits(settings)
-    this.deadlineMs = deadlineMs
-    this.heapMb = heapMb
-    const slots = settings.workers ?? 2
-    this.places = new FairQueue(
+  constructor(
+    slots: number,
+    settings: YamlWorkerSettings,
+    words: FairQueueWords,
+    private readonly heapMb: number,
+    private readonly started: () => void,
+  ) {
+    this.queue = new FairQueue(
       {
         slots,
         tenantSlots: Math.min(slots, settings.tenantConcurrency ?? 1),
         tenantQueue: settings.tenantQueue ?? 8,
         queue: settings.queue ?? 64,
       },
-      { busy: 'YAML parsing is busy', things: 'documents', late: (ms) => `the document could not be parsed within ${ms} ms` },
+      words,
     )
   }
 
-  async parse(text: string, at: { tenant: string; path?: string; signal?: AbortSignal }): Promise<YamlResult> {
-    const release = await this.places.enter(at.tenant, this.deadlineMs, at.signal)
+  get running() {
+    return this.queue.running
+  }
+
+  get waiting() {
+    return this.queue.waiting
+  }
+
+  /** Runs `job` in one of `at.tenant`'s places; `admitted` is called once it has one. */
+  async run(
+    job: Job,
+    at: { tenant: string; signal?: AbortSignal },
+    deadlineMs: number,
+    gone: string,
+    admitted: () => void,
+  ): Promise<Answer | Lost> {
+    const release = await this.queue.enter(at.tenant, deadlineMs, at.signal)
     // the caller went away while waiting: nobody reads this answer
-    if (!release) throw overloaded('the request ended before its body was parsed', 1)
+    if (!release) throw overloaded(gone, 1)
+    admitted()
     // each place holds at most one worker: there are never more workers than places
     const worker = this.idle.pop() ?? this.start()
     try {
-      this.counts.offThread++
-      const answer = await worker.parse(text, at.path, this.deadlineMs)
-      if ('ok' in answer) return answer.ok ? { ok: true, value: { data: answer.data, positions: answer.positions } } : answer
-      return this.refused(answer, at.path)
+      return await worker.run(job, deadlineMs)
     } finally {
       if (!worker.dead) this.idle.push(worker)
       release()
     }
   }
 
-  stats(): Omit<YamlParseStats, 'inline'> {
-    return { ...this.counts, running: this.places.running, queued: this.places.waiting }
-  }
-
-  async close(): Promise<void> {
+  stop() {
     for (const w of this.idle.splice(0)) w.stop()
   }
 
-  private start(): ParseWorker {
-    this.counts.workersStarted++
-    return new ParseWorker(this.heapMb, (w) => {
+  private start(): WorkWorker {
+    this.started()
+    return new WorkWorker(this.heapMb, (w) => {
       const i = this.idle.indexOf(w)
       if (i >= 0) this.idle.splice(i, 1)
     })
+  }
+}
+
+export class YamlWorkerPool implements YamlParsing, ValidationWorkers {
+  private readonly parses: Places
+  private readonly validations: Places
+  private readonly deadlineMs: number
+  private readonly heapMb: number
+  private readonly counts = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersStarted: 0, validations: 0 }
+
+  constructor(settings: YamlWorkerSettings = {}) {
+    const { deadlineMs, heapMb } = parseLimits(settings)
+    this.deadlineMs = deadlineMs
+    this.heapMb = heapMb
+    const slots = settings.workers ?? 2
+    const started = () => void this.counts.workersStarted++
+    this.parses = new Places(
+      slots,
+      settings,
+      { busy: 'YAML parsing is busy', things: 'documents', late: (ms) => `the document could not be parsed within ${ms} ms` },
+      heapMb,
+      started,
+    )
+    this.validations = new Places(
+      slots,
+      settings,
+      {
+        busy: 'Validating tool arguments is busy',
+        things: 'tool calls',
+        late: (ms) => `the arguments could not be validated within ${ms} ms`,
+      },
+      heapMb,
+      started,
+    )
+  }
+
+  async parse(text: string, at: { tenant: string; path?: string; signal?: AbortSignal }): Promise<YamlResult> {
+    const answer = await this.parses.run(
+      { kind: 'parse', text, path: at.path },
+      at,
+      this.deadlineMs,
+      'the request ended before its body was parsed',
+      () => void this.counts.offThread++,
+    )
+    if ('ok' in answer) return answer.ok ? { ok: true, value: { data: answer.data, positions: answer.positions } } : answer
+    if ('valid' in answer) throw new Error('a parse worker answered a validation')
+    return this.refused(answer, at.path)
+  }
+
+  async validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer> {
+    const answer = await this.validations.run(
+      { kind: 'validate', schema, value },
+      at,
+      this.deadlineMs,
+      'the call ended before its arguments were validated',
+      () => void this.counts.validations++,
+    )
+    if ('valid' in answer) return answer
+    if ('ok' in answer) throw new Error('a validation worker answered a parse')
+    if (answer.lost === 'failed') throw new Error(`validating the arguments failed: ${answer.message}`)
+    // a validation is bounded by its steps; a worker lost to the deadline or its heap is the same refusal
+    return {
+      valid: false,
+      steps: 0,
+      errors: [
+        {
+          keyword: 'budget',
+          instancePath: '',
+          schemaPath: '#',
+          params: {},
+          message: `is too costly to validate against this schema (over its ${answer.lost === 'deadline' ? `${formatCount(this.deadlineMs)} ms` : `${this.heapMb} MiB heap`} budget)`,
+        },
+      ],
+    }
+  }
+
+  stats(): Omit<YamlParseStats, 'inline'> {
+    const { validations: _, ...counts } = this.counts
+    return { ...counts, running: this.parses.running, queued: this.parses.waiting }
+  }
+
+  /** Validations handed to a worker, and those running or waiting now (argument-validation.ts). */
+  validationStats() {
+    return { offThread: this.counts.validations, running: this.validations.running, queued: this.validations.waiting }
+  }
+
+  async close(): Promise<void> {
+    this.parses.stop()
+    this.validations.stop()
   }
 
   private refused(why: Lost, path?: string): YamlResult {
@@ -186,12 +293,28 @@ export class YamlWorkerPool implements YamlParsing {
 
 export const createYamlPool = (settings: YamlWorkerSettings) => new YamlWorkerPool(settings)
 
-/** The worker half: parse each text as the main thread would, answer plain data. */
+/** The worker half: parse each text and run each validation as the main thread would, answer plain data. */
 function serve(port: MessagePort) {
   yamlModule() // loaded before the first deadline starts
-  port.on('message', ({ id, text, path }: ToWorker) => {
+  // a tenant's flood sends one schema again and again: its validator (patterns compiled) is kept
+  const validators = new BoundedCache<string, InterpretedValidator>(64)
+  port.on('message', (job: ToWorker) => {
+    const { id } = job
     let m: FromWorker
     try {
+      if (job.kind === 'validate') {
+        const key = JSON.stringify(job.schema)
+        let validate = validators.get(key)
+        if (!validate) validators.set(key, (validate = interpret(job.schema)))
+        const valid = validate(job.value)
+        port.postMessage({
+          t: 'done',
+          id,
+          answer: { valid, errors: validate.errors ?? null, steps: validate.steps ?? 0 },
+        } satisfies FromWorker)
+        return
+      }
+      const { text, path } = job
       const r = parseYaml(text, path)
       const { doc, lines } = r.ok ? r.value : {}
       const positions = doc && lines ? yamlPositions(doc, lines) : undefined

@@ -6,7 +6,7 @@
 
 import type { SiblingCallOptions, SiblingTools, ToolOutcome } from '../calls/outcome'
 import { toolError } from '../calls/outcome'
-import { validateAgainst } from '../config/json-schema'
+import { type ArgumentValidation, INLINE_VALIDATION } from '../config/argument-validation'
 import { isServerToolsError, ServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
 import { type CallSignal, signalOf } from '../runtime/deferred-signal'
@@ -121,6 +121,8 @@ export class ToolDispatcher {
   constructor(
     private readonly log: Logger,
     observers: DispatchObservers = {},
+    /** Where arguments are validated: on this thread by default, partly in workers where one thread serves many tenants. */
+    private readonly validation: ArgumentValidation = INLINE_VALIDATION,
   ) {
     this.tracer = observers.tracer ?? noopTracer
     this.metrics = observers.metrics ?? noopMetrics
@@ -178,8 +180,13 @@ export class ToolDispatcher {
       return toolError(`Invalid arguments for '${tool.name}': params must be a JSON object.`)
     let problems
     try {
-      problems = validateAgainst(tool.inputSchema, args)
+      problems = await this.validation.validate(tool.inputSchema, args, { tenant: caller.tenant, signal: signalOf(opts.signal) })
     } catch (e) {
+      // the tenant's validation places are all taken: refused for capacity, as a busy sandbox is
+      if (isServerToolsError(e, 'OVERLOADED')) {
+        if (opts.overloaded === 'throw') throw e
+        return toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })
+      }
       return toolError(`Tool '${tool.name}' has an input schema that cannot be used: ${(e as Error).message}`)
     }
     if (problems.length) {

@@ -8,8 +8,8 @@
 
 import type { SiblingTools, ToolOutcome } from '../../calls/outcome'
 import { success, toolError } from '../../calls/outcome'
+import { argumentIssues } from '../../config/argument-validation'
 import type { JsonSchema } from '../../config/json-schema'
-import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
 import { CODE_TOOL, type CodeApiMap } from '../code-declaration'
 import type { DiscoverySurface, Tool } from '../contracts'
@@ -182,7 +182,7 @@ export function executeCodeTool(deps: { sandbox: ScriptSandbox; stripTypes: () =
     title: 'Run code against your tools',
     searchHint: 'call several tools in one script and return only the result',
     async invoke(params, ctx) {
-      const issues = validateAgainst(inputSchema, params)
+      const issues = argumentIssues(inputSchema, params)
       if (issues.length)
         return toolError(`Invalid arguments for '${CODE_TOOL}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
       const api = await (ctx.surface as CodeSurface | undefined)?.codeApi?.()

@@ -4,8 +4,8 @@
  */
 
 import { fromCode, success, toolError } from '../../calls/outcome'
+import { argumentIssues } from '../../config/argument-validation'
 import type { JsonSchema } from '../../config/json-schema'
-import { validateAgainst } from '../../config/json-schema'
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUT_MS } from '../../sandbox/limits'
 import type { Tool } from '../contracts'
 import type { ScriptSandbox } from '../types/scripted'
@@ -40,7 +40,7 @@ export function executeJavascriptTool(sandbox: ScriptSandbox): Tool {
     typeId: 'builtin',
     searchHint: 'run code, compute, transform data, combine several tool calls in one script',
     async invoke(params, ctx) {
-      const issues = validateAgainst(inputSchema, params)
+      const issues = argumentIssues(inputSchema, params)
       if (issues.length)
         return toolError(`Invalid arguments for 'execute_javascript': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
       const result = await sandbox.run({

@@ -6,8 +6,8 @@
  */
 
 import { success, toolError } from '../../calls/outcome'
+import { argumentIssues } from '../../config/argument-validation'
 import type { JsonSchema } from '../../config/json-schema'
-import { validateAgainst } from '../../config/json-schema'
 import { RELATIVE_PATH_PATTERN } from '../../config/patterns'
 import type { ServerToolConfig } from '../../config/server-tool'
 import type { SandboxRequest, SandboxResult } from '../../sandbox/execute'
@@ -131,7 +131,7 @@ export class ScriptedToolFactory implements ToolFactory<ScriptedParameters> {
         extraLabels: ['scripted'],
         async invoke(params, ctx) {
           // Checked here too, not only by the dispatcher: nothing reaches the script unvalidated.
-          const issues = validateAgainst(inputSchema, params)
+          const issues = argumentIssues(inputSchema, params)
           if (issues.length)
             return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
           const bound: Record<string, unknown> = {}

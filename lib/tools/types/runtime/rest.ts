@@ -6,8 +6,9 @@
 
 import type { ToolOutcome } from '../../../calls/outcome'
 import { success, toolError } from '../../../calls/outcome'
+import { argumentIssues } from '../../../config/argument-validation'
 import type { JsonSchema } from '../../../config/json-schema'
-import { issuesFromAjv, type Validator, validateAgainst } from '../../../config/json-schema'
+import { issuesFromAjv, type Validator } from '../../../config/json-schema'
 import type { ServerToolConfig } from '../../../config/server-tool'
 import type { EgressRequest, EgressResponse } from '../../../egress/client'
 import { isEgressError } from '../../../egress/errors'
@@ -265,7 +266,7 @@ export function restInvoke(
   const timeoutMs = p.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxBytes = p.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
   return async (params, ctx) => {
-    const issues = validateAgainst(inputSchema, params)
+    const issues = argumentIssues(inputSchema, params)
     if (issues.length)
       return toolError(`Invalid arguments for '${config.name}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
     if (hostSecrets.length)

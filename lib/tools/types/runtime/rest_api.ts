@@ -5,8 +5,8 @@
  */
 
 import { toolError } from '../../../calls/outcome'
+import { argumentIssues } from '../../../config/argument-validation'
 import { BudgetExceeded } from '../../../config/expansion-budget'
-import { validateAgainst } from '../../../config/json-schema'
 import { precompilePatterns } from '../../../config/patterns'
 import type { ServerToolConfig } from '../../../config/server-tool'
 import {
@@ -146,7 +146,7 @@ export function restApiTools(
       ...(op.summary ? { searchHint: op.summary } : {}),
       ...(deferred ? { deferred: deferred[1] } : {}),
       async invoke(params, ctx) {
-        const issues = validateAgainst(inputSchema, params)
+        const issues = argumentIssues(inputSchema, params)
         if (issues.length)
           return toolError(`Invalid arguments for '${toolName}': ${issues.map((i) => i.message).join('; ')}.`, { errors: issues })
         const loaded = await secretsFor(deps.secrets, env.tenant, secretNames, toolName)
