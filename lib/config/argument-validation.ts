@@ -32,9 +32,18 @@ export interface ValidationWorkers {
   validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer>
 }
 
+/**
+ * Whose call it is, and its signal asked for only when a validation waits for a worker: a call's
+ * signal is made when something first asks for it (lib/runtime/deferred-signal.ts).
+ */
+export interface ValidationCall {
+  tenant: string
+  signal?: () => AbortSignal | undefined
+}
+
 export interface ArgumentValidation {
   /** The issues of `value` against `schema` (none: valid). Throws SchemaUnusable for a schema that cannot be used. */
-  validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<Issue[]>
+  validate(schema: JsonSchema, value: unknown, call: ValidationCall): Promise<Issue[]>
 }
 
 /**
@@ -74,7 +83,7 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
   const slice = WORK_BUDGETS.schemaValidationSlice.limit
   const handoff = WORK_BUDGETS.validationHandoffBytes.limit
   return {
-    async validate(schema, value, at) {
+    async validate(schema, value, call) {
       const fn = compile(schema)
       // over its slice (or the depth limit, which the whole run meets again): run again whole
       if (fn(value, slice) || !fn.overBudget) {
@@ -87,7 +96,7 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
         return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
       }
       counts.offThread++
-      const answer = await (await workers()).validate(schema, value, at)
+      const answer = await (await workers()).validate(schema, value, { tenant: call.tenant, signal: call.signal?.() })
       return found(schema, value, answer.valid ? [] : issuesFromAjv(answer.errors ?? [], value, '', schema))
     },
     stats: () => ({ ...counts }),

@@ -394,33 +394,43 @@ export const rowSet: HostileRowSet = {
       name: 'N5 variant: past its spawn rate, a spawn with a 340 KB body is answered 429 before the body is read (2 KB of it sent), and another tenant spawns',
       async run(app) {
         const tenant = 'spawnbody'
-        let status = 0
-        // the burst, and what the rate of 60 a minute refills while these are answered
-        for (let i = 0; i <= SPAWN_BURST + 100 && status !== 429; i++)
-          status = await statusOf(await app.call(tenant, 'POST', `${P}/processes`, {}))
-        assert.equal(status, 429)
         const body = Buffer.from(JSON.stringify({ models: Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`) }))
         const token = await app.token(tenant)
-        const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-          const req = httpRequest(`${app.base}/brain/${tenant}${P}/processes`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length },
-          })
-          req.on('response', (res) => {
-            let text = ''
-            res.on('data', (d) => (text += d))
-            res.on('end', () => {
-              req.destroy()
-              resolve({ status: res.statusCode ?? 0, text })
-            })
-          })
-          req.on('error', reject)
-          // the rest is never sent: only an answer that did not wait for the body can arrive
-          req.write(body.subarray(0, 2_048))
-        })
+        // the bucket refills one spawn a second: on a loaded machine more than a second can pass
+        // between the last 429 and the large spawn, whose body is then read (and refused, 400) —
+        // so the bucket is emptied again, at most three times, until the large spawn meets it empty
+        let answer = { status: 0, text: '' }
+        for (let attempt = 0; attempt < 3 && answer.status !== 429; attempt++) {
+          let status = 0
+          // the burst, and what the rate of 60 a minute refills while these are answered
+          for (let i = 0; i <= SPAWN_BURST + 100 && status !== 429; i++)
+            status = await statusOf(await app.call(tenant, 'POST', `${P}/processes`, {}))
+          assert.equal(status, 429)
+          answer = await largeSpawn(token)
+        }
         assert.equal(answer.status, 429, answer.text.slice(0, 300))
         assert.match(answer.text, /may spawn at most 60 processes a minute/)
         assert.equal(await statusOf(await app.call(T, 'POST', `${P}/processes`, {})), 201)
+
+        function largeSpawn(token: string) {
+          return new Promise<{ status: number; text: string }>((resolve, reject) => {
+            const req = httpRequest(`${app.base}/brain/${tenant}${P}/processes`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length },
+            })
+            req.on('response', (res) => {
+              let text = ''
+              res.on('data', (d) => (text += d))
+              res.on('end', () => {
+                req.destroy()
+                resolve({ status: res.statusCode ?? 0, text })
+              })
+            })
+            req.on('error', reject)
+            // the rest is never sent: only an answer that did not wait for the body can arrive
+            req.write(body.subarray(0, 2_048))
+          })
+        }
       },
     },
     {
