@@ -10,14 +10,16 @@
  * So a validation runs its first `schemaValidationSlice` steps here, where nearly every call ends
  * (a call's own arguments are a few dozen steps); one that needs more is run again, whole, in a
  * worker (lib/config/yaml-pool.ts: fair places per tenant, a deadline and a heap cap), when its
- * schema and value are small enough to hand over (`validationHandoffBytes`, copying them costs
- * the shared thread ~1 µs per 100 bytes). A larger value stays here, budgeted as before: its
- * body's sliced parse already cost the tenant more than its validation. Either way the answer
- * is the same interpreter's, with the same budget.
+ * schema and value are cheap to copy there (`validationHandoffNodes`, `validationHandoffBytes`:
+ * the copy costs the shared thread ~0.1 µs a node and ~0.3 µs per 100 bytes of text, so at most
+ * about what the slice did). That is the costly class: a small value a schema makes expensive (a
+ * recursive `anyOf`, many branches). A larger value stays here, budgeted as before: its steps
+ * grow with its nodes, which its body's sliced parse already paid for. Either way the answer is
+ * the same interpreter's, with the same budget.
  */
 import type { ErrorObject } from 'ajv'
 import type { Issue } from '../errors'
-import { jsonBytes, WORK_BUDGETS } from './expansion-budget'
+import { countNodes, jsonBytes, WORK_BUDGETS } from './expansion-budget'
 import { compile, issuesFromAjv, type JsonSchema, validateAgainst } from './json-schema'
 
 /** What a worker's validation found (the interpreter's result, as plain data). */
@@ -81,7 +83,15 @@ export interface ArgumentValidationStats {
 export function offThreadValidation(workers: () => Promise<ValidationWorkers>): ArgumentValidation & { stats(): ArgumentValidationStats } {
   const counts: ArgumentValidationStats = { inSlice: 0, offThread: 0, wholeHere: 0 }
   const slice = WORK_BUDGETS.schemaValidationSlice.limit
-  const handoff = WORK_BUDGETS.validationHandoffBytes.limit
+  const handoffBytes = WORK_BUDGETS.validationHandoffBytes.limit
+  const handoffNodes = WORK_BUDGETS.validationHandoffNodes.limit
+  // what copying to a worker costs the main thread: ~0.1 µs a node (objects), ~0.3 µs per 100 bytes of text
+  const cheapToCopy = (schema: JsonSchema, value: unknown) => {
+    const nodes = countNodes(schema, handoffNodes)
+    if (nodes + countNodes(value, handoffNodes - nodes) > handoffNodes) return false
+    const bytes = jsonBytes(schema, handoffBytes)
+    return bytes + jsonBytes(value, handoffBytes - bytes) <= handoffBytes
+  }
   return {
     async validate(schema, value, call) {
       const fn = compile(schema)
@@ -90,8 +100,7 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
         counts.inSlice++
         return found(schema, value, fn.errors ? issuesFromAjv(fn.errors, value, '', schema) : [])
       }
-      const schemaBytes = jsonBytes(schema, handoff)
-      if (schemaBytes + jsonBytes(value, handoff - schemaBytes) > handoff) {
+      if (!cheapToCopy(schema, value)) {
         counts.wholeHere++
         return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
       }

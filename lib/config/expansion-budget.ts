@@ -109,10 +109,17 @@ export const WORK_BUDGETS = {
       "steps of a tool call's argument validation run on the thread that serves requests; one that needs more is run again, whole, in a worker",
     refusal: 'nothing is refused: the validation goes on in a worker, within the same schemaValidation budget',
   },
+  // copying to a worker costs the shared thread ~0.1 µs a node (2,000: about what the slice costs)
+  validationHandoffNodes: {
+    limit: 2_000,
+    counts:
+      'nodes of the schema and the arguments of a validation handed to a worker together; larger ones are validated whole where the call is served, within schemaValidation',
+    refusal: 'nothing is refused',
+  },
   validationHandoffBytes: {
     limit: 64 * 1024,
     counts:
-      'bytes (as rendered JSON) of the schema and the arguments of a validation handed to a worker; larger ones are validated whole where the call is served, within schemaValidation',
+      'bytes (as rendered JSON) of the schema and the arguments of a validation handed to a worker together; larger ones are validated whole where the call is served, within schemaValidation',
     refusal: 'nothing is refused',
   },
   schemaDepth: {

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createMemoryDeps } from '../../functions/deps'
 import { createApp } from '../../functions/http/app'
 import { argumentIssues, INLINE_VALIDATION } from '../../lib/config/argument-validation'
-import { WORK_BUDGETS } from '../../lib/config/expansion-budget'
+import { countNodes, WORK_BUDGETS } from '../../lib/config/expansion-budget'
 import { type JsonSchema, validateAgainst } from '../../lib/config/json-schema'
 import { interpret } from '../../lib/config/schema-interpreter'
 import { client, tokenFor } from '../support/http'
@@ -87,7 +87,7 @@ describe('tool-call arguments validated past their first slice', () => {
 
   it('passes valid arguments that need more than a slice through a worker', async () => {
     const { deps, call } = await processWith(rows)
-    const value = rowsOf(1_000)
+    const value = rowsOf(600)
     const steps = stepsOf(rows, value)
     expect(steps).toBeGreaterThan(WORK_BUDGETS.schemaValidationSlice.limit)
     expect(steps).toBeLessThan(WORK_BUDGETS.schemaValidation.limit)
@@ -97,11 +97,14 @@ describe('tool-call arguments validated past their first slice', () => {
 
   it('validates arguments over the handoff size whole on the main thread, within the same budget', async () => {
     const { deps, call } = await processWith(rows)
-    // 1,000 rows of 100 characters: more than a slice of steps, over 64 KiB to copy
-    const value = rowsOf(1_000, 'y'.repeat(100))
-    expect(JSON.stringify(value).length).toBeGreaterThan(WORK_BUDGETS.validationHandoffBytes.limit)
-    expect(await call(value)).toMatchObject({ isError: false, runOn: 'client' })
-    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 0, wholeHere: 1 })
+    // more than a slice of steps each: 1,000 rows (3,002 nodes to copy), 600 rows of 120 characters (over 64 KiB)
+    const many = rowsOf(1_000)
+    const long = rowsOf(600, 'y'.repeat(120))
+    expect(countNodes(many, 1e6)).toBeGreaterThan(WORK_BUDGETS.validationHandoffNodes.limit)
+    expect(JSON.stringify(long).length).toBeGreaterThan(WORK_BUDGETS.validationHandoffBytes.limit)
+    expect(await call(many)).toMatchObject({ isError: false, runOn: 'client' })
+    expect(await call(long)).toMatchObject({ isError: false, runOn: 'client' })
+    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 0, wholeHere: 2 })
     expect(deps.yaml.stats().workersStarted).toBe(0)
   })
 })
