@@ -260,18 +260,24 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
     const limit = callSteps === undefined ? maxSteps : Math.min(callSteps, maxSteps)
     let steps = 0
     let depth = 0
-    const spend = (units: number) => {
+    // Past the budget (or the depth limit) the validation stops: every visit and helper returns at
+    // once and the answer is the budget error. Not a throw: unwinding an exception through the
+    // ~200 optimized frames of a deep validation measured 1.5–2.7 ms, most of a refused call's
+    // cost (issue 21 N8, docs/decisions.md).
+    let stopped = false
+    const spend = (units: number): boolean => {
       steps += units
-      if (steps > limit) throw OVER_BUDGET
+      if (steps > limit) stopped = true
+      return !stopped
     }
     const fail = (keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown>, message: string) => {
       spend(1)
       if (errors.length < MAX_ERRORS) errors.push({ keyword, instancePath, schemaPath, params, message } as ErrorObject)
     }
+    // charged before it runs: past the budget the match never runs
     const matches = (p: string, text: string) => {
       const c = pattern(p)
-      spend(matchCost(c, text.length))
-      return c.test(text)
+      return spend(matchCost(c, text.length)) && c.test(text)
     }
     const equal = (a: unknown, b: unknown) => deepEqual(a, b, spend)
     // a long object's keys listed once per validation: every schema that visits it (anyOf
@@ -300,10 +306,13 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       return false
     }
 
-    // no try/finally: whatever is thrown ends the whole validation, and `depth` with it
+    // (a thrown Error — a reference that does not resolve — ends the whole validation, `depth` with it)
     const check = (schema: Schema, v: unknown, path: string, sp: string, out: boolean): boolean => {
-      spend(1)
-      if (depth > MAX_DEPTH) throw OVER_BUDGET
+      if (!spend(1)) return false
+      if (depth > MAX_DEPTH) {
+        stopped = true
+        return false
+      }
       depth++
       const ok = checkNode(schema, v, path, sp, out)
       depth--
@@ -336,7 +345,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         ok = kept(out) && reject(out, path, sp, 'const', { allowedValue: s.const }, 'must be equal to constant')
       if (g & G.STRING && typeof v === 'string') {
         if (s.maxLength !== undefined || s.minLength !== undefined) {
-          spend(Math.ceil(v.length / 32))
+          if (!spend(Math.ceil(v.length / 32))) return false
           const len = codePoints(v)
           if (s.maxLength !== undefined && len > s.maxLength)
             ok =
@@ -350,7 +359,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         if (typeof s.format === 'string' && !Object.hasOwn(NUMERIC_FORMATS, s.format)) {
           const f = stringFormat(s.format)
           // ajv-formats' checks cost up to ~2.7 µs per 64 characters (uri, measured): 8 characters a step
-          spend(Math.ceil(v.length / 8))
+          if (!spend(Math.ceil(v.length / 8))) return false
           if (f && !f(v)) ok = kept(out) && reject(out, path, sp, 'format', { format: s.format }, `must match format "${s.format}"`)
         }
       }
@@ -385,6 +394,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
               : []
           const scalars = itemTypes.length > 0 && !itemTypes.some((t) => t === 'object' || t === 'array')
           const dup = scalars ? duplicateScalar(v, itemTypes, spend) : duplicate(v, spend)
+          if (stopped) return false
           if (dup)
             ok =
               kept(out) &&
@@ -399,27 +409,27 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         }
         if (Array.isArray(s.items)) {
           const tuple = s.items as Schema[]
-          for (let i = 0; i < v.length; i++) {
+          for (let i = 0; i < v.length && !stopped; i++) {
             if (i < tuple.length) {
               if (!check(tuple[i], v[i], `${path}/${i}`, `${sp}/items/${i}`, out)) ok = false
             } else if (s.additionalItems !== undefined && !check(s.additionalItems, v[i], `${path}/${i}`, `${sp}/additionalItems`, out))
               ok = false
           }
         } else if (s.items !== undefined) {
-          for (let i = 0; i < v.length; i++) if (!check(s.items, v[i], `${path}/${i}`, `${sp}/items`, out)) ok = false
+          for (let i = 0; i < v.length && !stopped; i++) if (!check(s.items, v[i], `${path}/${i}`, `${sp}/items`, out)) ok = false
         }
         if (s.contains !== undefined) {
           const mark = errors.length
           // every item is visited (and charged); the failing ones' errors are dropped on a match
           let some = false
-          for (let i = 0; i < v.length; i++) if (check(s.contains, v[i], `${path}/${i}`, `${sp}/contains`, out)) some = true
+          for (let i = 0; i < v.length && !stopped; i++) if (check(s.contains, v[i], `${path}/${i}`, `${sp}/contains`, out)) some = true
           if (some) errors.length = mark
           else ok = kept(out) && reject(out, path, sp, 'contains', { minContains: 1 }, 'must contain at least 1 valid item(s)')
         }
       }
       // every visit to an object is charged its keys, whatever keywords its schema has
       let keys: string[] | undefined
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) spend((keys = keysOf(v)).length)
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && !spend((keys = keysOf(v)).length)) return false
       if (keys !== undefined && g & G.OBJECT) {
         const obj = v as Record<string, unknown>
         if (s.maxProperties !== undefined && keys.length > s.maxProperties)
@@ -460,6 +470,7 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
         // a schema with none of the three has nothing to do per key (the keys are charged above)
         if (props !== undefined || patternProps !== undefined || additional !== undefined)
           for (const k of keys) {
+            if (stopped) return false
             const at = `${path}/${escapePointer(k)}`
             let known = false
             if (props !== undefined && Object.hasOwn(props, k)) {
@@ -481,11 +492,13 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
             }
           }
         if (s.propertyNames !== undefined)
-          for (const k of keys)
+          for (const k of keys) {
+            if (stopped) return false
             if (!check(s.propertyNames, k, path, `${sp}/propertyNames`, out))
               ok = kept(out) && reject(out, path, sp, 'propertyNames', { propertyName: k }, 'property name must be valid')
+          }
       }
-      if (!(g & G.APPLICATORS)) return ok
+      if (!(g & G.APPLICATORS) || stopped) return ok
       if (s.allOf !== undefined) {
         const all = s.allOf as Schema[]
         for (let i = 0; i < all.length; i++) if (!check(all[i], v, path, `${sp}/allOf/${i}`, out)) ok = false
@@ -528,13 +541,9 @@ export function interpret(root: JsonSchema, maxSteps: number = MAX_STEPS): Inter
       return ok
     }
 
-    let valid: boolean
-    let overBudget = false
-    try {
-      valid = check(root, value, '', '#', true)
-    } catch (e) {
-      if (e !== OVER_BUDGET) throw e
-      overBudget = true
+    let valid = check(root, value, '', '#', true)
+    const overBudget = stopped
+    if (stopped) {
       errors.length = 0
       errors.push({
         keyword: 'budget',
@@ -612,15 +621,15 @@ function codePoints(s: string): number {
   return n
 }
 
-/** Thrown to end a validation at its budget and caught in `validate`: one object, never a stack to capture. */
-const OVER_BUDGET: unique symbol = Symbol('over the validation budget')
+/** Charges units of work; false once the validation is over its budget (the helpers then return at once: their answer no longer counts). */
+type Spend = (units: number) => boolean
 
 function hasAnyType(v: unknown, types: string[]): boolean {
   for (const t of types) if (hasType(v, t)) return true
   return false
 }
 
-function equalToOne(values: unknown[], v: unknown, spend: (units: number) => void): boolean {
+function equalToOne(values: unknown[], v: unknown, spend: Spend): boolean {
   for (const e of values) if (deepEqual(e, v, spend)) return true
   return false
 }
@@ -667,8 +676,8 @@ export function resolveRef(root: unknown, ref: string): unknown {
 }
 
 /** Deep equality, one step charged per value node compared. */
-function deepEqual(a: unknown, b: unknown, spend: (units: number) => void): boolean {
-  spend(1)
+function deepEqual(a: unknown, b: unknown, spend: Spend): boolean {
+  if (!spend(1)) return false
   if (a === b) return true
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false
   if (Array.isArray(a) !== Array.isArray(b)) return false
@@ -685,11 +694,11 @@ function deepEqual(a: unknown, b: unknown, spend: (units: number) => void): bool
  * The pair of equal scalars Ajv reports: scanning from the end, the first item met again (`i`
  * the earlier, `j` the later of the two).
  */
-function duplicateScalar(items: unknown[], types: string[], spend: (units: number) => void): { i: number; j: number } | undefined {
+function duplicateScalar(items: unknown[], types: string[], spend: Spend): { i: number; j: number } | undefined {
   const seen = new Map<string, number>()
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i]
-    spend(1)
+    if (!spend(1)) return undefined
     if (!hasAnyType(item, types)) continue
     const key = `${typeof item}:${String(item)}`
     const j = seen.get(key)
@@ -708,12 +717,13 @@ function duplicateScalar(items: unknown[], types: string[], spend: (units: numbe
  * (issue 21 N8). Colliding items are compared node by node, each node charged: a crafted
  * collision costs steps like any other comparison.
  */
-function duplicate(items: unknown[], spend: (units: number) => void): { i: number; j: number } | undefined {
+function duplicate(items: unknown[], spend: Spend): { i: number; j: number } | undefined {
   const buckets = new Map<number, number[]>()
   let found: { i: number; j: number } | undefined
   for (let x = 0; x < items.length; x++) {
-    spend(1)
+    if (!spend(1)) return undefined
     const h = hashOf(items[x], spend)
+    if (!spend(0)) return undefined
     const bucket = buckets.get(h)
     if (!bucket) {
       buckets.set(h, [x])
@@ -749,12 +759,12 @@ function hashText(s: string, seed: number): number {
  * A hash equal for values `deepEqual` finds equal (an object's members summed, so their order
  * does not count; -0 as 0). One step per value node, one per 32 characters of a string or key.
  */
-function hashOf(v: unknown, spend: (units: number) => void): number {
-  spend(1)
+function hashOf(v: unknown, spend: Spend): number {
+  if (!spend(1)) return 0
   if (v === null) return 0x2f0b3c1d
   switch (typeof v) {
     case 'string':
-      spend(v.length >> 5)
+      if (!spend(v.length >> 5)) return 0
       return hashText(v, 0x811c9dc5)
     case 'number':
       NUMBER_BITS[0] = v === 0 ? 0 : v
@@ -768,13 +778,13 @@ function hashOf(v: unknown, spend: (units: number) => void): number {
   }
   if (Array.isArray(v)) {
     let h = 0x3c6ef372 ^ v.length
-    for (let i = 0; i < v.length; i++) h = Math.imul(h, 31) + hashOf(v[i], spend)
+    for (let i = 0; i < v.length && spend(0); i++) h = Math.imul(h, 31) + hashOf(v[i], spend)
     return mix(h)
   }
   let h = 0x5bd1e995
   for (const k in v) {
     if (!Object.hasOwn(v, k)) continue
-    spend(k.length >> 5)
+    if (!spend(k.length >> 5)) return 0
     h = (h + mix(hashText(k, 0x7f4a7c15) + Math.imul(hashOf((v as Record<string, unknown>)[k], spend), 0x9e3779b1))) | 0
   }
   return mix(h)
