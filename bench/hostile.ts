@@ -32,7 +32,6 @@ import {
   type HostileApp,
   type HostileRow,
   type HostileRowSet,
-  type ProbeSample,
   percentiles,
   runRow,
   settledRss,

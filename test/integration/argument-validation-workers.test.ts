@@ -10,6 +10,7 @@ import { argumentIssues, INLINE_VALIDATION } from '../../lib/config/argument-val
 import { countNodes, WORK_BUDGETS } from '../../lib/config/expansion-budget'
 import { type JsonSchema, validateAgainst } from '../../lib/config/json-schema'
 import { interpret } from '../../lib/config/schema-interpreter'
+import { nested, recursiveAnyOf } from '../hostile/rows/tenant-work'
 import { client, tokenFor } from '../support/http'
 
 const apps: ReturnType<typeof createMemoryDeps>[] = []
@@ -17,20 +18,6 @@ afterAll(async () => {
   for (const deps of apps) await deps.yaml.close()
 })
 
-/** A recursive anyOf of two branches: 2^depth visits without a budget (issue 21 N8). */
-const recursiveAnyOf: JsonSchema = {
-  type: 'object',
-  $defs: {
-    n: {
-      anyOf: [
-        { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, required: ['z'] },
-        { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, required: ['y'] },
-      ],
-    },
-  },
-  properties: { v: { $ref: '#/$defs/n' } },
-}
-const nested = (depth: number): unknown => Array.from({ length: depth }).reduce((v: unknown) => ({ a: v }), {})
 const rows: JsonSchema = {
   type: 'object',
   properties: {
