@@ -19,6 +19,7 @@
  */
 import type { ErrorObject } from 'ajv'
 import type { Issue } from '../errors'
+import { type CallSignal, signalOf } from '../runtime/deferred-signal'
 import { countNodes, jsonBytes, WORK_BUDGETS } from './expansion-budget'
 import { compile, issuesFromAjv, type JsonSchema, validateAgainst } from './json-schema'
 
@@ -40,7 +41,7 @@ export interface ValidationWorkers {
  */
 export interface ValidationCall {
   tenant: string
-  signal?: () => AbortSignal | undefined
+  signal?: CallSignal
 }
 
 export interface ArgumentValidation {
@@ -105,7 +106,7 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
         return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
       }
       counts.offThread++
-      const answer = await (await workers()).validate(schema, value, { tenant: call.tenant, signal: call.signal?.() })
+      const answer = await (await workers()).validate(schema, value, { tenant: call.tenant, signal: signalOf(call.signal) })
       return found(schema, value, answer.valid ? [] : issuesFromAjv(answer.errors ?? [], value, '', schema))
     },
     stats: () => ({ ...counts }),

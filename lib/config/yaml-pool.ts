@@ -127,6 +127,10 @@ class WorkWorker {
 
 /** One kind of work's places (a fair queue) and the idle workers that hold them. */
 class Places {
+  /** Jobs given a place. */
+  admitted = 0
+  /** Workers started (the first ones and every replacement). */
+  started = 0
   private readonly queue: FairQueue
   private readonly idle: WorkWorker[] = []
 
@@ -134,8 +138,9 @@ class Places {
     slots: number,
     settings: YamlWorkerSettings,
     words: FairQueueWords,
+    /** Why a job whose caller went away while it waited is refused. */
+    private readonly gone: string,
     private readonly heapMb: number,
-    private readonly started: () => void,
   ) {
     this.queue = new FairQueue(
       {
@@ -156,18 +161,12 @@ class Places {
     return this.queue.waiting
   }
 
-  /** Runs `job` in one of `at.tenant`'s places; `admitted` is called once it has one. */
-  async run(
-    job: Job,
-    at: { tenant: string; signal?: AbortSignal },
-    deadlineMs: number,
-    gone: string,
-    admitted: () => void,
-  ): Promise<Answer | Lost> {
+  /** Runs `job` in one of `at.tenant`'s places. */
+  async run(job: Job, at: { tenant: string; signal?: AbortSignal }, deadlineMs: number): Promise<Answer | Lost> {
     const release = await this.queue.enter(at.tenant, deadlineMs, at.signal)
     // the caller went away while waiting: nobody reads this answer
-    if (!release) throw overloaded(gone, 1)
-    admitted()
+    if (!release) throw overloaded(this.gone, 1)
+    this.admitted++
     // each place holds at most one worker: there are never more workers than places
     const worker = this.idle.pop() ?? this.start()
     try {
@@ -183,7 +182,7 @@ class Places {
   }
 
   private start(): WorkWorker {
-    this.started()
+    this.started++
     return new WorkWorker(this.heapMb, (w) => {
       const i = this.idle.indexOf(w)
       if (i >= 0) this.idle.splice(i, 1)
@@ -196,20 +195,19 @@ export class YamlWorkerPool implements YamlParsing, ValidationWorkers {
   private readonly validations: Places
   private readonly deadlineMs: number
   private readonly heapMb: number
-  private readonly counts = { offThread: 0, refusedDeadline: 0, refusedHeap: 0, workersStarted: 0, validations: 0 }
+  private readonly counts = { refusedDeadline: 0, refusedHeap: 0 }
 
   constructor(settings: YamlWorkerSettings = {}) {
     const { deadlineMs, heapMb } = parseLimits(settings)
     this.deadlineMs = deadlineMs
     this.heapMb = heapMb
     const slots = settings.workers ?? 2
-    const started = () => void this.counts.workersStarted++
     this.parses = new Places(
       slots,
       settings,
       { busy: 'YAML parsing is busy', things: 'documents', late: (ms) => `the document could not be parsed within ${ms} ms` },
+      'the request ended before its body was parsed',
       heapMb,
-      started,
     )
     this.validations = new Places(
       slots,
@@ -219,32 +217,20 @@ export class YamlWorkerPool implements YamlParsing, ValidationWorkers {
         things: 'tool calls',
         late: (ms) => `the arguments could not be validated within ${ms} ms`,
       },
+      'the call ended before its arguments were validated',
       heapMb,
-      started,
     )
   }
 
   async parse(text: string, at: { tenant: string; path?: string; signal?: AbortSignal }): Promise<YamlResult> {
-    const answer = await this.parses.run(
-      { kind: 'parse', text, path: at.path },
-      at,
-      this.deadlineMs,
-      'the request ended before its body was parsed',
-      () => void this.counts.offThread++,
-    )
+    const answer = await this.parses.run({ kind: 'parse', text, path: at.path }, at, this.deadlineMs)
     if ('ok' in answer) return answer.ok ? { ok: true, value: { data: answer.data, positions: answer.positions } } : answer
     if ('valid' in answer) throw new Error('a parse worker answered a validation')
     return this.refused(answer, at.path)
   }
 
   async validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer> {
-    const answer = await this.validations.run(
-      { kind: 'validate', schema, value },
-      at,
-      this.deadlineMs,
-      'the call ended before its arguments were validated',
-      () => void this.counts.validations++,
-    )
+    const answer = await this.validations.run({ kind: 'validate', schema, value }, at, this.deadlineMs)
     if ('valid' in answer) return answer
     if ('ok' in answer) throw new Error('a validation worker answered a parse')
     if (answer.lost === 'failed') throw new Error(`validating the arguments failed: ${answer.message}`)
@@ -265,13 +251,18 @@ export class YamlWorkerPool implements YamlParsing, ValidationWorkers {
   }
 
   stats(): Omit<YamlParseStats, 'inline'> {
-    const { validations: _, ...counts } = this.counts
-    return { ...counts, running: this.parses.running, queued: this.parses.waiting }
+    return {
+      offThread: this.parses.admitted,
+      ...this.counts,
+      workersStarted: this.parses.started + this.validations.started,
+      running: this.parses.running,
+      queued: this.parses.waiting,
+    }
   }
 
   /** Validations handed to a worker, and those running or waiting now (argument-validation.ts). */
   validationStats() {
-    return { offThread: this.counts.validations, running: this.validations.running, queued: this.validations.waiting }
+    return { offThread: this.validations.admitted, running: this.validations.running, queued: this.validations.waiting }
   }
 
   async close(): Promise<void> {

@@ -180,7 +180,7 @@ export class ToolDispatcher {
       return toolError(`Invalid arguments for '${tool.name}': params must be a JSON object.`)
     let problems
     try {
-      problems = await this.validation.validate(tool.inputSchema, args, { tenant: caller.tenant, signal: () => signalOf(opts.signal) })
+      problems = await this.validation.validate(tool.inputSchema, args, { tenant: caller.tenant, signal: opts.signal })
     } catch (e) {
       // the tenant's validation places are all taken: refused for capacity, as a busy sandbox is
       if (isServerToolsError(e, 'OVERLOADED')) {
