@@ -5,6 +5,7 @@
 
 import type { AuditStore } from '../lib/audit/ports'
 import { AuditRecorder } from '../lib/audit/recorder'
+import type { RefusalDigestLimits } from '../lib/audit/refusal-digest'
 import { offThreadValidation } from '../lib/config/argument-validation'
 import { type OffThreadYaml, offThreadYaml, type YamlWorkerSettings } from '../lib/config/yaml-parsing'
 import { type BundledFile, BundledLayer } from '../lib/documents/bundled'
@@ -124,6 +125,8 @@ export interface CoreOptions {
   auditRetentionDays?: number
   /** 0: audit entries are written only at explicit flushes (the Lambda edge; tests). Default 250 ms. */
   auditFlushDelayMs?: number
+  /** How many entries refusals may cost a window (default REFUSAL_DIGEST_LIMITS; lib/audit/refusal-digest.ts). */
+  auditRefusals?: RefusalDigestLimits
   /** The fair-share gate's limits (default FAIR_GATE_DEFAULTS; docs/reference/limits.md); false: no gate (FAIR_SHARE=off). */
   fairShare?: Partial<FairGateLimits> | false
   /** Shared quota counters (default: in memory, so one container's view). */
@@ -146,6 +149,7 @@ export function buildDeps(opts: CoreOptions): BuiltDeps {
     metrics,
     retentionDays: opts.auditRetentionDays,
     flushDelayMs: opts.auditFlushDelayMs,
+    refusals: opts.auditRefusals,
   })
   // refusals inside a tool call (egress, sandbox) answer the caller 200 with a tool error: they are audited where they happen
   const denied = (tenant: string, action: string, target: string, reason: string) =>

@@ -197,7 +197,7 @@ async function main() {
     server.close()
     ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
     await deps.usage.flush() // the last second of usage counts
-    await deps.audit.recorder.flush()
+    await deps.audit.recorder.flush({ endWindow: true }) // with the refusals counted so far
     await observability.flush()
     destroyAwsClients(deps.clients)
     await stores.close()

@@ -28,6 +28,9 @@ interface Entry {
   versionAfter?: string
   client?: string
   sourceAddress?: string
+  repeated?: number
+  firstAt?: string
+  lastAt?: string
 }
 
 export function registerAuditCommand(program: Command, client: () => ServerToolsClient, out: (text: string) => void) {
@@ -61,7 +64,9 @@ export function registerAuditCommand(program: Command, client: () => ServerTools
 export function formatEntry(e: Entry): string {
   const versions = e.versionBefore || e.versionAfter ? ` v${e.versionBefore ?? '-'}→${e.versionAfter ?? '-'}` : ''
   const why = e.reason ? ` (${e.reason})` : ''
+  // a digest: one line for many refusals of one kind (lib/audit/refusal-digest.ts)
+  const times = e.repeated ? ` ×${e.repeated} from ${e.firstAt ?? '?'} to ${e.lastAt ?? '?'}` : ''
   const who = e.actor?.subject ?? '(no valid token)'
   const from = [e.client, e.sourceAddress].filter(Boolean).join(' ')
-  return `${e.at ?? ''}  ${who}  ${e.action ?? ''}  ${e.target ?? ''}  ${e.outcome ?? ''}${e.status ? ` ${e.status}` : ''}${why}${versions}${from ? `  [${from}]` : ''}`
+  return `${e.at ?? ''}  ${who}  ${e.action ?? ''}  ${e.target ?? ''}  ${e.outcome ?? ''}${e.status ? ` ${e.status}` : ''}${why}${times}${versions}${from ? `  [${from}]` : ''}`
 }

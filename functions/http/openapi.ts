@@ -825,7 +825,7 @@ export function openApiDocument() {
       '/brain/{tenant}/audit': {
         get: {
           summary:
-            "The tenant's audit log, newest first: every write and every refusal (401, 403, egress, sandbox, budget); read-only (scope audit:read or tenant:admin)",
+            "The tenant's audit log, newest first: every write, and every refusal (401, 403, egress, sandbox, budget) — past a tenant's first 20 refusals a minute, one digest entry per kind of refusal; read-only (scope audit:read or tenant:admin)",
           parameters: [
             tenant,
             p('from', 'Earliest time, ISO-8601 UTC (inclusive)', false),
@@ -839,7 +839,7 @@ export function openApiDocument() {
           responses: {
             200: {
               description:
-                '{ entries: [{ tenant, id, at, actor: { subject?, issuer? }, action, target, outcome, status?, reason?, versionBefore?, versionAfter?, contentHash?, client?, requestId?, traceId?, sourceAddress?, expiresAt }], next? }',
+                '{ entries: [{ tenant, id, at, actor: { subject?, issuer? }, action, target, outcome, status?, reason?, versionBefore?, versionAfter?, contentHash?, client?, requestId?, traceId?, sourceAddress?, repeated?, firstAt?, lastAt?, samples?: { targets, sourceAddresses }, expiresAt }], next? } — `repeated` marks a digest of that many refusals of one kind',
             },
             400: problem,
             401: problem,

@@ -14,6 +14,7 @@ const OTEL_NAMES: Record<MetricName, string> = {
   StoreRetries: 'server_tools.store.retries',
   StoreThrottles: 'server_tools.store.throttles',
   AuditWriteFailures: 'server_tools.audit.write_failures',
+  AuditRefusalsUncounted: 'server_tools.audit.refusals_uncounted',
 }
 
 export function otelMetrics(meter: Meter): Metrics {

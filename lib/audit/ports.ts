@@ -40,6 +40,18 @@ export interface AuditEntry {
   requestId?: string
   traceId?: string
   sourceAddress?: string
+  /**
+   * Set on a digest: the entry stands for this many refusals of one kind within a window, past
+   * what a window records one entry each (lib/audit/refusal-digest.ts). Its `target` is what
+   * their targets have in common; per-request fields (requestId, traceId, contentHash,
+   * sourceAddress) are left out.
+   */
+  repeated?: number
+  /** A digest's first and last refusal, ISO-8601. */
+  firstAt?: string
+  lastAt?: string
+  /** A digest's first few distinct targets and source addresses. */
+  samples?: { targets: string[]; sourceAddresses: string[] }
   /** Epoch seconds after which the entry is gone (DynamoDB TTL; readers skip it before TTL deletes it). */
   expiresAt: number
 }

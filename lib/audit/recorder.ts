@@ -26,6 +26,7 @@ import { iso } from '../runtime/clock'
 import type { Logger } from '../runtime/logger'
 import { type Metrics, noopMetrics } from '../runtime/metrics'
 import { type AuditEntry, type AuditStore, MAX_AUDIT_BATCH } from './ports'
+import { REFUSAL_DIGEST_LIMITS, RefusalDigest, type RefusalDigestLimits } from './refusal-digest'
 
 export type AuditDraft = Omit<AuditEntry, 'id' | 'at' | 'expiresAt'>
 
@@ -46,6 +47,8 @@ export interface AuditRecorderOptions {
   writesInFlight?: number
   /** Entries one write carries where the store writes batches (`appendMany`; default and most 25). */
   batchSize?: number
+  /** How many entries refusals and failed writes may cost a window (lib/audit/refusal-digest.ts). */
+  refusals?: RefusalDigestLimits
 }
 
 export class AuditRecorder {
@@ -56,6 +59,8 @@ export class AuditRecorder {
   private givenUp = 0
   private drained: (() => void)[] = []
   private timer: ReturnType<typeof setTimeout> | undefined
+  private windowTimer: ReturnType<typeof setTimeout> | undefined
+  private readonly refusals: RefusalDigest
   private readonly retentionSeconds: number
   private readonly retryDelaysMs: number[]
   private readonly sleep: (ms: number) => Promise<void>
@@ -73,11 +78,24 @@ export class AuditRecorder {
     this.metrics = opts.metrics ?? noopMetrics
     this.writesInFlight = Math.max(1, opts.writesInFlight ?? 4)
     this.batchSize = Math.min(MAX_AUDIT_BATCH, Math.max(1, opts.batchSize ?? MAX_AUDIT_BATCH))
+    this.refusals = new RefusalDigest(opts.refusals ?? REFUSAL_DIGEST_LIMITS)
   }
 
-  /** Stamps the entry (time, id, expiry) and queues it. Never throws. */
+  /**
+   * Stamps the entry (time, id, expiry) and queues it; a refusal or failed write past what its
+   * window records one by one is counted into its kind's digest instead. Never throws.
+   */
   record(draft: AuditDraft): void {
     const now = this.opts.clock.now()
+    this.endWindow(now)
+    if (draft.outcome !== 'ok' && !this.refusals.admit(draft, now)) {
+      this.whenWindowEnds(now)
+      return
+    }
+    this.stamp(draft, now)
+  }
+
+  private stamp(draft: AuditDraft, now: number): void {
     const at = iso(now)
     // the sequence keeps one container's entries of the same millisecond in the order they happened
     const seq = (this.sequence++).toString(36).padStart(8, '0')
@@ -97,10 +115,48 @@ export class AuditRecorder {
   }
 
   /**
-   * Writes everything pending and waits until no write is queued or running; resolves with the
-   * number of entries given up on meanwhile.
+   * Queues the digests of a refusal window that has ended by `now` (every one, with `force`), and
+   * reports what went past its digests.
    */
-  async flush(): Promise<number> {
+  private endWindow(now: number, force = false): void {
+    const closed = this.refusals.close(now, force)
+    if (!closed) return
+    if (this.windowTimer !== undefined) {
+      clearTimeout(this.windowTimer)
+      this.windowTimer = undefined
+    }
+    for (const digest of closed.digests) this.stamp(digest, now)
+    if (closed.uncounted > 0) {
+      const window = { from: iso(closed.startedAt), to: iso(closed.endedAt) }
+      this.opts.log.log('warn', 'audit.refusals_uncounted', { refusals: closed.uncounted, ...window, kinds: this.refusals.limits.kinds })
+      this.metrics.record('AuditRefusalsUncounted', closed.uncounted, {})
+    }
+  }
+
+  /**
+   * A long-running server writes a window's digests when it ends; a Lambda container (explicit
+   * flushes only) at its first flush after that.
+   */
+  private whenWindowEnds(now: number): void {
+    const until = this.refusals.pendingUntil
+    if (this.windowTimer !== undefined || until === undefined || (this.opts.flushDelayMs ?? 250) <= 0) return
+    this.windowTimer = setTimeout(
+      () => {
+        this.windowTimer = undefined
+        void this.flush()
+      },
+      Math.max(0, until - now),
+    )
+    this.windowTimer.unref?.()
+  }
+
+  /**
+   * Writes everything pending and waits until no write is queued or running; resolves with the
+   * number of entries given up on meanwhile. A refusal window that has ended is written with it;
+   * `endWindow` ends the current one too (a server stopping).
+   */
+  async flush(opts: { endWindow?: boolean } = {}): Promise<number> {
+    this.endWindow(this.opts.clock.now(), opts.endWindow)
     if (this.timer !== undefined) {
       clearTimeout(this.timer)
       this.timer = undefined

@@ -26,6 +26,8 @@ export interface MetricDimensions {
   StoreThrottles: { Operation: string }
   /** Audit entries given up on after every retry (each one is also an error log line). */
   AuditWriteFailures: Record<string, never>
+  /** Refusals past a window's digests: in no audit entry (each window's count is also a warn log line). */
+  AuditRefusalsUncounted: Record<string, never>
 }
 export type MetricName = keyof MetricDimensions
 
@@ -40,6 +42,7 @@ export const METRIC_UNITS: Record<MetricName, MetricUnit> = {
   StoreRetries: 'Count',
   StoreThrottles: 'Count',
   AuditWriteFailures: 'Count',
+  AuditRefusalsUncounted: 'Count',
 }
 
 export interface Metrics {

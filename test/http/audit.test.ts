@@ -202,6 +202,33 @@ describe('audit entries for refusals', () => {
   })
 })
 
+describe('what refusals cost the audit log', () => {
+  it('records a tenant’s first 20 refused spawns one entry each and the rest of the window as one digest', async () => {
+    const over = { models: Array.from({ length: 40 }, (_, i) => `cortecs/m${i}`) }
+    const statuses = await Promise.all(Array.from({ length: 100 }, () => api.post(`${base}/processes`, over).then((r) => r.status)))
+    expect(new Set(statuses)).toEqual(new Set([400]))
+    expect((await entries()).length).toBe(20)
+    await deps.audit.recorder.flush({ endWindow: true })
+    const got = await entries()
+    expect(got.length).toBe(21)
+    expect(got[20]).toMatchObject({ action: 'process.spawn', outcome: 'failed', reason: 'INVALID_INPUT', status: 400, repeated: 80 })
+    expect(got[20].actor.subject).toBe(got[0].actor.subject)
+  })
+
+  it('bounds what 401s sprayed over made-up tenant ids write: entries of their own, digests, then a count', async () => {
+    deps = createMemoryDeps({
+      auditStore: store,
+      auditFlushDelayMs: 0,
+      auditRefusals: { windowMs: 60_000, perTenant: 2, perWindow: 10, kinds: 25, samples: 5 },
+    })
+    app = createApp(deps)
+    for (let i = 0; i < 100; i++) expect((await client(app).get(`/brain/t${i}/projects/p1/server-tools`)).status).toBe(401)
+    await deps.audit.recorder.flush({ endWindow: true })
+    // 10 of their own (t0–t9), then a digest for each of t10–t34; t35–t99 in the count
+    expect(store.requests).toBe(10 + 25)
+  })
+})
+
 describe('GET /brain/{tenant}/audit', () => {
   it('needs audit:read or tenant:admin', async () => {
     expect((await client(app, await tokenFor('acme', 'tools:read tools:write')).get('/brain/acme/audit')).status).toBe(403)
@@ -314,9 +341,9 @@ describe('a flush of many entries', () => {
       running--
     }
     const recorder = new AuditRecorder({ store: counted, clock: new ManualClock(), log: new MemoryLogger(), flushDelayMs: 0 })
-    for (let i = 0; i < 50; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' })
+    for (let i = 0; i < 50; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'ok' })
     const first = recorder.flush()
-    for (let i = 50; i < 60; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' })
+    for (let i = 50; i < 60; i++) recorder.record({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'ok' })
     expect(await Promise.all([first, recorder.flush()])).toEqual([0, 0])
     expect(most).toBe(4)
     expect((await backing.query('acme', {}, { limit: 100 }, 0)).entries).toHaveLength(60)
@@ -324,7 +351,8 @@ describe('a flush of many entries', () => {
 })
 
 describe('a store that writes batches (npm start’s embedded store)', () => {
-  const draft = (i: number) => ({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'failed' as const })
+  // writes that took effect: refusals past a window's first few would be counted into a digest instead
+  const draft = (i: number) => ({ tenant: 'acme', actor: {}, action: 'document.put', target: `t${i}`, outcome: 'ok' as const })
 
   it('gets 25 entries to a write, one write per 25, and every entry once', async () => {
     const backing = new MemoryAuditStore()

@@ -1180,7 +1180,9 @@
   /** @param {any} e */
   function activityRow(e) {
     const versions = e.versionBefore || e.versionAfter ? `${e.versionBefore || '–'} → ${e.versionAfter || '–'}` : ''
-    const outcome = `${e.outcome}${e.status ? ` ${e.status}` : ''}${e.reason ? ` (${e.reason})` : ''}`
+    // a digest stands for many refusals of one kind (lib/audit/refusal-digest.ts)
+    const times = e.repeated ? ` ×${e.repeated}, ${String(e.firstAt || '').slice(11, 19)}–${String(e.lastAt || '').slice(11, 19)}` : ''
+    const outcome = `${e.outcome}${e.status ? ` ${e.status}` : ''}${e.reason ? ` (${e.reason})` : ''}${times}`
     return h(
       'tr',
       { class: `outcome-${e.outcome}` },
