@@ -19,6 +19,10 @@
  * tenth (measured on dynalite: 0.6–1.9 → 0.2–0.4 ms of the process, 0.23–0.58 → 0.03–0.04 ms of
  * the calling thread, per entry). What a batch leaves unwritten is tried again on the same
  * schedule, then logged entry by entry like a failed single write.
+ *
+ * Refusals and failed writes past a window's first few are counted into one digest entry per
+ * kind instead of one entry each (lib/audit/refusal-digest.ts): a refusal costs its sender
+ * nothing, and was an entry kept a year.
  */
 import { isServerToolsError } from '../errors'
 import type { Clock } from '../runtime/clock'
@@ -143,7 +147,8 @@ export class AuditRecorder {
     this.windowTimer = setTimeout(
       () => {
         this.windowTimer = undefined
-        void this.flush()
+        // a timer may run a millisecond before the clock reads the window's end
+        void this.flush({ endWindow: true })
       },
       Math.max(0, until - now),
     )
