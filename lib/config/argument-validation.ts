@@ -30,9 +30,13 @@ export interface ValidationAnswer {
   steps: number
 }
 
-/** Validations run in a worker (lib/config/yaml-pool.ts); OVERLOADED when the tenant's places are taken. */
+/**
+ * Validations run in a worker (lib/config/yaml-pool.ts). Undefined when the tenant has no place
+ * and none to wait in: the caller validates where it is, as before there were workers, rather
+ * than refuse a call it can answer (20 parallel calls of one tenant were 11 "busy" errors).
+ */
 export interface ValidationWorkers {
-  validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer>
+  validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer | undefined>
 }
 
 /**
@@ -79,10 +83,12 @@ export interface ArgumentValidationStats {
   offThread: number
   /** Validations run whole here after their first slice: schema and value over the handoff size. */
   wholeHere: number
+  /** Validations run whole here after their first slice: the tenant's worker places and queue were full. */
+  noPlace: number
 }
 
 export function offThreadValidation(workers: () => Promise<ValidationWorkers>): ArgumentValidation & { stats(): ArgumentValidationStats } {
-  const counts: ArgumentValidationStats = { inSlice: 0, offThread: 0, wholeHere: 0 }
+  const counts: ArgumentValidationStats = { inSlice: 0, offThread: 0, wholeHere: 0, noPlace: 0 }
   const slice = WORK_BUDGETS.schemaValidationSlice.limit
   const handoffBytes = WORK_BUDGETS.validationHandoffBytes.limit
   const handoffNodes = WORK_BUDGETS.validationHandoffNodes.limit
@@ -105,8 +111,12 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
         counts.wholeHere++
         return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
       }
-      counts.offThread++
       const answer = await (await workers()).validate(schema, value, { tenant: call.tenant, signal: signalOf(call.signal) })
+      if (!answer) {
+        counts.noPlace++
+        return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
+      }
+      counts.offThread++
       return found(schema, value, answer.valid ? [] : issuesFromAjv(answer.errors ?? [], value, '', schema))
     },
     stats: () => ({ ...counts }),

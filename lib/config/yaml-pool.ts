@@ -157,6 +157,11 @@ class Places {
     return this.queue.running
   }
 
+  /** Whether `tenant` would get a place or one to wait in (the fair queue's `hasRoom`). */
+  hasRoom(tenant: string): boolean {
+    return this.queue.hasRoom(tenant)
+  }
+
   get waiting() {
     return this.queue.waiting
   }
@@ -229,7 +234,8 @@ export class YamlWorkerPool implements YamlParsing, ValidationWorkers {
     return this.refused(answer, at.path)
   }
 
-  async validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer> {
+  async validate(schema: JsonSchema, value: unknown, at: { tenant: string; signal?: AbortSignal }): Promise<ValidationAnswer | undefined> {
+    if (!this.validations.hasRoom(at.tenant)) return undefined
     const answer = await this.validations.run({ kind: 'validate', schema, value }, at, this.deadlineMs)
     if ('valid' in answer) return answer
     if ('ok' in answer) throw new Error('a validation worker answered a parse')

@@ -73,6 +73,14 @@ export class FairQueue {
     return this.queued
   }
 
+  /** Whether `tenant` would get a place now or one to wait in: `enter` would not refuse it at once. */
+  hasRoom(tenant: string): boolean {
+    const state = this.tenants.get(tenant)
+    if (!state) return this.running_ < this.limits.slots || this.queued < this.limits.queue
+    if (this.running_ < this.limits.slots && state.running < this.limits.tenantSlots && state.queue.length === 0) return true
+    return state.queue.length < this.limits.tenantQueue && this.queued < this.limits.queue
+  }
+
   /**
    * Resolves with the place's release once `tenant` holds one (call it exactly once, when the work
    * ends), or undefined when `signal` fired while waiting; throws OVERLOADED.

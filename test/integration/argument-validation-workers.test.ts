@@ -55,7 +55,7 @@ describe('tool-call arguments validated past their first slice', () => {
     expect(stepsOf(rows, rowsOf(3))).toBeLessThan(WORK_BUDGETS.schemaValidationSlice.limit)
     expect(await call(rowsOf(3))).toMatchObject({ isError: false, runOn: 'client' })
     expect((await call({ rows: [{ b: 1 }] })).isError).toBe(true)
-    expect(deps.validation.stats()).toEqual({ inSlice: 2, offThread: 0, wholeHere: 0 })
+    expect(deps.validation.stats()).toEqual({ inSlice: 2, offThread: 0, wholeHere: 0, noPlace: 0 })
     expect(deps.yaml.stats().workersStarted).toBe(0)
   })
 
@@ -68,7 +68,7 @@ describe('tool-call arguments validated past their first slice', () => {
     const [inline] = validateAgainst(recursiveAnyOf, value)
     expect(inline.message).toMatch(/validation budget of 20,000 steps/)
     expect(JSON.stringify(outcome)).toContain(inline.message)
-    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 1, wholeHere: 0 })
+    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 1, wholeHere: 0, noPlace: 0 })
     expect((await deps.yaml.workers()).validationStats()).toMatchObject({ offThread: 1, running: 0, queued: 0 })
   })
 
@@ -79,7 +79,7 @@ describe('tool-call arguments validated past their first slice', () => {
     expect(steps).toBeGreaterThan(WORK_BUDGETS.schemaValidationSlice.limit)
     expect(steps).toBeLessThan(WORK_BUDGETS.schemaValidation.limit)
     expect(await call(value)).toMatchObject({ isError: false, runOn: 'client' })
-    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 1, wholeHere: 0 })
+    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 1, wholeHere: 0, noPlace: 0 })
   })
 
   it('validates arguments over the handoff size whole on the main thread, within the same budget', async () => {
@@ -91,8 +91,20 @@ describe('tool-call arguments validated past their first slice', () => {
     expect(JSON.stringify(long).length).toBeGreaterThan(WORK_BUDGETS.validationHandoffBytes.limit)
     expect(await call(many)).toMatchObject({ isError: false, runOn: 'client' })
     expect(await call(long)).toMatchObject({ isError: false, runOn: 'client' })
-    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 0, wholeHere: 2 })
+    expect(deps.validation.stats()).toEqual({ inSlice: 0, offThread: 0, wholeHere: 2, noPlace: 0 })
     expect(deps.yaml.stats().workersStarted).toBe(0)
+  })
+
+  it("answers calls past the tenant's worker places and queue by validating them here, never with a busy refusal", async () => {
+    const { deps, call } = await processWith(recursiveAnyOf)
+    const value = { v: nested(60) }
+    // one place a tenant and 8 waiting (yaml-pool.ts): 20 at once leave at least 11 with no room
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => call(value)))
+    for (const o of outcomes) expect(o.content?.message ?? '').toMatch(/validation budget of 20,000 steps/)
+    const stats = deps.validation.stats()
+    expect(stats.offThread + stats.noPlace).toBe(20)
+    expect(stats.noPlace).toBeGreaterThanOrEqual(1)
+    expect((await deps.yaml.workers()).validationStats()).toMatchObject({ offThread: stats.offThread, running: 0, queued: 0 })
   })
 })
 
