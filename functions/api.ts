@@ -53,6 +53,7 @@ const deps = createAwsDeps({
   // not linked (a link grants every DynamoDB action): sst.config.ts passes the name and grants PutItem and Query only
   auditTable: audit.table,
   auditRetentionDays: audit.retentionDays,
+  auditRefusals: audit.refusals,
   // written after the response, by the handler below
   auditFlushDelayMs: 0,
   observability,

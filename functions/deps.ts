@@ -353,6 +353,8 @@ export interface AwsDepsConfig {
   quotasTable?: string
   auditRetentionDays?: number
   auditFlushDelayMs?: number
+  /** AUDIT_REFUSAL_WINDOW_SECONDS, as limits (default REFUSAL_DIGEST_LIMITS). */
+  auditRefusals?: RefusalDigestLimits
   observability?: AppDeps['observability']
   jwtSecret: string
   auth?: Omit<AuthSettings, 'jwtSecret'>
@@ -453,6 +455,7 @@ export function createAwsDeps(config: AwsDepsConfig): AppDeps & { clients: AwsCl
       quotaStore,
       auditRetentionDays: config.auditRetentionDays,
       auditFlushDelayMs: config.auditFlushDelayMs,
+      auditRefusals: config.auditRefusals,
       jwtSecret: config.jwtSecret,
       auth: config.auth,
       log: config.log,

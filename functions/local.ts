@@ -26,6 +26,7 @@ import { createApp } from './http/app'
 import { ALL_SCOPES, issueToken } from './http/auth'
 import { serveNode } from './node-server'
 import {
+  auditRefusalsFromEnv,
   auditRetentionDaysFromEnv,
   authSettingsFromEnv,
   awsCredentialsFromEnv,
@@ -126,6 +127,7 @@ async function main() {
     bucket: BUCKET,
     auditTable: AUDIT_TABLE,
     auditRetentionDays: auditRetentionDaysFromEnv(),
+    auditRefusals: auditRefusalsFromEnv(),
     observability,
     jwtSecret,
     auth,

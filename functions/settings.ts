@@ -1,5 +1,6 @@
 /** The deployment settings read from the environment, in one place (edge only). */
 
+import { REFUSAL_DIGEST_LIMITS, type RefusalDigestLimits } from '../lib/audit/refusal-digest'
 import { OwnEndpoints } from '../lib/egress/own-endpoints'
 import type { Logger, LogLevel } from '../lib/runtime/logger'
 import { noopTracer, type Tracer } from '../lib/runtime/tracer'
@@ -52,13 +53,19 @@ export function observabilityFromEnv(opts: { emf: boolean }, env: Record<string,
  * (1–3650, default 365: each entry's TTL). Without a table the entries stay in memory, and the
  * cold start says so at warn level.
  */
-export function auditSettingsFromEnv(log: Logger): { table?: string; retentionDays?: number } {
+export function auditSettingsFromEnv(log: Logger): { table?: string; retentionDays?: number; refusals?: RefusalDigestLimits } {
   const table = optionalEnv('AUDIT_TABLE')
   if (!table) log.log('warn', 'audit.no_table', { message: 'AUDIT_TABLE is not set: audit entries are kept in memory only' })
-  return { table, retentionDays: auditRetentionDaysFromEnv() }
+  return { table, retentionDays: auditRetentionDaysFromEnv(), refusals: auditRefusalsFromEnv() }
 }
 
 export const auditRetentionDaysFromEnv = () => wholeEnv('AUDIT_RETENTION_DAYS', 1, 3650)
+
+/** AUDIT_REFUSAL_WINDOW_SECONDS (1–3600, default 60): the window over which refusals' audit entries are bounded (lib/audit/refusal-digest.ts). */
+export function auditRefusalsFromEnv(): RefusalDigestLimits | undefined {
+  const seconds = wholeEnv('AUDIT_REFUSAL_WINDOW_SECONDS', 1, 3600)
+  return seconds === undefined ? undefined : { ...REFUSAL_DIGEST_LIMITS, windowMs: seconds * 1000 }
+}
 
 export function requiredEnv(name: string): string {
   const v = process.env[name]

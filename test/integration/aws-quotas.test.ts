@@ -2,7 +2,9 @@
  * Quotas on DynamoDB (dynalite): the counter store contract, and two cold-started instances of
  * functions/api.ts (two containers, two composition roots) sharing one counters table, each
  * request going to the other container: together they admit no more than the limit and strand
- * at most a slice each; every refusal is a 429 with Retry-After and an audit entry.
+ * at most a slice each; every refusal is a 429 with Retry-After and in the audit log: each
+ * container's first 20 an entry each, the rest in a digest its next invocation after the refusal
+ * window (1 s here) writes.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { sliceOf } from '../../lib/quotas/limiter'
@@ -27,6 +29,7 @@ let token: string
 
 beforeAll(async () => {
   const links = await provisionLambdaLinks('quotas')
+  vi.stubEnv('AUDIT_REFUSAL_WINDOW_SECONDS', '1')
   containers = [await coldStartLambda<LambdaHandler>(links, SECRET), await coldStartLambda<LambdaHandler>(links, SECRET)]
   token = await tokenFor('acme', 'tools:read tools:write tools:invoke tenant:admin audit:read', 'admin@example.test', SECRET)
 })
@@ -66,13 +69,21 @@ describe('quotas across Lambda containers', () => {
     }
     const status = (await (await fetch(`${BASE}/quotas?project=p1`, { headers })).json()) as { rules: { windows: unknown[] }[] }
     expect(status.rules[0].windows[0]).toMatchObject({ kind: 'volume', limit: LIMIT, used: LIMIT, remaining: 0 })
-    // AUDIT_TABLE is not a link, so each cold start here keeps its audit log in memory: ask each
+    // AUDIT_TABLE is not a link, so each cold start here keeps its audit log in memory: ask each,
+    // once its refusal window has ended (the read flushes first, which writes the window's digests)
+    await new Promise((r) => setTimeout(r, 1_100))
+    let entries = 0
     let audited = 0
-    for (const c of containers)
-      audited += (
-        (await (await lambdaFetch([c])(`${BASE}/audit?action=quota.refused&limit=200`, { headers })).json()) as { entries: unknown[] }
-      ).entries.length
+    for (const c of containers) {
+      const page = (await (await lambdaFetch([c])(`${BASE}/audit?action=quota.refused&limit=200`, { headers })).json()) as {
+        entries: { repeated?: number }[]
+      }
+      entries += page.entries.length
+      audited += page.entries.reduce((sum, e) => sum + (e.repeated ?? 1), 0)
+    }
     expect(audited).toBe(refused.length)
+    // ~60 refusals a container (each request goes to the other one): 20 entries each and one digest each
+    expect(entries).toBe(2 * (20 + 1))
   })
 })
 
