@@ -165,6 +165,10 @@ export async function extractOperations(
         const bytes = packBytes.child(limits.schemaBytes, 'its expanded input schema (bytes)')
         let built: Operation | undefined
         try {
+          // the parameter lists' one walk each, in slices: a shared list of thousands of `$ref`s,
+          // walked whole within buildOperation, held the event loop ~5 ms at once (issue 21 N3)
+          for (const list of [item.parameters, op.parameters])
+            if (Array.isArray(list)) await walkParametersInSlices(doc, list, steps.limit, slice)
           built = buildOperation(doc, path, method, item, op, opProblems, budget, steps)
           // what the schema renders to, every use of a shared node counted; the walk stops at the limit
           if (built) bytes.spend(jsonBytes(built.inputSchema, limits.schemaBytes))
@@ -228,27 +232,81 @@ const parametersWalked = new WeakMap<object, number>()
  * its budget once, then refused on its charge alone at every use.
  */
 function walkParameters(doc: OpenApiDocument, list: unknown[], limit: number): WalkedParameters {
-  let lists = walkedLists.get(doc)
-  if (!lists) walkedLists.set(doc, (lists = new WeakMap()))
+  const lists = walkedListsOf(doc)
   const known = lists.get(list)
   if (known && known.limit === limit) return known
-  const steps = new ExpansionBudget(limit, 'the parameter list')
-  const walked: WalkedParameters = { entries: [], steps: 0, problems: [], limit }
-  try {
-    // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
-    for (const raw of list) {
-      steps.spend()
-      parametersWalked.set(doc, (parametersWalked.get(doc) ?? 0) + 1)
-      const p = deref<any>(doc, raw, walked.problems, steps)
-      if (!p || typeof p.name !== 'string' || typeof p.in !== 'string') continue
-      walked.entries.push([`${p.in}\u0000${p.name}`, p])
+  const walk = new ParameterWalk(doc, limit)
+  // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
+  for (const raw of list) if (!walk.entry(raw)) break
+  return walk.done(lists, list)
+}
+
+/**
+ * The same walk, handing the event loop a turn (`between`, charged the steps since the last) every
+ * WALK_ENTRIES entries; what it finds is kept for walkParameters, which then walks nothing.
+ */
+async function walkParametersInSlices(
+  doc: OpenApiDocument,
+  list: unknown[],
+  limit: number,
+  between: (units: number) => Promise<void>,
+): Promise<void> {
+  const lists = walkedListsOf(doc)
+  const known = lists.get(list)
+  if (known && known.limit === limit) return
+  const walk = new ParameterWalk(doc, limit)
+  let charged = 0
+  for (let i = 0; i < list.length; i++) {
+    if (!walk.entry(list[i])) break
+    if ((i + 1) % WALK_ENTRIES === 0) {
+      await between(walk.steps.used - charged)
+      charged = walk.steps.used
     }
-  } catch (e) {
-    if (!(e instanceof BudgetExceeded)) throw e
   }
-  walked.steps = steps.used
-  lists.set(list, walked)
-  return walked
+  walk.done(lists, list)
+}
+
+/** Entries of a parameter list walked between two chances to yield (each entry a few µs: a pointer followed per `$ref`). */
+const WALK_ENTRIES = 200
+
+function walkedListsOf(doc: OpenApiDocument): WeakMap<object, WalkedParameters> {
+  let lists = walkedLists.get(doc)
+  if (!lists) walkedLists.set(doc, (lists = new WeakMap()))
+  return lists
+}
+
+/** One walk of a parameter list, an entry at a time, up to `limit` steps. */
+class ParameterWalk {
+  readonly steps: ExpansionBudget
+  readonly walked: WalkedParameters
+
+  constructor(
+    private readonly doc: OpenApiDocument,
+    limit: number,
+  ) {
+    this.steps = new ExpansionBudget(limit, 'the parameter list')
+    this.walked = { entries: [], steps: 0, problems: [], limit }
+  }
+
+  /** Walks one entry; false once the step budget is spent (the walk ends there). */
+  entry(raw: unknown): boolean {
+    try {
+      this.steps.spend()
+      parametersWalked.set(this.doc, (parametersWalked.get(this.doc) ?? 0) + 1)
+      const p = deref<any>(this.doc, raw, this.walked.problems, this.steps)
+      if (p && typeof p.name === 'string' && typeof p.in === 'string') this.walked.entries.push([`${p.in}\u0000${p.name}`, p])
+      return true
+    } catch (e) {
+      if (!(e instanceof BudgetExceeded)) throw e
+      return false
+    }
+  }
+
+  done(lists: WeakMap<object, WalkedParameters>, list: unknown[]): WalkedParameters {
+    this.walked.steps = this.steps.used
+    lists.set(list, this.walked)
+    return this.walked
+  }
 }
 
 function buildOperation(
