@@ -19,6 +19,7 @@
  *
  * So a window writes at most `perWindow + kinds` refusal entries, whatever arrives.
  */
+import { iso } from '../runtime/clock'
 import type { AuditDraft } from './recorder'
 
 export interface RefusalDigestLimits {
@@ -153,8 +154,8 @@ function digestOf(kind: Kind): AuditDraft {
     ...rest,
     target: kind.target,
     repeated: kind.count,
-    firstAt: new Date(kind.firstAt).toISOString(),
-    lastAt: new Date(kind.lastAt).toISOString(),
+    firstAt: iso(kind.firstAt),
+    lastAt: iso(kind.lastAt),
     samples: { targets: [...kind.targets], sourceAddresses: [...kind.sources] },
   }
 }

@@ -107,14 +107,15 @@ export function offThreadValidation(workers: () => Promise<ValidationWorkers>): 
         counts.inSlice++
         return found(schema, value, fn.errors ? issuesFromAjv(fn.errors, value, '', schema) : [])
       }
+      const whole = () => found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
       if (!cheapToCopy(schema, value)) {
         counts.wholeHere++
-        return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
+        return whole()
       }
       const answer = await (await workers()).validate(schema, value, { tenant: call.tenant, signal: signalOf(call.signal) })
       if (!answer) {
         counts.noPlace++
-        return found(schema, value, fn(value) ? [] : issuesFromAjv(fn.errors ?? [], value, '', schema))
+        return whole()
       }
       counts.offThread++
       return found(schema, value, answer.valid ? [] : issuesFromAjv(answer.errors ?? [], value, '', schema))

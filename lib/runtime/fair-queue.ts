@@ -47,6 +47,9 @@ interface TenantState {
   until: Set<{ at: number }>
 }
 
+/** A tenant with nothing running or waiting, as `hasRoom` reads one the queue does not know (never stored). */
+const NO_STATE: TenantState = { running: 0, queue: [], until: new Set() }
+
 export class FairQueue {
   private readonly tenants = new Map<string, TenantState>()
   private running_ = 0
@@ -75,10 +78,20 @@ export class FairQueue {
 
   /** Whether `tenant` would get a place now or one to wait in: `enter` would not refuse it at once. */
   hasRoom(tenant: string): boolean {
-    const state = this.tenants.get(tenant)
-    if (!state) return this.running_ < this.limits.slots || this.queued < this.limits.queue
-    if (this.running_ < this.limits.slots && state.running < this.limits.tenantSlots && state.queue.length === 0) return true
-    return state.queue.length < this.limits.tenantQueue && this.queued < this.limits.queue
+    const state = this.tenants.get(tenant) ?? NO_STATE
+    return this.runsNow(state) || (!this.tenantQueueFull(state) && !this.queueFull())
+  }
+
+  private runsNow(state: TenantState): boolean {
+    return this.running_ < this.limits.slots && state.running < this.limits.tenantSlots && state.queue.length === 0
+  }
+
+  private tenantQueueFull(state: TenantState): boolean {
+    return state.queue.length >= this.limits.tenantQueue
+  }
+
+  private queueFull(): boolean {
+    return this.queued >= this.limits.queue
   }
 
   /**
@@ -103,20 +116,20 @@ export class FairQueue {
   }
 
   private admit(tenant: string, state: TenantState, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const { slots, tenantSlots, tenantQueue, queue } = this.limits
+    const { tenantQueue, queue } = this.limits
     const { busy, things } = this.words
-    if (this.running_ < slots && state.running < tenantSlots && state.queue.length === 0) {
+    if (this.runsNow(state)) {
       this.take(state)
       return Promise.resolve(true)
     }
-    if (state.queue.length >= tenantQueue) {
+    if (this.tenantQueueFull(state)) {
       this.forget(tenant, state)
       throw overloaded(
         `${busy}: this tenant already has ${state.queue.length} ${things} waiting (at most ${tenantQueue}) behind ${state.running} running. Retry later.`,
         this.retryAfter(state),
       )
     }
-    if (this.queued >= queue) {
+    if (this.queueFull()) {
       this.forget(tenant, state)
       throw overloaded(`${busy}: ${this.queued} ${things} are waiting (at most ${queue}). Retry later.`, this.retryAfter())
     }

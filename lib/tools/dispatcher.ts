@@ -182,7 +182,7 @@ export class ToolDispatcher {
     try {
       problems = await this.validation.validate(tool.inputSchema, args, { tenant: caller.tenant, signal: opts.signal })
     } catch (e) {
-      // the tenant's validation places are all taken: refused for capacity, as a busy sandbox is
+      // a validation that waited for a worker past its deadline: refused for capacity, as a busy sandbox is
       if (isServerToolsError(e, 'OVERLOADED')) {
         if (opts.overloaded === 'throw') throw e
         return toolError(e.message, { retryAfterSeconds: e.details?.retryAfterSeconds })

@@ -165,11 +165,11 @@ export async function extractOperations(
         const bytes = packBytes.child(limits.schemaBytes, 'its expanded input schema (bytes)')
         let built: Operation | undefined
         try {
-          // the parameter lists' one walk each, in slices: a shared list of thousands of `$ref`s,
-          // walked whole within buildOperation, held the event loop ~5 ms at once (issue 21 N3)
+          // path-level parameters, then the operation's own (walked in slices, before the build)
+          const lists: WalkedParameters[] = []
           for (const list of [item.parameters, op.parameters])
-            if (Array.isArray(list)) await walkParametersInSlices(doc, list, steps.limit, slice)
-          built = buildOperation(doc, path, method, item, op, opProblems, budget, steps)
+            if (Array.isArray(list)) lists.push(await walkParameters(doc, list, steps.limit, slice))
+          built = buildOperation(doc, path, method, op, lists, opProblems, budget, steps)
           // what the schema renders to, every use of a shared node counted; the walk stops at the limit
           if (built) bytes.spend(jsonBytes(built.inputSchema, limits.schemaBytes))
         } catch (e) {
@@ -229,92 +229,52 @@ const parametersWalked = new WeakMap<object, number>()
 /**
  * Walks a parameter list once per document (lists are never changed once read), stopping past
  * `limit` steps — what one operation may spend — so a list no operation can afford is walked up to
- * its budget once, then refused on its charge alone at every use.
+ * its budget once, then refused on its charge alone at every use. It hands the event loop a turn
+ * (`between`, charged the steps since the last) every WALK_ENTRIES entries: a shared list of
+ * thousands of `$ref`s walked whole held the event loop ~5 ms at once (issue 21 N3).
  */
-function walkParameters(doc: OpenApiDocument, list: unknown[], limit: number): WalkedParameters {
-  const lists = walkedListsOf(doc)
-  const known = lists.get(list)
-  if (known && known.limit === limit) return known
-  const walk = new ParameterWalk(doc, limit)
-  // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
-  for (const raw of list) if (!walk.entry(raw)) break
-  return walk.done(lists, list)
-}
-
-/**
- * The same walk, handing the event loop a turn (`between`, charged the steps since the last) every
- * WALK_ENTRIES entries; what it finds is kept for walkParameters, which then walks nothing.
- */
-async function walkParametersInSlices(
+async function walkParameters(
   doc: OpenApiDocument,
   list: unknown[],
   limit: number,
   between: (units: number) => Promise<void>,
-): Promise<void> {
-  const lists = walkedListsOf(doc)
+): Promise<WalkedParameters> {
+  let lists = walkedLists.get(doc)
+  if (!lists) walkedLists.set(doc, (lists = new WeakMap()))
   const known = lists.get(list)
-  if (known && known.limit === limit) return
-  const walk = new ParameterWalk(doc, limit)
+  if (known && known.limit === limit) return known
+  const steps = new ExpansionBudget(limit, 'the parameter list')
+  const walked: WalkedParameters = { entries: [], steps: 0, problems: [], limit }
   let charged = 0
-  for (let i = 0; i < list.length; i++) {
-    if (!walk.entry(list[i])) break
-    if ((i + 1) % WALK_ENTRIES === 0) {
-      await between(walk.steps.used - charged)
-      charged = walk.steps.used
+  try {
+    // walked in place, not copied: a shared list of 20,000 stops at the step budget, not after a copy
+    for (let i = 0; i < list.length; i++) {
+      steps.spend()
+      parametersWalked.set(doc, (parametersWalked.get(doc) ?? 0) + 1)
+      const p = deref<any>(doc, list[i], walked.problems, steps)
+      if (p && typeof p.name === 'string' && typeof p.in === 'string') walked.entries.push([`${p.in}\u0000${p.name}`, p])
+      if ((i + 1) % WALK_ENTRIES === 0) {
+        await between(steps.used - charged)
+        charged = steps.used
+      }
     }
+  } catch (e) {
+    if (!(e instanceof BudgetExceeded)) throw e
   }
-  walk.done(lists, list)
+  walked.steps = steps.used
+  lists.set(list, walked)
+  return walked
 }
 
 /** Entries of a parameter list walked between two chances to yield (each entry a few µs: a pointer followed per `$ref`). */
 const WALK_ENTRIES = 200
 
-function walkedListsOf(doc: OpenApiDocument): WeakMap<object, WalkedParameters> {
-  let lists = walkedLists.get(doc)
-  if (!lists) walkedLists.set(doc, (lists = new WeakMap()))
-  return lists
-}
-
-/** One walk of a parameter list, an entry at a time, up to `limit` steps. */
-class ParameterWalk {
-  readonly steps: ExpansionBudget
-  readonly walked: WalkedParameters
-
-  constructor(
-    private readonly doc: OpenApiDocument,
-    limit: number,
-  ) {
-    this.steps = new ExpansionBudget(limit, 'the parameter list')
-    this.walked = { entries: [], steps: 0, problems: [], limit }
-  }
-
-  /** Walks one entry; false once the step budget is spent (the walk ends there). */
-  entry(raw: unknown): boolean {
-    try {
-      this.steps.spend()
-      parametersWalked.set(this.doc, (parametersWalked.get(this.doc) ?? 0) + 1)
-      const p = deref<any>(this.doc, raw, this.walked.problems, this.steps)
-      if (p && typeof p.name === 'string' && typeof p.in === 'string') this.walked.entries.push([`${p.in}\u0000${p.name}`, p])
-      return true
-    } catch (e) {
-      if (!(e instanceof BudgetExceeded)) throw e
-      return false
-    }
-  }
-
-  done(lists: WeakMap<object, WalkedParameters>, list: unknown[]): WalkedParameters {
-    this.walked.steps = this.steps.used
-    lists.set(list, this.walked)
-    return this.walked
-  }
-}
-
 function buildOperation(
   doc: OpenApiDocument,
   path: string,
   method: string,
-  item: any,
   op: any,
+  parameterLists: WalkedParameters[],
   problems: string[],
   budget: ExpansionBudget,
   steps: ExpansionBudget,
@@ -327,9 +287,7 @@ function buildOperation(
   // each entry is charged, the ones a shared path item brings along included (issue 21 N3), but a
   // list is walked once per document: every later use is charged the same steps without the walk
   const merged = new Map<string, any>()
-  for (const list of [item.parameters, op.parameters]) {
-    if (!Array.isArray(list)) continue
-    const walked = walkParameters(doc, list, steps.limit)
+  for (const walked of parameterLists) {
     problems.push(...walked.problems)
     steps.spendAll(walked.steps)
     for (const [key, p] of walked.entries) merged.set(key, p)
