@@ -184,8 +184,11 @@ export function estimatedSize(re2: string): number {
     branches: number
     allSingle: boolean
     capture: boolean
+    /** Where the current branch's text starts, and the branch before it: RE2 keeps one of two identical neighbours. */
+    start: number
+    previous: string | undefined
   }
-  const open = (capture: boolean): Frame => ({
+  const open = (capture: boolean, start: number): Frame => ({
     done: 0,
     branch: 0,
     piece: 0,
@@ -194,9 +197,19 @@ export function estimatedSize(re2: string): number {
     branches: 1,
     allSingle: true,
     capture,
+    start,
+    previous: undefined,
   })
   const sat = (n: number) => Math.min(n, SATURATED)
-  const stack: Frame[] = [open(false)]
+  /** Forgets the current branch, which repeats an earlier one: the group is as if it had one branch less. */
+  const dropBranch = (f: Frame) => {
+    f.branches--
+    f.branch = 0
+    f.piece = 0
+    f.single = false
+    f.pieces = 0
+  }
+  const stack: Frame[] = [open(false, 0)]
   let top = stack[0]
   /** A new piece of the current branch: `single` when it is one character or class, unquantified. */
   const piece = (size: number, single: boolean) => {
@@ -206,6 +219,16 @@ export function estimatedSize(re2: string): number {
     top.pieces++
   }
   const oneSingle = (f: Frame) => f.pieces === 1 && f.single
+  /**
+   * Whether the branch ending at `end` repeats the one before it (then it costs nothing: RE2 merges
+   * neighbours with a common prefix). Not one with a capturing group: its copy captures elsewhere.
+   */
+  const repeated = (f: Frame, end: number) => {
+    const text = re2.slice(f.start, end)
+    const same = text === f.previous && !/\((?!\?)/.test(text)
+    f.previous = text
+    return same
+  }
   /** A group's body (or the whole pattern's): its branches, or one class when every branch is one character. */
   const close = (f: Frame) => {
     const merged = f.branches > 1 && f.allSingle && oneSingle(f)
@@ -254,16 +277,21 @@ export function estimatedSize(re2: string): number {
         i += head ? head[0].length : 1
       }
       if (stack.length > 1_000) return SATURATED
-      stack.push((top = open(capture)))
+      stack.push((top = open(capture, i + 1)))
     } else if (c === ')' && stack.length > 1) {
+      if (top.branches > 1 && repeated(top, i)) dropBranch(top)
       const f = stack.pop()!
       top = stack[stack.length - 1]
       const { body, single } = close(f)
       piece(f.capture ? sat(2 + body) : body, single)
     } else if (c === '|') {
-      top.allSingle = top.allSingle && oneSingle(top)
-      top.done = sat(top.done + top.branch + top.piece)
+      if (repeated(top, i)) dropBranch(top)
+      else {
+        top.allSingle = top.allSingle && oneSingle(top)
+        top.done = sat(top.done + top.branch + top.piece)
+      }
       top.branches++
+      top.start = i + 1
       top.branch = 0
       top.piece = 0
       top.single = false
@@ -287,6 +315,7 @@ export function estimatedSize(re2: string): number {
     top = stack[stack.length - 1]
     piece(close(f).body, false)
   }
+  if (top.branches > 1 && repeated(top, re2.length)) dropBranch(top)
   return close(stack[0]).body
 }
 
