@@ -16,7 +16,10 @@
  * windows' calls. `HOSTILE_ROWS` filters classes too. Per row also the run-queue waits of the
  * app's threads, the victim's process and the attack client's thread and the client's CPU per
  * attack; `HOSTILE_TRACE=1` splits the victim's slowest calls into the client's and the app's
- * parts (diagnostic only, never a verdict).
+ * parts (diagnostic only, never a verdict). The classes flood through a kept-alive `node:http`
+ * client (test/hostile/http-client.ts, `HOSTILE_CLIENT=fetch` for undici's `fetch` as before
+ * session 18): the cheaper the bench's own client, the less of the 2 cores it takes from the app
+ * and the more attacks it sends.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -129,6 +132,16 @@ interface VictimFigures {
  * untouched; "alone" is measured with the same boost.
  */
 const PROBE_NICE = Number(process.env.HOSTILE_PROBE_NICE ?? -10)
+
+/**
+ * What the attack classes send with (HOSTILE_CLIENT: `node-http`, the default, or `fetch`). A real
+ * attacker's client runs on its own machine; here it shares the app's 2 cores, so its CPU per
+ * request is taken from the service. Undici's `fetch` spent 1.5–1.7 ms a 340 KB spawn (3× the
+ * app's main thread) and so capped the flood near 600 attacks a second; the `node:http` client
+ * spends 0.1–0.3 ms and sends 2–5× as many (N5 alone, 2026-12-03: 4,992 attacks at ×2.31 with
+ * `fetch`, 10,347 at ×1.73 with `node:http`, in runs of the same tree minutes apart).
+ */
+const ATTACK_CLIENT = process.env.HOSTILE_CLIENT === 'fetch' ? 'fetch' : 'node-http'
 
 /** How long the victim runs before the first window (HOSTILE_WARM_SECONDS, default 10). */
 const WARM_SECONDS = Number(process.env.HOSTILE_WARM_SECONDS ?? 10)
@@ -385,6 +398,7 @@ export async function benchHostileClasses() {
     label: 'attack classes',
     trace: trace ? `/brain/${BYSTANDER}/` : undefined,
     nodeArgs: (process.env.HOSTILE_APP_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    client: ATTACK_CLIENT,
   })
   const victim = await Victim.start()
   try {
@@ -502,7 +516,7 @@ export async function benchHostileClasses() {
         ` /proc), the work the other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue` +
         ` wait (/proc/…/schedstat, ms per second of the windows, summed over threads where several): time runnable but without a core —` +
         ` the app's main thread, its other threads, the victim's process (all its threads), the bench's main thread (the attack client);` +
-        ` client CPU: the bench's main thread's CPU (schedstat) per attack request — the attack client, which competes for the same 2 cores`,
+        ` client CPU: the bench's main thread's CPU (schedstat) per attack request — the attack client (${ATTACK_CLIENT === 'fetch' ? "undici's fetch" : 'kept-alive node:http'}), which competes for the same 2 cores`,
     )
     printTable(head, rows)
     if (trace) {

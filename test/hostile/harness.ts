@@ -50,6 +50,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { issueToken, ALL_SCOPES as SCOPES } from '../../functions/http/auth'
+import { type Client, fetchClient, nodeHttpClient } from './http-client'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SECRET = 'hostile-harness-secret'
@@ -137,6 +138,8 @@ export interface HostileApp {
   /** A token for `tenant` (all scopes by default), for subject `<tenant>@hostile.test` unless `sub` names another. */
   token(tenant: string, scope?: string, sub?: string): Promise<string>
   call(tenant: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>
+  /** A request to any URL through the app's client (`startApp`'s `client`): `call` without the token and path. */
+  fetch: Client
   /** Memory and event-loop delay as the app sees them; `reset` starts a new delay window. */
   sample(opts?: { gc?: boolean; reset?: boolean }): Promise<ProbeSample>
   alive(): boolean
@@ -182,6 +185,8 @@ export async function startApp(
     nodeArgs?: string[]
     /** Traces the requests whose URL contains this (probe.mjs): `sample()` then returns them. */
     trace?: string
+    /** What `call` and `fetch` send with: the global `fetch` (default), or kept-alive `node:http` (./http-client.ts, the bench's attack client). */
+    client?: 'fetch' | 'node-http'
   } = {},
 ): Promise<HostileApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'server-tools-hostile-'))
@@ -269,10 +274,13 @@ export async function startApp(
     return tokens.get(key)!
   }
 
+  const client = opts.client === 'node-http' ? nodeHttpClient() : undefined
+  const send: Client = client ?? fetchClient
   const app: HostileApp = {
     base,
     pid: child.pid!,
     token,
+    fetch: send,
     async call(tenant, method, path, body, headers = {}) {
       const h: Record<string, string> = { authorization: `Bearer ${await token(tenant)}`, ...headers }
       let payload: string | Uint8Array | undefined
@@ -283,7 +291,7 @@ export async function startApp(
         payload = JSON.stringify(body)
         h['content-type'] ??= 'application/json'
       }
-      return fetch(`${base}/brain/${tenant}${path}`, { method, headers: h, body: payload, signal: AbortSignal.timeout(180_000) })
+      return send(`${base}/brain/${tenant}${path}`, { method, headers: h, body: payload })
     },
     sample(o = {}) {
       if (child.exitCode !== null || child.signalCode !== null)
@@ -310,6 +318,7 @@ export async function startApp(
         await exited
         clearTimeout(timer)
       }
+      client?.close()
       rmSync(dataDir, { recursive: true, force: true })
     },
   }

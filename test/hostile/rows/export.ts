@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { ServerToolsClient } from '../../../functions/cli/client'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
-import { ENVELOPE, ok } from './discovery'
+import { answered, ENVELOPE, ok } from './discovery'
 
 const BODIES = WORK_BUDGETS.documentBodies.limit
 
@@ -107,7 +107,7 @@ export const attacks: AttackClass[] = [
     name: 'D3 export of a layer of 12 notes of 900,000 bytes',
     prepare: (app: HostileApp, tenant: string) => notes(app, tenant, 'big', 12, (i) => String(i % 10).repeat(900_000), 2),
     async once(app: HostileApp, tenant: string) {
-      await ok(await app.call(tenant, 'GET', '/projects/p1/documents?bodies=true'), 'export')
+      await answered(await app.call(tenant, 'GET', '/projects/p1/documents?bodies=true'), 'export', '"documents":[')
     },
   },
 ]

@@ -101,7 +101,7 @@ const rejection = (maximum: number) => `Invalid 'tools': array too long. Expecte
 
 async function report(app: HostileApp, tenant: string, maximum: number, requestedToolCount: number, scope?: string) {
   const token = await app.token(tenant, scope)
-  return fetch(`${app.base}/brain/${tenant}/models/observed-limits`, {
+  return app.fetch(`${app.base}/brain/${tenant}/models/observed-limits`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ instance: 'cortecs', model: 'glm-5', errorMessage: rejection(maximum), requestedToolCount }),
@@ -130,7 +130,7 @@ async function someTools(app: HostileApp, tenant: string, count: number) {
 
 async function mcpInitialize(app: HostileApp, tenant: string) {
   const token = await app.token(tenant)
-  const res = await fetch(`${app.base}/brain/${tenant}/projects/p1/mcp?model=cortecs/glm-5`, {
+  const res = await app.fetch(`${app.base}/brain/${tenant}/projects/p1/mcp?model=cortecs/glm-5`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({
@@ -310,10 +310,10 @@ export const rowSet: HostileRowSet = {
 export const attacks: AttackClass[] = [
   {
     name: 'N5 spawn with 20,000 models',
-    // the 340 KB body is built once: the flood measures the app reading it, not the bench writing it
-    prepare: async () => JSON.stringify({ models: Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`) }),
+    // the 340 KB body is built and encoded once: the flood measures the app reading it, not the bench writing it
+    prepare: async () => Buffer.from(JSON.stringify({ models: Array.from({ length: 20_000 }, (_, i) => `cortecs/m${i}`) })),
     async once(app: HostileApp, tenant: string, body: unknown) {
-      const res = await app.call(tenant, 'POST', '/projects/p1/processes', body as string)
+      const res = await app.call(tenant, 'POST', '/projects/p1/processes', body as Uint8Array)
       const text = await res.text()
       // past the tenant's spawn rate its own spawns are 429 before the body is read: a right answer too
       assert.ok(res.status === 400 || res.status === 429, `${res.status}: ${text.slice(0, 200)}`)
