@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ATTACK_CLASSES } from './attacks'
 import { type HostileApp, startApp, warmUp } from './harness'
+import { answered } from './rows/discovery'
 
 describe('the attack classes of the hostile bench', () => {
   let app: HostileApp
@@ -27,5 +28,32 @@ describe('the attack classes of the hostile bench', () => {
       for (let n = 0; n < 2; n++) await attack.once(app, tenant, prepared)
       expect(app.alive(), app.output().slice(-2000)).toBe(true)
     }, 60_000)
+  })
+})
+
+describe('a flood checking an answer on its bytes as they arrive', () => {
+  const inPieces = (status: number, ...pieces: string[]) =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          for (const p of pieces) c.enqueue(Buffer.from(p))
+          c.close()
+        },
+      }),
+      { status },
+    )
+
+  it('finds what it expects even where two pieces split it, and counts every byte', async () => {
+    expect(await answered(inPieces(200, '{"isEr', 'ror":false,', '"content":1}'), 'call', '{"isError":false,')).toBe(29)
+  })
+
+  it('refuses an answer carrying the refused text, split or whole, a status other than 200/201, or no expected text', async () => {
+    await expect(answered(inPieces(200, '{"result":{', '"isError":t', 'rue}}'), 'mcp', '"result":{', '"isError":true')).rejects.toThrow(
+      /"isError":true in the answer/,
+    )
+    await expect(answered(inPieces(500, '{"result":{}}'), 'mcp', '"result":{')).rejects.toThrow(/mcp: 500/)
+    await expect(answered(inPieces(200, '{"isError":true,"content":1}'), 'call', '{"isError":false,')).rejects.toThrow(
+      /no \{"isError":false,/,
+    )
   })
 })

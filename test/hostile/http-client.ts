@@ -10,6 +10,7 @@
  * (scratch run of 4 s floods, 2026-12-03). A stronger attack for less of the bench's own CPU.
  */
 import http from 'node:http'
+import { Readable } from 'node:stream'
 
 export interface ClientInit {
   method?: string
@@ -36,16 +37,13 @@ export function nodeHttpClient(): Client & { close(): void } {
       const req = http.request(
         { host: u.hostname, port: u.port, path: u.pathname + u.search, method: init.method ?? 'GET', headers, agent },
         (res) => {
-          const chunks: Buffer[] = []
-          res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('error', reject)
-          res.on('end', () => {
-            const status = res.statusCode ?? 0
-            const out = new Headers()
-            for (const [name, value] of Object.entries(res.headers))
-              for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) out.append(name, v)
-            resolve(new Response(NO_BODY.has(status) ? null : Buffer.concat(chunks), { status, headers: out }))
-          })
+          const status = res.statusCode ?? 0
+          const out = new Headers()
+          for (const [name, value] of Object.entries(res.headers))
+            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) out.append(name, v)
+          if (NO_BODY.has(status)) res.resume()
+          // the body as it arrives: a flood that only looks at an answer's ends never holds it whole
+          resolve(new Response(NO_BODY.has(status) ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, headers: out }))
         },
       )
       req.setTimeout(init.timeoutMs ?? 180_000, () =>

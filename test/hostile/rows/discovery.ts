@@ -54,12 +54,27 @@ function spec(ops: number, schemaOf?: (i: number) => object, components?: object
  * the same answers whole.
  */
 export async function answered(res: Response, what: string, expected: string, refused?: string) {
-  const bytes = Buffer.from(await res.arrayBuffer())
-  const head = () => bytes.subarray(0, 300).toString()
-  assert.ok(res.status === 200 || res.status === 201, `${what}: ${res.status} ${head()}`)
-  assert.ok(bytes.includes(expected), `${what}: no ${expected} in ${head()}`)
-  if (refused) assert.ok(!bytes.includes(refused), `${what}: ${refused} in the answer`)
-  return bytes.length
+  const want = Buffer.from(expected)
+  const not = refused === undefined ? undefined : Buffer.from(refused)
+  // the answer is scanned as it arrives, each piece with the end of the one before (a match may
+  // straddle them), and nothing of it kept but its first bytes for the message
+  const overlap = Math.max(want.length, not?.length ?? 0)
+  let head = Buffer.alloc(0)
+  let carry = Buffer.alloc(0)
+  let found = false
+  let bytes = 0
+  for await (const chunk of res.body ?? []) {
+    const piece = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const edge = Buffer.concat([carry, piece.subarray(0, overlap)])
+    if (head.length < 300) head = Buffer.concat([head, piece.subarray(0, 300 - head.length)])
+    found ||= piece.includes(want) || edge.includes(want)
+    if (not && (piece.includes(not) || edge.includes(not))) assert.fail(`${what}: ${refused} in the answer`)
+    carry = piece.length >= overlap ? piece.subarray(piece.length - overlap) : edge.subarray(Math.max(0, edge.length - overlap))
+    bytes += piece.byteLength
+  }
+  assert.ok(res.status === 200 || res.status === 201, `${what}: ${res.status} ${head}`)
+  assert.ok(found, `${what}: no ${expected} in ${head}`)
+  return bytes
 }
 
 export async function ok(res: Response, what: string) {
