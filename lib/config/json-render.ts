@@ -120,6 +120,9 @@ export class JsonAsText {
   }
 }
 
+/** A kept rendering of at least this share of a slice goes out as views of itself; a shorter one is copied with the text around it. */
+const LONG_KEPT = 1 / 4
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 /** JSON text as the inside of a JSON string: it holds no control character or lone surrogate (JSON.stringify escaped them), so only `"` and `\\` change. */
@@ -154,10 +157,15 @@ function escapedRange(b: Uint8Array, from: number, to: number): Uint8Array {
 const skipped = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol'
 
 export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array> {
-  // the pieces are filled to `slice` bytes: the consumer's turns are per slice, not per member
+  // Text and short kept renderings are copied into pieces filled to `slice` bytes: the consumer's
+  // turns are per slice, not per member. A long kept rendering goes out as views of itself, never
+  // copied: a piece is a fresh buffer only for what is rendered here (issue 21 D2: each of ten
+  // 100 KB descriptions had cost a fresh 64 KiB buffer for its head and its tail).
   // not zeroed: every byte handed on was written first
   const fresh = () => Buffer.allocUnsafeSlow(slice)
   let out: Uint8Array = fresh()
+  // out[start, used) is written and not yet handed on; what was handed on is never written again
+  let start = 0
   let used = 0
   // how many JsonAsText strings the text under way is inside: each escapes it once more
   let depth = 0
@@ -177,27 +185,32 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
         if (!rest) return
         continue
       }
-      yield out.subarray(0, used)
+      if (used > start) yield out.subarray(start, used)
       out = fresh()
-      used = 0
+      start = used = 0
     }
   }
   function* bytes(b: Uint8Array): Generator<Uint8Array> {
-    let at = 0
-    if (used > 0) {
-      // the piece under way is filled first, then whole slices of `b` go out as they are (kept
-      // renderings are never changed: no copy), and its tail starts the next piece
-      at = Math.min(b.length, slice - used)
-      out.set(b.subarray(0, at), used)
-      used += at
-      if (used < slice) return
-      yield out
-      out = fresh()
-      used = 0
+    if (b.length < LONG_KEPT * slice) {
+      // short: copied into the piece under way, as text is
+      for (let at = 0; ; ) {
+        const n = Math.min(b.length - at, slice - used)
+        out.set(b.subarray(at, at + n), used)
+        used += n
+        at += n
+        if (at === b.length) return
+        yield out.subarray(start, used)
+        out = fresh()
+        start = used = 0
+      }
     }
-    for (; b.length - at >= slice; at += slice) yield b.subarray(at, at + slice)
-    out.set(b.subarray(at), 0)
-    used = b.length - at
+    // long: the piece under way goes out as far as it is written (the rest of its buffer is
+    // filled later), then `b` a slice at a time as it is (kept renderings are never changed)
+    if (used > start) {
+      yield out.subarray(start, used)
+      start = used
+    }
+    for (let at = 0; at < b.length; at += slice) yield b.subarray(at, Math.min(b.length, at + slice))
   }
   function* escaped(r: RenderedValue): Generator<Uint8Array> {
     const kept = escapedKept.get(r)
@@ -274,5 +287,5 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
     yield* text('}')
   }
   yield* render(value)
-  if (used) yield out.subarray(0, used)
+  if (used > start) yield out.subarray(start, used)
 }

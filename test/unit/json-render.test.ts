@@ -112,6 +112,25 @@ describe('JSON rendered in pieces (issue 21 D2, D3)', () => {
     expect(escapeCounts.bytes).toBe(whole)
   })
 
+  it('sends a long kept rendering as views of its own bytes and copies only the text around it and short kept ones', () => {
+    const slice = 64 * 1024
+    // ten 100 KB descriptions kept (as tool_description keeps them) and a short one, copied with the text
+    const renderings = Array.from({ length: 10 }, (_, i) => renderedValue(`${i} `.padEnd(100_000, 'x')))
+    const tools = renderings.map((r, i) => withRendered({ name: `t${i}`, description: r.value }, { description: r }))
+    const short = renderedValue('y'.repeat(2_000))
+    tools.push(withRendered({ name: 'short', description: short.value }, { description: short }))
+    const value = { isError: false, content: { tools } }
+    const pieces = [...jsonPieces(value, slice)]
+    expect(joined(pieces)).toBe(JSON.stringify(value))
+    expect(Math.max(...pieces.map((p) => p.byteLength))).toBeLessThanOrEqual(slice)
+    const keptBuffers = new Set<ArrayBufferLike>(renderings.map((r) => r.json.buffer))
+    const sent = (inKept: boolean) => pieces.filter((p) => keptBuffers.has(p.buffer) === inKept).reduce((sum, p) => sum + p.byteLength, 0)
+    // every byte of the long ones left in their own buffers; copied: names, punctuation and the short one
+    expect(sent(true)).toBe(renderings.reduce((sum, r) => sum + r.json.byteLength, 0))
+    expect(sent(false)).toBe(Buffer.byteLength(JSON.stringify(value)) - sent(true))
+    expect(sent(false)).toBeLessThan(2_000 + 600)
+  })
+
   it('keeps a rendering made a slice at a time byte for byte as the one made at once', async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue({ maxDepth: 4 }), fc.integer({ min: 1, max: 300 }), async (value, slice) => {
