@@ -169,6 +169,12 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
   let used = 0
   // how many JsonAsText strings the text under way is inside: each escapes it once more
   let depth = 0
+  /** The piece under way is full (or takes no more): what of it is not handed on yet goes, and a fresh one starts. */
+  function* next(): Generator<Uint8Array> {
+    if (used > start) yield out.subarray(start, used)
+    out = fresh()
+    start = used = 0
+  }
   function* text(t: string): Generator<Uint8Array> {
     let rest = t
     for (let d = 0; d < depth; d++) rest = inString(rest)
@@ -185,9 +191,7 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
         if (!rest) return
         continue
       }
-      if (used > start) yield out.subarray(start, used)
-      out = fresh()
-      start = used = 0
+      yield* next()
     }
   }
   function* bytes(b: Uint8Array): Generator<Uint8Array> {
@@ -199,9 +203,7 @@ export function* jsonPieces(value: unknown, slice: number): Generator<Uint8Array
         used += n
         at += n
         if (at === b.length) return
-        yield out.subarray(start, used)
-        out = fresh()
-        start = used = 0
+        yield* next()
       }
     }
     // long: the piece under way goes out as far as it is written (the rest of its buffer is
