@@ -9,6 +9,7 @@ import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { jsonBytes, WORK_BUDGETS, yieldToEventLoop } from '../../lib/config/expansion-budget'
 import { jsonPieces } from '../../lib/config/json-render'
+import { asyncFrames } from './request-context'
 
 const SLICE = WORK_BUDGETS.jsonRenderSlice.limit
 
@@ -24,12 +25,17 @@ export function jsonBody(value: unknown): string | ReadableStream<Uint8Array> {
 
 function jsonStream(value: unknown): ReadableStream<Uint8Array> {
   const pieces = jsonPieces(value, SLICE)
+  // The server pulls the pieces after the handler has returned, outside the request's async
+  // context: each pull runs in it again, so the turn between pieces is the request's own (the
+  // fair-share gate pauses a held tenant's answer there while a lighter tenant's request runs).
+  const frame = asyncFrames.current()
+  const turn = () => (frame ? asyncFrames.run(frame, yieldToEventLoop) : yieldToEventLoop())
   let first = true
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         // the first piece goes out in the handler's own turn; each later one waits for a turn of the loop
-        if (!first) await yieldToEventLoop()
+        if (!first) await turn()
         first = false
         const next = pieces.next()
         if (next.done) controller.close()

@@ -74,10 +74,23 @@ function slicedTool() {
 }
 const SLICES = 5
 
+/** A built-in whose answer is larger than one slice of a rendered answer (so it leaves in pieces); it answers when the test lets it (`go`). */
+function bigTool() {
+  let go!: () => void
+  const started = new Promise<void>((r) => (go = r))
+  const tool = bareBuiltin('big', 'Answers at length.', async () => {
+    await started
+    return success({ text: 'x'.repeat(BIG) })
+  })
+  return { tool, go: () => go() }
+}
+const BIG = 300_000
+
 async function start(limits: Partial<FairGateLimits>) {
   const hold = heldTool()
   const sliced = slicedTool()
-  const deps = createMemoryDeps({ extraBuiltins: [hold.tool, sliced.tool], fairShare: { busyFloor: 1e-9, ...limits } })
+  const big = bigTool()
+  const deps = createMemoryDeps({ extraBuiltins: [hold.tool, sliced.tool, big.tool], fairShare: { busyFloor: 1e-9, ...limits } })
   const app = createApp(deps)
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
   servers.push(server)
@@ -91,7 +104,7 @@ async function start(limits: Partial<FairGateLimits>) {
       signal,
     })
   const view = (tenant: string) => deps.fairShare?.view().find((v) => v.tenant === tenant)
-  return { hold, sliced, call, view }
+  return { hold, sliced, big, call, view }
 }
 
 /** Waits (polling, bounded) until `cond` holds: a count the server reached, never a duration asserted. */
@@ -145,6 +158,41 @@ describe('the fair-share gate over HTTP', () => {
     hold.releaseAll()
     expect((await light).status).toBe(200)
     expect(await (await flood).json()).toMatchObject({ isError: false, content: { slices: SLICES } })
+    expect((await second).status).toBe(200)
+    expect(view('light')?.counts).toMatchObject({ waited: 0, paused: 0 })
+  })
+
+  it("pauses a flood's large answer between its pieces while a tenant calling one at a time has its call running, and sends the rest when that call ends", async () => {
+    const { hold, big, call, view } = await start({ maxHoldMs: 9_000 })
+    const flood = call('heavy', 'big')
+    await until(() => view('heavy')?.inFlight === 1, "heavy's big call running")
+    const second = call('heavy', 'hold') // heavy's demand is 2 now
+    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
+    const light = call('light', 'hold')
+    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    big.go()
+    const res = await flood
+    expect(res.status).toBe(200)
+    // the server writes the answer's pieces after its handler returned: the pause between them is still the request's
+    await until(() => (view('heavy')?.counts.paused ?? 0) >= 1, 'a piece of the answer paused')
+    const reader = res.body!.getReader()
+    const chunks: Uint8Array[] = []
+    let received = 0
+    const reading = (async () => {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        chunks.push(r.value)
+        received += r.value.byteLength
+      }
+    })()
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
+    const whilePaused = received
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
+    expect(received).toBe(whilePaused)
+    expect(whilePaused).toBeLessThan(BIG)
+    hold.releaseAll()
+    await reading
+    expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({ isError: false, content: { text: 'x'.repeat(BIG) } })
+    expect((await light).status).toBe(200)
     expect((await second).status).toBe(200)
     expect(view('light')?.counts).toMatchObject({ waited: 0, paused: 0 })
   })
