@@ -107,6 +107,20 @@ async function start(limits: Partial<FairGateLimits>) {
   return { hold, sliced, big, call, view }
 }
 
+/**
+ * Heavy's call of `tool` running, its second call in (its demand 2 now), then a light tenant's
+ * call running: a flood beside a tenant calling one at a time.
+ */
+async function floodBesideLight({ call, view, hold }: Awaited<ReturnType<typeof start>>, tool: string) {
+  const flood = call('heavy', tool)
+  await until(() => view('heavy')?.inFlight === 1, `heavy's ${tool} call running`)
+  const second = call('heavy', 'hold')
+  await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
+  const light = call('light', 'hold')
+  await until(() => view('light')?.inFlight === 1, 'the light call running')
+  return { flood, second, light }
+}
+
 /** Waits (polling, bounded) until `cond` holds: a count the server reached, never a duration asserted. */
 async function until(cond: () => boolean, what: string) {
   for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10))
@@ -141,13 +155,9 @@ describe('the fair-share gate over HTTP', () => {
 
   it("pauses a flood's running call at each yield of its work while a tenant calling one at a time has its call running, and finishes it when that call ends", async () => {
     // a pause as long as the test may take: only the light call's end resumes it
-    const { hold, sliced, call, view } = await start({ maxHoldMs: 9_000 })
-    const flood = call('heavy', 'sliced')
-    await until(() => view('heavy')?.inFlight === 1, "heavy's sliced call running")
-    const second = call('heavy', 'hold') // heavy's demand is 2 now
-    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
-    const light = call('light', 'hold')
-    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    const t = await start({ maxHoldMs: 9_000 })
+    const { hold, sliced, view } = t
+    const { flood, second, light } = await floodBesideLight(t, 'sliced')
     sliced.go()
     await until(() => (view('heavy')?.counts.paused ?? 0) >= 1, 'a slice paused')
     const slicesWhilePaused = sliced.slices()
@@ -163,13 +173,9 @@ describe('the fair-share gate over HTTP', () => {
   })
 
   it("pauses a flood's large answer between its pieces while a tenant calling one at a time has its call running, and sends the rest when that call ends", async () => {
-    const { hold, big, call, view } = await start({ maxHoldMs: 9_000 })
-    const flood = call('heavy', 'big')
-    await until(() => view('heavy')?.inFlight === 1, "heavy's big call running")
-    const second = call('heavy', 'hold') // heavy's demand is 2 now
-    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
-    const light = call('light', 'hold')
-    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    const t = await start({ maxHoldMs: 9_000 })
+    const { hold, big, view } = t
+    const { flood, second, light } = await floodBesideLight(t, 'big')
     big.go()
     const res = await flood
     expect(res.status).toBe(200)
@@ -198,13 +204,9 @@ describe('the fair-share gate over HTTP', () => {
   })
 
   it("stops pausing a flood's call once one pause waited all of maxHoldMs (the light call waits on something slow): one pause, then every slice", async () => {
-    const { hold, sliced, call, view } = await start({ maxHoldMs: 50 })
-    const flood = call('heavy', 'sliced')
-    await until(() => view('heavy')?.inFlight === 1, "heavy's sliced call running")
-    const second = call('heavy', 'hold')
-    await until(() => view('heavy')?.waiting === 1 || hold.started() === 1, "heavy's second call in")
-    const light = call('light', 'hold')
-    await until(() => view('light')?.inFlight === 1, 'the light call running')
+    const t = await start({ maxHoldMs: 50 })
+    const { hold, sliced, view } = t
+    const { flood, second, light } = await floodBesideLight(t, 'sliced')
     sliced.go()
     // the light call is still running when the sliced call ends
     expect(await (await flood).json()).toMatchObject({ isError: false, content: { slices: SLICES } })
