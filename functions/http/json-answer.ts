@@ -26,7 +26,7 @@ export function jsonBody(value: unknown): string | ReadableStream<Uint8Array> {
 function jsonStream(value: unknown): ReadableStream<Uint8Array> {
   const pieces = jsonPieces(value, SLICE)
   // The server pulls the pieces after the handler has returned, outside the request's async
-  // context: each pull runs in it again, so the turn between pieces is the request's own (the
+  // context: the turn between two pieces runs in it again, so it is the request's own (the
   // fair-share gate pauses a held tenant's answer there while a lighter tenant's request runs).
   const frame = asyncFrames.current()
   const turn = () => (frame ? asyncFrames.run(frame, yieldToEventLoop) : yieldToEventLoop())
