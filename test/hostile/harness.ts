@@ -50,7 +50,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { issueToken, ALL_SCOPES as SCOPES } from '../../functions/http/auth'
-import { type Client, fetchClient, nodeHttpClient } from './http-client'
+import { type Client, fetchClient, type Look, nodeHttpClient, rawScanClient, type Scan, scanOver } from './http-client'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SECRET = 'hostile-harness-secret'
@@ -140,6 +140,10 @@ export interface HostileApp {
   call(tenant: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>
   /** A request to any URL through the app's client (`startApp`'s `client`): `call` without the token and path. */
   fetch: Client
+  /** `call`, its answer's body handed to `look` piece by piece and kept by nobody; resolves to the status (see `Scan`). */
+  stream(tenant: string, method: string, path: string, look: Look, body?: unknown, headers?: Record<string, string>): Promise<number>
+  /** `fetch` in the same way: with the bench's client, an answer of any size allocates nothing as it arrives. */
+  scan: Scan
   /** Memory and event-loop delay as the app sees them; `reset` starts a new delay window. */
   sample(opts?: { gc?: boolean; reset?: boolean }): Promise<ProbeSample>
   alive(): boolean
@@ -276,22 +280,33 @@ export async function startApp(
 
   const client = opts.client === 'node-http' ? nodeHttpClient() : undefined
   const send: Client = client ?? fetchClient
+  const raw = opts.client === 'node-http' ? rawScanClient() : undefined
+  const scan: Scan = raw ?? scanOver(send)
+  const request = async (tenant: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const h: Record<string, string> = { authorization: `Bearer ${await token(tenant)}`, ...headers }
+    let payload: string | Uint8Array | undefined
+    if (typeof body === 'string' || body instanceof Uint8Array) {
+      payload = body
+      h['content-type'] ??= 'application/json'
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body)
+      h['content-type'] ??= 'application/json'
+    }
+    return { url: `${base}/brain/${tenant}${path}`, init: { method, headers: h, body: payload } }
+  }
   const app: HostileApp = {
     base,
     pid: child.pid!,
     token,
     fetch: send,
-    async call(tenant, method, path, body, headers = {}) {
-      const h: Record<string, string> = { authorization: `Bearer ${await token(tenant)}`, ...headers }
-      let payload: string | Uint8Array | undefined
-      if (typeof body === 'string' || body instanceof Uint8Array) {
-        payload = body
-        h['content-type'] ??= 'application/json'
-      } else if (body !== undefined) {
-        payload = JSON.stringify(body)
-        h['content-type'] ??= 'application/json'
-      }
-      return send(`${base}/brain/${tenant}${path}`, { method, headers: h, body: payload })
+    scan,
+    async call(tenant, method, path, body, headers) {
+      const { url, init } = await request(tenant, method, path, body, headers)
+      return send(url, init)
+    },
+    async stream(tenant, method, path, look, body, headers) {
+      const { url, init } = await request(tenant, method, path, body, headers)
+      return scan(url, init, look)
     },
     sample(o = {}) {
       if (child.exitCode !== null || child.signalCode !== null)
@@ -319,6 +334,7 @@ export async function startApp(
         clearTimeout(timer)
       }
       client?.close()
+      raw?.close()
       rmSync(dataDir, { recursive: true, force: true })
     },
   }

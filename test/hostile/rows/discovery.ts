@@ -16,6 +16,7 @@
 import assert from 'node:assert/strict'
 import { WORK_BUDGETS } from '../../../lib/config/expansion-budget'
 import type { AttackClass, HostileApp, HostileRowSet } from '../harness'
+import type { Look } from '../http-client'
 
 const LISTED = WORK_BUDGETS.listedNames.limit
 const DESCRIBED = WORK_BUDGETS.describedBytes.limit
@@ -48,31 +49,34 @@ function spec(ops: number, schemaOf?: (i: number) => object, components?: object
 }
 
 /**
- * A flood's check of a large answer, on its bytes: the status, and that `expected` is in it and
- * `refused` is not. Decoding and parsing a 1–2 MB answer cost the bench's client 4.6–5.8 ms an
- * attack (D2), CPU the 2 shared cores then lacked for the app; the rows of this file parse
- * the same answers whole.
+ * A flood's check of a large answer, on its bytes as `send` hands them over (`HostileApp.stream`
+ * or `scan`): the status, and that `expected` is in it and `refused` is not. Decoding and parsing
+ * a 1–2 MB answer cost the bench's client 4.6–5.8 ms an attack (D2), CPU the 2 shared cores then
+ * lacked for the app; the rows of this file parse the same answers whole.
  */
-export async function answered(res: Response, what: string, expected: string, refused?: string) {
+export async function answered(send: (look: Look) => Promise<number>, what: string, expected: string, refused?: string) {
   const want = Buffer.from(expected)
   const not = refused === undefined ? undefined : Buffer.from(refused)
-  // the answer is scanned as it arrives, each piece with the end of the one before (a match may
-  // straddle them), and nothing of it kept but its first bytes for the message
+  // each piece is scanned with the end of the one before (a match may straddle them), and nothing
+  // of it kept but its first bytes for the message: a piece is valid only while `look` runs
   const overlap = Math.max(want.length, not?.length ?? 0)
   let head = Buffer.alloc(0)
   let carry = Buffer.alloc(0)
   let found = false
   let bytes = 0
-  for await (const chunk of res.body ?? []) {
+  const status = await send((chunk) => {
     const piece = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     const edge = Buffer.concat([carry, piece.subarray(0, overlap)])
     if (head.length < 300) head = Buffer.concat([head, piece.subarray(0, 300 - head.length)])
     found ||= piece.includes(want) || edge.includes(want)
     if (not && (piece.includes(not) || edge.includes(not))) assert.fail(`${what}: ${refused} in the answer`)
-    carry = piece.length >= overlap ? piece.subarray(piece.length - overlap) : edge.subarray(Math.max(0, edge.length - overlap))
+    // a copy: the piece's bytes are the client's to reuse once this returns
+    carry = Buffer.from(
+      piece.length >= overlap ? piece.subarray(piece.length - overlap) : edge.subarray(Math.max(0, edge.length - overlap)),
+    )
     bytes += piece.byteLength
-  }
-  assert.ok(res.status === 200 || res.status === 201, `${what}: ${res.status} ${head}`)
+  })
+  assert.ok(status === 200 || status === 201, `${what}: ${status} ${head}`)
   assert.ok(found, `${what}: no ${expected} in ${head}`)
   return bytes
 }
@@ -109,17 +113,30 @@ async function mcpCall(app: HostileApp, tenant: string, id: string, name: string
   return { bytes: text.length, isError: result.isError === true, content: JSON.parse(result.content[0].text) as Record<string, unknown> }
 }
 
-async function mcpPost(app: HostileApp, tenant: string, id: string, name: string, args: object) {
-  return app.fetch(`${app.base}/brain/${tenant}/projects/p1/processes/${id}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${await app.token(tenant)}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
+async function mcpRequest(app: HostileApp, tenant: string, id: string, name: string, args: object) {
+  return {
+    url: `${app.base}/brain/${tenant}/projects/p1/processes/${id}/mcp`,
+    init: {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await app.token(tenant)}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  })
+  }
+}
+
+async function mcpPost(app: HostileApp, tenant: string, id: string, name: string, args: object) {
+  const { url, init } = await mcpRequest(app, tenant, id, name, args)
+  return app.fetch(url, init)
+}
+
+async function mcpScan(app: HostileApp, tenant: string, id: string, name: string, args: object, look: Look) {
+  const { url, init } = await mcpRequest(app, tenant, id, name, args)
+  return app.scan(url, init, look)
 }
 
 /** Usage counters with `listedHits`, once the app's usage buffer (flushed a second after a count) has written them. */
@@ -333,9 +350,13 @@ export const attacks: AttackClass[] = [
     },
     async once(app: HostileApp, tenant: string, prepared: unknown) {
       const { id, names } = prepared as { id: string; names: string[] }
-      const res = await app.call(tenant, 'POST', `/projects/p1/processes/${id}/tool-calls`, { name: 'tool_description', params: { names } })
+      const body = { name: 'tool_description', params: { names } }
       // the route writes isError first (functions/http/routes/processes.ts)
-      await answered(res, 'tool_description', '{"isError":false,')
+      await answered(
+        (look) => app.stream(tenant, 'POST', `/projects/p1/processes/${id}/tool-calls`, look, body),
+        'tool_description',
+        '{"isError":false,',
+      )
     },
   },
   {
@@ -348,7 +369,12 @@ export const attacks: AttackClass[] = [
     async once(app: HostileApp, tenant: string, prepared: unknown) {
       const { id, names } = prepared as { id: string; names: string[] }
       // quotes inside the tools' text are escaped: an unescaped "isError":true is the result's own
-      await answered(await mcpPost(app, tenant, id, 'tool_description', { names }), 'MCP tool_description', '"result":{', '"isError":true')
+      await answered(
+        (look) => mcpScan(app, tenant, id, 'tool_description', { names }, look),
+        'MCP tool_description',
+        '"result":{',
+        '"isError":true',
+      )
     },
   },
 ]

@@ -107,7 +107,7 @@ export const attacks: AttackClass[] = [
     name: 'D3 export of a layer of 12 notes of 900,000 bytes',
     prepare: (app: HostileApp, tenant: string) => notes(app, tenant, 'big', 12, (i) => String(i % 10).repeat(900_000), 2),
     async once(app: HostileApp, tenant: string) {
-      await answered(await app.call(tenant, 'GET', '/projects/p1/documents?bodies=true'), 'export', '"documents":[')
+      await answered((look) => app.stream(tenant, 'GET', '/projects/p1/documents?bodies=true', look), 'export', '"documents":[')
     },
   },
 ]
