@@ -18,8 +18,10 @@
  * attack; `HOSTILE_TRACE=1` splits the victim's slowest calls into the client's and the app's
  * parts (diagnostic only, never a verdict). The classes flood through a kept-alive `node:http`
  * client (test/hostile/http-client.ts, `HOSTILE_CLIENT=fetch` for undici's `fetch` as before
- * session 18): the cheaper the bench's own client, the less of the 2 cores it takes from the app
- * and the more attacks it sends.
+ * session 18); the classes whose answers are large (D2, D3) read them into one buffer a connection
+ * (`HostileApp.stream`, `rawScanClient`), so the bench collects no garbage per byte: the cheaper
+ * the bench's own client, the less of the 2 cores it takes from the app and the more attacks it
+ * sends.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -139,7 +141,10 @@ const PROBE_NICE = Number(process.env.HOSTILE_PROBE_NICE ?? -10)
  * request is taken from the service. Undici's `fetch` spent 1.5–1.7 ms a 340 KB spawn (3× the
  * app's main thread) and so capped the flood near 600 attacks a second; the `node:http` client
  * spends 0.1–0.3 ms and sends 2–5× as many (N5 alone, 2026-12-03: 4,992 attacks at ×2.31 with
- * `fetch`, 10,347 at ×1.73 with `node:http`, in runs of the same tree minutes apart).
+ * `fetch`, 10,347 at ×1.73 with `node:http`, in runs of the same tree minutes apart). Reading a
+ * D2 answer of ~1 MB through `node:http` (a fresh buffer a read) started a mark-compact in the
+ * bench every 110–220 ms and cost it 2.3–4.6 ms an attack; read into one buffer, 0.9 ms, 9
+ * mark-compacts a D2 run against 49–105 (2026-12-04, docs/decisions.md).
  */
 const ATTACK_CLIENT = process.env.HOSTILE_CLIENT === 'fetch' ? 'fetch' : 'node-http'
 
@@ -212,6 +217,11 @@ function threadSched(): ThreadSched {
 const costAt = async (app: HostileApp) => ({
   app: await app.sample({ reset: true }),
   bench: threadSched(),
+  /** Every thread of the bench's process: its V8 helpers mark and sweep for the attack client too. */
+  benchAllMs: (() => {
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1000
+  })(),
   t: performance.now(),
 })
 
@@ -321,6 +331,7 @@ interface Tally {
   /** Run-queue wait in ms over the windows: the app's main thread, its other threads, the victim's process, the bench's main thread. */
   waitMs: [number, number, number, number]
   clientCpuMs: number
+  clientAllCpuMs: number
   parts: CallParts[]
 }
 
@@ -342,6 +353,7 @@ const newTally = (name: string): Tally => ({
   wallMs: 0,
   waitMs: [0, 0, 0, 0],
   clientCpuMs: 0,
+  clientAllCpuMs: 0,
   parts: [],
 })
 
@@ -378,6 +390,7 @@ async function runWindow(
   tally.waitMs[2] += v.sched.waitMs
   tally.waitMs[3] += end.bench.waitMs - start.bench.waitMs
   tally.clientCpuMs += end.bench.runMs - start.bench.runMs
+  tally.clientAllCpuMs += end.benchAllMs - start.benchAllMs
   if (trace) tally.parts.push(...attribute(v.timed, end.app.requests ?? [], end.app.pauses ?? []))
   if (flooded) {
     tally.sent += flooded.sent
@@ -481,7 +494,7 @@ export async function benchHostileClasses() {
         attackCpuMs.toFixed(1),
         attackMainMs.toFixed(1),
         waits(t),
-        (t.clientCpuMs / Math.max(1, t.sent)).toFixed(1),
+        `${(t.clientCpuMs / Math.max(1, t.sent)).toFixed(1)} / ${(t.clientAllCpuMs / Math.max(1, t.sent)).toFixed(1)}`,
         `${ok ? 'ok' : ratio > 2 ? 'OVER GOAL' : 'FAILED'}${t.failures ? ` (${t.failures} victim calls failed)` : ''}${t.wrongCount ? ` (${t.wrongCount} wrong answers, e.g. ${t.wrong.join('; ')})` : ''}`,
       ])
       summary.push(
@@ -501,7 +514,7 @@ export async function benchHostileClasses() {
       'CPU ms/attack',
       'main-thread CPU ms/attack',
       'run-queue wait ms/s app main/other, victim, client',
-      'client CPU ms/attack',
+      'client CPU ms/attack main/all',
       'verdict',
     ]
     console.log(
@@ -516,7 +529,8 @@ export async function benchHostileClasses() {
         ` /proc), the work the other tenants wait behind — the rest ran on worker threads (sandbox, YAML, the embedded stores); run-queue` +
         ` wait (/proc/…/schedstat, ms per second of the windows, summed over threads where several): time runnable but without a core —` +
         ` the app's main thread, its other threads, the victim's process (all its threads), the bench's main thread (the attack client);` +
-        ` client CPU: the bench's main thread's CPU (schedstat) per attack request — the attack client (${ATTACK_CLIENT === 'fetch' ? "undici's fetch" : 'kept-alive node:http'}), which competes for the same 2 cores`,
+        ` client CPU: per attack request, the bench's main thread's CPU (schedstat) / every thread of the bench's process (its collector's` +
+        ` helpers too) — the attack client (${ATTACK_CLIENT === 'fetch' ? "undici's fetch" : 'kept-alive node:http; large answers read into one buffer a connection'}), which competes for the same 2 cores`,
     )
     printTable(head, rows)
     if (trace) {
