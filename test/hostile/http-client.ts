@@ -107,6 +107,7 @@ export function rawScanClient(): Scan & { close(): void } {
     try {
       const status = await conn.send(head, init, look)
       if (conn.reusable) pool.push(conn)
+      else conn.destroy()
       return status
     } catch (e) {
       // a kept-alive connection the server closed as this request went out: once more on a new one
