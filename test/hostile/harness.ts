@@ -299,14 +299,9 @@ export async function startApp(
   const scan: Scan = raw ?? scanOver(send)
   const request = async (tenant: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { authorization: `Bearer ${await token(tenant)}`, ...headers }
-    let payload: string | Uint8Array | undefined
-    if (typeof body === 'string' || body instanceof Uint8Array) {
-      payload = typeof body === 'string' ? encodedOnce(body) : body
-      h['content-type'] ??= 'application/json'
-    } else if (body !== undefined) {
-      payload = JSON.stringify(body)
-      h['content-type'] ??= 'application/json'
-    }
+    const payload =
+      typeof body === 'string' ? encodedOnce(body) : body instanceof Uint8Array || body === undefined ? body : JSON.stringify(body)
+    if (payload !== undefined) h['content-type'] ??= 'application/json'
     return { url: `${base}/brain/${tenant}${path}`, init: { method, headers: h, body: payload } }
   }
   const app: HostileApp = {

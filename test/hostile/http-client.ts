@@ -97,15 +97,14 @@ export function rawScanClient(): Scan & { close(): void } {
     const u = new URL(url)
     if (u.protocol !== 'http:') throw new Error(`rawScanClient speaks http only, not ${u.protocol}`)
     const key = `${u.hostname}:${u.port || 80}`
-    const pool = idle.get(key) ?? []
-    idle.set(key, pool)
+    let pool = idle.get(key)
+    if (!pool) idle.set(key, (pool = []))
     let conn = pool.pop()
     while (conn?.closed) conn = pool.pop()
     const reused = conn !== undefined
     conn ??= rawConnection(u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 80), open)
-    const head = requestHead(u, init)
     try {
-      const status = await conn.send(head, init, look)
+      const status = await conn.send(requestOf(u, init), init, look)
       if (conn.reusable) pool.push(conn)
       else conn.destroy()
       return status
@@ -125,20 +124,20 @@ export function rawScanClient(): Scan & { close(): void } {
 
 class ClosedBeforeAnswer extends Error {}
 
-function requestHead(u: URL, init: ClientInit): Buffer {
+/** The request's head and body, written as they are: a flood's encoded body is never copied. */
+function requestOf(u: URL, init: ClientInit): { head: Buffer; body?: Uint8Array } {
   const body = typeof init.body === 'string' ? Buffer.from(init.body) : init.body
   const lines = [`${init.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`, `host: ${u.host}`]
   for (const [name, value] of Object.entries(init.headers ?? {})) lines.push(`${name}: ${value}`)
   lines.push(`content-length: ${body?.byteLength ?? 0}`)
-  const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
-  return body?.byteLength ? Buffer.concat([head, body]) : head
+  return { head: Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body: body?.byteLength ? body : undefined }
 }
 
 interface RawConnection {
   readonly closed: boolean
   /** Whether the connection may carry another request (the last answer ended cleanly, no `connection: close`). */
   readonly reusable: boolean
-  send(request: Buffer, init: ClientInit, look: Look): Promise<number>
+  send(request: { head: Buffer; body?: Uint8Array }, init: ClientInit, look: Look): Promise<number>
   destroy(): void
 }
 
@@ -303,7 +302,11 @@ function rawConnection(host: string, port: number, open: Set<RawConnection>): Ra
           if (e) reject(e)
           else resolve(status)
         }
-        socket.write(request)
+        // one write to the socket for both (corked), without joining them into a new buffer
+        socket.cork()
+        socket.write(request.head)
+        if (request.body) socket.write(request.body)
+        socket.uncork()
       })
     },
     destroy: () => socket.destroy(),
